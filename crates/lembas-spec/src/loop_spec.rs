@@ -92,6 +92,8 @@ pub struct ContextSpec {
     pub ids: Ids,
     pub read_header: String,
     pub read_header_empty: String,
+    pub read_more: String,
+    pub read_empty: String,
     pub edit_header: String,
     pub header: String,
     pub unchanged: String,
@@ -115,7 +117,7 @@ pub struct Ids {
 }
 
 /// The output cap (`context.md` §3).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
 pub struct Cap {
     pub max_lines: usize,
     pub max_chars: usize,

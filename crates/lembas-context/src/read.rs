@@ -1,0 +1,104 @@
+//! The read tool's window: numbered lines from an offset, and the note when lines remain.
+
+use lembas_spec::{loop_spec, render};
+
+/// How many lines a read (and a recall) shows when the call gives no limit (`context.md` §3).
+pub const WINDOW_LINES: usize = 2000;
+
+/// The lines of `text`: a final newline ends the last line rather than starting another.
+pub fn count_lines(text: &str) -> usize {
+    lines(text).count()
+}
+
+pub(crate) fn lines(text: &str) -> impl Iterator<Item = &str> {
+    let body = text.strip_suffix('\n').unwrap_or(text);
+    let empty = text.is_empty();
+    body.split('\n').filter(move |_| !empty)
+}
+
+/// What a read shows of a file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadWindow {
+    /// First line shown, 1-based (0 for an empty file).
+    pub from: usize,
+    /// Last line shown (0 for an empty file).
+    pub to: usize,
+    /// The file's length in lines.
+    pub total: usize,
+    /// `N: text` lines, then the note when lines remain; `(empty file)` for an empty file.
+    pub body: String,
+}
+
+/// Why a window could not be cut.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WindowError {
+    /// The offset lies past the last line.
+    PastEnd { offset: usize, total: usize },
+}
+
+impl std::fmt::Display for WindowError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            WindowError::PastEnd { offset, total } => {
+                write!(f, "Line {offset} is past the end: it has {total} lines.")
+            }
+        }
+    }
+}
+
+/// The window of `text` from `offset` (1-based, default 1) for `limit` lines (default 2000).
+pub fn read_window(text: &str, offset: Option<usize>, limit: Option<usize>) -> Result<ReadWindow, WindowError> {
+    let ctx = &loop_spec().context;
+    let total = count_lines(text);
+    if total == 0 {
+        return Ok(ReadWindow { from: 0, to: 0, total, body: ctx.read_empty.clone() });
+    }
+    let from = offset.unwrap_or(1).max(1);
+    let limit = limit.unwrap_or(WINDOW_LINES).max(1);
+    if from > total {
+        return Err(WindowError::PastEnd { offset: from, total });
+    }
+    let to = (from + limit - 1).min(total);
+    let mut body = String::new();
+    for (n, line) in lines(text).enumerate().skip(from - 1).take(to + 1 - from) {
+        if !body.is_empty() {
+            body.push('\n');
+        }
+        body.push_str(&(n + 1).to_string());
+        body.push_str(": ");
+        body.push_str(line);
+    }
+    if to < total {
+        let more = render(&ctx.read_more, &[("n", &(total - to).to_string()), ("offset", &(to + 1).to_string())]);
+        body.push_str("\n\n");
+        body.push_str(&more);
+    }
+    Ok(ReadWindow { from, to, total, body })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_lines_with_and_without_a_final_newline() {
+        assert_eq!(count_lines(""), 0);
+        assert_eq!(count_lines("\n"), 1);
+        assert_eq!(count_lines("a"), 1);
+        assert_eq!(count_lines("a\nb\n"), 2);
+        assert_eq!(count_lines("a\n\n"), 2);
+    }
+
+    #[test]
+    fn window_numbers_lines_and_notes_the_rest() {
+        let w = read_window("a\nb\nc\n", Some(2), Some(1)).unwrap();
+        assert_eq!((w.from, w.to, w.total), (2, 2, 3));
+        assert_eq!(w.body, "2: b\n\n(1 more lines — read again with offset 3)");
+    }
+
+    #[test]
+    fn past_the_end_is_an_error_and_empty_is_not() {
+        assert_eq!(read_window("a\n", Some(5), None), Err(WindowError::PastEnd { offset: 5, total: 1 }));
+        assert_eq!(read_window("", Some(5), None).unwrap().body, "(empty file)");
+    }
+}
