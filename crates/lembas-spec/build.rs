@@ -15,6 +15,7 @@ fn main() {
     for sub in ["tools", "prompts", "permission", "models"] {
         collect(&spec.join(sub), &mut files);
     }
+    files.push(spec.join("filesystem.json"));
     files.sort();
 
     let mut out = String::from("/// Every embedded spec file: its path under `spec/`, and its text.\npub static FILES: &[(&str, &str)] = &[\n");

@@ -11,10 +11,12 @@
 //! assert_eq!(line, "Same result as #0001.");
 //! ```
 
+mod filesystem;
 mod loop_spec;
 mod template;
 mod tools;
 
+pub use filesystem::{FilesystemSpec, filesystem};
 pub use loop_spec::*;
 pub use template::{placeholders, render};
 pub use tools::{RiskClass, ToolDef, tool, tools};
