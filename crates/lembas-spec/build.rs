@@ -18,7 +18,9 @@ fn main() {
     files.push(spec.join("filesystem.json"));
     files.sort();
 
-    let mut out = String::from("/// Every embedded spec file: its path under `spec/`, and its text.\npub static FILES: &[(&str, &str)] = &[\n");
+    let mut out = String::from(
+        "/// Every embedded spec file: its path under `spec/`, and its text.\npub static FILES: &[(&str, &str)] = &[\n",
+    );
     for file in &files {
         let rel = file.strip_prefix(&spec).expect("under spec/").to_string_lossy().replace('\\', "/");
         writeln!(out, "    ({rel:?}, include_str!({:?})),", file.display().to_string()).unwrap();

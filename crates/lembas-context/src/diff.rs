@@ -5,7 +5,7 @@
 use lembas_spec::{loop_spec, render};
 use similar::TextDiff;
 
-use crate::{ResultId, cap, count_lines, sha256_hex, short_sha};
+use crate::{Inserted, ResultId, cap, count_lines, sha256_hex, short_sha};
 
 /// One file's change, as a tool made it. `path` is the path as the call gave it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,21 +28,19 @@ pub fn unified_hunks(before: &str, after: &str) -> String {
     out
 }
 
-/// The result of a change to one file, under its own id.
-pub fn change_result(id: ResultId, change: &FileChange) -> String {
-    describe(Some(id), change)
+/// The result of a change to one file, under its own id. What is stored is the change in full:
+/// its bracket without the id, and the diff before any cap.
+pub fn change_result(id: ResultId, change: &FileChange) -> Inserted {
+    Inserted { text: describe(Some(id), change), stored: describe(None, change) }
 }
 
 /// The result of a patch over several files: the id alone, then each file in its own bracket
 /// with its change, in the patch's order.
-pub fn patch_result(id: ResultId, changes: &[FileChange]) -> String {
+pub fn patch_result(id: ResultId, changes: &[FileChange]) -> Inserted {
     let header = render(&loop_spec().context.header, &[("id", &id.to_string())]);
-    let mut out = header;
-    for change in changes {
-        out.push('\n');
-        out.push_str(&describe(None, change));
-    }
-    cap_after_first_line(&out, id)
+    let stored: Vec<String> = changes.iter().map(|change| describe(None, change)).collect();
+    let stored = stored.join("\n");
+    Inserted { text: cap_after_first_line(&format!("{header}\n{stored}"), id), stored }
 }
 
 /// A bracket naming the change (with the id when given), then what changed.
@@ -89,7 +87,15 @@ mod tests {
     fn an_edit_answers_with_hunks_only() {
         let before = "a\nb\nc\nd\ne\nf\ng\nh\n";
         let after = "a\nb\nc\nd\nE\nf\ng\nh\n";
-        let out = change_result(ResultId(0x22), &FileChange::Changed { path: "x.txt".into(), before: before.into(), after: after.into() });
+        let out = change_result(
+            ResultId(0x22),
+            &FileChange::Changed { path: "x.txt".into(), before: before.into(), after: after.into() },
+        );
+        assert!(
+            out.stored.starts_with("[x.txt sha ")
+                && out.stored.ends_with("]\n@@ -2,7 +2,7 @@\n b\n c\n d\n-e\n+E\n f\n g\n h")
+        );
+        let out = out.text;
         let sha = sha256_hex(after.as_bytes());
         assert_eq!(out, format!("[#0022 x.txt sha {}]\n@@ -2,7 +2,7 @@\n b\n c\n d\n-e\n+E\n f\n g\n h", &sha[..8]));
     }
@@ -97,8 +103,13 @@ mod tests {
     #[test]
     fn created_and_deleted() {
         let created = change_result(ResultId(1), &FileChange::Created { path: "n.md".into(), after: "x\ny\n".into() });
+        assert!(created.stored.ends_with("] Created, 2 lines."));
+        let created = created.text;
         assert!(created.starts_with("[#0001 n.md sha ") && created.ends_with("] Created, 2 lines."));
-        assert_eq!(change_result(ResultId(2), &FileChange::Deleted { path: "old.md".into() }), "[#0002 old.md deleted]");
+        assert_eq!(
+            change_result(ResultId(2), &FileChange::Deleted { path: "old.md".into() }).text,
+            "[#0002 old.md deleted]"
+        );
     }
 
     #[test]
@@ -111,7 +122,7 @@ mod tests {
                 FileChange::Deleted { path: "old.md".into() },
             ],
         );
-        let lines: Vec<&str> = out.lines().collect();
+        let lines: Vec<&str> = out.text.lines().collect();
         assert_eq!(lines[0], "[#0025]");
         assert!(lines[1].starts_with("[a.ts sha "));
         assert_eq!(lines[2], "@@ -1,2 +1,2 @@");

@@ -109,7 +109,11 @@ impl Ledger {
         if let Some(earlier) = earlier {
             let stub = render(
                 &ctx.unchanged,
-                &[("earlier", &earlier.id.to_string()), ("from", &earlier.from.to_string()), ("to", &earlier.to.to_string())],
+                &[
+                    ("earlier", &earlier.id.to_string()),
+                    ("from", &earlier.from.to_string()),
+                    ("to", &earlier.to.to_string()),
+                ],
             );
             return Ok(Inserted { text: format!("{header} {stub}"), stored: window.body });
         }
@@ -170,7 +174,8 @@ impl Ledger {
         let table = if newest.is_empty() {
             String::new()
         } else {
-            let mut out = format!("{}\n\n{}\n\n| Path | Lines | sha | Result |\n|---|---|---|---|", comp.heading, comp.line);
+            let mut out =
+                format!("{}\n\n{}\n\n| Path | Lines | sha | Result |\n|---|---|---|---|", comp.heading, comp.line);
             for e in newest {
                 out.push_str(&format!(
                     "\n| {} | {}-{} of {} | {} | {} |",
@@ -203,10 +208,8 @@ fn canonical_json(value: &Value) -> String {
         Value::Object(map) => {
             let mut keys: Vec<&String> = map.keys().collect();
             keys.sort();
-            let fields: Vec<String> = keys
-                .into_iter()
-                .map(|k| format!("{}:{}", Value::String(k.clone()), canonical_json(&map[k])))
-                .collect();
+            let fields: Vec<String> =
+                keys.into_iter().map(|k| format!("{}:{}", Value::String(k.clone()), canonical_json(&map[k]))).collect();
             format!("{{{}}}", fields.join(","))
         }
         Value::Array(items) => format!("[{}]", items.iter().map(canonical_json).collect::<Vec<_>>().join(",")),
@@ -221,7 +224,10 @@ mod tests {
 
     #[test]
     fn canonical_json_sorts_keys_at_every_level() {
-        assert_eq!(canonical_json(&json!({"b": 1, "a": {"d": [1, {"z": 0, "y": 1}], "c": null}})), canonical_json(&json!({"a": {"c": null, "d": [1, {"y": 1, "z": 0}]}, "b": 1})));
+        assert_eq!(
+            canonical_json(&json!({"b": 1, "a": {"d": [1, {"z": 0, "y": 1}], "c": null}})),
+            canonical_json(&json!({"a": {"c": null, "d": [1, {"y": 1, "z": 0}]}, "b": 1}))
+        );
     }
 
     #[test]
@@ -246,7 +252,10 @@ mod tests {
         let mut l = Ledger::default();
         l.read(ResultId(1), "a.txt", Path::new("/p/a.txt"), "x\n", None, None).unwrap();
         let again = l.read(ResultId(2), "./a.txt", Path::new("/p/a.txt"), "x\n", None, None).unwrap();
-        assert_eq!(again.text, "[#0002 ./a.txt lines 1-1 of 1 sha 73cb3858] Unchanged since #0001, which already shows lines 1-1.");
+        assert_eq!(
+            again.text,
+            "[#0002 ./a.txt lines 1-1 of 1 sha 73cb3858] Unchanged since #0001, which already shows lines 1-1."
+        );
         assert_eq!(again.stored, "1: x");
     }
 
@@ -278,6 +287,11 @@ mod tests {
         let mut l = Ledger::default();
         l.read(ResultId(1), "a", Path::new("/p/a"), "x\n", None, None).unwrap();
         let mut back: Ledger = serde_json::from_str(&serde_json::to_string(&l).unwrap()).unwrap();
-        assert!(back.read(ResultId(2), "a", Path::new("/p/a"), "x\n", None, None).unwrap().text.contains("Unchanged since #0001"));
+        assert!(
+            back.read(ResultId(2), "a", Path::new("/p/a"), "x\n", None, None)
+                .unwrap()
+                .text
+                .contains("Unchanged since #0001")
+        );
     }
 }

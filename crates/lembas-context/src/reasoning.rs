@@ -9,7 +9,9 @@
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
     /// A user message; `starts_turn` is false for a delivery at a step boundary.
-    User { starts_turn: bool },
+    User {
+        starts_turn: bool,
+    },
     Assistant,
     Tool,
     /// A compaction's summary, which starts the history afresh.
@@ -32,7 +34,15 @@ mod tests {
     #[test]
     fn only_the_current_turn_carries_reasoning() {
         use Kind::*;
-        let kinds = [User { starts_turn: true }, Assistant, Tool, User { starts_turn: true }, Assistant, User { starts_turn: false }, Assistant];
+        let kinds = [
+            User { starts_turn: true },
+            Assistant,
+            Tool,
+            User { starts_turn: true },
+            Assistant,
+            User { starts_turn: false },
+            Assistant,
+        ];
         assert_eq!(sends_reasoning(&kinds), [false, false, false, false, true, false, true]);
     }
 

@@ -54,7 +54,10 @@ mod tests {
     #[test]
     fn unknown_ids_are_said_so() {
         assert_eq!(recall(ResultId(0x21), "ffff", None, None, None), "[#0021] No stored result #ffff in this session.");
-        assert_eq!(recall(ResultId(0x21), "#zz", Some("x"), None, None), "[#0021] No stored result #zz in this session.");
+        assert_eq!(
+            recall(ResultId(0x21), "#zz", Some("x"), None, None),
+            "[#0021] No stored result #zz in this session."
+        );
     }
 
     #[test]

@@ -118,7 +118,11 @@ impl View {
     }
 
     fn most_specific(entries: &[(String, Level)], path: &str) -> Option<Level> {
-        entries.iter().filter(|(p, _)| is_under(path, p)).max_by_key(|(p, _)| if p == "/" { 0 } else { p.len() }).map(|(_, l)| *l)
+        entries
+            .iter()
+            .filter(|(p, _)| is_under(path, p))
+            .max_by_key(|(p, _)| if p == "/" { 0 } else { p.len() })
+            .map(|(_, l)| *l)
     }
 
     /// The session's level at `path` (absolute): its most specific grant, lowered to the most
@@ -134,7 +138,10 @@ impl View {
     pub fn is_passage(&self, path: &str) -> bool {
         let path = norm(path);
         self.level(&path) == Level::None
-            && self.grants.iter().any(|(p, l)| *l > Level::None && p != &path && is_under(p, &path) && self.level(p) > Level::None)
+            && self
+                .grants
+                .iter()
+                .any(|(p, l)| *l > Level::None && p != &path && is_under(p, &path) && self.level(p) > Level::None)
     }
 
     pub fn kind(&self, path: &str) -> Option<NodeKind> {

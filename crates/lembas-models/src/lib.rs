@@ -187,7 +187,10 @@ mod tests {
     #[test]
     fn capacity_reads_single_session_as_one() {
         assert_eq!(Capacity { single_session: Some(true), ..Default::default() }.parallel(), Some(1));
-        assert_eq!(Capacity { single_session: Some(true), parallel: Some(4), ..Default::default() }.parallel(), Some(4));
+        assert_eq!(
+            Capacity { single_session: Some(true), parallel: Some(4), ..Default::default() }.parallel(),
+            Some(4)
+        );
         assert_eq!(Capacity::default().parallel(), None);
     }
 }

@@ -113,7 +113,10 @@ mod tests {
         let root = Path::new("/home/ada/src/app");
         let home = Some(Path::new("/home/ada"));
         assert_eq!(prompt_name(Path::new("/home/ada/src/app/docs/AGENTS.md"), root, home), "docs/AGENTS.md");
-        assert_eq!(prompt_name(Path::new("/home/ada/.config/lembas/AGENTS.md"), root, home), "~/.config/lembas/AGENTS.md");
+        assert_eq!(
+            prompt_name(Path::new("/home/ada/.config/lembas/AGENTS.md"), root, home),
+            "~/.config/lembas/AGENTS.md"
+        );
         assert_eq!(prompt_name(Path::new("/etc/lembas/AGENTS.md"), root, home), "/etc/lembas/AGENTS.md");
     }
 

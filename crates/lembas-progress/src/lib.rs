@@ -159,7 +159,9 @@ impl Phase {
             (Phase::RunningTool { tool: a, what: wa }, Phase::RunningTool { tool: b, what: wb }) => a == b && wa == wb,
             (Phase::WaitingForModel { model: a, .. }, Phase::WaitingForModel { model: b, .. })
             | (Phase::LoadingModel { model: a }, Phase::LoadingModel { model: b }) => a == b,
-            (Phase::WaitingForPerson { what: a, tool: ta }, Phase::WaitingForPerson { what: b, tool: tb }) => a == b && ta == tb,
+            (Phase::WaitingForPerson { what: a, tool: ta }, Phase::WaitingForPerson { what: b, tool: tb }) => {
+                a == b && ta == tb
+            }
             (Phase::Retrying { attempt: a, .. }, Phase::Retrying { attempt: b, .. }) => a == b,
             _ => std::mem::discriminant(self) == std::mem::discriminant(other),
         }
@@ -207,7 +209,9 @@ impl Progress {
             Phase::Thinking => t("thinking").to_owned(),
             Phase::Writing { rate: Some(rate) } => render(t("writing"), &[("rate", &format!("{rate:.1}"))]),
             Phase::Writing { rate: None } => t("writing.bare").to_owned(),
-            Phase::RunningTool { tool, what: Some(what) } => render(t("running_tool"), &[("tool", tool), ("what", what)]),
+            Phase::RunningTool { tool, what: Some(what) } => {
+                render(t("running_tool"), &[("tool", tool), ("what", what)])
+            }
             Phase::RunningTool { tool, what: None } => render(t("running_tool.bare"), &[("tool", tool)]),
             Phase::WaitingForPerson { what, tool } => {
                 let what = match (what, tool) {
@@ -217,7 +221,9 @@ impl Progress {
                 };
                 render(t("waiting_for_person"), &[("what", &what)])
             }
-            Phase::WaitingForSubagents { running } => render(t("waiting_for_subagents"), &[("running", &running.to_string())]),
+            Phase::WaitingForSubagents { running } => {
+                render(t("waiting_for_subagents"), &[("running", &running.to_string())])
+            }
             Phase::Compacting => t("compacting").to_owned(),
             Phase::Retrying { reason, in_seconds, .. } => {
                 let passed = u64::try_from((now - self.since).max(0) / 1000).unwrap_or(0);
@@ -225,7 +231,9 @@ impl Progress {
                 render(t("retrying"), &[("in", &left.to_string()), ("reason", reason)])
             }
             Phase::Stopped { reason: None } => t("stopped").to_owned(),
-            Phase::Stopped { reason: Some(r) } => render(t("stopped.reason"), &[("reason", &spec.stopped_reason[r.wire_name()])]),
+            Phase::Stopped { reason: Some(r) } => {
+                render(t("stopped.reason"), &[("reason", &spec.stopped_reason[r.wire_name()])])
+            }
             Phase::Failed { reason } => render(t("failed"), &[("reason", reason)]),
         }
     }
@@ -266,7 +274,10 @@ mod tests {
     #[test]
     fn serializes_as_the_protocol_object() {
         let p = Progress::new(Phase::RunningTool { tool: "bash".into(), what: Some("cargo test".into()) }, 17);
-        assert_eq!(serde_json::to_string(&p).unwrap(), r#"{"phase":"running_tool","tool":"bash","what":"cargo test","since":17}"#);
+        assert_eq!(
+            serde_json::to_string(&p).unwrap(),
+            r#"{"phase":"running_tool","tool":"bash","what":"cargo test","since":17}"#
+        );
         let w = Progress::new(Phase::Writing { rate: None }, 1);
         assert_eq!(serde_json::to_string(&w).unwrap(), r#"{"phase":"writing","since":1}"#);
         let back: Progress = serde_json::from_str(r#"{"phase":"retrying","since":5,"reason":"x","in":3}"#).unwrap();

@@ -85,7 +85,12 @@ mod tests {
             assert!(t.on_device(), "{} is not a device tool", t.name);
             assert_eq!(t.parameters["type"], "object", "{}", t.name);
             assert!(!t.description.is_empty(), "{}", t.name);
-            assert_eq!(t.requires.is_empty(), t.unavailable.is_none(), "{}: requires and unavailable go together", t.name);
+            assert_eq!(
+                t.requires.is_empty(),
+                t.unavailable.is_none(),
+                "{}: requires and unavailable go together",
+                t.name
+            );
             for req in t.parameters.get("required").and_then(Value::as_array).into_iter().flatten() {
                 let key = req.as_str().unwrap();
                 assert!(t.parameters["properties"].get(key).is_some(), "{}: required {key} is not a property", t.name);

@@ -1,0 +1,94 @@
+//! Scheduled work on a linked computer (`acp.md`, `loop.json` `scheduled`): what mode a
+//! scheduled turn gets and how long its approvals wait, whether a reply is silent, and the hash
+//! of a watch command's output.
+
+use lembas_permissions::Mode;
+use lembas_spec::loop_spec;
+use sha2::{Digest, Sha256};
+
+/// Why a scheduled turn is refused: the `data.reason` of the `-32602` error, and its message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    /// `scheduled_off` or `plan`.
+    pub reason: &'static str,
+    pub message: String,
+}
+
+/// How a scheduled turn runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScheduledTurn {
+    pub mode: Mode,
+    /// How long an approval waits before it counts as denied.
+    pub approval_wait_seconds: u64,
+}
+
+/// The mode and approval wait of a scheduled turn. `accept` is the device's Accept scheduled
+/// work; `mode` the schedule's choice (a name; absent or unknown: the default, never anything
+/// wider); `max_mode` the device's `remote.max_mode`; `wait` the schedule's approval wait.
+pub fn scheduled_turn(
+    accept: bool,
+    mode: Option<&str>,
+    max_mode: Mode,
+    wait: Option<u64>,
+) -> Result<ScheduledTurn, Refusal> {
+    let spec = &loop_spec().scheduled;
+    if !accept {
+        return Err(Refusal { reason: "scheduled_off", message: spec.texts["off"].clone() });
+    }
+    if mode.map(str::trim) == Some("plan") {
+        return Err(Refusal { reason: "plan", message: spec.texts["plan"].clone() });
+    }
+    // Only the modes a schedule may choose count; anything else reads as the default.
+    let chosen = mode.filter(|m| spec.modes.iter().any(|allowed| allowed == m)).unwrap_or(&spec.default_mode);
+    let chosen = Mode::parse(chosen).expect("loop.json scheduled.modes are mode names");
+    Ok(ScheduledTurn { mode: chosen.at_most(max_mode), approval_wait_seconds: spec.approval_wait_seconds.clamp(wait) })
+}
+
+/// Whether a scheduled reply is silent — the sentinel on its first or last non-empty line,
+/// trimmed, any case, trailing full stops forgiven — and the reply with every sentinel line
+/// taken out, trimmed.
+pub fn silent(text: &str) -> (bool, String) {
+    let sentinel = &loop_spec().scheduled.sentinel;
+    let is_sentinel = |line: &str| line.trim().trim_end_matches('.').eq_ignore_ascii_case(sentinel);
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    let silent = lines.first().is_some_and(|l| is_sentinel(l)) || lines.last().is_some_and(|l| is_sentinel(l));
+    if !silent {
+        return (false, text.trim().to_owned());
+    }
+    let kept: Vec<&str> = text.lines().filter(|l| !is_sentinel(l)).collect();
+    (true, kept.join("\n").trim().to_owned())
+}
+
+/// The watch command's hash: `sha256:` over the output's bytes, a newline, then the exit
+/// status in decimal.
+pub fn monitor_hash(output: &[u8], exit: i32) -> String {
+    let mut hasher = Sha256::new();
+    hasher.update(output);
+    hasher.update(b"\n");
+    hasher.update(exit.to_string().as_bytes());
+    format!("sha256:{}", hex::encode(hasher.finalize()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plan_is_refused_with_its_text() {
+        let err = scheduled_turn(true, Some("plan"), Mode::Auto, None).unwrap_err();
+        assert_eq!(err.reason, "plan");
+        assert!(err.message.starts_with("A scheduled run cannot use plan mode"));
+    }
+
+    #[test]
+    fn sentinel_lines_in_the_middle_do_not_make_it_silent() {
+        assert_eq!(silent("a\n[SILENT]\nb"), (false, "a\n[SILENT]\nb".to_owned()));
+        assert_eq!(silent("News.\n[Silent]."), (true, "News.".to_owned()));
+    }
+
+    #[test]
+    fn the_hash_depends_on_the_exit_status() {
+        assert_ne!(monitor_hash(b"ok\n", 0), monitor_hash(b"ok\n", 1));
+        assert!(monitor_hash(b"", 0).starts_with("sha256:"));
+    }
+}
