@@ -1,0 +1,142 @@
+//! A server's models and what is known of each: `GET /v1/models`, completed where it is silent
+//! about the context window by llama.cpp's `/props` (directly, or through llama-swap's
+//! `/upstream/<model>/props`) and Ollama's `/api/show` — never guessed (`quirks.json`
+//! `no-context-length`).
+
+use std::time::Duration;
+
+use lembas_models::ModelInfo;
+use serde_json::{Value, json};
+
+/// What a server said about its models.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Catalog {
+    pub models: Vec<ModelInfo>,
+    /// The server answered llama.cpp's `/props`: it can stream prompt progress.
+    pub llama_cpp: bool,
+}
+
+/// Why the models could not be listed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CatalogError {
+    #[error("cannot reach {url}: {reason}")]
+    Unreachable { url: String, reason: String },
+    #[error("{url} answered {status}")]
+    Status { url: String, status: u16 },
+    #[error("{url} does not list models: {reason}")]
+    NotAModelServer { url: String, reason: String },
+}
+
+pub(crate) fn http() -> reqwest::Client {
+    reqwest::Client::builder()
+        .user_agent(concat!("lembas/", env!("CARGO_PKG_VERSION")))
+        .connect_timeout(Duration::from_secs(10))
+        .timeout(Duration::from_secs(30))
+        .build()
+        .expect("a plain HTTP client builds")
+}
+
+fn with_key(req: reqwest::RequestBuilder, key: Option<&str>) -> reqwest::RequestBuilder {
+    match key {
+        Some(k) => req.bearer_auth(k),
+        None => req,
+    }
+}
+
+/// One model entry of `/v1/models`, with the metadata fields lembas reads wherever a server
+/// puts them.
+pub fn model_from_entry(entry: &Value) -> Option<ModelInfo> {
+    let id = entry.get("id").or_else(|| entry.get("model")).and_then(Value::as_str)?.to_owned();
+    // LLeMbas and others send metadata with the spec's names; read those as they are.
+    let mut model: ModelInfo = serde_json::from_value(entry.clone()).unwrap_or_default();
+    model.id = id;
+    if model.name.is_none() {
+        model.name = entry.get("display_name").and_then(Value::as_str).map(str::to_owned);
+    }
+    if model.context.is_none() {
+        model.context = ["context_length", "context_window", "max_model_len", "max_context_length"]
+            .iter()
+            .find_map(|k| entry.get(*k).and_then(Value::as_u64));
+    }
+    Some(model)
+}
+
+/// The server's root: the base without its `/v1`.
+pub fn server_root(base_url: &str) -> &str {
+    let base = base_url.trim_end_matches('/');
+    base.strip_suffix("/v1").unwrap_or(base)
+}
+
+/// Lists the models at `base_url` (ending in `/v1`).
+pub async fn list_models(base_url: &str, key: Option<&str>) -> Result<Catalog, CatalogError> {
+    let client = http();
+    let url = format!("{}/models", base_url.trim_end_matches('/'));
+    let response = with_key(client.get(&url), key)
+        .send()
+        .await
+        .map_err(|e| CatalogError::Unreachable { url: url.clone(), reason: crate::client::root_cause(&e) })?;
+    let status = response.status().as_u16();
+    if status != 200 {
+        return Err(CatalogError::Status { url, status });
+    }
+    let body: Value =
+        response.json().await.map_err(|e| CatalogError::NotAModelServer { url: url.clone(), reason: e.to_string() })?;
+    let entries = body.get("data").or_else(|| body.get("models")).and_then(Value::as_array).ok_or_else(|| {
+        CatalogError::NotAModelServer { url: url.clone(), reason: "no \"data\" list in the answer".to_owned() }
+    })?;
+    let mut catalog = Catalog { models: entries.iter().filter_map(model_from_entry).collect(), llama_cpp: false };
+
+    let root = server_root(base_url);
+    let props = context_from_props(&client, &format!("{root}/props"), key).await;
+    catalog.llama_cpp = props.is_some();
+    for model in catalog.models.iter_mut().filter(|m| m.context.is_none()) {
+        model.context = match props {
+            Some(n) => Some(n),
+            None => match context_from_props(&client, &format!("{root}/upstream/{}/props", model.id), key).await {
+                Some(n) => Some(n),
+                None => context_from_ollama(&client, root, &model.id, key).await,
+            },
+        };
+    }
+    Ok(catalog)
+}
+
+async fn context_from_props(client: &reqwest::Client, url: &str, key: Option<&str>) -> Option<u64> {
+    let response = with_key(client.get(url), key).send().await.ok()?;
+    if !response.status().is_success() {
+        return None;
+    }
+    let props: Value = response.json().await.ok()?;
+    props["default_generation_settings"]["n_ctx"].as_u64().or_else(|| props["n_ctx"].as_u64())
+}
+
+async fn context_from_ollama(client: &reqwest::Client, root: &str, model: &str, key: Option<&str>) -> Option<u64> {
+    let response =
+        with_key(client.post(format!("{root}/api/show")), key).json(&json!({ "model": model })).send().await.ok()?;
+    if !response.status().is_success() {
+        return None;
+    }
+    let show: Value = response.json().await.ok()?;
+    show["model_info"].as_object()?.iter().find(|(k, _)| k.ends_with(".context_length")).and_then(|(_, v)| v.as_u64())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entries_read_spec_fields_and_common_context_names() {
+        let m = model_from_entry(&json!({"id": "qwen", "context": 32768, "efforts": ["low"], "thinking_switch": true}))
+            .unwrap();
+        assert_eq!((m.context, m.thinking_switch), (Some(32768), Some(true)));
+        let v = model_from_entry(&json!({"id": "x", "object": "model", "max_model_len": 8192})).unwrap();
+        assert_eq!(v.context, Some(8192));
+        assert!(model_from_entry(&json!({"object": "model"})).is_none());
+    }
+
+    #[test]
+    fn root_drops_v1() {
+        assert_eq!(server_root("http://h:1/v1/"), "http://h:1");
+        assert_eq!(server_root("http://h:1/api"), "http://h:1/api");
+    }
+}

@@ -1,0 +1,394 @@
+//! The chat client: one request, streamed, with the faults real servers have handled — retried
+//! with backoff and announced, refused fields learned, cancellation at once.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::StreamExt;
+use serde_json::{Map, Value, json};
+use tokio_util::sync::CancellationToken;
+
+use crate::quirks::{Learned, Refused, SentFields, refused_field};
+use crate::sse::{SseDecoder, SseEvent};
+use crate::stream::{Assembler, StreamEvent, error_text};
+use crate::wire::{ChatRequest, Reply};
+
+/// How the client talks to one server.
+#[derive(Debug, Clone)]
+pub struct ClientConfig {
+    /// The OpenAI-compatible base, ending in `/v1`.
+    pub base_url: String,
+    pub api_key: Option<String>,
+    /// How long a stream may stay silent before it counts as stalled.
+    pub idle_timeout: Duration,
+    /// Attempts in all before the server counts as unreachable.
+    pub max_attempts: u32,
+    /// The first wait between attempts; each next one doubles, up to [`MAX_BACKOFF`].
+    pub backoff: Duration,
+    /// Ask for llama.cpp's prompt-progress frames.
+    pub prompt_progress: bool,
+}
+
+/// The longest wait between two attempts (unless the server's `Retry-After` asks for more).
+pub const MAX_BACKOFF: Duration = Duration::from_secs(30);
+
+impl ClientConfig {
+    pub fn new(base_url: impl Into<String>) -> Self {
+        ClientConfig {
+            base_url: base_url.into().trim_end_matches('/').to_owned(),
+            api_key: None,
+            idle_timeout: Duration::from_secs(600),
+            max_attempts: 5,
+            backoff: Duration::from_secs(1),
+            prompt_progress: false,
+        }
+    }
+}
+
+/// Why a request ended without a reply.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ModelError {
+    #[error("cancelled")]
+    Cancelled,
+    /// The server refused the request in a way retrying cannot mend (400, 401, 404, …).
+    #[error("the model server refused the request ({status}): {message}")]
+    Rejected { status: u16, message: String },
+    #[error("the model server could not be reached after {attempts} attempts: {reason}")]
+    Unreachable { attempts: u32, reason: String },
+    #[error("{0}")]
+    Setup(String),
+}
+
+enum Attempt {
+    Done(Reply),
+    Retry { reason: String, after: Option<Duration> },
+    Refused(Refused, ModelError),
+    Fatal(ModelError),
+}
+
+/// Optional parts of a request that a refusal can take away.
+#[derive(Debug, Clone, Copy)]
+struct Options {
+    stream: bool,
+    stream_options: bool,
+    effort: bool,
+    progress: bool,
+}
+
+/// An OpenAI-compatible chat client.
+#[derive(Debug, Clone)]
+pub struct ModelClient {
+    http: reqwest::Client,
+    config: ClientConfig,
+    learned: Arc<Mutex<Learned>>,
+}
+
+impl ModelClient {
+    pub fn new(config: ClientConfig) -> Result<Self, ModelError> {
+        let http = reqwest::Client::builder()
+            .user_agent(concat!("lembas/", env!("CARGO_PKG_VERSION")))
+            .connect_timeout(Duration::from_secs(20))
+            .build()
+            .map_err(|e| ModelError::Setup(format!("cannot set up HTTP: {e}")))?;
+        Ok(ModelClient { http, config, learned: Arc::default() })
+    }
+
+    pub fn config(&self) -> &ClientConfig {
+        &self.config
+    }
+
+    /// What was learned about the server's models so far (to be stored).
+    pub fn learned(&self) -> Learned {
+        self.learned.lock().expect("learned lock").clone()
+    }
+
+    /// Starts from what an earlier run learned.
+    pub fn set_learned(&self, learned: Learned) {
+        *self.learned.lock().expect("learned lock") = learned;
+    }
+
+    /// Sends `request` and streams the reply into `on_event`. Faults are retried with backoff,
+    /// each wait announced as [`StreamEvent::Retrying`]; `cancel` stops it at once.
+    pub async fn chat(
+        &self,
+        request: &ChatRequest,
+        on_event: &mut (dyn FnMut(StreamEvent) + Send),
+        cancel: &CancellationToken,
+    ) -> Result<Reply, ModelError> {
+        let learned = self.learned.lock().expect("learned lock").model(&request.model);
+        let mut options = Options {
+            stream: !learned.no_stream,
+            stream_options: !learned.no_stream_options,
+            effort: !learned.no_effort,
+            progress: self.config.prompt_progress && !learned.no_progress,
+        };
+        let mut failures = 0;
+        loop {
+            let (body, sent) = self.body(request, options);
+            match self.attempt(&body, sent, on_event, cancel).await {
+                Attempt::Done(reply) => return Ok(reply),
+                Attempt::Fatal(error) => return Err(error),
+                Attempt::Refused(quirk, error) => {
+                    // Retry once without the refused part, and remember it for this model.
+                    let mut learned = self.learned.lock().expect("learned lock");
+                    match quirk {
+                        Refused::StreamOptions if options.stream_options => {
+                            options.stream_options = false;
+                            learned.update(&request.model, |m| m.no_stream_options = true);
+                        }
+                        Refused::Effort if options.effort => {
+                            options.effort = false;
+                            learned.update(&request.model, |m| m.no_effort = true);
+                        }
+                        Refused::Stream if options.stream => {
+                            options.stream = false;
+                            learned.update(&request.model, |m| m.no_stream = true);
+                        }
+                        Refused::Progress if options.progress => {
+                            options.progress = false;
+                            learned.update(&request.model, |m| m.no_progress = true);
+                        }
+                        _ => return Err(error),
+                    }
+                }
+                Attempt::Retry { reason, after } => {
+                    failures += 1;
+                    if failures >= self.config.max_attempts {
+                        return Err(ModelError::Unreachable { attempts: failures, reason });
+                    }
+                    let wait = after.unwrap_or_else(|| backoff(self.config.backoff, failures));
+                    let in_seconds = wait.as_millis().div_ceil(1000) as u64;
+                    on_event(StreamEvent::Retrying { reason, in_seconds, attempt: failures });
+                    tokio::select! {
+                        () = cancel.cancelled() => return Err(ModelError::Cancelled),
+                        () = tokio::time::sleep(wait) => {}
+                    }
+                }
+            }
+        }
+    }
+
+    fn body(&self, request: &ChatRequest, options: Options) -> (Value, SentFields) {
+        let mut body = Map::new();
+        body.insert("model".into(), json!(request.model));
+        body.insert("messages".into(), Value::Array(request.messages.clone()));
+        if !request.tools.is_empty() {
+            body.insert("tools".into(), request.tools.iter().map(|t| t.to_openai()).collect());
+        }
+        body.insert("stream".into(), json!(options.stream));
+        let stream_options = options.stream && options.stream_options;
+        if stream_options {
+            body.insert("stream_options".into(), json!({ "include_usage": true }));
+        }
+        let progress = options.stream && options.progress;
+        if progress {
+            body.insert("return_progress".into(), json!(true));
+        }
+        let mut effort = false;
+        for (key, value) in &request.extra {
+            let is_effort = matches!(key.as_str(), "reasoning_effort" | "chat_template_kwargs");
+            if is_effort && !options.effort {
+                continue;
+            }
+            effort |= is_effort;
+            body.insert(key.clone(), value.clone());
+        }
+        if let Some(max) = request.max_tokens {
+            body.insert("max_tokens".into(), json!(max));
+        }
+        (Value::Object(body), SentFields { stream: options.stream, stream_options, effort, progress })
+    }
+
+    async fn attempt(
+        &self,
+        body: &Value,
+        sent: SentFields,
+        on_event: &mut (dyn FnMut(StreamEvent) + Send),
+        cancel: &CancellationToken,
+    ) -> Attempt {
+        let mut req = self.http.post(format!("{}/chat/completions", self.config.base_url)).json(body);
+        if let Some(key) = &self.config.api_key {
+            req = req.bearer_auth(key);
+        }
+        let response = tokio::select! {
+            () = cancel.cancelled() => return Attempt::Fatal(ModelError::Cancelled),
+            r = req.send() => r,
+        };
+        let response = match response {
+            Ok(r) => r,
+            Err(e) => return Attempt::Retry { reason: describe_http_error(&e), after: None },
+        };
+        let status = response.status();
+        if !status.is_success() {
+            let after = retry_after(&response);
+            let text = tokio::select! {
+                () = cancel.cancelled() => return Attempt::Fatal(ModelError::Cancelled),
+                t = response.text() => t.unwrap_or_default(),
+            };
+            let message = body_message(&text, status);
+            let code = status.as_u16();
+            if code == 429 || code == 408 || status.is_server_error() {
+                return Attempt::Retry { reason: format!("{code} {message}"), after };
+            }
+            let error = ModelError::Rejected { status: code, message };
+            return match refused_field(code, &text, &sent) {
+                Some(quirk) => Attempt::Refused(quirk, error),
+                None => Attempt::Fatal(error),
+            };
+        }
+
+        let is_json = response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|ct| ct.contains("application/json"));
+        let mut assembler = Assembler::default();
+        let mut out = Vec::new();
+        if is_json {
+            let text = tokio::select! {
+                () = cancel.cancelled() => return Attempt::Fatal(ModelError::Cancelled),
+                t = response.text() => t,
+            };
+            let value: Value = match text.as_deref().map(serde_json::from_str) {
+                Ok(Ok(v)) => v,
+                Ok(Err(e)) => {
+                    return Attempt::Retry { reason: format!("the server sent a malformed reply: {e}"), after: None };
+                }
+                Err(e) => return Attempt::Retry { reason: describe_http_error(&e), after: None },
+            };
+            if let Err(e) = assembler.chunk(&value, &mut out) {
+                return Attempt::Retry { reason: e.0, after: None };
+            }
+            let reply = assembler.finish(&mut out);
+            out.drain(..).for_each(&mut *on_event);
+            return Attempt::Done(reply);
+        }
+
+        let mut stream = response.bytes_stream();
+        let mut decoder = SseDecoder::default();
+        let mut events: Vec<SseEvent> = Vec::new();
+        let mut done = false;
+        let idle = self.config.idle_timeout;
+        while !done {
+            let next = tokio::select! {
+                () = cancel.cancelled() => return Attempt::Fatal(ModelError::Cancelled),
+                n = tokio::time::timeout(idle, stream.next()) => n,
+            };
+            match next {
+                Err(_) => {
+                    return Attempt::Retry {
+                        reason: format!("the stream stalled for {} s", idle.as_secs()),
+                        after: None,
+                    };
+                }
+                Ok(None) => break,
+                Ok(Some(Err(e))) => {
+                    return Attempt::Retry {
+                        reason: format!("the connection dropped mid-reply: {}", root_cause(&e)),
+                        after: None,
+                    };
+                }
+                Ok(Some(Ok(bytes))) => decoder.feed(&bytes, &mut events),
+            }
+            if let Some(error) = take_events(&mut events, &mut assembler, &mut out, &mut done) {
+                return Attempt::Retry { reason: error, after: None };
+            }
+            out.drain(..).for_each(&mut *on_event);
+        }
+        decoder.finish(&mut events);
+        if let Some(error) = take_events(&mut events, &mut assembler, &mut out, &mut done) {
+            return Attempt::Retry { reason: error, after: None };
+        }
+        if !done && !assembler.finished() {
+            return Attempt::Retry { reason: "the stream ended before the reply was complete".into(), after: None };
+        }
+        let reply = assembler.finish(&mut out);
+        out.drain(..).for_each(&mut *on_event);
+        Attempt::Done(reply)
+    }
+}
+
+/// Feeds decoded events to the assembler; an error the server streamed comes back as text.
+fn take_events(
+    events: &mut Vec<SseEvent>,
+    assembler: &mut Assembler,
+    out: &mut Vec<StreamEvent>,
+    done: &mut bool,
+) -> Option<String> {
+    for event in events.drain(..) {
+        let data = event.data.trim();
+        if data == "[DONE]" {
+            *done = true;
+            continue;
+        }
+        // Anything that is not JSON (a loading banner) is not part of the reply.
+        let Ok(value) = serde_json::from_str::<Value>(data) else { continue };
+        if event.event.as_deref() == Some("error") && value.get("error").is_none() {
+            return Some(error_text(&value));
+        }
+        if let Err(e) = assembler.chunk(&value, out) {
+            return Some(e.0);
+        }
+    }
+    None
+}
+
+fn backoff(base: Duration, failures: u32) -> Duration {
+    base.saturating_mul(1 << (failures - 1).min(16)).min(MAX_BACKOFF.max(base))
+}
+
+fn retry_after(response: &reqwest::Response) -> Option<Duration> {
+    let value = response.headers().get(reqwest::header::RETRY_AFTER)?.to_str().ok()?;
+    value.trim().parse::<u64>().ok().map(Duration::from_secs)
+}
+
+/// One line saying what the server said: its error message, else its status.
+fn body_message(text: &str, status: reqwest::StatusCode) -> String {
+    let from_json = serde_json::from_str::<Value>(text).ok().map(|v| match v.get("error") {
+        Some(e) => error_text(e),
+        None => v.get("message").map(error_text).unwrap_or_default(),
+    });
+    let message =
+        from_json.filter(|m| !m.is_empty()).unwrap_or_else(|| text.lines().next().unwrap_or("").trim().to_owned());
+    let message: String = message.chars().take(300).collect();
+    if message.is_empty() { status.canonical_reason().unwrap_or("error").to_owned() } else { message }
+}
+
+pub(crate) fn root_cause(error: &dyn std::error::Error) -> String {
+    let mut cause = error;
+    while let Some(next) = cause.source() {
+        cause = next;
+    }
+    cause.to_string()
+}
+
+fn describe_http_error(e: &reqwest::Error) -> String {
+    if e.is_connect() {
+        format!("cannot connect: {}", root_cause(e))
+    } else if e.is_timeout() {
+        "the server did not answer in time".to_owned()
+    } else {
+        root_cause(e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_up_to_the_cap() {
+        let s = Duration::from_secs(1);
+        assert_eq!(backoff(s, 1), Duration::from_secs(1));
+        assert_eq!(backoff(s, 3), Duration::from_secs(4));
+        assert_eq!(backoff(s, 20), MAX_BACKOFF);
+    }
+
+    #[test]
+    fn error_bodies_become_one_line() {
+        let status = reqwest::StatusCode::BAD_REQUEST;
+        assert_eq!(body_message(r#"{"error":{"message":"bad model"}}"#, status), "bad model");
+        assert_eq!(body_message("plain\ntext", status), "plain");
+        assert_eq!(body_message("", status), "Bad Request");
+    }
+}

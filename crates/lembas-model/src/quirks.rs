@@ -1,0 +1,107 @@
+//! What lembas learned about a server at run time (`quirks.json`): a field it refuses, an effort
+//! it does not take, streaming it cannot do. Kept per model, so the next request does not trip
+//! on it again; the caller stores it (`learned.json`).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// Quirks learned about one model.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LearnedModel {
+    /// The server refuses `stream_options` (`stream-options-refused`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_stream_options: bool,
+    /// The server refuses effort fields (`effort-refused`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_effort: bool,
+    /// The server refuses to stream: ask for whole replies.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_stream: bool,
+    /// The server refuses `return_progress` (`prompt-progress`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_progress: bool,
+}
+
+/// Everything learned, by model id.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Learned {
+    #[serde(default)]
+    pub models: BTreeMap<String, LearnedModel>,
+}
+
+impl Learned {
+    pub fn model(&self, id: &str) -> LearnedModel {
+        self.models.get(id).cloned().unwrap_or_default()
+    }
+
+    pub fn update(&mut self, id: &str, change: impl FnOnce(&mut LearnedModel)) {
+        change(self.models.entry(id.to_owned()).or_default());
+    }
+}
+
+/// Which quirk a refusal's text points at, given what the request carried.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Refused {
+    StreamOptions,
+    Effort,
+    Stream,
+    Progress,
+}
+
+/// Reads a 400/422's text for a field the server will not take.
+pub(crate) fn refused_field(status: u16, body: &str, sent: &SentFields) -> Option<Refused> {
+    if !matches!(status, 400 | 422 | 501) {
+        return None;
+    }
+    let body = body.to_ascii_lowercase();
+    if sent.stream_options && body.contains("stream_options") {
+        return Some(Refused::StreamOptions);
+    }
+    if sent.progress && body.contains("return_progress") {
+        return Some(Refused::Progress);
+    }
+    if sent.effort && (body.contains("effort") || body.contains("enable_thinking") || body.contains("thinking")) {
+        return Some(Refused::Effort);
+    }
+    if sent.stream && body.contains("stream") && (body.contains("support") || body.contains("not allowed")) {
+        return Some(Refused::Stream);
+    }
+    None
+}
+
+/// What optional parts a request carried, so a refusal can be matched to one.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct SentFields {
+    pub stream: bool,
+    pub stream_options: bool,
+    pub effort: bool,
+    pub progress: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refusals_are_matched_to_what_was_sent() {
+        let all = SentFields { stream: true, stream_options: true, effort: true, progress: true };
+        assert_eq!(refused_field(400, "Unknown field: stream_options", &all), Some(Refused::StreamOptions));
+        assert_eq!(refused_field(400, "reasoning_effort 'high' is not supported", &all), Some(Refused::Effort));
+        assert_eq!(
+            refused_field(400, "streaming is not supported", &SentFields { stream: true, ..Default::default() }),
+            Some(Refused::Stream)
+        );
+        assert_eq!(refused_field(401, "stream_options", &all), None);
+        assert_eq!(refused_field(400, "effort", &SentFields::default()), None);
+    }
+
+    #[test]
+    fn learned_round_trips_and_stays_small() {
+        let mut l = Learned::default();
+        l.update("m", |m| m.no_effort = true);
+        let text = serde_json::to_string(&l).unwrap();
+        assert_eq!(text, r#"{"models":{"m":{"no_effort":true}}}"#);
+        assert_eq!(serde_json::from_str::<Learned>(&text).unwrap(), l);
+    }
+}

@@ -1,0 +1,176 @@
+//! What lembas sends: chat messages and tool schemas in the OpenAI chat dialect.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+
+/// A tool call as the model made it. `arguments` is the raw text the model wrote, which may not
+/// be valid JSON: the engine answers that as a tool error rather than failing.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    pub arguments: String,
+}
+
+/// A chat message as lembas keeps it and sends it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "role", rename_all = "snake_case")]
+pub enum Message {
+    System {
+        content: String,
+    },
+    User {
+        content: String,
+        /// Images beside the text, for a model with vision.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<String>,
+    },
+    Assistant {
+        content: String,
+        /// The reasoning the reply came with; sent back only during its turn.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reasoning: Option<String>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        tool_calls: Vec<ToolCall>,
+    },
+    Tool {
+        tool_call_id: String,
+        content: String,
+    },
+}
+
+impl Message {
+    pub fn user(content: impl Into<String>) -> Self {
+        Message::User { content: content.into(), images: Vec::new() }
+    }
+
+    /// The message in the OpenAI chat dialect. `send_reasoning` says whether an assistant
+    /// message carries its reasoning back (`context.md` §8); an empty reasoning is never sent.
+    pub fn to_openai(&self, send_reasoning: bool) -> Value {
+        match self {
+            Message::System { content } => json!({ "role": "system", "content": content }),
+            Message::User { content, images } if images.is_empty() => json!({ "role": "user", "content": content }),
+            Message::User { content, images } => {
+                let mut parts = vec![json!({ "type": "text", "text": content })];
+                parts.extend(images.iter().map(|url| json!({ "type": "image_url", "image_url": { "url": url } })));
+                json!({ "role": "user", "content": parts })
+            }
+            Message::Assistant { content, reasoning, tool_calls } => {
+                let mut m = Map::new();
+                m.insert("role".into(), json!("assistant"));
+                m.insert("content".into(), json!(content));
+                if let Some(r) = reasoning.as_ref().filter(|r| send_reasoning && !r.is_empty()) {
+                    m.insert("reasoning_content".into(), json!(r));
+                }
+                if !tool_calls.is_empty() {
+                    let calls: Vec<Value> = tool_calls
+                        .iter()
+                        .map(|c| json!({ "id": c.id, "type": "function", "function": { "name": c.name, "arguments": c.arguments } }))
+                        .collect();
+                    m.insert("tool_calls".into(), Value::Array(calls));
+                }
+                Value::Object(m)
+            }
+            Message::Tool { tool_call_id, content } => {
+                json!({ "role": "tool", "tool_call_id": tool_call_id, "content": content })
+            }
+        }
+    }
+}
+
+/// A tool as the model is offered it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSchema {
+    pub name: String,
+    pub description: String,
+    pub parameters: Value,
+}
+
+impl ToolSchema {
+    pub fn to_openai(&self) -> Value {
+        json!({ "type": "function", "function": { "name": self.name, "description": self.description, "parameters": self.parameters } })
+    }
+}
+
+/// One request: the messages (already decided which carry reasoning), the tools, and fields a
+/// level or the caller adds (`reasoning_effort`, `chat_template_kwargs`, …).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ChatRequest {
+    pub model: String,
+    /// Messages in the OpenAI dialect, in order.
+    pub messages: Vec<Value>,
+    pub tools: Vec<ToolSchema>,
+    pub extra: Map<String, Value>,
+    pub max_tokens: Option<u64>,
+}
+
+/// Token counts of one request, as the server reported them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    /// Input tokens the server took from its prompt cache, when it says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_tokens: Option<u64>,
+}
+
+/// Why the model stopped.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FinishReason {
+    Stop,
+    ToolCalls,
+    /// Cut off at the output limit.
+    Length,
+    Other(String),
+}
+
+impl FinishReason {
+    pub fn parse(s: &str) -> FinishReason {
+        match s {
+            "stop" | "eos" | "end_turn" => FinishReason::Stop,
+            "tool_calls" | "function_call" => FinishReason::ToolCalls,
+            "length" | "max_tokens" => FinishReason::Length,
+            other => FinishReason::Other(other.to_owned()),
+        }
+    }
+}
+
+/// A complete reply.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Reply {
+    pub text: String,
+    pub reasoning: String,
+    pub tool_calls: Vec<ToolCall>,
+    pub usage: Option<Usage>,
+    pub finish_reason: Option<FinishReason>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reasoning_goes_back_only_when_asked_and_never_empty() {
+        let m = Message::Assistant { content: "a".into(), reasoning: Some("why".into()), tool_calls: vec![] };
+        assert_eq!(m.to_openai(true)["reasoning_content"], "why");
+        assert!(m.to_openai(false).get("reasoning_content").is_none());
+        let empty = Message::Assistant { content: "a".into(), reasoning: Some(String::new()), tool_calls: vec![] };
+        assert!(empty.to_openai(true).get("reasoning_content").is_none());
+    }
+
+    #[test]
+    fn tool_calls_and_results_in_the_dialect() {
+        let call = ToolCall { id: "c1".into(), name: "read".into(), arguments: "{\"path\":\"a\"}".into() };
+        let m = Message::Assistant { content: String::new(), reasoning: None, tool_calls: vec![call] };
+        assert_eq!(m.to_openai(false)["tool_calls"][0]["function"]["name"], "read");
+        let r = Message::Tool { tool_call_id: "c1".into(), content: "[#0001]\nx".into() };
+        assert_eq!(r.to_openai(false), json!({"role": "tool", "tool_call_id": "c1", "content": "[#0001]\nx"}));
+    }
+
+    #[test]
+    fn images_make_a_parts_list() {
+        let m = Message::User { content: "look".into(), images: vec!["data:image/png;base64,AA".into()] };
+        assert_eq!(m.to_openai(false)["content"][1]["image_url"]["url"], "data:image/png;base64,AA");
+    }
+}

@@ -1,0 +1,24 @@
+//! `lembas-fake-model SCRIPT.json`: the test kit's fake server as a process, for end-to-end tests
+//! that drive the real `lembas` binary (in tmux, say). SCRIPT is a JSON list of scripted replies;
+//! the first line printed is the server's base URL. It runs until killed.
+
+use lembas_testkit::{FakeServer, Scripted};
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() {
+    let Some(path) = std::env::args().nth(1) else {
+        eprintln!("usage: lembas-fake-model SCRIPT.json");
+        std::process::exit(2);
+    };
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        eprintln!("lembas-fake-model: {path}: {e}");
+        std::process::exit(2)
+    });
+    let script: Vec<Scripted> = serde_json::from_str(&text).unwrap_or_else(|e| {
+        eprintln!("lembas-fake-model: {path} is not a script: {e}");
+        std::process::exit(2)
+    });
+    let server = FakeServer::start(script).await;
+    println!("{}", server.base_url());
+    std::future::pending::<()>().await;
+}

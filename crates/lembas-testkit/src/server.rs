@@ -1,0 +1,353 @@
+//! The fake server itself: an axum app on a loopback port.
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{any, get, post};
+use futures::StreamExt;
+use serde_json::{Value, json};
+
+use crate::Scripted;
+
+/// A request the server received.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Recorded {
+    pub method: String,
+    pub path: String,
+    pub authorization: Option<String>,
+    /// The body as JSON (`null` when it had none or was not JSON).
+    pub body: Value,
+}
+
+/// How the server plays a LLeMbas instance.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Llembas {
+    /// The token the instance accepts.
+    pub token: String,
+    pub scope: String,
+    pub protocols: Vec<u32>,
+    pub default_model: String,
+    pub version: String,
+    /// Device login: polls answered `authorization_pending` before the token is given.
+    pub pending_polls: u32,
+    /// Whether `/api/v1/instance` exists (an older server has none).
+    pub has_instance: bool,
+}
+
+impl Default for Llembas {
+    fn default() -> Self {
+        Llembas {
+            token: "lmb_test_token".into(),
+            scope: "models memory link".into(),
+            protocols: vec![3],
+            default_model: "fake-model".into(),
+            version: "2.0.0".into(),
+            pending_polls: 1,
+            has_instance: true,
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+struct Shared {
+    script: Mutex<VecDeque<Scripted>>,
+    recorded: Mutex<Vec<Recorded>>,
+    models: Mutex<Value>,
+    props: Mutex<Option<Value>>,
+    api_key: Mutex<Option<String>>,
+    llembas: Mutex<Option<Llembas>>,
+    refused_fields: Mutex<Vec<String>>,
+    polls: Mutex<u32>,
+}
+
+/// A scripted model server on `127.0.0.1`, stopped when dropped.
+#[derive(Debug)]
+pub struct FakeServer {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for FakeServer {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl FakeServer {
+    /// Starts a server that answers chat requests with `script`, in order. Needs a tokio
+    /// runtime.
+    pub async fn start(script: Vec<Scripted>) -> FakeServer {
+        let shared = Arc::new(Shared::default());
+        *shared.script.lock().unwrap() = script.into();
+        *shared.models.lock().unwrap() =
+            json!([{ "id": "fake-model", "object": "model", "owned_by": "lembas-testkit" }]);
+        let app = Router::new()
+            .route("/v1/chat/completions", post(chat))
+            .route("/v1/models", get(models))
+            .route("/props", get(props))
+            .route("/.well-known/lembas.json", get(discovery))
+            .route("/api/v1/instance", get(instance))
+            .route("/api/v1/device/code", post(device_code))
+            .route("/api/v1/device/token", post(device_token))
+            .fallback(any(not_found))
+            .with_state(shared.clone());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind a loopback port");
+        let addr = listener.local_addr().expect("a bound address");
+        let task = tokio::spawn(async move {
+            axum::serve(listener, app).await.ok();
+        });
+        FakeServer { addr, shared, task }
+    }
+
+    /// `http://127.0.0.1:PORT`
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// `http://127.0.0.1:PORT/v1`
+    pub fn base_url(&self) -> String {
+        format!("{}/v1", self.url())
+    }
+
+    /// Adds replies to the end of the script.
+    pub fn push(&self, scripted: Scripted) {
+        self.shared.script.lock().unwrap().push_back(scripted);
+    }
+
+    /// Replies not played yet.
+    pub fn remaining(&self) -> usize {
+        self.shared.script.lock().unwrap().len()
+    }
+
+    /// Every request received, in order.
+    pub fn recorded(&self) -> Vec<Recorded> {
+        self.shared.recorded.lock().unwrap().clone()
+    }
+
+    /// The bodies of the chat requests received, in order.
+    pub fn chat_requests(&self) -> Vec<Value> {
+        self.recorded().into_iter().filter(|r| r.path == "/v1/chat/completions").map(|r| r.body).collect()
+    }
+
+    /// The `/v1/models` list (the `data` entries).
+    pub fn set_models(&self, models: Value) {
+        *self.shared.models.lock().unwrap() = models;
+    }
+
+    /// Answer llama.cpp's `/props` with this.
+    pub fn set_props(&self, props: Value) {
+        *self.shared.props.lock().unwrap() = Some(props);
+    }
+
+    /// Require `Authorization: Bearer <key>` on `/v1/*`.
+    pub fn require_key(&self, key: &str) {
+        *self.shared.api_key.lock().unwrap() = Some(key.to_owned());
+    }
+
+    /// Also play a LLeMbas instance.
+    pub fn set_llembas(&self, llembas: Llembas) {
+        *self.shared.llembas.lock().unwrap() = Some(llembas);
+    }
+
+    /// Refuse, with a 400 naming it, any chat request that carries `field` at its top level
+    /// (`stream_options`, `reasoning_effort`, `stream` — the last refused only when true).
+    pub fn refuse_field(&self, field: &str) {
+        self.shared.refused_fields.lock().unwrap().push(field.to_owned());
+    }
+}
+
+fn record(shared: &Shared, method: &str, path: &str, headers: &HeaderMap, body: &[u8]) {
+    let authorization = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).map(str::to_owned);
+    let body = serde_json::from_slice(body).unwrap_or(Value::Null);
+    shared.recorded.lock().unwrap().push(Recorded { method: method.into(), path: path.into(), authorization, body });
+}
+
+fn authorized(shared: &Shared, headers: &HeaderMap) -> bool {
+    let Some(key) = shared.api_key.lock().unwrap().clone() else { return true };
+    headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()) == Some(&format!("Bearer {key}"))
+}
+
+fn json_response(status: StatusCode, body: Value) -> Response {
+    (status, [(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response()
+}
+
+fn unauthorized() -> Response {
+    json_response(
+        StatusCode::UNAUTHORIZED,
+        json!({ "error": { "message": "invalid api key", "type": "authentication_error" } }),
+    )
+}
+
+async fn chat(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
+    record(&shared, "POST", "/v1/chat/completions", &headers, &body);
+    if !authorized(&shared, &headers) {
+        return unauthorized();
+    }
+    let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    for field in shared.refused_fields.lock().unwrap().iter() {
+        let present = match request.get(field) {
+            Some(Value::Bool(b)) => *b,
+            Some(_) => true,
+            None => false,
+        };
+        if present {
+            let message = if field == "stream" {
+                "streaming is not supported".to_owned()
+            } else {
+                format!("unknown field: {field}")
+            };
+            return json_response(StatusCode::BAD_REQUEST, json!({ "error": { "message": message, "code": 400 } }));
+        }
+    }
+    let Some(scripted) = shared.script.lock().unwrap().pop_front() else {
+        return json_response(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            json!({ "error": { "message": "lembas-testkit: no scripted reply left" } }),
+        );
+    };
+    let model = request["model"].as_str().unwrap_or("fake-model").to_owned();
+    match &scripted {
+        Scripted::Status { status, body, retry_after } => {
+            let status = StatusCode::from_u16(*status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+            let mut response = (status, body.clone()).into_response();
+            if let Some(seconds) = retry_after {
+                response.headers_mut().insert(header::RETRY_AFTER, seconds.to_string().parse().unwrap());
+            }
+            response
+        }
+        Scripted::Reply { chunk_delay_ms, cut_after, stall_after, stream_error, .. } => {
+            if request["stream"] != json!(true) {
+                return json_response(StatusCode::OK, scripted.whole(&model));
+            }
+            let with_usage = request["stream_options"]["include_usage"] == json!(true);
+            let mut frames: Vec<Result<Bytes, std::io::Error>> = scripted
+                .chunks(&model, with_usage)
+                .into_iter()
+                .map(|c| Ok(Bytes::from(format!("data: {c}\n\n"))))
+                .collect();
+            if let Some(message) = stream_error {
+                // llama.cpp's way: an error object as the last event, on an unterminated line.
+                frames.insert(
+                    frames.len().min(2),
+                    Ok(Bytes::from(format!("data: {}", json!({ "error": { "code": 500, "message": message } })))),
+                );
+                frames.truncate(3);
+            } else {
+                frames.push(Ok(Bytes::from_static(b"data: [DONE]\n\n")));
+            }
+            let stall = *stall_after;
+            if let Some(n) = cut_after {
+                frames.truncate(*n);
+                frames.push(Err(std::io::Error::other("lembas-testkit: connection cut")));
+            }
+            let delay = Duration::from_millis(*chunk_delay_ms);
+            let stream = futures::stream::iter(frames.into_iter().enumerate()).then(move |(i, frame)| async move {
+                if stall.is_some_and(|n| i >= n) {
+                    futures::future::pending::<()>().await;
+                }
+                if !delay.is_zero() {
+                    tokio::time::sleep(delay).await;
+                }
+                frame
+            });
+            Response::builder()
+                .status(StatusCode::OK)
+                .header(header::CONTENT_TYPE, "text/event-stream")
+                .header(header::CACHE_CONTROL, "no-cache")
+                .body(Body::from_stream(stream))
+                .unwrap()
+        }
+    }
+}
+
+async fn models(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {
+    record(&shared, "GET", "/v1/models", &headers, b"");
+    if !authorized(&shared, &headers) {
+        return unauthorized();
+    }
+    let data = shared.models.lock().unwrap().clone();
+    json_response(StatusCode::OK, json!({ "object": "list", "data": data }))
+}
+
+async fn props(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {
+    record(&shared, "GET", "/props", &headers, b"");
+    match shared.props.lock().unwrap().clone() {
+        Some(props) => json_response(StatusCode::OK, props),
+        None => StatusCode::NOT_FOUND.into_response(),
+    }
+}
+
+async fn discovery(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {
+    record(&shared, "GET", "/.well-known/lembas.json", &headers, b"");
+    match shared.llembas.lock().unwrap().clone() {
+        Some(l) => json_response(
+            StatusCode::OK,
+            json!({ "service": "llembas", "version": l.version, "protocol": l.protocols.iter().max().copied().unwrap_or(1),
+                    "protocols": l.protocols, "device_login": "/api/v1/device/code" }),
+        ),
+        None => StatusCode::NOT_FOUND.into_response(),
+    }
+}
+
+fn bearer_ok(headers: &HeaderMap, token: &str) -> bool {
+    headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()) == Some(&format!("Bearer {token}"))
+}
+
+async fn instance(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {
+    record(&shared, "GET", "/api/v1/instance", &headers, b"");
+    let Some(l) = shared.llembas.lock().unwrap().clone().filter(|l| l.has_instance) else {
+        return StatusCode::NOT_FOUND.into_response();
+    };
+    if !bearer_ok(&headers, &l.token) {
+        return json_response(StatusCode::UNAUTHORIZED, json!({ "error": "token not accepted" }));
+    }
+    json_response(
+        StatusCode::OK,
+        json!({ "service": "llembas", "version": l.version, "name": "Test instance", "connection": "test",
+                "account": { "email": "ada@example.org", "name": "Ada" }, "scope": l.scope,
+                "default_model": l.default_model, "services": [] }),
+    )
+}
+
+async fn device_code(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
+    record(&shared, "POST", "/api/v1/device/code", &headers, &body);
+    if shared.llembas.lock().unwrap().is_none() {
+        return StatusCode::NOT_FOUND.into_response();
+    }
+    *shared.polls.lock().unwrap() = 0;
+    json_response(
+        StatusCode::OK,
+        json!({ "device_code": "dev-123", "user_code": "ABCD-EFGH", "verification_uri": "http://example.invalid/device",
+                "verification_uri_complete": "http://example.invalid/device?code=ABCD-EFGH", "expires_in": 600, "interval": 0 }),
+    )
+}
+
+async fn device_token(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
+    record(&shared, "POST", "/api/v1/device/token", &headers, &body);
+    let Some(l) = shared.llembas.lock().unwrap().clone() else { return StatusCode::NOT_FOUND.into_response() };
+    let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    if request["device_code"] != "dev-123" {
+        return json_response(StatusCode::BAD_REQUEST, json!({ "error": "invalid_grant" }));
+    }
+    let mut polls = shared.polls.lock().unwrap();
+    *polls += 1;
+    if *polls <= l.pending_polls {
+        return json_response(StatusCode::BAD_REQUEST, json!({ "error": "authorization_pending" }));
+    }
+    json_response(StatusCode::OK, json!({ "access_token": l.token, "token_type": "Bearer", "scope": l.scope }))
+}
+
+async fn not_found(State(shared): State<Arc<Shared>>, request: Request) -> Response {
+    let (parts, body) = request.into_parts();
+    let bytes = axum::body::to_bytes(body, 1 << 20).await.unwrap_or_default();
+    record(&shared, parts.method.as_str(), parts.uri.path(), &parts.headers, &bytes);
+    StatusCode::NOT_FOUND.into_response()
+}
