@@ -254,7 +254,7 @@ impl ModelClient {
                 Ok(Err(e)) => {
                     return Attempt::Retry { reason: format!("the server sent a malformed reply: {e}"), after: None };
                 }
-                Err(e) => return Attempt::Retry { reason: describe_http_error(&e), after: None },
+                Err(e) => return Attempt::Retry { reason: describe_http_error(e), after: None },
             };
             if let Err(e) = assembler.chunk(&value, &mut out) {
                 return Attempt::Retry { reason: e.0, after: None };

@@ -142,10 +142,10 @@ impl Assembler {
         if let Some(error) = chunk.get("error") {
             return Err(StreamedError(error_text(error)));
         }
-        if let Some(p) = chunk.get("prompt_progress") {
-            if let (Some(total), Some(done)) = (p["total"].as_u64(), p["processed"].as_u64()) {
-                out.push(StreamEvent::PromptProgress { done: done + p["cache"].as_u64().unwrap_or(0), total });
-            }
+        if let Some(p) = chunk.get("prompt_progress")
+            && let (Some(total), Some(done)) = (p["total"].as_u64(), p["processed"].as_u64())
+        {
+            out.push(StreamEvent::PromptProgress { done: done + p["cache"].as_u64().unwrap_or(0), total });
         }
         if let Some(usage) = usage_of(chunk) {
             self.reply.usage = Some(usage);
