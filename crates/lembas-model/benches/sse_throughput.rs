@@ -13,9 +13,10 @@ fn main() {
     let mut body = Vec::new();
     body.extend_from_slice(b"data: {\"choices\":[{\"delta\":{\"content\":\"<think>\"}}]}\n\n");
     for n in 0..tokens {
-        let field = if n < tokens / 4 { "reasoning_content" } else { "content" };
+        // The first quarter is inline reasoning, closed by a tag; the rest is the answer.
+        let word = if n == tokens / 4 { "</think>".to_owned() } else { format!(" word{n}") };
         body.extend_from_slice(
-            format!("data: {{\"choices\":[{{\"index\":0,\"delta\":{{\"{field}\":\" word{n}\"}}}}]}}\n\n").as_bytes(),
+            format!("data: {{\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\"{word}\"}}}}]}}\n\n").as_bytes(),
         );
     }
     body.extend_from_slice(b"data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n");
@@ -40,7 +41,7 @@ fn main() {
             }
         }
         let reply = assembler.finish(&mut out);
-        assert!(!reply.text.is_empty());
+        assert!(!reply.text.is_empty() && !reply.reasoning.is_empty());
         best = best.min(start.elapsed().as_secs_f64());
     }
     println!(
