@@ -16,6 +16,8 @@ fn main() {
         collect(&spec.join(sub), &mut files);
     }
     files.push(spec.join("filesystem.json"));
+    files.push(spec.join("link.json"));
+    files.push(spec.join("quirks.json"));
     files.sort();
 
     let mut out = String::from(

@@ -1,0 +1,71 @@
+//! `config.toml`: the person's settings.
+
+use serde::{Deserialize, Serialize};
+
+use crate::{Home, StoreError};
+
+/// The context window assumed for a model when neither the server nor the configuration says
+/// one — stated here and in the README, never silently guessed per model.
+pub const DEFAULT_CONTEXT_WINDOW: u64 = 32_768;
+
+/// Compaction starts when a request's input reaches this share of the model's window.
+pub const DEFAULT_COMPACT_AT: f64 = 0.85;
+
+/// The settings lembas reads at start. Every field may be left out.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// The model to use when a command names none.
+    pub model: Option<String>,
+    /// The effort level to start with.
+    pub effort: Option<String>,
+    /// The permission mode to start in.
+    pub mode: Option<String>,
+    /// The context window for models whose server does not say.
+    pub context_window: Option<u64>,
+    /// The share of the window at which compaction starts (0.5–0.95).
+    pub compact_at: Option<f64>,
+    /// The step backstop per prompt.
+    pub steps: Option<u32>,
+    /// Desktop notifications from the terminal UI.
+    pub notify: Option<bool>,
+    /// Instruction files read after the project's chain.
+    pub instructions: Vec<String>,
+}
+
+impl Config {
+    pub fn load(home: &Home) -> Result<Config, StoreError> {
+        let path = home.config_file();
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Config::default()),
+            Err(e) => return Err(StoreError::io(&path, e)),
+        };
+        toml::from_str(&text)
+            .map_err(|e| StoreError::Invalid { path: path.display().to_string(), reason: e.to_string() })
+    }
+
+    /// The compaction threshold, kept within sensible bounds.
+    pub fn compact_at(&self) -> f64 {
+        self.compact_at.unwrap_or(DEFAULT_COMPACT_AT).clamp(0.5, 0.95)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_settings_and_refuses_unknown_keys() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = Home::under(dir.path());
+        assert_eq!(Config::load(&home).unwrap(), Config::default());
+        std::fs::create_dir_all(&home.config).unwrap();
+        std::fs::write(home.config_file(), "model = \"qwen\"\ncompact_at = 0.99\n").unwrap();
+        let c = Config::load(&home).unwrap();
+        assert_eq!(c.model.as_deref(), Some("qwen"));
+        assert_eq!(c.compact_at(), 0.95);
+        std::fs::write(home.config_file(), "modle = 1\n").unwrap();
+        assert!(matches!(Config::load(&home), Err(StoreError::Invalid { .. })));
+    }
+}

@@ -1,0 +1,56 @@
+//! Where lembas keeps what it keeps, and what it reads at start.
+//!
+//! - [`Home`]: with `LEMBAS_HOME` set, everything — configuration, login, sessions, logs — lives
+//!   under it; otherwise the XDG folders (`~/.config/lembas`, `~/.local/share/lembas`,
+//!   `~/.local/state/lembas`).
+//! - [`Login`]: the one login, in a file only the user can read (mode 0600), written atomically.
+//! - [`Config`]: `config.toml`.
+
+mod config;
+mod home;
+mod login;
+
+pub use config::{Config, DEFAULT_COMPACT_AT, DEFAULT_CONTEXT_WINDOW};
+pub use home::Home;
+pub use login::{Login, LoginKind};
+
+/// Why something lembas keeps could not be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("{path}: {source}")]
+    Io { path: String, source: std::io::Error },
+    #[error("{path} is not valid: {reason}")]
+    Invalid { path: String, reason: String },
+    #[error("no home directory: set HOME or LEMBAS_HOME")]
+    NoHome,
+}
+
+impl StoreError {
+    pub(crate) fn io(path: &std::path::Path, source: std::io::Error) -> Self {
+        StoreError::Io { path: path.display().to_string(), source }
+    }
+}
+
+/// Writes `bytes` to `path` atomically (a temporary file beside it, then a rename), with
+/// `mode` on Unix, making the folder when needed.
+pub fn write_atomic(path: &std::path::Path, bytes: &[u8], mode: u32) -> Result<(), StoreError> {
+    use std::io::Write;
+    let dir = path
+        .parent()
+        .ok_or_else(|| StoreError::Invalid { path: path.display().to_string(), reason: "no folder".into() })?;
+    std::fs::create_dir_all(dir).map_err(|e| StoreError::io(dir, e))?;
+    let tmp =
+        dir.join(format!(".{}.tmp{}", path.file_name().unwrap_or_default().to_string_lossy(), std::process::id()));
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(mode);
+    }
+    #[cfg(not(unix))]
+    let _ = mode;
+    let mut file = options.open(&tmp).map_err(|e| StoreError::io(&tmp, e))?;
+    file.write_all(bytes).and_then(|()| file.sync_all()).map_err(|e| StoreError::io(&tmp, e))?;
+    std::fs::rename(&tmp, path).map_err(|e| StoreError::io(path, e))
+}

@@ -1,0 +1,88 @@
+//! Login against the test kit's fake servers, over real HTTP.
+
+use lembas_config::LoginKind;
+use lembas_login::{LoginError, login_token, login_url};
+use lembas_testkit::{FakeServer, Llembas};
+use serde_json::json;
+
+#[tokio::test]
+async fn a_plain_server_is_logged_in_with_its_models_and_context() {
+    let server = FakeServer::start(vec![]).await;
+    server.set_models(json!([{"id": "qwen3-8b", "object": "model"}, {"id": "gemma", "object": "model"}]));
+    server.set_props(json!({"default_generation_settings": {"n_ctx": 16384}}));
+    let login = login_url(&server.url(), None, &mut |_| panic!("no code for a plain server")).await.unwrap();
+    assert_eq!(login.kind, LoginKind::OpenAi);
+    assert_eq!(login.base_url, server.base_url());
+    assert_eq!(login.models.len(), 2);
+    assert_eq!(login.models[0].context, Some(16384));
+    assert!(login.llama_cpp);
+    assert_eq!(login.default_model().unwrap().id, "qwen3-8b");
+}
+
+#[tokio::test]
+async fn a_server_that_needs_a_key_says_how_to_give_it() {
+    let server = FakeServer::start(vec![]).await;
+    server.require_key("k1");
+    let err = login_url(&server.url(), None, &mut |_| {}).await.unwrap_err();
+    assert!(err.to_string().contains("--key-stdin"), "{err}");
+    let login = login_url(&server.base_url(), Some("k1".into()), &mut |_| {}).await.unwrap();
+    assert_eq!(login.secret.as_deref(), Some("k1"));
+    assert_eq!(login.models[0].context, None, "no /props, no context field: unknown, never guessed");
+}
+
+#[tokio::test]
+async fn nothing_listening_is_unreachable() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let err = login_url(&format!("127.0.0.1:{port}"), None, &mut |_| {}).await.unwrap_err();
+    assert!(matches!(err, LoginError::Unreachable(_)));
+}
+
+#[tokio::test]
+async fn a_token_is_proven_on_the_instance() {
+    let server = FakeServer::start(vec![]).await;
+    server.set_llembas(Llembas::default());
+    server.set_models(
+        json!([{"id": "fake-model", "context": 65536, "efforts": ["low", "high"], "thinking_switch": true}]),
+    );
+    let login = login_token(&server.url(), "lmb_test_token").await.unwrap();
+    assert_eq!(login.kind, LoginKind::Llembas);
+    assert_eq!(login.default_model.as_deref(), Some("fake-model"));
+    assert_eq!(login.models[0].context, Some(65536));
+    assert_eq!(login.models[0].levels(), ["off", "low", "high"]);
+    let instance = server.recorded().into_iter().find(|r| r.path == "/api/v1/instance").unwrap();
+    assert_eq!(instance.authorization.as_deref(), Some("Bearer lmb_test_token"));
+
+    let err = login_token(&server.url(), "wrong").await.unwrap_err();
+    assert!(err.to_string().contains("does not accept this token"));
+}
+
+#[tokio::test]
+async fn tokens_without_link_or_old_servers_are_refused() {
+    let server = FakeServer::start(vec![]).await;
+    server.set_llembas(Llembas { scope: "models".into(), ..Llembas::default() });
+    assert!(login_token(&server.url(), "lmb_test_token").await.unwrap_err().to_string().contains("without link"));
+
+    let older = FakeServer::start(vec![]).await;
+    older.set_llembas(Llembas { has_instance: false, ..Llembas::default() });
+    assert!(
+        login_token(&older.url(), "lmb_test_token").await.unwrap_err().to_string().contains("older LLeMbas server")
+    );
+
+    let v1 = FakeServer::start(vec![]).await;
+    v1.set_llembas(Llembas { protocols: vec![1, 2], version: "1.4.0".into(), ..Llembas::default() });
+    let err = login_token(&v1.url(), "lmb_test_token").await.unwrap_err().to_string();
+    assert!(err.ends_with("update the server, or use LLeMbas CLI 1.x with it"), "{err}");
+}
+
+#[tokio::test]
+async fn a_llembas_server_signs_in_by_code() {
+    let server = FakeServer::start(vec![]).await;
+    server.set_llembas(Llembas { pending_polls: 2, ..Llembas::default() });
+    let mut shown = Vec::new();
+    let login = login_url(&server.url(), None, &mut |code| shown.push(code.user_code.clone())).await.unwrap();
+    assert_eq!(shown, ["ABCD-EFGH"]);
+    assert_eq!(login.kind, LoginKind::Llembas);
+    assert_eq!(login.secret.as_deref(), Some("lmb_test_token"));
+    let polls = server.recorded().iter().filter(|r| r.path == "/api/v1/device/token").count();
+    assert_eq!(polls, 3);
+}
