@@ -1,0 +1,117 @@
+//! The device's tools, working for real on the disk (`spec/tools/`).
+//!
+//! Every file tool resolves a path **once** ([`Workspace::resolve`]): relative against the
+//! project root, `.`/`..` by their text, absolute as given. That resolved path is the one opened,
+//! checked, recorded and reported; a result's bracket alone names the path as the call gave it.
+//! Containment is judged on the real path ([`Workspace::real_path`]), so a symlink out of the
+//! project is outside it.
+//!
+//! A tool answers a [`ToolOutput`]; the engine turns it into the text the model sees (ids,
+//! brackets, stubs, caps) through `lembas-context`. A tool's error is its result, never the end of
+//! the prompt.
+
+mod bash;
+mod edit;
+mod files;
+mod patch;
+mod search;
+mod workspace;
+
+use std::path::PathBuf;
+
+use lembas_context::FileChange;
+use serde_json::Value;
+
+pub use bash::{BashOutcome, run_bash};
+pub use workspace::{FileTimes, Workspace};
+
+/// What a tool call produced, before the engine gives it an id and a bracket.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ToolOutput {
+    /// A file's content to show as a read window.
+    Read { call_path: String, file: PathBuf, content: String, offset: Option<usize>, limit: Option<usize> },
+    /// Files changed (one for write/edit, several for a patch).
+    Changes(Vec<FileChange>),
+    /// Any other answer.
+    Text(String),
+    /// The call failed; the text says why, in a sentence.
+    Error(String),
+}
+
+impl ToolOutput {
+    pub fn is_error(&self) -> bool {
+        matches!(self, ToolOutput::Error(_))
+    }
+}
+
+/// A tool call's arguments, read leniently: a missing or mistyped field is an error the model
+/// can correct, never a crash.
+pub(crate) struct Args<'a>(pub &'a Value);
+
+impl<'a> Args<'a> {
+    pub fn str(&self, key: &str) -> Result<&'a str, String> {
+        match self.0.get(key) {
+            Some(Value::String(s)) => Ok(s),
+            Some(_) => Err(format!("`{key}` must be a string.")),
+            None => Err(format!("`{key}` is required.")),
+        }
+    }
+
+    pub fn opt_str(&self, key: &str) -> Result<Option<&'a str>, String> {
+        match self.0.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s)),
+            Some(_) => Err(format!("`{key}` must be a string.")),
+        }
+    }
+
+    pub fn opt_usize(&self, key: &str) -> Result<Option<usize>, String> {
+        match self.0.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(v) => v
+                .as_u64()
+                .or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()))
+                .map(|n| Some(n as usize))
+                .ok_or_else(|| format!("`{key}` must be a whole number.")),
+        }
+    }
+
+    pub fn bool(&self, key: &str) -> Result<bool, String> {
+        match self.0.get(key) {
+            None | Some(Value::Null) => Ok(false),
+            Some(Value::Bool(b)) => Ok(*b),
+            Some(Value::String(s)) if s == "true" || s == "false" => Ok(s == "true"),
+            Some(_) => Err(format!("`{key}` must be true or false.")),
+        }
+    }
+}
+
+/// Runs one of the file and search tools by name. `bash` is separate ([`run_bash`]): it is
+/// async and has a timeout and a process group.
+pub fn run_file_tool(ws: &Workspace, name: &str, args: &Value) -> ToolOutput {
+    let result = match name {
+        "read" => files::read(ws, &Args(args)),
+        "write" => edit::write(ws, &Args(args)),
+        "edit" => edit::edit(ws, &Args(args)),
+        "multiedit" => edit::multiedit(ws, &Args(args)),
+        "apply_patch" => patch::apply_patch(ws, &Args(args)),
+        "glob" => search::glob(ws, &Args(args)),
+        "grep" => search::grep(ws, &Args(args)),
+        "list" => files::list(ws, &Args(args)),
+        other => Err(format!("There is no tool called {other}.")),
+    };
+    result.unwrap_or_else(ToolOutput::Error)
+}
+
+/// The paths a call reaches, resolved: what two calls in one step compare to run in order, and
+/// what permissions judge.
+pub fn paths_of(ws: &Workspace, name: &str, args: &Value) -> Vec<PathBuf> {
+    let a = Args(args);
+    match name {
+        "read" | "write" | "edit" | "multiedit" | "view_image" | "show" => {
+            a.str("path").map(|p| vec![ws.resolve(p)]).unwrap_or_default()
+        }
+        "apply_patch" => a.str("patch").map(|p| patch::paths_in(ws, p)).unwrap_or_default(),
+        _ => Vec::new(),
+    }
+}
