@@ -4,7 +4,7 @@
 //!   under it; otherwise the XDG folders (`~/.config/lembas`, `~/.local/share/lembas`,
 //!   `~/.local/state/lembas`).
 //! - [`Login`]: the one login, in a file only the user can read (mode 0600), written atomically.
-//! - [`Config`]: `config.toml`.
+//! - [`Config`]: the settings in `config.toml`.
 
 mod config;
 mod home;
