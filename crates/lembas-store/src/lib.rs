@@ -1,0 +1,491 @@
+//! Sessions kept in one SQLite file (WAL): each session's record, its messages in order (with
+//! their reasoning), every tool result in full, the usage of every request, and a full-text
+//! index of what was said.
+//!
+//! A step is written in one transaction — the assistant message, its tool results and the
+//! session's state — so a process killed at any moment leaves the session at its last complete
+//! step, and a resumed session sends exactly what it sent before.
+
+use std::path::Path;
+use std::sync::Mutex;
+
+use rusqlite::{Connection, OptionalExtension, params};
+use serde::{Deserialize, Serialize};
+
+/// Why the store failed.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("the session store failed: {0}")]
+    Sql(#[from] rusqlite::Error),
+    #[error("cannot open the session store at {path}: {reason}")]
+    Open { path: String, reason: String },
+    #[error("no session {0}")]
+    NoSession(String),
+}
+
+/// A session as stored.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionRecord {
+    pub id: String,
+    pub title: String,
+    /// The project root (absolute).
+    pub project: String,
+    /// Where the session started.
+    pub started: String,
+    pub model: String,
+    pub created_at: i64,
+    pub updated_at: i64,
+    /// The system prompt, made once and sent byte for byte.
+    pub system_prompt: String,
+    /// The tool list, fixed for the session (JSON).
+    pub tools: String,
+    /// The engine's state (JSON): ledger, id counter, mode, what notes have said.
+    pub state: String,
+}
+
+/// One message as stored: its JSON, and its words for search.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredMessage {
+    pub seq: i64,
+    pub role: String,
+    pub json: String,
+}
+
+/// A new message to append.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewMessage {
+    pub role: String,
+    pub json: String,
+    /// What search finds it by (the words of the message); empty for none.
+    pub text: String,
+}
+
+/// A tool result to keep in full.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewResult {
+    pub id: u64,
+    pub tool: String,
+    pub text: String,
+}
+
+/// A line of the session list.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SessionSummary {
+    pub id: String,
+    pub title: String,
+    pub project: String,
+    pub model: String,
+    pub created_at: i64,
+    pub updated_at: i64,
+    pub messages: i64,
+}
+
+/// A search hit: the session and a snippet of what matched.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SearchHit {
+    pub session: SessionSummary,
+    pub snippet: String,
+}
+
+/// One request's usage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct UsageRow {
+    pub input: u64,
+    pub output: u64,
+    pub cached: Option<u64>,
+}
+
+/// The session store.
+#[derive(Debug)]
+pub struct Store {
+    conn: Mutex<Connection>,
+}
+
+const SCHEMA: &str = "
+PRAGMA journal_mode = WAL;
+PRAGMA synchronous = NORMAL;
+PRAGMA foreign_keys = ON;
+CREATE TABLE IF NOT EXISTS sessions (
+    id TEXT PRIMARY KEY,
+    title TEXT NOT NULL,
+    project TEXT NOT NULL,
+    started TEXT NOT NULL,
+    model TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    system_prompt TEXT NOT NULL,
+    tools TEXT NOT NULL,
+    state TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS sessions_by_project ON sessions (project, updated_at);
+CREATE TABLE IF NOT EXISTS messages (
+    session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+    seq INTEGER NOT NULL,
+    role TEXT NOT NULL,
+    json TEXT NOT NULL,
+    -- 0 once a compaction replaced it: kept and searchable, no longer sent.
+    live INTEGER NOT NULL DEFAULT 1,
+    PRIMARY KEY (session_id, seq)
+);
+CREATE TABLE IF NOT EXISTS results (
+    session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+    id INTEGER NOT NULL,
+    tool TEXT NOT NULL,
+    text TEXT NOT NULL,
+    PRIMARY KEY (session_id, id)
+);
+CREATE TABLE IF NOT EXISTS usage (
+    session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+    at INTEGER NOT NULL,
+    model TEXT NOT NULL,
+    input INTEGER NOT NULL,
+    output INTEGER NOT NULL,
+    cached INTEGER
+);
+CREATE VIRTUAL TABLE IF NOT EXISTS said USING fts5 (session_id UNINDEXED, text);
+";
+
+fn summary(row: &rusqlite::Row<'_>) -> rusqlite::Result<SessionSummary> {
+    Ok(SessionSummary {
+        id: row.get(0)?,
+        title: row.get(1)?,
+        project: row.get(2)?,
+        model: row.get(3)?,
+        created_at: row.get(4)?,
+        updated_at: row.get(5)?,
+        messages: row.get(6)?,
+    })
+}
+
+const SUMMARY_COLUMNS: &str = "s.id, s.title, s.project, s.model, s.created_at, s.updated_at,
+    (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id AND m.live = 1)";
+
+/// Words as an FTS5 query: each a quoted term, all of them required.
+fn fts_query(words: &str) -> String {
+    words.split_whitespace().map(|w| format!("\"{}\"", w.replace('"', "\"\""))).collect::<Vec<_>>().join(" ")
+}
+
+impl Store {
+    /// Opens (or creates) the store at `path`.
+    pub fn open(path: &Path) -> Result<Store, StoreError> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| StoreError::Open { path: path.display().to_string(), reason: e.to_string() })?;
+        }
+        let conn = Connection::open(path)
+            .map_err(|e| StoreError::Open { path: path.display().to_string(), reason: e.to_string() })?;
+        conn.busy_timeout(std::time::Duration::from_secs(5))?;
+        conn.execute_batch(SCHEMA)?;
+        Ok(Store { conn: Mutex::new(conn) })
+    }
+
+    /// A store in memory (tests).
+    pub fn in_memory() -> Result<Store, StoreError> {
+        let conn = Connection::open_in_memory()?;
+        conn.execute_batch(SCHEMA)?;
+        Ok(Store { conn: Mutex::new(conn) })
+    }
+
+    fn conn(&self) -> std::sync::MutexGuard<'_, Connection> {
+        self.conn.lock().expect("store connection")
+    }
+
+    pub fn create_session(&self, record: &SessionRecord) -> Result<(), StoreError> {
+        self.conn().execute(
+            "INSERT INTO sessions (id, title, project, started, model, created_at, updated_at, system_prompt, tools, state)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            params![
+                record.id,
+                record.title,
+                record.project,
+                record.started,
+                record.model,
+                record.created_at,
+                record.updated_at,
+                record.system_prompt,
+                record.tools,
+                record.state
+            ],
+        )?;
+        Ok(())
+    }
+
+    pub fn session(&self, id: &str) -> Result<Option<SessionRecord>, StoreError> {
+        Ok(self
+            .conn()
+            .query_row(
+                "SELECT id, title, project, started, model, created_at, updated_at, system_prompt, tools, state FROM sessions WHERE id = ?1",
+                [id],
+                |r| {
+                    Ok(SessionRecord {
+                        id: r.get(0)?,
+                        title: r.get(1)?,
+                        project: r.get(2)?,
+                        started: r.get(3)?,
+                        model: r.get(4)?,
+                        created_at: r.get(5)?,
+                        updated_at: r.get(6)?,
+                        system_prompt: r.get(7)?,
+                        tools: r.get(8)?,
+                        state: r.get(9)?,
+                    })
+                },
+            )
+            .optional()?)
+    }
+
+    /// Appends messages and results and sets the session's state, all in one transaction.
+    /// `system_prompt` replaces the stored one when given (after a compaction or a model move).
+    pub fn append(
+        &self,
+        id: &str,
+        messages: &[NewMessage],
+        results: &[NewResult],
+        state: &str,
+        system_prompt: Option<&str>,
+        now: i64,
+    ) -> Result<(), StoreError> {
+        let mut conn = self.conn();
+        let tx = conn.transaction()?;
+        let next: i64 =
+            tx.query_row("SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE session_id = ?1", [id], |r| r.get(0))?;
+        for (i, m) in messages.iter().enumerate() {
+            tx.execute(
+                "INSERT INTO messages (session_id, seq, role, json) VALUES (?1, ?2, ?3, ?4)",
+                params![id, next + i as i64, m.role, m.json],
+            )?;
+            if !m.text.trim().is_empty() {
+                tx.execute("INSERT INTO said (session_id, text) VALUES (?1, ?2)", params![id, m.text])?;
+            }
+        }
+        for r in results {
+            tx.execute(
+                "INSERT OR REPLACE INTO results (session_id, id, tool, text) VALUES (?1, ?2, ?3, ?4)",
+                params![id, r.id as i64, r.tool, r.text],
+            )?;
+        }
+        let changed = match system_prompt {
+            Some(prompt) => tx.execute(
+                "UPDATE sessions SET state = ?2, updated_at = ?3, system_prompt = ?4 WHERE id = ?1",
+                params![id, state, now, prompt],
+            )?,
+            None => {
+                tx.execute("UPDATE sessions SET state = ?2, updated_at = ?3 WHERE id = ?1", params![id, state, now])?
+            }
+        };
+        if changed == 0 {
+            return Err(StoreError::NoSession(id.to_owned()));
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Replaces a session's whole history (a compaction's new start), in one transaction.
+    pub fn replace_history(
+        &self,
+        id: &str,
+        messages: &[NewMessage],
+        state: &str,
+        system_prompt: &str,
+        now: i64,
+    ) -> Result<(), StoreError> {
+        {
+            let mut conn = self.conn();
+            let tx = conn.transaction()?;
+            // The compacted messages stay searchable: only the history sent to the model changes.
+            tx.execute("UPDATE messages SET live = 0 WHERE session_id = ?1", [id])?;
+            tx.commit()?;
+        }
+        self.append(id, messages, &[], state, Some(system_prompt), now)
+    }
+
+    /// The history sent to the model, in order (compacted messages excluded).
+    pub fn messages(&self, id: &str) -> Result<Vec<StoredMessage>, StoreError> {
+        let conn = self.conn();
+        let mut stmt =
+            conn.prepare("SELECT seq, role, json FROM messages WHERE session_id = ?1 AND live = 1 ORDER BY seq")?;
+        let rows = stmt.query_map([id], |r| Ok(StoredMessage { seq: r.get(0)?, role: r.get(1)?, json: r.get(2)? }))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// A stored tool result in full.
+    pub fn result(&self, id: &str, result: u64) -> Result<Option<String>, StoreError> {
+        Ok(self
+            .conn()
+            .query_row("SELECT text FROM results WHERE session_id = ?1 AND id = ?2", params![id, result as i64], |r| {
+                r.get(0)
+            })
+            .optional()?)
+    }
+
+    pub fn record_usage(&self, id: &str, model: &str, usage: UsageRow, now: i64) -> Result<(), StoreError> {
+        self.conn().execute(
+            "INSERT INTO usage (session_id, at, model, input, output, cached) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![id, now, model, usage.input as i64, usage.output as i64, usage.cached.map(|c| c as i64)],
+        )?;
+        Ok(())
+    }
+
+    /// Every request's usage in a session, oldest first.
+    pub fn usage(&self, id: &str) -> Result<Vec<UsageRow>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare("SELECT input, output, cached FROM usage WHERE session_id = ?1 ORDER BY rowid")?;
+        let rows = stmt.query_map([id], |r| {
+            Ok(UsageRow {
+                input: r.get::<_, i64>(0)? as u64,
+                output: r.get::<_, i64>(1)? as u64,
+                cached: r.get::<_, Option<i64>>(2)?.map(|c| c as u64),
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Sessions, newest first; only one project's when given.
+    pub fn list(&self, project: Option<&str>) -> Result<Vec<SessionSummary>, StoreError> {
+        let conn = self.conn();
+        let sql = format!(
+            "SELECT {SUMMARY_COLUMNS} FROM sessions s WHERE (?1 IS NULL OR s.project = ?1) ORDER BY s.updated_at DESC, s.rowid DESC"
+        );
+        let mut stmt = conn.prepare(&sql)?;
+        let rows = stmt.query_map([project], summary)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    pub fn rename(&self, id: &str, title: &str) -> Result<(), StoreError> {
+        match self.conn().execute("UPDATE sessions SET title = ?2 WHERE id = ?1", params![id, title])? {
+            0 => Err(StoreError::NoSession(id.to_owned())),
+            _ => Ok(()),
+        }
+    }
+
+    pub fn delete(&self, id: &str) -> Result<(), StoreError> {
+        let conn = self.conn();
+        conn.execute("DELETE FROM said WHERE session_id = ?1", [id])?;
+        match conn.execute("DELETE FROM sessions WHERE id = ?1", [id])? {
+            0 => Err(StoreError::NoSession(id.to_owned())),
+            _ => Ok(()),
+        }
+    }
+
+    /// Sessions whose messages contain every word, best match first, with a snippet.
+    pub fn search(&self, words: &str) -> Result<Vec<SearchHit>, StoreError> {
+        let query = fts_query(words);
+        if query.is_empty() {
+            return Ok(Vec::new());
+        }
+        let conn = self.conn();
+        let sql = format!(
+            "SELECT {SUMMARY_COLUMNS}, snippet(said, 1, '[', ']', '…', 12) FROM said
+             JOIN sessions s ON s.id = said.session_id
+             WHERE said MATCH ?1 ORDER BY bm25(said)"
+        );
+        let mut stmt = conn.prepare(&sql)?;
+        let rows = stmt.query_map([query], |r| Ok(SearchHit { session: summary(r)?, snippet: r.get(7)? }))?;
+        let mut hits: Vec<SearchHit> = Vec::new();
+        for hit in rows {
+            let hit = hit?;
+            if !hits.iter().any(|h| h.session.id == hit.session.id) {
+                hits.push(hit);
+            }
+        }
+        Ok(hits)
+    }
+
+    /// Resolves an id given in full or by a unique prefix.
+    pub fn find_id(&self, prefix: &str) -> Result<Option<String>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare("SELECT id FROM sessions WHERE id LIKE ?1 || '%' ESCAPE '\\' LIMIT 2")?;
+        let escaped = prefix.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_");
+        let ids: Vec<String> = stmt.query_map([escaped], |r| r.get(0))?.collect::<Result<_, _>>()?;
+        Ok(if ids.len() == 1 { ids.into_iter().next() } else { None })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(id: &str, project: &str, at: i64) -> SessionRecord {
+        SessionRecord {
+            id: id.into(),
+            title: format!("title {id}"),
+            project: project.into(),
+            started: project.into(),
+            model: "m".into(),
+            created_at: at,
+            updated_at: at,
+            system_prompt: "sys".into(),
+            tools: "[]".into(),
+            state: "{}".into(),
+        }
+    }
+
+    fn msg(role: &str, text: &str) -> NewMessage {
+        NewMessage { role: role.into(), json: format!("{{\"role\":\"{role}\"}}"), text: text.into() }
+    }
+
+    #[test]
+    fn a_step_is_written_whole_and_read_back_in_order() {
+        let store = Store::in_memory().unwrap();
+        store.create_session(&record("s1", "/p", 1)).unwrap();
+        store.append("s1", &[msg("user", "fix the parser")], &[], "{\"a\":1}", None, 2).unwrap();
+        store
+            .append(
+                "s1",
+                &[msg("assistant", ""), msg("tool", "")],
+                &[NewResult { id: 1, tool: "read".into(), text: "full".into() }],
+                "{\"a\":2}",
+                None,
+                3,
+            )
+            .unwrap();
+        let roles: Vec<String> = store.messages("s1").unwrap().into_iter().map(|m| m.role).collect();
+        assert_eq!(roles, ["user", "assistant", "tool"]);
+        assert_eq!(store.result("s1", 1).unwrap().as_deref(), Some("full"));
+        assert_eq!(store.session("s1").unwrap().unwrap().state, "{\"a\":2}");
+        assert!(matches!(store.append("nope", &[], &[], "{}", None, 1), Err(StoreError::NoSession(_))));
+    }
+
+    #[test]
+    fn list_rename_delete_and_search() {
+        let store = Store::in_memory().unwrap();
+        store.create_session(&record("a1", "/p", 1)).unwrap();
+        store.create_session(&record("b2", "/q", 5)).unwrap();
+        store.append("a1", &[msg("user", "the tokenizer drops the last token")], &[], "{}", None, 9).unwrap();
+        let ids: Vec<String> = store.list(None).unwrap().into_iter().map(|s| s.id).collect();
+        assert_eq!(ids, ["a1", "b2"], "newest first");
+        assert_eq!(store.list(Some("/q")).unwrap().len(), 1);
+        let hits = store.search("tokenizer token").unwrap();
+        assert_eq!(hits.len(), 1);
+        assert!(hits[0].snippet.contains("[tokenizer]"));
+        assert!(store.search("\"unbalanced").is_ok());
+        store.rename("a1", "Parser fix").unwrap();
+        assert_eq!(store.session("a1").unwrap().unwrap().title, "Parser fix");
+        assert_eq!(store.find_id("b").unwrap().as_deref(), Some("b2"));
+        store.delete("a1").unwrap();
+        assert!(store.session("a1").unwrap().is_none());
+        assert!(store.search("tokenizer").unwrap().is_empty());
+    }
+
+    #[test]
+    fn compaction_keeps_old_words_searchable_but_out_of_the_history() {
+        let store = Store::in_memory().unwrap();
+        store.create_session(&record("c", "/p", 1)).unwrap();
+        store.append("c", &[msg("user", "alpha"), msg("assistant", "beta")], &[], "{}", None, 2).unwrap();
+        store.replace_history("c", &[msg("user", "summary")], "{}", "new prompt", 3).unwrap();
+        assert_eq!(store.messages("c").unwrap().len(), 1);
+        assert_eq!(store.session("c").unwrap().unwrap().system_prompt, "new prompt");
+        assert_eq!(store.search("alpha").unwrap().len(), 1);
+    }
+
+    #[test]
+    fn a_file_store_survives_reopening() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("d/sessions.db");
+        {
+            let store = Store::open(&path).unwrap();
+            store.create_session(&record("x", "/p", 1)).unwrap();
+        }
+        assert!(Store::open(&path).unwrap().session("x").unwrap().is_some());
+    }
+}
