@@ -1,0 +1,48 @@
+//! Asking the person: an approval before a call runs. A front end that has a person implements
+//! [`Approver`]; with nobody to ask ([`Nobody`]) whatever would be asked is refused instead.
+
+use std::future::Future;
+use std::pin::Pin;
+
+/// A call put to the person.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApprovalRequest {
+    pub tool: String,
+    /// The call, as one line: the command, or the path.
+    pub title: String,
+    /// What it reaches (paths, resolved).
+    pub reaches: Vec<String>,
+}
+
+/// The person's answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Approval {
+    Once,
+    /// For the rest of the session (what it covers is the permission rules' arity).
+    Always,
+    /// Refused, with words the model reads.
+    Deny {
+        feedback: Option<String>,
+    },
+}
+
+/// Someone who can answer approvals.
+pub trait Approver: Send + Sync {
+    /// Whether a person is there at all.
+    fn present(&self) -> bool;
+    fn ask(&self, request: ApprovalRequest) -> Pin<Box<dyn Future<Output = Approval> + Send + '_>>;
+}
+
+/// Nobody to ask: a headless run, a script.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Nobody;
+
+impl Approver for Nobody {
+    fn present(&self) -> bool {
+        false
+    }
+
+    fn ask(&self, _: ApprovalRequest) -> Pin<Box<dyn Future<Output = Approval> + Send + '_>> {
+        Box::pin(async { Approval::Deny { feedback: None } })
+    }
+}

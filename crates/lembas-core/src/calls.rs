@@ -1,0 +1,275 @@
+//! A reply's tool calls: parsed, judged, run together (at most `parallel.max` at once; a call
+//! that waits on the person alone; calls on one file in order), then inserted in call order
+//! through the context ledger.
+
+use std::path::PathBuf;
+
+use lembas_context::{ResultId, change_result, patch_result, recall};
+use lembas_model::{CancellationToken, Message, ToolCall};
+use lembas_permissions::{Decision, judge};
+use lembas_progress::{Phase, short_what};
+use lembas_spec::loop_spec;
+use lembas_store::NewResult;
+use lembas_tools::{ToolOutput, paths_of, run_bash, run_file_tool};
+use serde_json::Value;
+
+use crate::Event;
+use crate::approve::{Approval, ApprovalRequest};
+use crate::phase::Phases;
+use crate::session::{Entry, Session};
+
+/// A call ready to run, or already answered.
+enum Prepared {
+    Run { name: String, args: Value, paths: Vec<PathBuf>, exclusive: bool },
+    Recall { args: Value },
+    Answer(ToolOutput),
+}
+
+/// The one-line title of a call: the command, the path, the pattern.
+fn title_of(name: &str, args: &Value) -> String {
+    let field = ["command", "path", "pattern", "id"].iter().find_map(|k| args.get(*k).and_then(Value::as_str));
+    match (name, field) {
+        ("apply_patch", _) => "patch".to_owned(),
+        (_, Some(f)) => short_what(f),
+        _ => String::new(),
+    }
+}
+
+fn unattended_refusal(name: &str, mode: &str) -> String {
+    format!(
+        "Not run: in {mode} mode this {name} call needs the person's approval, and nobody is here to give it. Carry on without it, and say what you could not do."
+    )
+}
+
+impl Session {
+    async fn prepare(&mut self, call: &ToolCall) -> Prepared {
+        let args: Value = match serde_json::from_str(if call.arguments.trim().is_empty() {
+            "{}"
+        } else {
+            &call.arguments
+        }) {
+            Ok(v @ Value::Object(_)) => v,
+            Ok(_) => return Prepared::Answer(ToolOutput::Error("The arguments must be a JSON object.".into())),
+            Err(e) => {
+                return Prepared::Answer(ToolOutput::Error(format!(
+                    "The arguments of this call are not valid JSON ({e}); nothing was run. Call it again with a JSON object."
+                )));
+            }
+        };
+        let offered = self.tools.iter().any(|t| t.name == call.name);
+        let def = lembas_spec::tool(&call.name).filter(|d| offered || self.tools.iter().any(|t| t.name == d.name));
+        let Some(def) = def else {
+            let names: Vec<&str> = self.tools.iter().map(|t| t.name.as_str()).collect();
+            return Prepared::Answer(ToolOutput::Error(format!(
+                "There is no tool called {} here. The tools are: {}.",
+                call.name,
+                names.join(", ")
+            )));
+        };
+        let name = def.name.clone();
+        if name == "recall" {
+            return Prepared::Recall { args };
+        }
+        let paths = paths_of(&self.ws, &name, &args);
+        let outside = paths.iter().any(|p| !self.ws.contains(p));
+        let mode = self.state.mode;
+        let remembered = match name.as_str() {
+            "bash" => args.get("command").and_then(Value::as_str).map(|c| format!("bash:{c}")),
+            _ => Some(name.clone()),
+        };
+        let decision = match judge(mode, def.risk, outside) {
+            Decision::Ask if remembered.as_ref().is_some_and(|k| self.state.always.contains(k)) && !outside => {
+                Decision::Allow
+            }
+            other => other,
+        };
+        match decision {
+            Decision::Allow => {}
+            Decision::Refuse(reason) => return self.denied(call, &name, reason),
+            Decision::Ask if !self.cfg.approver.present() => {
+                return self.denied(call, &name, unattended_refusal(&name, mode.as_str()));
+            }
+            Decision::Ask => {
+                let request = ApprovalRequest {
+                    tool: name.clone(),
+                    title: title_of(&name, &args),
+                    reaches: paths.iter().map(|p| p.display().to_string()).collect(),
+                };
+                let mut phases = Phases::new(self.events.clone());
+                phases.set(Phase::WaitingForPerson {
+                    what: lembas_progress::PersonWait::Approval,
+                    tool: Some(name.clone()),
+                });
+                match self.cfg.approver.ask(request).await {
+                    Approval::Once => {}
+                    Approval::Always => {
+                        if let Some(key) = remembered {
+                            self.state.always.insert(key);
+                        }
+                    }
+                    Approval::Deny { feedback } => {
+                        let mut reason = "The person declined this call; it was not run.".to_owned();
+                        if let Some(words) = feedback.filter(|w| !w.trim().is_empty()) {
+                            reason.push_str(&format!(" They said: {words}"));
+                        }
+                        return self.denied(call, &name, reason);
+                    }
+                }
+            }
+        }
+        Prepared::Run { name, args, paths, exclusive: def.exclusive }
+    }
+
+    fn denied(&self, call: &ToolCall, name: &str, reason: String) -> Prepared {
+        self.emit(Event::ToolDenied { call_id: call.id.clone(), tool: name.to_owned(), reason: reason.clone() });
+        Prepared::Answer(ToolOutput::Error(reason))
+    }
+
+    /// Runs a reply's calls; answers the tool messages and the results to store, in call order.
+    pub(crate) async fn run_calls(
+        &mut self,
+        calls: &[ToolCall],
+        cancel: &CancellationToken,
+        phases: &mut Phases,
+    ) -> (Vec<Entry>, Vec<NewResult>) {
+        let mut prepared = Vec::with_capacity(calls.len());
+        for call in calls {
+            let args: Value = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
+            self.emit(Event::ToolStart {
+                call_id: call.id.clone(),
+                tool: call.name.clone(),
+                title: title_of(&call.name, &args),
+                args,
+            });
+            prepared.push(self.prepare(call).await);
+        }
+
+        // Batches that may run together: at most `parallel.max`, an exclusive call alone, and
+        // never two calls on one file.
+        let max = loop_spec().parallel.max.max(1);
+        let mut outputs: Vec<Option<ToolOutput>> = vec![None; calls.len()];
+        let mut batch: Vec<usize> = Vec::new();
+        let runnable: Vec<usize> = (0..calls.len()).filter(|&i| matches!(prepared[i], Prepared::Run { .. })).collect();
+        let mut batches: Vec<Vec<usize>> = Vec::new();
+        for i in runnable {
+            let Prepared::Run { paths, exclusive, .. } = &prepared[i] else { continue };
+            let clashes = batch.iter().any(|&j| match &prepared[j] {
+                Prepared::Run { paths: other, exclusive: other_exclusive, .. } => {
+                    *other_exclusive || paths.iter().any(|p| other.contains(p))
+                }
+                _ => false,
+            });
+            if !batch.is_empty() && (batch.len() >= max || *exclusive || clashes) {
+                batches.push(std::mem::take(&mut batch));
+            }
+            batch.push(i);
+        }
+        if !batch.is_empty() {
+            batches.push(batch);
+        }
+        for batch in batches {
+            if let Some(&first) = batch.first()
+                && let Prepared::Run { name, args, .. } = &prepared[first]
+            {
+                phases.set(Phase::RunningTool {
+                    tool: name.clone(),
+                    what: Some(title_of(name, args)).filter(|w| !w.is_empty()),
+                });
+            }
+            let runs = batch.iter().map(|&i| {
+                let Prepared::Run { name, args, .. } = &prepared[i] else {
+                    unreachable!("batches hold runnable calls")
+                };
+                let ws = self.ws.clone();
+                let (name, args) = (name.clone(), args.clone());
+                let cancel = cancel.clone();
+                async move {
+                    if cancel.is_cancelled() {
+                        return ToolOutput::Error("Not run: the turn was interrupted.".into());
+                    }
+                    if name == "bash" {
+                        return run_bash(&ws, &args, &cancel).await;
+                    }
+                    tokio::task::spawn_blocking(move || run_file_tool(&ws, &name, &args))
+                        .await
+                        .unwrap_or_else(|e| ToolOutput::Error(format!("The tool failed: {e}")))
+                }
+            });
+            for (i, output) in batch.iter().zip(futures::future::join_all(runs).await) {
+                outputs[*i] = Some(output);
+            }
+        }
+
+        // Insertion, in call order: ids, brackets, stubs and caps.
+        let mut entries = Vec::with_capacity(calls.len());
+        let mut results = Vec::with_capacity(calls.len());
+        for ((call, prepared), output) in calls.iter().zip(prepared).zip(outputs) {
+            let id = self.state.ids.next_id();
+            let (name, args, output) = match prepared {
+                Prepared::Run { name, args, .. } => {
+                    (name, args, output.unwrap_or(ToolOutput::Error("Not run.".into())))
+                }
+                Prepared::Recall { args } => ("recall".to_owned(), args, ToolOutput::Text(String::new())),
+                Prepared::Answer(answer) => (call.name.clone(), Value::Null, answer),
+            };
+            let is_error = output.is_error();
+            let (text, stored) = if name == "recall" && !is_error {
+                let answer = self.recall_text(id, &args);
+                (answer.clone(), answer)
+            } else {
+                self.insert(id, &name, &args, output)
+            };
+            self.emit(Event::ToolEnd {
+                call_id: call.id.clone(),
+                tool: name.clone(),
+                result_id: Some(id.to_string()),
+                text: text.clone(),
+                is_error,
+            });
+            results.push(NewResult { id: id.0, tool: name, text: stored });
+            entries.push(Entry {
+                message: Message::Tool { tool_call_id: call.id.clone(), content: text },
+                turn: false,
+                summary: false,
+            });
+        }
+        (entries, results)
+    }
+
+    /// A tool's output as the model sees it, and what is stored.
+    fn insert(&mut self, id: ResultId, name: &str, args: &Value, output: ToolOutput) -> (String, String) {
+        let ledger = &mut self.state.ledger;
+        match output {
+            ToolOutput::Read { call_path, file, content, offset, limit } => {
+                match ledger.read(id, &call_path, &file, &content, offset, limit) {
+                    Ok(inserted) => (inserted.text, inserted.stored),
+                    Err(e) => {
+                        let message = format!("{} ({})", e, file.display());
+                        let inserted = ledger.output(id, name, args, &message);
+                        (inserted.text, inserted.stored)
+                    }
+                }
+            }
+            ToolOutput::Changes(changes) => {
+                let inserted = if changes.len() == 1 && name != "apply_patch" {
+                    change_result(id, &changes[0])
+                } else {
+                    patch_result(id, &changes)
+                };
+                (inserted.text, inserted.stored)
+            }
+            ToolOutput::Text(text) | ToolOutput::Error(text) => {
+                let inserted = ledger.output(id, name, args, &text);
+                (inserted.text, inserted.stored)
+            }
+        }
+    }
+
+    /// `recall`: a stored result of this session, shown again.
+    fn recall_text(&self, id: ResultId, args: &Value) -> String {
+        let target = args.get("id").and_then(Value::as_str).unwrap_or_default();
+        let number = |key: &str| args.get(key).and_then(Value::as_u64).map(|n| n as usize);
+        let stored = target.parse::<ResultId>().ok().and_then(|t| self.cfg.store.result(&self.id, t.0).ok().flatten());
+        recall(id, target, stored.as_deref(), number("offset"), number("limit"))
+    }
+}

@@ -1,0 +1,100 @@
+//! What the engine says as a session runs: one typed event vocabulary (`acp.md`
+//! `_lembas/event`), serialized with its `type`, so the same values cross the ACP link
+//! unchanged and every front end renders the same thing.
+
+use lembas_progress::Progress;
+use serde::{Deserialize, Serialize};
+
+/// How a prompt ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DoneReason {
+    /// The model answered.
+    Answered,
+    /// The step backstop or a budget ended it with the wrap-up answer.
+    Limit,
+    /// The person (or a signal) stopped it.
+    Cancelled,
+    /// It could not go on: the error event says why.
+    Failed,
+}
+
+/// One thing that happened in a session.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Event {
+    /// The session a prompt runs in.
+    Session {
+        id: String,
+        title: String,
+        model: String,
+        mode: String,
+        resumed: bool,
+    },
+    /// The person's words that started a turn.
+    Prompt {
+        text: String,
+    },
+    /// A new step (one model request) began.
+    Step {
+        n: u32,
+    },
+    /// Reply text as it streams.
+    Text {
+        delta: String,
+    },
+    /// Reasoning as it streams.
+    Reasoning {
+        delta: String,
+    },
+    /// A tool call starts.
+    ToolStart {
+        call_id: String,
+        tool: String,
+        title: String,
+        args: serde_json::Value,
+    },
+    /// A tool call ended; `text` is what the model was sent.
+    ToolEnd {
+        call_id: String,
+        tool: String,
+        result_id: Option<String>,
+        text: String,
+        is_error: bool,
+    },
+    /// A tool call was refused before it ran.
+    ToolDenied {
+        call_id: String,
+        tool: String,
+        reason: String,
+    },
+    /// One request's tokens.
+    Usage {
+        input: u64,
+        output: u64,
+        cached: Option<u64>,
+    },
+    /// The progress line's object; `null` when the session does nothing.
+    Phase {
+        progress: Option<Progress>,
+    },
+    /// The conversation was compacted.
+    Compacted {
+        table: String,
+    },
+    Mode {
+        mode: String,
+    },
+    Model {
+        model: String,
+    },
+    Error {
+        message: String,
+    },
+    /// The prompt ended. `text` is the final answer (empty when there was none).
+    Done {
+        reason: DoneReason,
+        text: String,
+        steps: u32,
+    },
+}

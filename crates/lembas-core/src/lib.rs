@@ -1,0 +1,48 @@
+//! The engine: runs a session's turns and says what happens as events.
+//!
+//! Every front end — headless, the terminal UI, the ACP server — drives the same [`Session`]
+//! and renders the same [`Event`]s; none reaches into its internals.
+//!
+//! What it keeps to, from the spec:
+//! - **The still prefix** (`context.md` §10): the system prompt is made once per session, stored,
+//!   and sent byte for byte; no clock is in it; what changes goes as a `<session-note>` on the
+//!   next message that starts a turn; the tool list is fixed for the session.
+//! - **Context hygiene**: every result is inserted through `lembas-context` (ids, brackets,
+//!   stubs, caps, diffs) and stored in full; nothing already sent is rewritten.
+//! - **Reasoning** goes back during its turn only (§8).
+//! - **The loop** (`loop.json`): a reply's calls run together, at most 4 at once, calls on one
+//!   file in order; a tool's error is its result; the step backstop ends a prompt with the
+//!   wrap-up request.
+//! - **The store**: a step is written whole, so a killed process loses nothing answered.
+
+mod approve;
+mod calls;
+mod events;
+mod phase;
+mod prompt;
+mod session;
+mod turn;
+
+pub use approve::{Approval, ApprovalRequest, Approver, Nobody};
+pub use events::{DoneReason, Event};
+pub use prompt::{Instruction, PromptParts, Told, instructions, system_prompt, title_from};
+pub use session::{OFFERED, Session, SessionConfig, local_today};
+
+/// Why the engine could not do what it was asked.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error(transparent)]
+    Store(#[from] lembas_store::StoreError),
+    #[error("no session {0}")]
+    NoSession(String),
+    #[error("the stored session cannot be read: {0}")]
+    Corrupt(String),
+    #[error("{0}")]
+    Model(#[from] lembas_model::ModelError),
+    #[error("{0}")]
+    Compaction(String),
+}
+
+pub(crate) fn now_ms() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
+}

@@ -1,0 +1,354 @@
+//! A session: its fixed prefix (system prompt and tools), its history, and its state, kept in
+//! the store as it goes.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use lembas_context::reasoning::{Kind, sends_reasoning};
+use lembas_context::{IdCounter, Ledger};
+use lembas_model::{Message, ModelClient, ToolSchema};
+use lembas_models::ModelInfo;
+use lembas_permissions::Mode;
+use lembas_store::{NewMessage, NewResult, SessionRecord, Store};
+use lembas_tools::Workspace;
+use serde::{Deserialize, Serialize};
+use tokio::sync::mpsc::UnboundedSender;
+
+use crate::approve::Approver;
+use crate::events::Event;
+use crate::prompt::{PromptParts, Told, instructions, system_prompt};
+use crate::{EngineError, now_ms};
+
+/// The tools an agent session offers today, in the order they are listed. Each is defined in
+/// `spec/tools/` and works for real.
+pub const OFFERED: &[&str] =
+    &["read", "write", "edit", "multiedit", "apply_patch", "glob", "grep", "list", "bash", "recall"];
+
+/// Everything a session needs from the outside.
+#[derive(Clone)]
+pub struct SessionConfig {
+    pub store: Arc<Store>,
+    pub client: ModelClient,
+    pub model: ModelInfo,
+    /// The effort level asked for (`None`: the model's start level).
+    pub effort: Option<String>,
+    pub mode: Mode,
+    pub approver: Arc<dyn Approver>,
+    pub max_steps: u32,
+    /// The window assumed when the model does not say.
+    pub context_window: u64,
+    /// Compaction starts at this share of the window.
+    pub compact_at: f64,
+    pub global_instructions: Option<PathBuf>,
+    pub extra_instructions: Vec<String>,
+    pub user_home: Option<PathBuf>,
+    /// Today's date as the person reads it (`YYYY-MM-DD`); a function so tests can move it.
+    pub today: Arc<dyn Fn() -> String + Send + Sync>,
+}
+
+impl std::fmt::Debug for SessionConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionConfig").field("model", &self.model.id).field("mode", &self.mode).finish_non_exhaustive()
+    }
+}
+
+/// The person's local date.
+pub fn local_today() -> String {
+    chrono::Local::now().format("%Y-%m-%d").to_string()
+}
+
+/// One message of the history, with what the reasoning rule needs to know of it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Entry {
+    #[serde(flatten)]
+    pub message: Message,
+    /// A user message that starts a turn (false for words delivered at a step boundary).
+    #[serde(default)]
+    pub turn: bool,
+    /// A compaction's summary: the history starts afresh here.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub summary: bool,
+}
+
+impl Entry {
+    pub fn user(content: String, turn: bool) -> Entry {
+        Entry { message: Message::user(content), turn, summary: false }
+    }
+
+    fn kind(&self) -> Kind {
+        match &self.message {
+            _ if self.summary => Kind::Summary,
+            Message::User { .. } | Message::System { .. } => Kind::User { starts_turn: self.turn },
+            Message::Assistant { .. } => Kind::Assistant,
+            Message::Tool { .. } => Kind::Tool,
+        }
+    }
+
+    /// The words search finds it by.
+    fn words(&self) -> String {
+        match &self.message {
+            Message::User { content, .. } | Message::System { content } => content.clone(),
+            Message::Assistant { content, .. } => content.clone(),
+            Message::Tool { .. } => String::new(),
+        }
+    }
+
+    pub fn stored(&self) -> NewMessage {
+        let role = match &self.message {
+            Message::System { .. } => "system",
+            Message::User { .. } => "user",
+            Message::Assistant { .. } => "assistant",
+            Message::Tool { .. } => "tool",
+        };
+        NewMessage {
+            role: role.into(),
+            json: serde_json::to_string(self).expect("an entry serializes"),
+            text: self.words(),
+        }
+    }
+}
+
+/// What a session keeps besides its messages.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct State {
+    pub ledger: Ledger,
+    pub ids: IdCounter,
+    pub told: Told,
+    pub mode: Mode,
+    pub effort: Option<String>,
+    /// Input tokens of the last request: how full the window is.
+    pub last_input: u64,
+    /// Calls the person allowed for the rest of the session (`tool` or `bash:<command>`).
+    #[serde(default)]
+    pub always: HashSet<String>,
+}
+
+/// A running session.
+pub struct Session {
+    pub(crate) id: String,
+    pub(crate) title: String,
+    pub(crate) cfg: SessionConfig,
+    pub(crate) ws: Workspace,
+    pub(crate) system_prompt: String,
+    pub(crate) tools: Vec<ToolSchema>,
+    pub(crate) history: Vec<Entry>,
+    pub(crate) state: State,
+    pub(crate) events: UnboundedSender<Event>,
+    /// Words the person added while a turn runs, delivered at the next step.
+    pub(crate) steer: Arc<Mutex<Vec<String>>>,
+    pub(crate) fresh: bool,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session").field("id", &self.id).field("title", &self.title).finish_non_exhaustive()
+    }
+}
+
+fn offered_tools(model: &ModelInfo) -> Vec<ToolSchema> {
+    if model.tools == Some(false) {
+        return Vec::new();
+    }
+    OFFERED
+        .iter()
+        .map(|name| {
+            let def = lembas_spec::tool(name).unwrap_or_else(|| panic!("spec/tools/{name}.json"));
+            ToolSchema {
+                name: def.name.clone(),
+                description: def.description.clone(),
+                parameters: def.parameters.clone(),
+            }
+        })
+        .collect()
+}
+
+impl Session {
+    /// A new session in the project at `root`, started in `started`.
+    pub fn start(
+        cfg: SessionConfig,
+        root: &Path,
+        started: &Path,
+        events: UnboundedSender<Event>,
+    ) -> Result<Session, EngineError> {
+        let (ws, note) = Workspace::new(root, started);
+        if let Some(note) = note {
+            // Said once, in the session's own record of what happened.
+            let _ = events.send(Event::Error { message: note });
+        }
+        let state = State {
+            ledger: Ledger::default(),
+            ids: IdCounter::default(),
+            told: Told { date: None, mode: Some(cfg.mode) },
+            mode: cfg.mode,
+            effort: cfg.effort.clone(),
+            last_input: 0,
+            always: HashSet::new(),
+        };
+        let tools = offered_tools(&cfg.model);
+        let id = uuid::Uuid::now_v7().to_string();
+        let mut session = Session {
+            id,
+            title: "New session".into(),
+            ws,
+            system_prompt: String::new(),
+            tools,
+            history: Vec::new(),
+            state,
+            events,
+            steer: Arc::default(),
+            fresh: true,
+            cfg,
+        };
+        session.system_prompt = session.make_system_prompt();
+        let now = now_ms();
+        session.cfg.store.create_session(&SessionRecord {
+            id: session.id.clone(),
+            title: session.title.clone(),
+            project: session.ws.root.display().to_string(),
+            started: session.ws.started.display().to_string(),
+            model: session.cfg.model.id.clone(),
+            created_at: now,
+            updated_at: now,
+            system_prompt: session.system_prompt.clone(),
+            tools: serde_json::to_string(&session.tools).expect("tools serialize"),
+            state: session.state_json(),
+        })?;
+        Ok(session)
+    }
+
+    /// A stored session, exactly as it was: its system prompt, tools and history unchanged.
+    pub fn resume(cfg: SessionConfig, id: &str, events: UnboundedSender<Event>) -> Result<Session, EngineError> {
+        let store = cfg.store.clone();
+        let record = store.session(id)?.ok_or_else(|| EngineError::NoSession(id.to_owned()))?;
+        let (ws, _) = Workspace::new(Path::new(&record.project), Path::new(&record.started));
+        let tools: Vec<ToolSchema> =
+            serde_json::from_str(&record.tools).map_err(|e| EngineError::Corrupt(e.to_string()))?;
+        let mut state: State = serde_json::from_str(&record.state).map_err(|e| EngineError::Corrupt(e.to_string()))?;
+        let history = store
+            .messages(id)?
+            .into_iter()
+            .map(|m| serde_json::from_str::<Entry>(&m.json))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| EngineError::Corrupt(e.to_string()))?;
+        // A resumed session is asked with its own mode unless the person set another.
+        state.mode = cfg.mode;
+        Ok(Session {
+            id: record.id,
+            title: record.title,
+            cfg,
+            ws,
+            system_prompt: record.system_prompt,
+            tools,
+            history: repair(history),
+            state,
+            events,
+            steer: Arc::default(),
+            fresh: false,
+        })
+    }
+
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    pub fn title(&self) -> &str {
+        &self.title
+    }
+
+    pub fn mode(&self) -> Mode {
+        self.state.mode
+    }
+
+    pub fn workspace(&self) -> &Workspace {
+        &self.ws
+    }
+
+    /// Words to add to the running turn at its next step.
+    pub fn steer_handle(&self) -> Arc<Mutex<Vec<String>>> {
+        self.steer.clone()
+    }
+
+    /// Changes the permission mode; the model is told on the next message that starts a turn.
+    pub fn set_mode(&mut self, mode: Mode) {
+        if self.state.mode != mode {
+            self.state.mode = mode;
+            self.emit(Event::Mode { mode: mode.to_string() });
+        }
+    }
+
+    pub(crate) fn emit(&self, event: Event) {
+        let _ = self.events.send(event);
+    }
+
+    pub(crate) fn make_system_prompt(&self) -> String {
+        let found = instructions(
+            &self.ws,
+            self.cfg.global_instructions.as_deref(),
+            &self.cfg.extra_instructions,
+            self.cfg.user_home.as_deref(),
+        );
+        system_prompt(&PromptParts {
+            ws: &self.ws,
+            mode: self.state.mode,
+            unattended: !self.cfg.approver.present(),
+            instructions: &found,
+        })
+    }
+
+    pub(crate) fn state_json(&self) -> String {
+        serde_json::to_string(&self.state).expect("state serializes")
+    }
+
+    /// Adds entries to the history and writes them, the results and the state in one go.
+    pub(crate) fn commit(&mut self, entries: Vec<Entry>, results: Vec<NewResult>) -> Result<(), EngineError> {
+        let stored: Vec<NewMessage> = entries.iter().map(Entry::stored).collect();
+        self.history.extend(entries);
+        self.cfg.store.append(&self.id, &stored, &results, &self.state_json(), None, now_ms())?;
+        Ok(())
+    }
+
+    /// The messages a request carries, reasoning only in the current turn.
+    pub(crate) fn request_messages(&self) -> Vec<serde_json::Value> {
+        let kinds: Vec<Kind> = self.history.iter().map(Entry::kind).collect();
+        let sends = sends_reasoning(&kinds);
+        std::iter::once(serde_json::json!({ "role": "system", "content": self.system_prompt }))
+            .chain(self.history.iter().zip(sends).map(|(e, send)| e.message.to_openai(send)))
+            .collect()
+    }
+
+    /// The model's window, from the server or the configuration.
+    pub(crate) fn window(&self) -> u64 {
+        self.cfg.model.context.unwrap_or(self.cfg.context_window)
+    }
+}
+
+/// A history cut by a crash mid-step: an assistant message whose calls lack results gets them,
+/// saying the step was interrupted, so the history is one a server accepts.
+fn repair(mut history: Vec<Entry>) -> Vec<Entry> {
+    let Some(last_assistant) = history.iter().rposition(|e| matches!(e.message, Message::Assistant { .. })) else {
+        return history;
+    };
+    let Message::Assistant { tool_calls, .. } = &history[last_assistant].message else { return history };
+    let answered: HashSet<String> = history[last_assistant..]
+        .iter()
+        .filter_map(|e| match &e.message {
+            Message::Tool { tool_call_id, .. } => Some(tool_call_id.clone()),
+            _ => None,
+        })
+        .collect();
+    let missing: Vec<Entry> = tool_calls
+        .iter()
+        .filter(|c| !answered.contains(&c.id))
+        .map(|c| Entry {
+            message: Message::Tool {
+                tool_call_id: c.id.clone(),
+                content: "(not run: the session was interrupted)".into(),
+            },
+            turn: false,
+            summary: false,
+        })
+        .collect();
+    history.extend(missing);
+    history
+}

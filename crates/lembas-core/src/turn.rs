@@ -1,0 +1,233 @@
+//! One prompt: the steps of a turn, the wrap-up at the backstop, and compaction.
+
+use std::time::Instant;
+
+use lembas_model::{CancellationToken, ChatRequest, Message, ModelError, Reply, StreamEvent};
+use lembas_progress::{Phase, StopReason};
+use lembas_spec::{loop_spec, render};
+use lembas_store::UsageRow;
+
+use crate::phase::Phases;
+use crate::prompt::{text, title_from};
+use crate::session::{Entry, Session};
+use crate::{DoneReason, EngineError, Event, now_ms};
+
+impl Session {
+    /// Runs one prompt to its end and says how it ended. Everything it does is said as events;
+    /// everything answered is stored as it goes.
+    pub async fn prompt(&mut self, words: &str, cancel: &CancellationToken) -> DoneReason {
+        let mut phases = Phases::new(self.events.clone());
+        let (reason, text, steps) = match self.run_prompt(words, cancel, &mut phases).await {
+            Ok(done) => done,
+            Err((error, steps)) => {
+                let (reason, message) = match error {
+                    EngineError::Model(ModelError::Cancelled) => (DoneReason::Cancelled, None),
+                    other => (DoneReason::Failed, Some(other.to_string())),
+                };
+                if let Some(message) = message {
+                    phases.set(Phase::Failed { reason: message.lines().next().unwrap_or("").to_owned() });
+                    self.emit(Event::Error { message });
+                }
+                (reason, String::new(), steps)
+            }
+        };
+        match reason {
+            DoneReason::Answered => phases.clear(),
+            DoneReason::Cancelled => phases.set(Phase::Stopped { reason: Some(StopReason::Person) }),
+            DoneReason::Limit => phases.set(Phase::Stopped { reason: Some(StopReason::Steps) }),
+            DoneReason::Failed => {}
+        }
+        self.emit(Event::Done { reason, text, steps });
+        reason
+    }
+
+    async fn run_prompt(
+        &mut self,
+        words: &str,
+        cancel: &CancellationToken,
+        phases: &mut Phases,
+    ) -> Result<(DoneReason, String, u32), (EngineError, u32)> {
+        self.emit(Event::Prompt { text: words.to_owned() });
+        if self.fresh {
+            self.fresh = false;
+            self.title = title_from(words);
+            self.cfg.store.rename(&self.id, &self.title).map_err(|e| (e.into(), 0))?;
+        }
+        let today = (self.cfg.today)();
+        let content = match self.state.told.note(&today, self.state.mode) {
+            Some(note) => format!("{words}\n\n{note}"),
+            None => words.to_owned(),
+        };
+        self.commit(vec![Entry::user(content, true)], Vec::new()).map_err(|e| (e, 0))?;
+
+        let mut steps = 0;
+        loop {
+            if cancel.is_cancelled() {
+                return Ok((DoneReason::Cancelled, String::new(), steps));
+            }
+            let steered: Vec<String> = std::mem::take(&mut *self.steer.lock().expect("steer queue"));
+            if !steered.is_empty() {
+                let entries = steered.into_iter().map(|w| Entry::user(w, false)).collect();
+                self.commit(entries, Vec::new()).map_err(|e| (e, steps))?;
+            }
+            if steps >= self.cfg.max_steps {
+                let text = self.wrap_up("steps", cancel, phases).await.map_err(|e| (e, steps))?;
+                return Ok((DoneReason::Limit, text, steps));
+            }
+            steps += 1;
+            self.emit(Event::Step { n: steps });
+            let reply = self.request(None, cancel, phases).await.map_err(|e| (e, steps))?;
+            let assistant = Entry {
+                message: Message::Assistant {
+                    content: reply.text.clone(),
+                    reasoning: (!reply.reasoning.is_empty()).then(|| reply.reasoning.clone()),
+                    tool_calls: reply.tool_calls.clone(),
+                },
+                turn: false,
+                summary: false,
+            };
+            if reply.tool_calls.is_empty() {
+                self.commit(vec![assistant], Vec::new()).map_err(|e| (e, steps))?;
+                return Ok((DoneReason::Answered, reply.text, steps));
+            }
+            let (entries, results) = self.run_calls(&reply.tool_calls, cancel, phases).await;
+            let mut step = vec![assistant];
+            step.extend(entries);
+            self.commit(step, results).map_err(|e| (e, steps))?;
+            if cancel.is_cancelled() {
+                return Ok((DoneReason::Cancelled, String::new(), steps));
+            }
+            if self.window_is_full() {
+                self.compact_with(cancel, phases).await.map_err(|e| (e, steps))?;
+            }
+        }
+    }
+
+    /// One model request with the session's prefix; `extra` adds a last user message that is
+    /// not part of the history (the wrap-up or the compaction ask).
+    pub(crate) async fn request(
+        &mut self,
+        extra: Option<&str>,
+        cancel: &CancellationToken,
+        phases: &mut Phases,
+    ) -> Result<Reply, EngineError> {
+        let mut messages = self.request_messages();
+        if let Some(extra) = extra {
+            messages.push(Message::user(extra).to_openai(false));
+        }
+        let level = self.state.effort.clone().unwrap_or_else(|| self.cfg.model.start_level());
+        let request = ChatRequest {
+            model: self.cfg.model.id.clone(),
+            messages,
+            tools: self.tools.clone(),
+            extra: lembas_models::request_fields(&self.cfg.model, &level),
+            max_tokens: self.cfg.model.max_output,
+        };
+        phases.set(Phase::ReadingPrompt { done: None, total: None });
+        let events = self.events.clone();
+        let mut writing_since: Option<Instant> = None;
+        let mut written = 0u64;
+        let mut on_event = |event: StreamEvent| match event {
+            StreamEvent::Text(delta) => {
+                let since = *writing_since.get_or_insert_with(Instant::now);
+                written += 1;
+                let seconds = since.elapsed().as_secs_f64();
+                let rate = (seconds >= 0.5).then(|| written as f64 / seconds);
+                phases.set(Phase::Writing { rate });
+                let _ = events.send(Event::Text { delta });
+            }
+            StreamEvent::Reasoning(delta) => {
+                phases.set(Phase::Thinking);
+                let _ = events.send(Event::Reasoning { delta });
+            }
+            StreamEvent::ToolCallStart { .. } | StreamEvent::ToolCallArgs { .. } => {
+                phases.set(Phase::Writing { rate: None });
+            }
+            StreamEvent::PromptProgress { done, total } => {
+                phases.set(Phase::ReadingPrompt { done: Some(done), total: Some(total) })
+            }
+            StreamEvent::Retrying { reason, in_seconds, attempt } => {
+                phases.set(Phase::Retrying { reason, in_seconds, attempt: Some(u64::from(attempt)) });
+                writing_since = None;
+                written = 0;
+            }
+        };
+        let reply = self.cfg.client.chat(&request, &mut on_event, cancel).await?;
+        if let Some(usage) = reply.usage {
+            self.state.last_input = usage.input_tokens;
+            let row = UsageRow { input: usage.input_tokens, output: usage.output_tokens, cached: usage.cached_tokens };
+            self.cfg.store.record_usage(&self.id, &self.cfg.model.id, row, now_ms())?;
+            self.emit(Event::Usage {
+                input: usage.input_tokens,
+                output: usage.output_tokens,
+                cached: usage.cached_tokens,
+            });
+        }
+        Ok(reply)
+    }
+
+    /// The last request: the same prefix and tools, the wrap-up message naming the limit; a call
+    /// in its reply is not run. The exchange is kept, so the transcript says the prompt stopped.
+    async fn wrap_up(
+        &mut self,
+        limit: &str,
+        cancel: &CancellationToken,
+        phases: &mut Phases,
+    ) -> Result<String, EngineError> {
+        let spec = loop_spec();
+        let name = spec.budgets.limit.get(limit).map_or(limit, String::as_str);
+        let message = render(&spec.wrap_up.message, &[("limit", name)]);
+        let reply = self.request(Some(&message), cancel, phases).await?;
+        let entries = vec![
+            Entry::user(message, false),
+            Entry {
+                message: Message::Assistant { content: reply.text.clone(), reasoning: None, tool_calls: Vec::new() },
+                turn: false,
+                summary: false,
+            },
+        ];
+        self.commit(entries, Vec::new())?;
+        Ok(reply.text)
+    }
+
+    fn window_is_full(&self) -> bool {
+        self.state.last_input as f64 >= self.cfg.compact_at * self.window() as f64
+    }
+
+    /// Compacts now (the person's `/compact`).
+    pub async fn compact(&mut self, cancel: &CancellationToken) -> Result<(), EngineError> {
+        let mut phases = Phases::new(self.events.clone());
+        let result = self.compact_with(cancel, &mut phases).await;
+        phases.clear();
+        result
+    }
+
+    /// The summary is asked for as the next turn of the same conversation (`context.md` §7);
+    /// then the history starts afresh from it, with the table of reads it covers, and the system
+    /// prompt is made again.
+    async fn compact_with(&mut self, cancel: &CancellationToken, phases: &mut Phases) -> Result<(), EngineError> {
+        phases.set(Phase::Compacting);
+        let ask = text("tasks/compact.md");
+        let reply = self.request(Some(ask), cancel, phases).await?;
+        let summary = reply.text.trim();
+        if summary.is_empty() {
+            return Err(EngineError::Compaction(
+                "the model gave an empty summary; the conversation was kept as it was".into(),
+            ));
+        }
+        let table = self.state.ledger.compact();
+        let mut content = render(text("tasks/summary.md"), &[("summary", summary)]);
+        if !table.is_empty() {
+            content.push_str("\n\n");
+            content.push_str(&table);
+        }
+        self.history = vec![Entry { message: Message::user(content), turn: true, summary: true }];
+        self.system_prompt = self.make_system_prompt();
+        self.state.told.mode = Some(self.state.mode);
+        self.state.last_input = 0;
+        let stored: Vec<_> = self.history.iter().map(Entry::stored).collect();
+        self.cfg.store.replace_history(&self.id, &stored, &self.state_json(), &self.system_prompt, now_ms())?;
+        self.emit(Event::Compacted { table });
+        Ok(())
+    }
+}

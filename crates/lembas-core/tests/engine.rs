@@ -1,0 +1,353 @@
+//! The engine against the test kit's fake server, over real HTTP: the exact requests it sends.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use lembas_core::{DoneReason, Event, Nobody, Session, SessionConfig};
+use lembas_model::{CancellationToken, ClientConfig, ModelClient};
+use lembas_models::ModelInfo;
+use lembas_permissions::Mode;
+use lembas_store::Store;
+use lembas_testkit::{FakeServer, Scripted};
+use serde_json::{Value, json};
+use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
+
+struct Harness {
+    server: FakeServer,
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    store: Arc<Store>,
+    today: Arc<Mutex<String>>,
+}
+
+impl Harness {
+    async fn new(script: Vec<Scripted>) -> Harness {
+        let server = FakeServer::start(script).await;
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("app");
+        std::fs::create_dir_all(root.join("src")).unwrap();
+        std::fs::write(root.join("src/lib.rs"), "pub fn add(a: i32, b: i32) -> i32 {\n    a - b\n}\n").unwrap();
+        std::fs::write(root.join("AGENTS.md"), "Run cargo test before you finish.\n").unwrap();
+        let root = std::fs::canonicalize(root).unwrap();
+        Harness {
+            server,
+            root,
+            _dir: dir,
+            store: Arc::new(Store::in_memory().unwrap()),
+            today: Arc::new(Mutex::new("2026-12-02".into())),
+        }
+    }
+
+    fn config(&self, mode: Mode, steps: u32) -> SessionConfig {
+        let mut client = ClientConfig::new(self.server.base_url());
+        client.backoff = std::time::Duration::from_millis(5);
+        let today = self.today.clone();
+        SessionConfig {
+            store: self.store.clone(),
+            client: ModelClient::new(client).unwrap(),
+            model: ModelInfo { id: "fake-model".into(), context: Some(100_000), ..Default::default() },
+            effort: None,
+            mode,
+            approver: Arc::new(Nobody),
+            max_steps: steps,
+            context_window: 32_768,
+            compact_at: 0.85,
+            global_instructions: None,
+            extra_instructions: Vec::new(),
+            user_home: None,
+            today: Arc::new(move || today.lock().unwrap().clone()),
+        }
+    }
+
+    fn start(&self, mode: Mode) -> (Session, UnboundedReceiver<Event>) {
+        let (tx, rx) = unbounded_channel();
+        (Session::start(self.config(mode, 50), &self.root, &self.root, tx).unwrap(), rx)
+    }
+}
+
+fn drain(rx: &mut UnboundedReceiver<Event>) -> Vec<Event> {
+    let mut out = Vec::new();
+    while let Ok(e) = rx.try_recv() {
+        out.push(e);
+    }
+    out
+}
+
+fn tool_results(request: &Value) -> Vec<String> {
+    request["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// Every request keeps the one before it as its prefix: the same system prompt, the same tools,
+/// and the earlier messages unchanged.
+fn assert_prefix_kept(requests: &[Value]) {
+    for pair in requests.windows(2) {
+        assert_eq!(pair[0]["tools"], pair[1]["tools"], "the tool list is fixed");
+        let (a, b) = (pair[0]["messages"].as_array().unwrap(), pair[1]["messages"].as_array().unwrap());
+        assert_eq!(a[0], b[0], "the system prompt is byte for byte the same");
+        for (i, m) in a.iter().enumerate().skip(1) {
+            // Reasoning may drop out of an earlier turn (context.md §8); nothing else changes.
+            let mut earlier = m.clone();
+            let mut later = b[i].clone();
+            earlier.as_object_mut().unwrap().remove("reasoning_content");
+            later.as_object_mut().unwrap().remove("reasoning_content");
+            assert_eq!(earlier, later, "message {i} was rewritten");
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_turn_reads_edits_runs_a_command_and_answers_keeping_the_prefix() {
+    let h = Harness::new(vec![
+        Scripted::tool_call("read", json!({"path": "src/lib.rs"})).with_reasoning("Look at the code first."),
+        Scripted::tool_call("edit", json!({"path": "src/lib.rs", "old_string": "a - b", "new_string": "a + b"})),
+        Scripted::tool_call("bash", json!({"command": "grep -c 'a + b' src/lib.rs"})),
+        Scripted::text("Fixed: add now adds.").with_usage(900, 12, 850),
+    ])
+    .await;
+    let (mut session, mut rx) = h.start(Mode::Auto);
+    let done = session.prompt("fix add", &CancellationToken::new()).await;
+    assert_eq!(done, DoneReason::Answered);
+    assert_eq!(
+        std::fs::read_to_string(h.root.join("src/lib.rs")).unwrap(),
+        "pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n"
+    );
+
+    let requests = h.server.chat_requests();
+    assert_eq!(requests.len(), 4);
+    assert_prefix_kept(&requests);
+    let first = &requests[0];
+    let system = first["messages"][0]["content"].as_str().unwrap();
+    assert!(system.contains("Project: app (paths are relative to its root)"));
+    assert!(system.contains("Run cargo test before you finish."));
+    assert!(!system.contains(&h.root.display().to_string()), "no absolute path in the prompt");
+    assert_eq!(first["messages"][1]["content"], "fix add\n\n<session-note>\nToday is 2026-12-02.\n</session-note>");
+    let names: Vec<&str> =
+        first["tools"].as_array().unwrap().iter().map(|t| t["function"]["name"].as_str().unwrap()).collect();
+    assert_eq!(names, lembas_core::OFFERED);
+
+    let results = tool_results(&requests[3]);
+    assert!(results[0].starts_with("[#0001 src/lib.rs lines 1-3 of 3 sha "), "{}", results[0]);
+    assert!(
+        results[1].starts_with("[#0002 src/lib.rs sha ") && results[1].contains("\n-    a - b\n+    a + b"),
+        "{}",
+        results[1]
+    );
+    assert_eq!(results[2], "[#0003]\n1");
+    // The turn's reasoning goes back with its assistant message.
+    assert_eq!(requests[1]["messages"][2]["reasoning_content"], "Look at the code first.");
+
+    let events = drain(&mut rx);
+    assert!(events.iter().any(|e| matches!(e, Event::Usage { cached: Some(850), .. })));
+    assert!(
+        matches!(events.last(), Some(Event::Done { reason: DoneReason::Answered, text, steps: 4 }) if text == "Fixed: add now adds.")
+    );
+    assert!(events.iter().any(|e| matches!(e, Event::Phase { progress: Some(p) } if p.phase.name() == "running_tool")));
+}
+
+#[tokio::test]
+async fn reasoning_is_sent_back_only_in_its_turn_and_notes_follow_the_date() {
+    let h = Harness::new(vec![
+        Scripted::text("One.").with_reasoning("First thoughts."),
+        Scripted::tool_call("list", json!({})).with_reasoning("Second thoughts."),
+        Scripted::text("Two."),
+    ])
+    .await;
+    let (mut session, _rx) = h.start(Mode::Edit);
+    session.prompt("first", &CancellationToken::new()).await;
+    *h.today.lock().unwrap() = "2026-12-03".into();
+    session.prompt("second", &CancellationToken::new()).await;
+    let requests = h.server.chat_requests();
+    let second_turn = &requests[2]["messages"];
+    assert!(second_turn[2].get("reasoning_content").is_none(), "an earlier turn carries none");
+    assert_eq!(second_turn[4]["reasoning_content"], "Second thoughts.");
+    assert_eq!(second_turn[3]["content"], "second\n\n<session-note>\nToday is 2026-12-03.\n</session-note>");
+    assert_prefix_kept(&requests);
+}
+
+#[tokio::test]
+async fn unchanged_rereads_are_stubs_and_parallel_calls_answer_in_order() {
+    let h = Harness::new(vec![
+        Scripted::text("").with_call("read", r#"{"path": "src/lib.rs"}"#).with_call("read", r#"{"path": "AGENTS.md"}"#),
+        Scripted::tool_call("read", json!({"path": "./src/lib.rs", "offset": 2, "limit": 1})),
+        Scripted::text("Done."),
+    ])
+    .await;
+    let (mut session, _rx) = h.start(Mode::Manual);
+    session.prompt("look", &CancellationToken::new()).await;
+    let results = tool_results(&h.server.chat_requests()[2]);
+    assert!(results[0].starts_with("[#0001 src/lib.rs"));
+    assert!(results[1].starts_with("[#0002 AGENTS.md"));
+    assert!(
+        results[2].starts_with("[#0003 ./src/lib.rs lines 2-2 of 3 sha ")
+            && results[2].ends_with("Unchanged since #0001, which already shows lines 1-3.")
+    );
+}
+
+#[tokio::test]
+async fn bad_calls_are_answered_as_errors_and_the_turn_goes_on() {
+    let h = Harness::new(vec![
+        Scripted::text("")
+            .with_call("edit", "{\"path\": oops")
+            .with_call("teleport", "{}")
+            .with_call("read", r#"{"path": "missing.rs"}"#),
+        Scripted::text("Sorry."),
+    ])
+    .await;
+    let (mut session, _rx) = h.start(Mode::Auto);
+    assert_eq!(session.prompt("go", &CancellationToken::new()).await, DoneReason::Answered);
+    let results = tool_results(&h.server.chat_requests()[1]);
+    assert!(results[0].starts_with("[#0001]\nThe arguments of this call are not valid JSON"));
+    assert!(results[1].starts_with("[#0002]\nThere is no tool called teleport here."));
+    assert_eq!(results[2], format!("[#0003]\nNo such file or directory: {}", h.root.join("missing.rs").display()));
+}
+
+#[tokio::test]
+async fn with_nobody_to_ask_what_would_be_asked_is_refused_and_the_model_told() {
+    let h = Harness::new(vec![
+        Scripted::text("")
+            .with_call("bash", r#"{"command": "touch hacked"}"#)
+            .with_call("write", r#"{"path": "new.txt", "content": "x"}"#),
+        Scripted::text("I could not."),
+    ])
+    .await;
+    let (mut session, mut rx) = h.start(Mode::Manual);
+    session.prompt("try", &CancellationToken::new()).await;
+    let requests = h.server.chat_requests();
+    assert!(requests[0]["messages"][0]["content"].as_str().unwrap().contains("Nobody is watching this session"));
+    let results = tool_results(&requests[1]);
+    assert!(results[0].contains("needs the person's approval, and nobody is here to give it"));
+    assert!(results[1].contains("needs the person's approval"));
+    assert!(!h.root.join("hacked").exists() && !h.root.join("new.txt").exists());
+    assert_eq!(drain(&mut rx).iter().filter(|e| matches!(e, Event::ToolDenied { .. })).count(), 2);
+}
+
+#[tokio::test]
+async fn plan_mode_refuses_an_edit_with_the_spec_text() {
+    let h = Harness::new(vec![
+        Scripted::tool_call("write", json!({"path": "x.md", "content": "x"})),
+        Scripted::text("Planned."),
+    ])
+    .await;
+    let (mut session, _rx) = h.start(Mode::Plan);
+    session.prompt("plan it", &CancellationToken::new()).await;
+    let results = tool_results(&h.server.chat_requests()[1]);
+    assert_eq!(results[0], format!("[#0001]\n{}", lembas_spec::modes().modes["plan"].refused.clone().unwrap()));
+}
+
+#[tokio::test]
+async fn the_step_backstop_ends_with_the_wrap_up_and_runs_no_call_from_it() {
+    let h = Harness::new(vec![
+        Scripted::tool_call("list", json!({})),
+        Scripted::tool_call("list", json!({"depth": 1})),
+        Scripted::tool_call("write", json!({"path": "late.txt", "content": "no"})).with_call("list", "{}"),
+    ])
+    .await;
+    h.server.push(Scripted::text("Listed twice; nothing else done."));
+    let (tx, mut rx) = unbounded_channel();
+    let mut session = Session::start(h.config(Mode::Auto, 2), &h.root, &h.root, tx).unwrap();
+    // Replace the third scripted reply: the wrap-up answers with text (its calls would not run).
+    assert_eq!(session.prompt("list things", &CancellationToken::new()).await, DoneReason::Limit);
+    let requests = h.server.chat_requests();
+    assert_eq!(requests.len(), 3);
+    let wrap = &requests[2];
+    assert_eq!(wrap["tools"], requests[0]["tools"], "the tools stay listed");
+    let last = wrap["messages"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["role"], "user");
+    assert_eq!(
+        last["content"],
+        "The step limit for this prompt has been reached and the tools have been withdrawn. Answer now from what you have: what is done, what is not, and what would come next."
+    );
+    assert!(!h.root.join("late.txt").exists());
+    assert!(drain(&mut rx).iter().any(|e| matches!(e, Event::Done { reason: DoneReason::Limit, .. })));
+}
+
+#[tokio::test]
+async fn a_resumed_session_sends_its_stored_prefix_unchanged() {
+    let h = Harness::new(vec![
+        Scripted::tool_call("read", json!({"path": "src/lib.rs"})),
+        Scripted::text("It subtracts."),
+        Scripted::text("Still subtracts."),
+    ])
+    .await;
+    let (mut session, _rx) = h.start(Mode::Edit);
+    session.prompt("what does add do?", &CancellationToken::new()).await;
+    let id = session.id().to_owned();
+    drop(session);
+    // The instructions change on disk; the resumed session's prompt does not.
+    std::fs::write(h.root.join("AGENTS.md"), "Something else.\n").unwrap();
+    let (tx, _rx) = unbounded_channel();
+    let mut resumed = Session::resume(h.config(Mode::Edit, 50), &id, tx).unwrap();
+    resumed.prompt("and now?", &CancellationToken::new()).await;
+    let requests = h.server.chat_requests();
+    assert_prefix_kept(&requests);
+    assert_eq!(requests[2]["messages"].as_array().unwrap().len(), 6);
+    assert_eq!(requests[2]["messages"][5]["content"], "and now?", "same day, same mode: no note");
+}
+
+#[tokio::test]
+async fn compaction_asks_in_the_same_conversation_then_starts_afresh_with_the_table() {
+    let h = Harness::new(vec![
+        Scripted::tool_call("read", json!({"path": "src/lib.rs"})),
+        Scripted::text("Read it."),
+        Scripted::text("The person asked about add; src/lib.rs subtracts."),
+        Scripted::text("Next."),
+    ])
+    .await;
+    let (mut session, mut rx) = h.start(Mode::Edit);
+    session.prompt("read lib", &CancellationToken::new()).await;
+    session.compact(&CancellationToken::new()).await.unwrap();
+    session.prompt("go on", &CancellationToken::new()).await;
+    let requests = h.server.chat_requests();
+    let ask = &requests[2];
+    assert_eq!(ask["messages"][0], requests[1]["messages"][0], "the same system prompt");
+    assert_eq!(ask["tools"], requests[1]["tools"]);
+    assert_eq!(&ask["messages"].as_array().unwrap()[..4], &requests[1]["messages"].as_array().unwrap()[..4]);
+    assert_eq!(ask["messages"][4]["content"], "Read it.");
+    assert!(ask["messages"][5]["content"].as_str().unwrap().starts_with("Write a summary of this conversation"));
+    let after = &requests[3]["messages"];
+    let summary = after[1]["content"].as_str().unwrap();
+    assert!(summary.contains("The person asked about add"));
+    assert!(summary.contains("## Files read before this summary") && summary.contains("| src/lib.rs | 1-3 of 3 |"));
+    assert!(drain(&mut rx).iter().any(|e| matches!(e, Event::Compacted { .. })));
+}
+
+#[tokio::test]
+async fn recall_shows_a_capped_output_in_full() {
+    let h = Harness::new(vec![
+        Scripted::tool_call("bash", json!({"command": "seq 1 1000"})),
+        Scripted::tool_call("recall", json!({"id": "#0001", "offset": 500, "limit": 2})),
+        Scripted::text("ok"),
+    ])
+    .await;
+    let (mut session, _rx) = h.start(Mode::Auto);
+    session.prompt("count", &CancellationToken::new()).await;
+    let results = tool_results(&h.server.chat_requests()[2]);
+    assert!(results[0].contains("[700 lines elided, full output #0001]"), "{}", &results[0][..200]);
+    assert_eq!(
+        results[1],
+        "[#0002 recall #0001 lines 500-501 of 1000]\n500\n501\n\n(499 more lines — read again with offset 502)"
+    );
+}
+
+#[tokio::test]
+async fn a_failed_model_ends_the_prompt_with_the_servers_words() {
+    let h = Harness::new(vec![Scripted::status(400, r#"{"error":{"message":"model not loaded"}}"#)]).await;
+    let (mut session, mut rx) = h.start(Mode::Edit);
+    assert_eq!(session.prompt("hi", &CancellationToken::new()).await, DoneReason::Failed);
+    let events = drain(&mut rx);
+    assert!(events.iter().any(|e| matches!(e, Event::Error { message } if message.contains("model not loaded"))));
+    assert!(events.iter().any(|e| matches!(e, Event::Phase { progress: Some(p) } if p.phase.name() == "failed")));
+}
+
+#[test]
+fn every_offered_tool_is_defined() {
+    for name in lembas_core::OFFERED {
+        assert!(lembas_spec::tool(name).is_some(), "{name}");
+    }
+}
