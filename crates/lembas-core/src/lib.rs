@@ -43,6 +43,11 @@ pub enum EngineError {
     Compaction(String),
 }
 
+/// The step backstop of a prompt (`loop.json` `steps.max`), unless the configuration sets one.
+pub fn default_max_steps() -> u32 {
+    lembas_spec::loop_spec().steps.max
+}
+
 pub(crate) fn now_ms() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
 }

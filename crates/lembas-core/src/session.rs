@@ -260,6 +260,21 @@ impl Session {
         self.state.mode
     }
 
+    pub fn model_id(&self) -> &str {
+        &self.cfg.model.id
+    }
+
+    /// Says which session this is (an `Event::Session`), for a front end that shows it.
+    pub fn announce(&self, resumed: bool) {
+        self.emit(Event::Session {
+            id: self.id.clone(),
+            title: self.title.clone(),
+            model: self.cfg.model.id.clone(),
+            mode: self.state.mode.to_string(),
+            resumed,
+        });
+    }
+
     pub fn workspace(&self) -> &Workspace {
         &self.ws
     }

@@ -61,7 +61,8 @@ pub(crate) fn refused_field(status: u16, body: &str, sent: &SentFields) -> Optio
     if sent.progress && body.contains("return_progress") {
         return Some(Refused::Progress);
     }
-    if sent.effort && (body.contains("effort") || body.contains("enable_thinking") || body.contains("thinking")) {
+    if sent.effort && ["effort", "enable_thinking", "thinking", "chat_template_kwargs"].iter().any(|k| body.contains(k))
+    {
         return Some(Refused::Effort);
     }
     if sent.stream && body.contains("stream") && (body.contains("support") || body.contains("not allowed")) {

@@ -1,0 +1,127 @@
+//! The command line, as clap reads it.
+
+use clap::{Parser, Subcommand};
+
+/// Exit statuses, as `--help` states them.
+pub mod exit {
+    /// The turn ended normally: an answer, or a stop at a step limit.
+    pub const OK: u8 = 0;
+    /// The turn could not finish: the model server refused or could not be reached after retries.
+    pub const FAILED: u8 = 1;
+    /// Bad arguments (an unknown model, mode or effort; a missing prompt).
+    pub const USAGE: u8 = 2;
+    /// Not logged in, or the login could not be made.
+    pub const LOGIN: u8 = 3;
+    /// Interrupted by Ctrl-C (the session keeps what was answered).
+    pub const INTERRUPTED: u8 = 130;
+}
+
+const AFTER_HELP: &str = "\
+Exit status: 0 the turn ended normally (an answer, or a stop at the step limit); 1 it could not \
+finish (the model server refused, or stayed unreachable after retries); 2 bad arguments; 3 not \
+logged in or the login failed; 130 interrupted by Ctrl-C.
+
+Everything lembas keeps lives under LEMBAS_HOME when it is set, else in ~/.config/lembas, \
+~/.local/share/lembas and ~/.local/state/lembas. An API key for a plain model server can also \
+come from LEMBAS_API_KEY.";
+
+#[derive(Debug, Parser)]
+#[command(name = "lembas", version, about = "A terminal coding agent.", after_help = AFTER_HELP)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run one turn in the current directory's project and print the reply.
+    #[command(after_help = AFTER_HELP)]
+    Run(RunArgs),
+    /// The stored sessions.
+    Sessions {
+        #[command(subcommand)]
+        action: Option<SessionsAction>,
+        /// One JSON value for scripts.
+        #[arg(long, global = true)]
+        json: bool,
+    },
+    /// Log in to a LLeMbas server or an OpenAI-compatible model server.
+    Login(LoginArgs),
+    /// Forget the login.
+    Logout,
+    /// The models the login offers, with their context windows and effort levels.
+    Models {
+        /// Ask the server again instead of showing what it offered at login.
+        #[arg(long)]
+        refresh: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print a shell completion script.
+    Completions { shell: clap_complete::Shell },
+}
+
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    /// The model (its id or name); default: the configured one, else the server's default.
+    #[arg(long)]
+    pub model: Option<String>,
+    /// The effort level (one of the model's levels: off, low, medium, high, …).
+    #[arg(long)]
+    pub effort: Option<String>,
+    /// The permission mode: manual, edit, auto or plan.
+    #[arg(long)]
+    pub mode: Option<String>,
+    /// Continue this project's most recent session.
+    #[arg(long = "continue", short = 'c', conflicts_with = "resume")]
+    pub continue_last: bool,
+    /// Resume a session by its id (or a unique start of it).
+    #[arg(long)]
+    pub resume: Option<String>,
+    /// Print one JSON event per line instead of the reply.
+    #[arg(long)]
+    pub json: bool,
+    /// The prompt; `-` reads it from standard input.
+    #[arg(required = true, num_args = 1.., value_name = "PROMPT")]
+    pub prompt: Vec<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SessionsAction {
+    /// Newest first.
+    List,
+    /// A session's conversation.
+    Show {
+        id: String,
+    },
+    Rename {
+        id: String,
+        title: String,
+    },
+    Delete {
+        id: String,
+    },
+    /// Sessions by what was said in them.
+    Search {
+        #[arg(required = true, num_args = 1..)]
+        words: Vec<String>,
+    },
+}
+
+#[derive(Debug, clap::Args)]
+pub struct LoginArgs {
+    /// The server: a LLeMbas server, or any OpenAI-compatible one (http://127.0.0.1:8080).
+    pub url: Option<String>,
+    /// Read an API key for the server from standard input.
+    #[arg(long, conflicts_with = "token_stdin")]
+    pub key_stdin: bool,
+    /// Read a LLeMbas device token from standard input (with --server).
+    #[arg(long, requires = "server")]
+    pub token_stdin: bool,
+    /// The LLeMbas server for --token-stdin.
+    #[arg(long)]
+    pub server: Option<String>,
+    /// Print the result as one JSON line.
+    #[arg(long)]
+    pub json: bool,
+}

@@ -1,0 +1,97 @@
+//! `lembas login`, `lembas logout`, `lembas models`.
+
+use std::io::{IsTerminal, Read};
+
+use lembas_config::Login;
+use lembas_login::{LoginError, done_line, error_line, login_token, login_url};
+
+use crate::cli::{LoginArgs, exit};
+use crate::{Failure, setup};
+
+fn read_secret(what: &str) -> Result<String, Failure> {
+    let mut text = String::new();
+    std::io::stdin()
+        .read_to_string(&mut text)
+        .map_err(|e| Failure::new(exit::LOGIN, format!("cannot read the {what} from stdin: {e}")))?;
+    let secret = text.trim().to_owned();
+    if secret.is_empty() {
+        return Err(Failure::new(exit::LOGIN, format!("no {what} on stdin")));
+    }
+    Ok(secret)
+}
+
+pub async fn login(args: LoginArgs) -> Result<u8, Failure> {
+    let home = setup::home()?;
+    let previous = Login::load(&home).ok().flatten();
+    let result: Result<Login, LoginError> = if args.token_stdin {
+        let token = read_secret("token")?;
+        login_token(args.server.as_deref().unwrap_or_default(), &token).await
+    } else {
+        let Some(url) = args.url.as_deref().or(args.server.as_deref()) else {
+            return Err(Failure::new(exit::USAGE, "name the server: lembas login URL"));
+        };
+        let key = if args.key_stdin {
+            Some(read_secret("API key")?)
+        } else {
+            std::env::var("LEMBAS_API_KEY").ok().filter(|k| !k.is_empty())
+        };
+        let json = args.json;
+        login_url(url, key, &mut |code| {
+            let link = code.verification_uri_complete.as_deref().unwrap_or(&code.verification_uri);
+            let text = format!("To sign in, open {link} and enter the code {}. Waiting…", code.user_code);
+            if json || !std::io::stderr().is_terminal() {
+                eprintln!("{text}");
+            } else {
+                eprintln!("\n{text}\n");
+            }
+        })
+        .await
+    };
+    match result {
+        Ok(login) => {
+            login.save(&home).map_err(|e| Failure::new(exit::LOGIN, e.to_string()))?;
+            if args.json {
+                println!("{}", done_line(&login, previous.as_ref()));
+            } else {
+                let model = login.default_model().map(|m| m.id.clone()).unwrap_or_default();
+                println!("Logged in to {} ({} models; default {model}).", login.server, login.models.len());
+            }
+            Ok(exit::OK)
+        }
+        Err(e) if args.json => {
+            println!("{}", error_line(&e));
+            Ok(exit::LOGIN)
+        }
+        Err(e) => Err(Failure::new(exit::LOGIN, e.to_string())),
+    }
+}
+
+pub fn logout() -> Result<u8, Failure> {
+    let home = setup::home()?;
+    let removed = Login::remove(&home).map_err(|e| Failure::new(exit::FAILED, e.to_string()))?;
+    println!("{}", if removed { "Logged out." } else { "Not logged in." });
+    Ok(exit::OK)
+}
+
+pub async fn models(refresh: bool, json: bool) -> Result<u8, Failure> {
+    let home = setup::home()?;
+    let mut login = setup::login(&home)?;
+    if refresh {
+        let key = login.secret.clone().or_else(|| std::env::var("LEMBAS_API_KEY").ok());
+        let catalog = lembas_model::catalog::list_models(&login.base_url, key.as_deref()).await?;
+        login.models = catalog.models;
+        login.llama_cpp = catalog.llama_cpp;
+        login.save(&home).map_err(|e| Failure::new(exit::FAILED, e.to_string()))?;
+    }
+    if json {
+        println!("{}", serde_json::to_string(&login.models)?);
+        return Ok(exit::OK);
+    }
+    let default = login.default_model().map(|m| m.id.clone());
+    for m in &login.models {
+        let context = m.context.map_or_else(|| "context unknown".to_owned(), |c| format!("{c} tokens"));
+        let mark = if Some(&m.id) == default.as_ref() { " (default)" } else { "" };
+        println!("{}{mark}  {context}  levels: {}", m.display_name(), m.levels().join(", "));
+    }
+    Ok(exit::OK)
+}

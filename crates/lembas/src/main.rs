@@ -1,0 +1,68 @@
+//! `lembas`: the command-line front end. It only parses what the person typed, drives the
+//! engine through its public API, and renders the engine's events.
+
+mod cli;
+mod login;
+mod run;
+mod sessions;
+mod setup;
+
+use std::process::ExitCode;
+
+use clap::{CommandFactory, Parser};
+
+use crate::cli::{Cli, Command, exit};
+
+/// An error that ends the command: one line on stderr, and its exit status.
+#[derive(Debug)]
+pub struct Failure {
+    pub status: u8,
+    pub message: String,
+}
+
+impl Failure {
+    pub fn new(status: u8, message: impl Into<String>) -> Self {
+        Failure { status, message: message.into() }
+    }
+}
+
+impl<E: std::fmt::Display> From<E> for Failure {
+    fn from(e: E) -> Self {
+        Failure::new(exit::FAILED, e.to_string())
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("lembas: cannot start: {e}");
+            return ExitCode::from(exit::FAILED);
+        }
+    };
+    let result = runtime.block_on(async {
+        match cli.command {
+            None => Err(Failure::new(
+                exit::USAGE,
+                "the terminal UI is not part of this build yet: use `lembas run \"…\"` (see lembas --help)",
+            )),
+            Some(Command::Run(args)) => run::run(args).await,
+            Some(Command::Sessions { action, json }) => sessions::sessions(action, json),
+            Some(Command::Login(args)) => login::login(args).await,
+            Some(Command::Logout) => login::logout(),
+            Some(Command::Models { refresh, json }) => login::models(refresh, json).await,
+            Some(Command::Completions { shell }) => {
+                clap_complete::generate(shell, &mut Cli::command(), "lembas", &mut std::io::stdout());
+                Ok(exit::OK)
+            }
+        }
+    });
+    match result {
+        Ok(status) => ExitCode::from(status),
+        Err(failure) => {
+            eprintln!("lembas: {}", failure.message);
+            ExitCode::from(failure.status)
+        }
+    }
+}

@@ -1,0 +1,197 @@
+//! `lembas run`: one turn, headless. The reply streams to stdout; `--json` prints the engine's
+//! events instead, one per line.
+
+use std::future::Future;
+use std::io::{IsTerminal, Read, Write};
+use std::pin::Pin;
+use std::sync::Arc;
+
+use lembas_core::{
+    Approval, ApprovalRequest, Approver, DoneReason, Event, Nobody, Session, SessionConfig, local_today,
+};
+use lembas_model::CancellationToken;
+use lembas_models::ModelInfo;
+use lembas_permissions::Mode;
+use tokio::sync::mpsc::unbounded_channel;
+
+use crate::cli::{RunArgs, exit};
+use crate::{Failure, setup};
+
+/// Approvals asked on the terminal the run was started from.
+struct TerminalApprover;
+
+impl Approver for TerminalApprover {
+    fn present(&self) -> bool {
+        true
+    }
+
+    fn ask(&self, request: ApprovalRequest) -> Pin<Box<dyn Future<Output = Approval> + Send + '_>> {
+        Box::pin(async move {
+            let mut card = format!("\nlembas wants to run {}: {}\n", request.tool, request.title);
+            for path in &request.reaches {
+                card.push_str(&format!("  reaches {path}\n"));
+            }
+            card.push_str("Allow? [y] once, [a] always this session, [n] no — you may add why after n: ");
+            eprint!("{card}");
+            let _ = std::io::stderr().flush();
+            let line = tokio::task::spawn_blocking(|| {
+                let mut line = String::new();
+                std::io::stdin().read_line(&mut line).map(|_| line).unwrap_or_default()
+            })
+            .await
+            .unwrap_or_default();
+            let line = line.trim();
+            match line.chars().next().map(|c| c.to_ascii_lowercase()) {
+                Some('y') => Approval::Once,
+                Some('a') => Approval::Always,
+                _ => {
+                    let feedback = line.split_once(char::is_whitespace).map(|(_, rest)| rest.trim().to_owned());
+                    Approval::Deny { feedback: feedback.filter(|f| !f.is_empty()) }
+                }
+            }
+        })
+    }
+}
+
+fn read_prompt(words: &[String]) -> Result<String, Failure> {
+    let prompt = if words.len() == 1 && words[0] == "-" {
+        let mut text = String::new();
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .map_err(|e| Failure::new(exit::USAGE, format!("cannot read the prompt from stdin: {e}")))?;
+        text
+    } else {
+        words.join(" ")
+    };
+    if prompt.trim().is_empty() {
+        return Err(Failure::new(exit::USAGE, "the prompt is empty"));
+    }
+    Ok(prompt)
+}
+
+fn choose_model(login: &lembas_config::Login, wanted: Option<&str>) -> Result<ModelInfo, Failure> {
+    let names = || login.models.iter().map(|m| m.id.as_str()).collect::<Vec<_>>().join(", ");
+    match wanted {
+        Some(name) => login
+            .model(name)
+            .cloned()
+            .ok_or_else(|| Failure::new(exit::USAGE, format!("no model {name}; the login offers: {}", names()))),
+        None => login.default_model().cloned().ok_or_else(|| {
+            Failure::new(exit::LOGIN, "the server offered no models: run `lembas models --refresh`, or log in again")
+        }),
+    }
+}
+
+pub async fn run(args: RunArgs) -> Result<u8, Failure> {
+    let prompt = read_prompt(&args.prompt)?;
+    let home = setup::home()?;
+    let config = setup::config(&home)?;
+    let login = setup::login(&home)?;
+    let model = choose_model(&login, args.model.as_deref().or(config.model.as_deref()))?;
+    let effort = args.effort.clone().or(config.effort.clone());
+    if let Some(level) = &effort
+        && !model.levels().contains(level)
+    {
+        return Err(Failure::new(
+            exit::USAGE,
+            format!("{} has no effort level {level}; its levels: {}", model.id, model.levels().join(", ")),
+        ));
+    }
+    let mode_word = args.mode.clone().or(config.mode.clone()).unwrap_or_else(|| "edit".into());
+    let mode = Mode::parse(&mode_word)
+        .ok_or_else(|| Failure::new(exit::USAGE, format!("no mode {mode_word}: use manual, edit, auto or plan")))?;
+
+    let interactive = !args.json && std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
+    let approver: Arc<dyn Approver> = if interactive { Arc::new(TerminalApprover) } else { Arc::new(Nobody) };
+    let cwd = std::env::current_dir().map_err(|e| Failure::new(exit::FAILED, format!("no current directory: {e}")))?;
+    let root = setup::project_root(&cwd);
+    let store = setup::store(&home)?;
+    let client = setup::client(&home, &login)?;
+    let cfg = SessionConfig {
+        store: store.clone(),
+        client: client.clone(),
+        model,
+        effort,
+        mode,
+        approver,
+        max_steps: config.steps.unwrap_or_else(lembas_core::default_max_steps),
+        context_window: config.context_window.unwrap_or(lembas_config::DEFAULT_CONTEXT_WINDOW),
+        compact_at: config.compact_at(),
+        global_instructions: Some(home.global_instructions()),
+        extra_instructions: config.instructions.clone(),
+        user_home: home.user_home.clone(),
+        today: Arc::new(local_today),
+    };
+
+    let (tx, mut rx) = unbounded_channel();
+    let resume_id = if args.continue_last {
+        let canonical = std::fs::canonicalize(&root).unwrap_or(root.clone());
+        let latest = store.list(Some(&canonical.display().to_string()))?.into_iter().next();
+        Some(latest.ok_or_else(|| Failure::new(exit::USAGE, "no earlier session in this project to continue"))?.id)
+    } else if let Some(id) = &args.resume {
+        Some(store.find_id(id)?.ok_or_else(|| Failure::new(exit::USAGE, format!("no session {id}")))?)
+    } else {
+        None
+    };
+    let resumed = resume_id.is_some();
+    let mut session = match resume_id {
+        Some(id) => Session::resume(cfg, &id, tx)?,
+        None => Session::start(cfg, &root, &cwd, tx)?,
+    };
+
+    let json = args.json;
+    let renderer = tokio::spawn(async move {
+        let mut out = std::io::stdout();
+        let mut ended_with_newline = true;
+        while let Some(event) = rx.recv().await {
+            if json {
+                let _ = writeln!(out, "{}", serde_json::to_string(&event).unwrap_or_default());
+                if let Event::Error { message } = &event {
+                    eprintln!("lembas: {message}");
+                }
+                let _ = out.flush();
+                continue;
+            }
+            match event {
+                Event::Text { delta } => {
+                    ended_with_newline = delta.ends_with('\n');
+                    let _ = write!(out, "{delta}");
+                    let _ = out.flush();
+                }
+                Event::ToolStart { tool, title, .. } => {
+                    if !ended_with_newline {
+                        let _ = writeln!(out);
+                        ended_with_newline = true;
+                    }
+                    eprintln!("› {tool} {title}");
+                }
+                Event::ToolDenied { tool, reason, .. } => eprintln!("  {tool} not run: {reason}"),
+                Event::Error { message } => eprintln!("lembas: {message}"),
+                Event::Done { .. } if !ended_with_newline => {
+                    let _ = writeln!(out);
+                }
+                _ => {}
+            }
+        }
+    });
+
+    if json {
+        session.announce(resumed);
+    }
+    let cancel = CancellationToken::new();
+    let on_interrupt = cancel.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            on_interrupt.cancel();
+        }
+    });
+    let reason = session.prompt(&prompt, &cancel).await;
+    drop(session);
+    let _ = renderer.await;
+    setup::save_learned(&home, &client);
+    Ok(match reason {
+        DoneReason::Answered | DoneReason::Limit => exit::OK,
+        DoneReason::Failed => exit::FAILED,
+        DoneReason::Cancelled => exit::INTERRUPTED,
+    })
+}

@@ -1,0 +1,247 @@
+//! The built `lembas` binary against the test kit's fake server, over real HTTP, in temporary
+//! projects with their own LEMBAS_HOME.
+
+use std::path::PathBuf;
+use std::process::{Output, Stdio};
+use std::time::Duration;
+
+use lembas_testkit::{FakeServer, Scripted};
+use serde_json::{Value, json};
+use tokio::process::Command;
+
+struct Env {
+    _dir: tempfile::TempDir,
+    home: PathBuf,
+    project: PathBuf,
+}
+
+impl Env {
+    fn new() -> Env {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join("home");
+        let project = dir.path().join("proj");
+        std::fs::create_dir_all(project.join(".git")).unwrap();
+        std::fs::write(project.join("notes.txt"), "remember the milk\n").unwrap();
+        Env { _dir: dir, home, project }
+    }
+
+    fn cmd(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_lembas"));
+        cmd.args(args)
+            .current_dir(&self.project)
+            .env("LEMBAS_HOME", &self.home)
+            .env_remove("LEMBAS_API_KEY")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        cmd
+    }
+
+    async fn run(&self, args: &[&str]) -> Output {
+        self.cmd(args).output().await.unwrap()
+    }
+
+    async fn login(&self, server: &FakeServer) {
+        let out = self.run(&["login", &server.url()]).await;
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[tokio::test]
+async fn without_a_login_it_says_how_to_log_in() {
+    let env = Env::new();
+    let out = env.run(&["run", "hello"]).await;
+    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(stderr(&out).lines().count(), 1);
+    assert!(stderr(&out).contains("lembas login"));
+}
+
+#[tokio::test]
+async fn log_in_to_a_plain_server_and_run_a_turn() {
+    let server = FakeServer::start(vec![
+        Scripted::tool_call("read", json!({"path": "notes.txt"})),
+        Scripted::text("The note says to remember the milk."),
+    ])
+    .await;
+    server.set_models(json!([{"id": "small-coder", "object": "model"}, {"id": "other", "object": "model"}]));
+    let env = Env::new();
+    env.login(&server).await;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(env.home.join("config/credentials.json")).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+    let out = env.run(&["run", "what", "is", "in", "notes.txt?"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "The note says to remember the milk.\n");
+    assert!(stderr(&out).contains("› read notes.txt"));
+    let requests = server.chat_requests();
+    assert_eq!(requests[0]["model"], "small-coder", "the first model the server lists");
+    assert!(
+        requests[0]["messages"][1]["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("what is in notes.txt?\n\n<session-note>\nToday is ")
+    );
+}
+
+#[tokio::test]
+async fn json_prints_one_event_per_line_ending_with_done() {
+    let server = FakeServer::start(vec![Scripted::text("Hi there.").with_reasoning("Greet.")]).await;
+    let env = Env::new();
+    env.login(&server).await;
+    let out = env.run(&["run", "--json", "say hi"]).await;
+    assert!(out.status.success());
+    let events: Vec<Value> =
+        stdout(&out).lines().map(|l| serde_json::from_str(l).expect("each line is JSON")).collect();
+    assert_eq!(events[0]["type"], "session");
+    assert_eq!(events[1]["type"], "prompt");
+    assert!(events.iter().any(|e| e["type"] == "reasoning"));
+    assert!(events.iter().any(|e| e["type"] == "text"));
+    let last = events.last().unwrap();
+    assert_eq!(last["type"], "done");
+    assert_eq!(last["reason"], "answered");
+    assert_eq!(last["text"], "Hi there.");
+}
+
+#[tokio::test]
+async fn continue_resends_the_first_turn_unchanged_and_sessions_are_listed_and_found() {
+    let server = FakeServer::start(vec![Scripted::text("Pelican."), Scripted::text("Still a pelican.")]).await;
+    let env = Env::new();
+    env.login(&server).await;
+    assert!(env.run(&["run", "name a bird"]).await.status.success());
+    let out = env.run(&["run", "--continue", "and again?"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let requests = server.chat_requests();
+    let first = requests[0]["messages"].as_array().unwrap();
+    let second = requests[1]["messages"].as_array().unwrap();
+    assert_eq!(&second[..first.len()], &first[..], "the first request is the second's prefix");
+    assert_eq!(second[first.len()]["content"], "Pelican.");
+
+    let list: Value = serde_json::from_slice(&env.run(&["sessions", "list", "--json"]).await.stdout).unwrap();
+    assert_eq!(list.as_array().unwrap().len(), 1);
+    let id = list[0]["id"].as_str().unwrap().to_owned();
+    assert_eq!(list[0]["title"], "name a bird");
+    let hits: Value =
+        serde_json::from_slice(&env.run(&["sessions", "search", "pelican", "--json"]).await.stdout).unwrap();
+    assert_eq!(hits[0]["session"]["id"], id.as_str());
+    let shown = stdout(&env.run(&["sessions", "show", &id[..8]]).await);
+    assert!(shown.contains("> name a bird") && shown.contains("Still a pelican."), "{shown}");
+    assert!(env.run(&["sessions", "rename", &id, "Birds"]).await.status.success());
+    assert!(stdout(&env.run(&["sessions"]).await).contains("Birds"));
+    assert!(env.run(&["sessions", "delete", &id]).await.status.success());
+    assert!(stdout(&env.run(&["sessions"]).await).contains("No sessions yet."));
+}
+
+#[tokio::test]
+async fn the_prompt_can_come_from_stdin() {
+    let server = FakeServer::start(vec![Scripted::text("Read it.")]).await;
+    let env = Env::new();
+    env.login(&server).await;
+    let mut child = env.cmd(&["run", "-"]).stdin(Stdio::piped()).spawn().unwrap();
+    use tokio::io::AsyncWriteExt;
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"a prompt\nover two lines\n").await.unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().await.unwrap();
+    assert!(out.status.success());
+    assert!(
+        server.chat_requests()[0]["messages"][1]["content"].as_str().unwrap().starts_with("a prompt\nover two lines\n")
+    );
+}
+
+#[tokio::test]
+async fn bad_arguments_exit_two() {
+    let server = FakeServer::start(vec![]).await;
+    let env = Env::new();
+    env.login(&server).await;
+    assert_eq!(env.run(&["run", "--mode", "yolo", "x"]).await.status.code(), Some(2));
+    assert_eq!(env.run(&["run", "--model", "nope", "x"]).await.status.code(), Some(2));
+    assert_eq!(env.run(&["run", "--effort", "ludicrous", "x"]).await.status.code(), Some(2));
+    assert_eq!(env.run(&["run"]).await.status.code(), Some(2));
+}
+
+#[tokio::test]
+async fn an_unreachable_model_fails_with_one_line() {
+    let server = FakeServer::start(vec![Scripted::status(401, r#"{"error":{"message":"bad key"}}"#)]).await;
+    let env = Env::new();
+    env.login(&server).await;
+    let out = env.run(&["run", "hi"]).await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("bad key"));
+}
+
+#[cfg(unix)]
+async fn wait_for(server: &FakeServer, requests: usize) {
+    for _ in 0..200 {
+        if server.chat_requests().len() >= requests {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("lembas never sent request {requests}");
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn ctrl_c_mid_reply_exits_and_the_session_resumes() {
+    let server =
+        FakeServer::start(vec![Scripted::text("slowly ".repeat(50)).with_delay_ms(100), Scripted::text("Resumed.")])
+            .await;
+    let env = Env::new();
+    env.login(&server).await;
+    let child = env.cmd(&["run", "tell me a long story"]).spawn().unwrap();
+    wait_for(&server, 1).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id().unwrap() as i32), nix::sys::signal::Signal::SIGINT)
+        .unwrap();
+    let out = tokio::time::timeout(Duration::from_secs(10), child.wait_with_output()).await.expect("it exits").unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    let out = env.run(&["run", "--continue", "go on"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let resumed = &server.chat_requests()[1]["messages"];
+    assert!(resumed[1]["content"].as_str().unwrap().starts_with("tell me a long story"));
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn kill_nine_mid_turn_loses_no_answered_step() {
+    let server = FakeServer::start(vec![
+        Scripted::tool_call("read", json!({"path": "notes.txt"})),
+        Scripted::text("never finished ".repeat(100)).with_delay_ms(100),
+        Scripted::text("Back again."),
+    ])
+    .await;
+    let env = Env::new();
+    env.login(&server).await;
+    let mut child = env.cmd(&["run", "read the notes"]).spawn().unwrap();
+    wait_for(&server, 2).await;
+    child.kill().await.unwrap();
+    let out = env.run(&["run", "--continue", "where were we?"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let messages = server.chat_requests()[2]["messages"].as_array().unwrap().clone();
+    let roles: Vec<&str> = messages.iter().map(|m| m["role"].as_str().unwrap()).collect();
+    assert_eq!(roles, ["system", "user", "assistant", "tool", "user"]);
+    assert!(messages[3]["content"].as_str().unwrap().contains("1: remember the milk"));
+}
+
+#[tokio::test]
+async fn version_help_and_completions() {
+    let env = Env::new();
+    let version = env.run(&["--version"]).await;
+    assert!(stdout(&version).starts_with("lembas "));
+    let help = stdout(&env.run(&["run", "--help"]).await);
+    assert!(help.contains("--continue") && help.contains("Exit status"));
+    let completions = env.run(&["completions", "bash"]).await;
+    assert!(stdout(&completions).contains("lembas"));
+}
