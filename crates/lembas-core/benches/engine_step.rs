@@ -1,1 +1,91 @@
-fn main() {}
+//! The engine's time per step and its memory after many steps.
+//!
+//! One prompt of `STEPS` steps against the test kit's fake server answering at once, each step a
+//! tool call (read, grep, list in turn) on a small project, the session stored in a real SQLite
+//! file. The time per step is an upper bound of the harness's own time: it includes the loopback
+//! HTTP round trip, the fake server and the tool itself. Memory is this process's resident size
+//! (the fake server runs in it too, and keeps no request bodies).
+//!
+//! `cargo bench -p lembas-core --bench engine_step`
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use lembas_core::{DoneReason, Nobody, Session, SessionConfig};
+use lembas_model::{CancellationToken, ClientConfig, ModelClient};
+use lembas_models::ModelInfo;
+use lembas_permissions::Mode;
+use lembas_store::Store;
+use lembas_testkit::{FakeServer, Scripted};
+use serde_json::json;
+
+const STEPS: usize = 1000;
+
+fn rss_kb(field: &str) -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find(|l| l.starts_with(field))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
+fn main() {
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    runtime.block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("proj");
+        std::fs::create_dir_all(root.join("src")).unwrap();
+        for n in 0..20 {
+            std::fs::write(root.join(format!("src/m{n}.rs")), format!("pub fn f{n}() -> u32 {{\n    {n}\n}}\n")).unwrap();
+        }
+        let mut script = Vec::with_capacity(STEPS + 1);
+        for n in 0..STEPS {
+            script.push(match n % 3 {
+                0 => Scripted::tool_call("read", json!({"path": format!("src/m{}.rs", n % 20)})),
+                1 => Scripted::tool_call("grep", json!({"pattern": format!("f{}", n % 20)})),
+                _ => Scripted::tool_call("list", json!({"path": "src"})),
+            });
+        }
+        script.push(Scripted::text("Done."));
+        let server = FakeServer::start(script).await;
+        server.keep_bodies(false);
+        let store = Arc::new(Store::open(&dir.path().join("sessions.db")).unwrap());
+        let cfg = SessionConfig {
+            store,
+            client: ModelClient::new(ClientConfig::new(server.base_url())).unwrap(),
+            model: ModelInfo { id: "fake-model".into(), context: Some(10_000_000), efforts: Some(vec![]), ..Default::default() },
+            effort: None,
+            mode: Mode::Auto,
+            approver: Arc::new(Nobody),
+            max_steps: STEPS as u32 + 10,
+            context_window: 10_000_000,
+            compact_at: 0.95,
+            global_instructions: None,
+            extra_instructions: Vec::new(),
+            user_home: None,
+            today: Arc::new(|| "2026-12-02".to_owned()),
+        };
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let drain = tokio::spawn(async move { while rx.recv().await.is_some() {} });
+        let before = rss_kb("VmRSS:");
+        let mut session = Session::start(cfg, &root, &root, tx).unwrap();
+        let start = Instant::now();
+        let done = session.prompt("walk the project", &CancellationToken::new()).await;
+        let elapsed = start.elapsed();
+        assert_eq!(done, DoneReason::Answered);
+        drop(session);
+        let _ = drain.await;
+        let per_step = elapsed / (STEPS as u32 + 1);
+        println!(
+            "engine_step: {} steps in {:.2} s: {:.2} ms per step (HTTP, fake model and tool included); RSS {} MB before, {} MB after, peak {} MB",
+            STEPS + 1,
+            elapsed.as_secs_f64(),
+            per_step.as_secs_f64() * 1000.0,
+            before / 1024,
+            rss_kb("VmRSS:") / 1024,
+            rss_kb("VmHWM:") / 1024,
+        );
+    });
+}

@@ -22,8 +22,10 @@ pub struct Recorded {
     pub method: String,
     pub path: String,
     pub authorization: Option<String>,
-    /// The body as JSON (`null` when it had none or was not JSON).
+    /// The body as JSON (`null` when it had none, was not JSON, or bodies are not kept).
     pub body: Value,
+    /// When it arrived.
+    pub at: std::time::Instant,
 }
 
 /// How the server plays a LLeMbas instance.
@@ -65,6 +67,8 @@ struct Shared {
     llembas: Mutex<Option<Llembas>>,
     refused_fields: Mutex<Vec<String>>,
     polls: Mutex<u32>,
+    /// Benchmarks turn this off so the server's own memory does not grow with every request.
+    forget_bodies: std::sync::atomic::AtomicBool,
 }
 
 /// A scripted model server on `127.0.0.1`, stopped when dropped.
@@ -152,6 +156,11 @@ impl FakeServer {
         *self.shared.api_key.lock().unwrap() = Some(key.to_owned());
     }
 
+    /// Keep request bodies (the default) or only that requests came (for benchmarks).
+    pub fn keep_bodies(&self, keep: bool) {
+        self.shared.forget_bodies.store(!keep, std::sync::atomic::Ordering::Relaxed);
+    }
+
     /// Also play a LLeMbas instance.
     pub fn set_llembas(&self, llembas: Llembas) {
         *self.shared.llembas.lock().unwrap() = Some(llembas);
@@ -166,8 +175,16 @@ impl FakeServer {
 
 fn record(shared: &Shared, method: &str, path: &str, headers: &HeaderMap, body: &[u8]) {
     let authorization = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).map(str::to_owned);
-    let body = serde_json::from_slice(body).unwrap_or(Value::Null);
-    shared.recorded.lock().unwrap().push(Recorded { method: method.into(), path: path.into(), authorization, body });
+    let forget = shared.forget_bodies.load(std::sync::atomic::Ordering::Relaxed);
+    let body = if forget { Value::Null } else { serde_json::from_slice(body).unwrap_or(Value::Null) };
+    let at = std::time::Instant::now();
+    shared.recorded.lock().unwrap().push(Recorded {
+        method: method.into(),
+        path: path.into(),
+        authorization,
+        body,
+        at,
+    });
 }
 
 fn authorized(shared: &Shared, headers: &HeaderMap) -> bool {

@@ -1,0 +1,81 @@
+//! `lembas run` on the short scripted task the project's bar is set on: read a file, edit it,
+//! run a command, answer — against the test kit's fake server answering at once.
+//!
+//! Measures, over several runs (median): the time from starting the process to the model's
+//! first request; the time per step from then to the process's exit (harness, tools and the
+//! loopback round trip); the peak memory of the process; and the size of the system prompt plus
+//! the tool schemas as sent.
+//!
+//! `cargo bench -p lembas --bench cli_run`
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use lembas_testkit::{FakeServer, Scripted};
+use serde_json::json;
+
+const RUNS: usize = 10;
+
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    values[values.len() / 2]
+}
+
+fn peak_rss_kb_of_children() -> i64 {
+    nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN).map(|u| u.max_rss()).unwrap_or(0)
+}
+
+fn main() {
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let (mut first, mut per_step) = (Vec::new(), Vec::new());
+    let mut prompt_chars = 0;
+    for run in 0..RUNS {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().join("proj");
+        std::fs::create_dir_all(project.join(".git")).unwrap();
+        std::fs::write(project.join("main.py"), "print('helo')\n").unwrap();
+        let script = vec![
+            Scripted::tool_call("read", json!({"path": "main.py"})),
+            Scripted::tool_call("edit", json!({"path": "main.py", "old_string": "helo", "new_string": "hello"})),
+            Scripted::tool_call("bash", json!({"command": "cat main.py"})),
+            Scripted::text("Fixed the typo; it prints hello."),
+        ];
+        let server = runtime.block_on(FakeServer::start(script));
+        let home = dir.path().join("home");
+        let login = json!({ "kind": "open_ai", "server": server.url(), "base_url": server.base_url(),
+                            "models": [{ "id": "fake-model", "context": 32768 }] });
+        std::fs::create_dir_all(home.join("config")).unwrap();
+        std::fs::write(home.join("config/credentials.json"), login.to_string()).unwrap();
+
+        let start = Instant::now();
+        let status = Command::new(env!("CARGO_BIN_EXE_lembas"))
+            .args(["run", "--mode", "auto", "fix the typo in main.py"])
+            .current_dir(&project)
+            .env("LEMBAS_HOME", &home)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .unwrap();
+        let end = Instant::now();
+        assert!(status.success());
+        let chats: Vec<_> = server.recorded().into_iter().filter(|r| r.path == "/v1/chat/completions").collect();
+        assert_eq!(chats.len(), 4);
+        let first_at = chats[0].at;
+        first.push((first_at - start).as_secs_f64() * 1000.0);
+        per_step.push((end - first_at).as_secs_f64() * 1000.0 / 4.0);
+        if run == 0 {
+            let body = &chats[0].body;
+            let system = body["messages"][0]["content"].as_str().unwrap_or("").chars().count();
+            let tools = serde_json::to_string(&body["tools"]).unwrap_or_default().chars().count();
+            prompt_chars = system + tools;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    println!(
+        "cli_run ({RUNS} runs, median): start to first request {:.1} ms; {:.1} ms per step (harness, tool and loopback HTTP); peak memory {:.1} MB (largest run); system prompt + tool schemas {prompt_chars} characters",
+        median(first),
+        median(per_step),
+        peak_rss_kb_of_children() as f64 / 1024.0,
+    );
+}
