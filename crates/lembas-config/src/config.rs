@@ -31,6 +31,9 @@ pub struct Config {
     pub notify: Option<bool>,
     /// Instruction files read after the project's chain.
     pub instructions: Vec<String>,
+    /// Permission rules, in the shape of `permission/defaults.json`: a tool → allow, ask or
+    /// deny, or a table of patterns (`[permissions.bash] "git push *" = "ask"`).
+    pub permissions: Option<serde_json::Value>,
 }
 
 impl Config {
@@ -65,6 +68,13 @@ mod tests {
         let c = Config::load(&home).unwrap();
         assert_eq!(c.model.as_deref(), Some("qwen"));
         assert_eq!(c.compact_at(), 0.95);
+        std::fs::write(
+            home.config_file(),
+            "[permissions]\nedit = \"ask\"\n[permissions.bash]\n\"git push *\" = \"deny\"\n",
+        )
+        .unwrap();
+        let rules = Config::load(&home).unwrap().permissions.unwrap();
+        assert_eq!(rules["bash"]["git push *"], "deny");
         std::fs::write(home.config_file(), "modle = 1\n").unwrap();
         assert!(matches!(Config::load(&home), Err(StoreError::Invalid { .. })));
     }

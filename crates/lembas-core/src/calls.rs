@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use lembas_context::{ResultId, change_result, patch_result, recall};
 use lembas_model::{CancellationToken, Message, ToolCall};
-use lembas_permissions::{Decision, judge};
+use lembas_permissions::{Call, Decision, always_pattern};
 use lembas_progress::{Phase, short_what};
 use lembas_spec::loop_spec;
 use lembas_store::NewResult;
@@ -71,18 +71,32 @@ impl Session {
             return Prepared::Recall { args };
         }
         let paths = paths_of(&self.ws, &name, &args);
-        let outside = paths.iter().any(|p| !self.ws.contains(p));
+        let real: Vec<PathBuf> = paths.iter().map(|p| self.ws.real_path(p)).collect();
         let mode = self.state.mode;
-        let remembered = match name.as_str() {
-            "bash" => args.get("command").and_then(Value::as_str).map(|c| format!("bash:{c}")),
-            _ => Some(name.clone()),
+        let command = if name == "bash" { args.get("command").and_then(Value::as_str) } else { None };
+        let cwd = self.ws.resolve(args.get("cwd").and_then(Value::as_str).unwrap_or("."));
+        let home = self.cfg.user_home.clone();
+        let ws = &self.ws;
+        let resolve = |word: &str| -> PathBuf {
+            let expanded = match (&home, word.strip_prefix('~')) {
+                (Some(h), Some(rest)) if rest.is_empty() || rest.starts_with('/') => format!("{}{rest}", h.display()),
+                _ => word.to_owned(),
+            };
+            let expanded = match &home {
+                Some(h) => {
+                    expanded.replace("${HOME}", &h.display().to_string()).replace("$HOME", &h.display().to_string())
+                }
+                None => expanded,
+            };
+            ws.real_path(&lembas_paths::resolve(&cwd, &expanded))
         };
-        let decision = match judge(mode, def.risk, outside) {
-            Decision::Ask if remembered.as_ref().is_some_and(|k| self.state.always.contains(k)) && !outside => {
-                Decision::Allow
-            }
-            other => other,
-        };
+        let call_facts = Call { tool: &name, risk: def.risk, command, paths: &real };
+        let mut decision = self.judge.evaluate(mode, &call_facts, &resolve);
+        // Asked in every mode, and never remembered.
+        let confirm = def.confirm.as_deref() == Some("always");
+        if confirm && decision == Decision::Allow {
+            decision = Decision::Ask;
+        }
         match decision {
             Decision::Allow => {}
             Decision::Refuse(reason) => return self.denied(call, &name, reason),
@@ -93,7 +107,7 @@ impl Session {
                 let request = ApprovalRequest {
                     tool: name.clone(),
                     title: title_of(&name, &args),
-                    reaches: paths.iter().map(|p| p.display().to_string()).collect(),
+                    reaches: real.iter().map(|p| p.display().to_string()).collect(),
                 };
                 let mut phases = Phases::new(self.events.clone());
                 phases.set(Phase::WaitingForPerson {
@@ -102,11 +116,18 @@ impl Session {
                 });
                 match self.cfg.approver.ask(request).await {
                     Approval::Once => {}
-                    Approval::Always => {
-                        if let Some(key) = remembered {
-                            self.state.always.insert(key);
+                    Approval::Always if !confirm => {
+                        match command {
+                            Some(line) => {
+                                for part in lembas_permissions::command::split(line) {
+                                    self.state.always.push(("bash".into(), Some(always_pattern(&part.argv))));
+                                }
+                            }
+                            None => self.state.always.push((name.clone(), None)),
                         }
+                        self.judge = self.make_judge();
                     }
+                    Approval::Always => {}
                     Approval::Deny { feedback } => {
                         let mut reason = "The person declined this call; it was not run.".to_owned();
                         if let Some(words) = feedback.filter(|w| !w.trim().is_empty()) {

@@ -3,6 +3,8 @@
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
+
+use lembas_permissions::{Action, Context, Judge, RuleSet, Source};
 use std::sync::{Arc, Mutex};
 
 use lembas_context::reasoning::{Kind, sends_reasoning};
@@ -35,6 +37,13 @@ pub struct SessionConfig {
     pub effort: Option<String>,
     pub mode: Mode,
     pub approver: Arc<dyn Approver>,
+    /// The permission rules: the defaults, then the person's global ones (and a trusted
+    /// project's).
+    pub rules: RuleSet,
+    /// lembas' own configuration folder, which no tool may write.
+    pub lembas_config: Option<PathBuf>,
+    /// Where plan mode may write plans.
+    pub plans_dir: Option<PathBuf>,
     pub max_steps: u32,
     /// The window assumed when the model does not say.
     pub context_window: u64,
@@ -119,9 +128,9 @@ pub(crate) struct State {
     pub effort: Option<String>,
     /// Input tokens of the last request: how full the window is.
     pub last_input: u64,
-    /// Calls the person allowed for the rest of the session (`tool` or `bash:<command>`).
+    /// What the person allowed for the rest of the session: (tool, pattern).
     #[serde(default)]
-    pub always: HashSet<String>,
+    pub always: Vec<(String, Option<String>)>,
 }
 
 /// A running session.
@@ -138,6 +147,7 @@ pub struct Session {
     /// Words the person added while a turn runs, delivered at the next step.
     pub(crate) steer: Arc<Mutex<Vec<String>>>,
     pub(crate) fresh: bool,
+    pub(crate) judge: Judge,
 }
 
 impl std::fmt::Debug for Session {
@@ -183,7 +193,7 @@ impl Session {
             mode: cfg.mode,
             effort: cfg.effort.clone(),
             last_input: 0,
-            always: HashSet::new(),
+            always: Vec::new(),
         };
         let tools = offered_tools(&cfg.model);
         let id = uuid::Uuid::now_v7().to_string();
@@ -198,8 +208,10 @@ impl Session {
             events,
             steer: Arc::default(),
             fresh: true,
+            judge: Judge::with_defaults(Context::default()),
             cfg,
         };
+        session.judge = session.make_judge();
         session.system_prompt = session.make_system_prompt();
         let now = now_ms();
         session.cfg.store.create_session(&SessionRecord {
@@ -233,7 +245,7 @@ impl Session {
             .map_err(|e| EngineError::Corrupt(e.to_string()))?;
         // A resumed session is asked with its own mode unless the person set another.
         state.mode = cfg.mode;
-        Ok(Session {
+        let mut session = Session {
             id: record.id,
             title: record.title,
             cfg,
@@ -245,7 +257,10 @@ impl Session {
             events,
             steer: Arc::default(),
             fresh: false,
-        })
+            judge: Judge::with_defaults(Context::default()),
+        };
+        session.judge = session.make_judge();
+        Ok(session)
     }
 
     pub fn id(&self) -> &str {
@@ -309,6 +324,22 @@ impl Session {
             unattended: !self.cfg.approver.present(),
             instructions: &found,
         })
+    }
+
+    /// The session's judge: its rules, what the person allowed for the session, and where the
+    /// floor's protected paths are.
+    pub(crate) fn make_judge(&self) -> Judge {
+        let mut rules = self.cfg.rules.clone();
+        for (tool, pattern) in &self.state.always {
+            rules.add(tool, pattern.as_deref(), Action::Allow, Source::Session);
+        }
+        let ctx = Context {
+            home: self.cfg.user_home.clone(),
+            root: self.ws.root.clone(),
+            lembas_config: self.cfg.lembas_config.clone(),
+            plans_dir: self.cfg.plans_dir.clone(),
+        };
+        Judge { rules, ctx }
     }
 
     pub(crate) fn state_json(&self) -> String {

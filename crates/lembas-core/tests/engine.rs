@@ -49,6 +49,9 @@ impl Harness {
             effort: None,
             mode,
             approver: Arc::new(Nobody),
+            rules: lembas_permissions::RuleSet::defaults(),
+            lembas_config: None,
+            plans_dir: None,
             max_steps: steps,
             context_window: 32_768,
             compact_at: 0.85,
@@ -349,5 +352,87 @@ async fn a_failed_model_ends_the_prompt_with_the_servers_words() {
 fn every_offered_tool_is_defined() {
     for name in lembas_core::OFFERED {
         assert!(lembas_spec::tool(name).is_some(), "{name}");
+    }
+}
+
+/// Answers every approval the same way and counts them.
+struct Answering(lembas_core::Approval, std::sync::atomic::AtomicUsize);
+
+impl lembas_core::Approver for Answering {
+    fn present(&self) -> bool {
+        true
+    }
+    fn ask(
+        &self,
+        _: lembas_core::ApprovalRequest,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = lembas_core::Approval> + Send + '_>> {
+        self.1.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let answer = self.0.clone();
+        Box::pin(async move { answer })
+    }
+}
+
+#[tokio::test]
+async fn an_approval_for_the_session_covers_what_its_arity_says() {
+    let h = Harness::new(vec![
+        Scripted::tool_call("bash", json!({"command": "git status -s"})),
+        Scripted::tool_call("bash", json!({"command": "touch a.txt"})),
+        Scripted::tool_call("bash", json!({"command": "touch b.txt"})),
+        Scripted::tool_call("bash", json!({"command": "mkdir c"})),
+        Scripted::text("done"),
+    ])
+    .await;
+    let approver = Arc::new(Answering(lembas_core::Approval::Always, Default::default()));
+    let mut cfg = h.config(Mode::Edit, 50);
+    cfg.approver = approver.clone();
+    let (tx, _rx) = unbounded_channel();
+    let mut session = Session::start(cfg, &h.root, &h.root, tx).unwrap();
+    session.prompt("go", &CancellationToken::new()).await;
+    // git status is allowed by the default rules; `touch a.txt` is asked once, and then `touch *`
+    // is covered — but not `mkdir`, which is asked again.
+    assert_eq!(approver.1.load(std::sync::atomic::Ordering::SeqCst), 2);
+    assert!(h.root.join("a.txt").exists() && h.root.join("b.txt").exists() && h.root.join("c").is_dir());
+}
+
+#[tokio::test]
+async fn a_declined_call_tells_the_model_the_persons_words() {
+    let h =
+        Harness::new(vec![Scripted::tool_call("bash", json!({"command": "make deploy"})), Scripted::text("ok")]).await;
+    let mut cfg = h.config(Mode::Edit, 50);
+    cfg.approver = Arc::new(Answering(
+        lembas_core::Approval::Deny { feedback: Some("not on a Friday".into()) },
+        Default::default(),
+    ));
+    let (tx, _rx) = unbounded_channel();
+    let mut session = Session::start(cfg, &h.root, &h.root, tx).unwrap();
+    session.prompt("ship it", &CancellationToken::new()).await;
+    let results = tool_results(&h.server.chat_requests()[1]);
+    assert_eq!(results[0], "[#0001]\nThe person declined this call; it was not run. They said: not on a Friday");
+}
+
+#[tokio::test]
+async fn auto_mode_still_refuses_the_hardline_and_protected_paths() {
+    let h = Harness::new(vec![
+        Scripted::text("")
+            .with_call("bash", r#"{"command": "sudo rm -rf ~"}"#)
+            .with_call("write", r#"{"path": "keys/authorized_keys", "content": "x"}"#),
+        Scripted::text("refused"),
+    ])
+    .await;
+    let home = h.root.parent().unwrap().join("home");
+    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(home.join(".ssh"), h.root.join("keys")).unwrap();
+    let mut cfg = h.config(Mode::Auto, 50);
+    cfg.user_home = Some(home.clone());
+    let (tx, _rx) = unbounded_channel();
+    let mut session = Session::start(cfg, &h.root, &h.root, tx).unwrap();
+    session.prompt("clean up", &CancellationToken::new()).await;
+    let results = tool_results(&h.server.chat_requests()[1]);
+    assert!(results[0].contains("Refused in every mode"), "{}", results[0]);
+    #[cfg(unix)]
+    {
+        assert!(results[1].contains("is protected (SSH keys)"), "{}", results[1]);
+        assert!(!home.join(".ssh/authorized_keys").exists());
     }
 }

@@ -1,8 +1,24 @@
-//! Permissions: the four modes (`permission/modes.json`), and — as the permission work lands —
-//! rules, the hardline and approvals. Pure: no I/O, so every judgment is a table test.
+//! Permissions: what the agent may do without asking, what it must ask, and what it may never
+//! do — the same judgment for every tool, in every front end. Pure: no I/O, so every judgment is
+//! a table test; where a path must be found on disk, the caller passes a resolver.
+//!
+//! - [`Mode`]: the four modes, loosest first.
+//! - [`command`]: a command line spelled plainly, every part judged.
+//! - [`hardline`]: the floor, refused in every mode, and protected paths.
+//! - [`RuleSet`]: the rules, most specific first; [`always_pattern`]: what an approval for the
+//!   session covers.
+//! - [`Judge`]: one call's judgment; [`delegation`]: a subagent's.
 
+mod arity;
+pub mod command;
+pub mod delegation;
+pub mod hardline;
 mod judge;
 mod mode;
+mod rules;
 
-pub use judge::{Decision, judge};
+pub use arity::always_pattern;
+pub use hardline::Context;
+pub use judge::{Call, Decision, Judge, judge};
 pub use mode::Mode;
+pub use rules::{Action, RuleSet, Source, Subject, rule_key};

@@ -107,6 +107,12 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
     let root = setup::project_root(&cwd);
     let store = setup::store(&home)?;
     let client = setup::client(&home, &login)?;
+    let mut rules = lembas_permissions::RuleSet::defaults();
+    if let Some(global) = &config.permissions {
+        rules
+            .add_json(global, lembas_permissions::Source::Global)
+            .map_err(|e| Failure::new(exit::USAGE, format!("{}: permissions: {e}", home.config_file().display())))?;
+    }
     let cfg = SessionConfig {
         store: store.clone(),
         client: client.clone(),
@@ -114,6 +120,9 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
         effort,
         mode,
         approver,
+        rules,
+        lembas_config: Some(home.config.clone()),
+        plans_dir: Some(home.state.join("plans")),
         max_steps: config.steps.unwrap_or_else(lembas_core::default_max_steps),
         context_window: config.context_window.unwrap_or(lembas_config::DEFAULT_CONTEXT_WINDOW),
         compact_at: config.compact_at(),

@@ -245,3 +245,30 @@ async fn version_help_and_completions() {
     let completions = env.run(&["completions", "bash"]).await;
     assert!(stdout(&completions).contains("lembas"));
 }
+
+#[tokio::test]
+async fn headless_manual_refuses_and_auto_still_refuses_the_hardline() {
+    let server = FakeServer::start(vec![
+        Scripted::text("")
+            .with_call("bash", r#"{"command": "touch made.txt"}"#)
+            .with_call("write", r#"{"path": "w.txt", "content": "x"}"#),
+        Scripted::text("Could not."),
+        Scripted::tool_call("bash", json!({"command": "rm -rf ~"})),
+        Scripted::text("Refused."),
+    ])
+    .await;
+    let env = Env::new();
+    env.login(&server).await;
+    let out = env.run(&["run", "--mode", "manual", "make files"]).await;
+    assert!(out.status.success());
+    let told = server.chat_requests()[1]["messages"].as_array().unwrap().clone();
+    let results: Vec<&str> =
+        told.iter().filter(|m| m["role"] == "tool").map(|m| m["content"].as_str().unwrap()).collect();
+    assert!(results.iter().all(|r| r.contains("nobody is here to give it")), "{results:?}");
+    assert!(!env.project.join("made.txt").exists() && !env.project.join("w.txt").exists());
+
+    let out = env.run(&["run", "--mode", "auto", "clean my home"]).await;
+    assert!(out.status.success());
+    let told = server.chat_requests()[3]["messages"].as_array().unwrap().clone();
+    assert!(told.last().unwrap()["content"].as_str().unwrap().contains("Refused in every mode"));
+}

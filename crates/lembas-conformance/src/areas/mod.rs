@@ -2,6 +2,7 @@
 
 mod context;
 mod fs;
+mod permissions;
 mod rules;
 
 use serde_json::Value;
@@ -20,6 +21,8 @@ pub(crate) const ALL: &[(&str, Runner)] = &[
     ("fs_access", fs::fs_access),
     ("reasoning", rules::reasoning),
     ("scheduled", rules::scheduled),
+    ("delegation", permissions::delegation),
+    ("monitor", permissions::monitor),
 ];
 
 /// A case's string field.

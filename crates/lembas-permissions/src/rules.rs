@@ -1,0 +1,239 @@
+//! Permission rules: a tool key → allow, ask or deny, or a map of patterns. Sources stack —
+//! the defaults, then the global configuration, then a trusted project's, then what the person
+//! allowed in this session — and the most specific rule wins.
+
+use std::path::Path;
+
+use globset::GlobBuilder;
+use regex::Regex;
+use serde_json::Value;
+
+/// What a rule says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Action {
+    Allow,
+    Ask,
+    Deny,
+}
+
+impl Action {
+    pub fn parse(word: &str) -> Option<Action> {
+        match word {
+            "allow" => Some(Action::Allow),
+            "ask" => Some(Action::Ask),
+            "deny" => Some(Action::Deny),
+            _ => None,
+        }
+    }
+}
+
+/// Where a rule came from; on equal specificity the later source wins.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Source {
+    Defaults,
+    Global,
+    Project,
+    Session,
+}
+
+#[derive(Debug, Clone)]
+struct Rule {
+    tool: String,
+    pattern: Option<String>,
+    action: Action,
+    source: Source,
+    /// The pattern as a regular expression over a command line.
+    command: Option<Regex>,
+}
+
+/// What a rule is matched against.
+#[derive(Debug, Clone, Copy)]
+pub enum Subject<'a> {
+    /// The tool as a whole.
+    Tool,
+    /// A command line, plainly spelled.
+    Command(&'a str),
+    /// A path: absolute, and relative to the project root when inside it.
+    Path { absolute: &'a Path, relative: Option<&'a Path>, home: Option<&'a Path> },
+}
+
+/// The rules in force.
+#[derive(Debug, Clone, Default)]
+pub struct RuleSet {
+    rules: Vec<Rule>,
+}
+
+/// The key a tool's rules are written under (`plan` for the plan tools and the former `todo`).
+pub fn rule_key(tool: &str) -> &str {
+    match tool {
+        "plan_write" | "plan_update" | "todo" => "plan",
+        other => other,
+    }
+}
+
+fn command_regex(pattern: &str) -> Regex {
+    let (body, optional_tail) = match pattern.strip_suffix(" *") {
+        Some(body) => (body, true),
+        None => (pattern, false),
+    };
+    let mut re = String::from("^");
+    for (i, part) in body.split('*').enumerate() {
+        if i > 0 {
+            re.push_str(".*");
+        }
+        re.push_str(&regex::escape(part));
+    }
+    if optional_tail {
+        re.push_str("(?: .*)?");
+    }
+    re.push('$');
+    Regex::new(&re).expect("an escaped pattern compiles")
+}
+
+/// How specific a pattern is: its characters that are not `*`.
+fn specificity(pattern: Option<&str>) -> usize {
+    pattern.map_or(0, |p| p.chars().filter(|c| *c != '*').count())
+}
+
+impl RuleSet {
+    /// The rules every session starts from (`permission/defaults.json`).
+    pub fn defaults() -> RuleSet {
+        let mut set = RuleSet::default();
+        let text = lembas_spec::file("permission/defaults.json").expect("spec/permission/defaults.json is embedded");
+        let json: Value = serde_json::from_str(text).expect("defaults.json parses");
+        set.add_json(&json, Source::Defaults).expect("defaults.json holds rules");
+        set
+    }
+
+    /// Adds rules written as JSON (`{ tool: action | { pattern: action } }`); keys starting
+    /// with `about` are notes.
+    pub fn add_json(&mut self, json: &Value, source: Source) -> Result<(), String> {
+        let map = json.as_object().ok_or("rules must be an object of tools")?;
+        for (tool, value) in map {
+            if tool.starts_with("about") {
+                continue;
+            }
+            match value {
+                Value::String(word) => {
+                    let action =
+                        Action::parse(word).ok_or_else(|| format!("{tool}: {word:?} is not allow, ask or deny"))?;
+                    self.add(tool, None, action, source);
+                }
+                Value::Object(patterns) => {
+                    for (pattern, word) in patterns {
+                        let word = word.as_str().unwrap_or_default();
+                        let action = Action::parse(word)
+                            .ok_or_else(|| format!("{tool} {pattern}: {word:?} is not allow, ask or deny"))?;
+                        self.add(tool, Some(pattern), action, source);
+                    }
+                }
+                _ => return Err(format!("{tool}: a rule is allow, ask, deny or a map of patterns")),
+            }
+        }
+        Ok(())
+    }
+
+    pub fn add(&mut self, tool: &str, pattern: Option<&str>, action: Action, source: Source) {
+        let command = pattern.map(command_regex);
+        self.rules.push(Rule {
+            tool: rule_key(tool).to_owned(),
+            pattern: pattern.map(str::to_owned),
+            action,
+            source,
+            command,
+        });
+    }
+
+    fn path_matches(pattern: &str, absolute: &Path, relative: Option<&Path>, home: Option<&Path>) -> bool {
+        let glob = |p: &str| GlobBuilder::new(p).literal_separator(false).build().ok().map(|g| g.compile_matcher());
+        if let Some(rest) = pattern.strip_prefix("~/") {
+            return match (home.and_then(|h| absolute.strip_prefix(h).ok()), glob(rest)) {
+                (Some(rel), Some(g)) => g.is_match(rel),
+                _ => false,
+            };
+        }
+        let Some(g) = glob(pattern) else { return false };
+        if pattern.starts_with('/') {
+            return g.is_match(absolute);
+        }
+        if !pattern.contains('/') {
+            return absolute.file_name().is_some_and(|n| g.is_match(n));
+        }
+        relative.is_some_and(|r| g.is_match(r))
+    }
+
+    /// The action of the most specific rule for `tool` matching `subject`, if any rule does.
+    pub fn matching(&self, tool: &str, subject: Subject<'_>) -> Option<Action> {
+        let key = rule_key(tool);
+        self.rules
+            .iter()
+            .filter(|r| r.tool == key)
+            .filter(|r| match (&r.pattern, subject) {
+                (None, _) => true,
+                (Some(_), Subject::Tool) => false,
+                (Some(_), Subject::Command(line)) => r.command.as_ref().is_some_and(|re| re.is_match(line)),
+                (Some(p), Subject::Path { absolute, relative, home }) => {
+                    Self::path_matches(p, absolute, relative, home)
+                }
+            })
+            .max_by_key(|r| (specificity(r.pattern.as_deref()), r.pattern.is_some(), r.source, r.action))
+            .map(|r| r.action)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_most_specific_pattern_wins() {
+        let rules = RuleSet::defaults();
+        assert_eq!(rules.matching("bash", Subject::Command("cat src/main.rs")), Some(Action::Allow));
+        assert_eq!(rules.matching("bash", Subject::Command("cat .env")), Some(Action::Ask));
+        assert_eq!(rules.matching("bash", Subject::Command("git status")), Some(Action::Allow));
+        assert_eq!(rules.matching("bash", Subject::Command("git status -s")), Some(Action::Allow));
+        assert_eq!(rules.matching("bash", Subject::Command("git push")), None);
+        assert_eq!(rules.matching("bash", Subject::Command("tree -o out.txt")), Some(Action::Ask));
+        assert_eq!(rules.matching("glob", Subject::Tool), Some(Action::Allow));
+        assert_eq!(rules.matching("todo", Subject::Tool), Some(Action::Allow));
+    }
+
+    #[test]
+    fn later_sources_win_ties_and_specific_beats_general() {
+        let mut rules = RuleSet::defaults();
+        rules.add("bash", Some("cat *"), Action::Deny, Source::Project);
+        assert_eq!(rules.matching("bash", Subject::Command("cat a.txt")), Some(Action::Deny));
+        assert_eq!(
+            rules.matching("bash", Subject::Command("cat .env")),
+            Some(Action::Ask),
+            "a more specific default still wins"
+        );
+        rules.add("bash", Some("git push *"), Action::Allow, Source::Global);
+        rules.add("bash", Some("git push --force*"), Action::Deny, Source::Global);
+        assert_eq!(rules.matching("bash", Subject::Command("git push origin main")), Some(Action::Allow));
+        assert_eq!(rules.matching("bash", Subject::Command("git push --force origin")), Some(Action::Deny));
+    }
+
+    #[test]
+    fn path_patterns_read_names_relative_and_home_paths() {
+        let rules = RuleSet::defaults();
+        let home = Path::new("/home/ada");
+        let at = |abs: &str, rel: Option<&str>| {
+            rules.matching(
+                "read",
+                Subject::Path { absolute: Path::new(abs), relative: rel.map(Path::new), home: Some(home) },
+            )
+        };
+        assert_eq!(at("/p/.env", Some(".env")), Some(Action::Ask));
+        assert_eq!(at("/p/config/prod.env", Some("config/prod.env")), Some(Action::Ask));
+        assert_eq!(at("/p/src/main.rs", Some("src/main.rs")), Some(Action::Allow));
+        assert_eq!(at("/home/ada/.ssh/config", None), Some(Action::Ask));
+    }
+
+    #[test]
+    fn bad_rules_are_said_so() {
+        let mut rules = RuleSet::default();
+        assert!(rules.add_json(&serde_json::json!({"bash": {"ls": "maybe"}}), Source::Global).is_err());
+        assert!(rules.add_json(&serde_json::json!({"bash": 3}), Source::Global).is_err());
+    }
+}
