@@ -62,6 +62,7 @@ fn main() {
             rules: lembas_permissions::RuleSet::defaults(),
             lembas_config: None,
             plans_dir: None,
+            jobs_dir: std::env::temp_dir().join("lembas-test-jobs"),
             max_steps: STEPS as u32 + 10,
             context_window: 10_000_000,
             compact_at: 0.95,

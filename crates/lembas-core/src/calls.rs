@@ -18,6 +18,25 @@ use crate::approve::{Approval, ApprovalRequest};
 use crate::phase::Phases;
 use crate::session::{Entry, Session};
 
+/// The job tools, on this session's jobs.
+async fn job_tool(jobs: &lembas_tools::Jobs, name: &str, args: &Value) -> ToolOutput {
+    let id = args.get("id").and_then(Value::as_str).unwrap_or_default().trim();
+    let result = match name {
+        "job_list" => Ok(jobs.list()),
+        _ if id.is_empty() => Err("`id` is required (job1, job2, …).".to_owned()),
+        "job_output" => {
+            let wait = args.get("wait").and_then(Value::as_u64).unwrap_or(0).min(600);
+            jobs.output(id, std::time::Duration::from_secs(wait)).await
+        }
+        "job_send" => match args.get("input").and_then(Value::as_str) {
+            Some(input) => jobs.send(id, input).await,
+            None => Err("`input` is required.".to_owned()),
+        },
+        _ => jobs.stop(id).await,
+    };
+    result.map_or_else(ToolOutput::Error, ToolOutput::Text)
+}
+
 /// A call ready to run, or already answered.
 enum Prepared {
     Run { name: String, args: Value, paths: Vec<PathBuf>, exclusive: bool },
@@ -204,12 +223,17 @@ impl Session {
                 let ws = self.ws.clone();
                 let (name, args) = (name.clone(), args.clone());
                 let cancel = cancel.clone();
+                let jobs = self.jobs.clone();
                 async move {
                     if cancel.is_cancelled() {
                         return ToolOutput::Error("Not run: the turn was interrupted.".into());
                     }
-                    if name == "bash" {
-                        return run_bash(&ws, &args, &cancel).await;
+                    match name.as_str() {
+                        "bash" => return run_bash(&ws, &args, &cancel, Some(&jobs)).await,
+                        "job_list" | "job_output" | "job_send" | "job_stop" => {
+                            return job_tool(&jobs, &name, &args).await;
+                        }
+                        _ => {}
                     }
                     tokio::task::spawn_blocking(move || run_file_tool(&ws, &name, &args))
                         .await

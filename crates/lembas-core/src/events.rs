@@ -31,9 +31,12 @@ pub enum Event {
         mode: String,
         resumed: bool,
     },
-    /// The person's words that started a turn.
+    /// The words that started a turn: the person's, or the harness's own (`machine`: a job's
+    /// note waking an idle session).
     Prompt {
         text: String,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        machine: bool,
     },
     /// A new step (one model request) began.
     Step {

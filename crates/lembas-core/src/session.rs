@@ -13,7 +13,7 @@ use lembas_model::{Message, ModelClient, ToolSchema};
 use lembas_models::ModelInfo;
 use lembas_permissions::Mode;
 use lembas_store::{NewMessage, NewResult, SessionRecord, Store};
-use lembas_tools::Workspace;
+use lembas_tools::{Jobs, Workspace};
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc::UnboundedSender;
 
@@ -44,6 +44,8 @@ pub struct SessionConfig {
     pub lembas_config: Option<PathBuf>,
     /// Where plan mode may write plans.
     pub plans_dir: Option<PathBuf>,
+    /// Where jobs keep their output (each session in a folder of its own below it).
+    pub jobs_dir: PathBuf,
     pub max_steps: u32,
     /// The window assumed when the model does not say.
     pub context_window: u64,
@@ -148,6 +150,14 @@ pub struct Session {
     pub(crate) steer: Arc<Mutex<Vec<String>>>,
     pub(crate) fresh: bool,
     pub(crate) judge: Judge,
+    pub(crate) jobs: Jobs,
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        // The session's background commands end with it.
+        self.jobs.stop_all();
+    }
 }
 
 impl std::fmt::Debug for Session {
@@ -198,7 +208,7 @@ impl Session {
         let tools = offered_tools(&cfg.model);
         let id = uuid::Uuid::now_v7().to_string();
         let mut session = Session {
-            id,
+            id: id.clone(),
             title: "New session".into(),
             ws,
             system_prompt: String::new(),
@@ -209,6 +219,7 @@ impl Session {
             steer: Arc::default(),
             fresh: true,
             judge: Judge::with_defaults(Context::default()),
+            jobs: Jobs::new(cfg.jobs_dir.join(&id)),
             cfg,
         };
         session.judge = session.make_judge();
@@ -245,7 +256,9 @@ impl Session {
             .map_err(|e| EngineError::Corrupt(e.to_string()))?;
         // A resumed session is asked with its own mode unless the person set another.
         state.mode = cfg.mode;
+        let jobs = Jobs::new(cfg.jobs_dir.join(&record.id));
         let mut session = Session {
+            jobs,
             id: record.id,
             title: record.title,
             cfg,

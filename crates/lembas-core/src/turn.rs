@@ -16,8 +16,55 @@ impl Session {
     /// Runs one prompt to its end and says how it ended. Everything it does is said as events;
     /// everything answered is stored as it goes.
     pub async fn prompt(&mut self, words: &str, cancel: &CancellationToken) -> DoneReason {
+        self.turn(words, false, cancel).await
+    }
+
+    /// After a prompt, with nobody to come back later: waits for the jobs still running, then
+    /// lets their notes wake the session as a turn of its own — until no job runs. Answers how
+    /// the last such turn ended, if there was one.
+    pub async fn settle(&mut self, cancel: &CancellationToken) -> Option<DoneReason> {
+        let mut last = None;
+        loop {
+            while self.jobs.any_running() && !cancel.is_cancelled() {
+                tokio::select! {
+                    () = self.jobs.wait_change(std::time::Duration::from_secs(1)) => {}
+                    () = cancel.cancelled() => {}
+                }
+            }
+            let Some(note) = self.job_notes() else { return last };
+            if cancel.is_cancelled() {
+                return last;
+            }
+            last = Some(self.turn(&note, true, cancel).await);
+        }
+    }
+
+    /// The note for jobs that ended since the last one, with its mark (`loop.json` `jobs`).
+    pub(crate) fn job_notes(&self) -> Option<String> {
+        let ended = self.jobs.take_ended();
+        if ended.is_empty() {
+            return None;
+        }
+        let marks = &loop_spec().jobs.marks;
+        let bodies: Vec<String> = ended
+            .iter()
+            .map(|job| {
+                let after = lembas_tools::elapsed_text(job.after);
+                match job.state {
+                    lembas_tools::JobState::Exited(code) => render(
+                        &marks.finished_body,
+                        &[("job", &job.id), ("what", &job.command), ("code", &code.to_string()), ("elapsed", &after)],
+                    ),
+                    _ => render(&marks.killed_body, &[("job", &job.id), ("what", &job.command), ("elapsed", &after)]),
+                }
+            })
+            .collect();
+        Some(format!("{}\n{}", marks.finished, bodies.join("\n")))
+    }
+
+    async fn turn(&mut self, words: &str, machine: bool, cancel: &CancellationToken) -> DoneReason {
         let mut phases = Phases::new(self.events.clone());
-        let (reason, text, steps) = match self.run_prompt(words, cancel, &mut phases).await {
+        let (reason, text, steps) = match self.run_prompt(words, machine, cancel, &mut phases).await {
             Ok(done) => done,
             Err((error, steps)) => {
                 let (reason, message) = match error {
@@ -44,11 +91,12 @@ impl Session {
     async fn run_prompt(
         &mut self,
         words: &str,
+        machine: bool,
         cancel: &CancellationToken,
         phases: &mut Phases,
     ) -> Result<(DoneReason, String, u32), (EngineError, u32)> {
-        self.emit(Event::Prompt { text: words.to_owned() });
-        if self.fresh {
+        self.emit(Event::Prompt { text: words.to_owned(), machine });
+        if self.fresh && !machine {
             self.fresh = false;
             self.title = title_from(words);
             self.cfg.store.rename(&self.id, &self.title).map_err(|e| (e.into(), 0))?;
@@ -65,10 +113,18 @@ impl Session {
             if cancel.is_cancelled() {
                 return Ok((DoneReason::Cancelled, String::new(), steps));
             }
-            let steered: Vec<String> = std::mem::take(&mut *self.steer.lock().expect("steer queue"));
-            if !steered.is_empty() {
-                let entries = steered.into_iter().map(|w| Entry::user(w, false)).collect();
-                self.commit(entries, Vec::new()).map_err(|e| (e, steps))?;
+            // Deliveries at a step boundary: words the person added, jobs that ended.
+            let mut delivered: Vec<Entry> = std::mem::take(&mut *self.steer.lock().expect("steer queue"))
+                .into_iter()
+                .map(|w| Entry::user(w, false))
+                .collect();
+            if steps > 0
+                && let Some(note) = self.job_notes()
+            {
+                delivered.push(Entry::user(note, false));
+            }
+            if !delivered.is_empty() {
+                self.commit(delivered, Vec::new()).map_err(|e| (e, steps))?;
             }
             if steps >= self.cfg.max_steps {
                 let text = self.wrap_up("steps", cancel, phases).await.map_err(|e| (e, steps))?;

@@ -52,6 +52,7 @@ impl Harness {
             rules: lembas_permissions::RuleSet::defaults(),
             lembas_config: None,
             plans_dir: None,
+            jobs_dir: std::env::temp_dir().join("lembas-test-jobs"),
             max_steps: steps,
             context_window: 32_768,
             compact_at: 0.85,
@@ -435,4 +436,45 @@ async fn auto_mode_still_refuses_the_hardline_and_protected_paths() {
         assert!(results[1].contains("is protected (SSH keys)"), "{}", results[1]);
         assert!(!home.join(".ssh/authorized_keys").exists());
     }
+}
+
+#[tokio::test]
+async fn a_job_that_ends_mid_turn_is_delivered_at_the_next_step() {
+    let h = Harness::new(vec![
+        Scripted::tool_call("bash", json!({"command": "sleep 0.2; echo built", "background": true}))
+            .with_reasoning("Build in the background."),
+        Scripted::tool_call("bash", json!({"command": "sleep 0.6"})),
+        Scripted::text("Built."),
+    ])
+    .await;
+    let (mut session, _rx) = h.start(Mode::Auto);
+    session.prompt("build it", &CancellationToken::new()).await;
+    let last = h.server.chat_requests()[2]["messages"].as_array().unwrap().clone();
+    let note = last.iter().rev().find(|m| m["role"] == "user").unwrap()["content"].as_str().unwrap().to_owned();
+    assert!(
+        note.starts_with(
+            "[A background job you started has finished:]\njob1 (sleep 0.2; echo built) exited with 0 after "
+        ),
+        "{note}"
+    );
+    // A delivery does not start a turn: the first reply keeps its reasoning.
+    assert_eq!(last[2]["reasoning_content"], "Build in the background.");
+}
+
+#[tokio::test]
+async fn settling_waits_for_jobs_and_wakes_the_session_with_their_note() {
+    let h = Harness::new(vec![
+        Scripted::tool_call("bash", json!({"command": "sleep 0.3", "background": true})),
+        Scripted::text("Started the job."),
+        Scripted::text("The job finished."),
+    ])
+    .await;
+    let (mut session, mut rx) = h.start(Mode::Auto);
+    let cancel = CancellationToken::new();
+    assert_eq!(session.prompt("start it", &cancel).await, DoneReason::Answered);
+    assert_eq!(session.settle(&cancel).await, Some(DoneReason::Answered));
+    let woke = &h.server.chat_requests()[2]["messages"];
+    let last = woke.as_array().unwrap().last().unwrap();
+    assert!(last["content"].as_str().unwrap().starts_with("[A background job you started has finished:]"));
+    assert!(drain(&mut rx).iter().any(|e| matches!(e, Event::Prompt { machine: true, .. })));
 }

@@ -1,5 +1,6 @@
-//! `bash`: a command in its own process group, stdout and stderr as one stream, with a timeout
-//! and cancellation that end the whole group.
+//! `bash`: a command in its own process group, stdout and stderr as one stream. A command still
+//! running at its timeout — or started with `background: true` — becomes a job; without jobs
+//! (a caller that has none) it is stopped with its whole group.
 
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
@@ -11,34 +12,41 @@ use serde_json::Value;
 use tokio::io::AsyncReadExt;
 use tokio_util::sync::CancellationToken;
 
+use crate::jobs::{Jobs, Running, SharedSink, Sink};
 use crate::{Args, ToolOutput, Workspace};
 
-/// The default time a command may run.
+/// The default time a command runs in the foreground.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
 /// The longest a call may ask for.
 pub const MAX_TIMEOUT: Duration = Duration::from_secs(600);
-/// Output kept in memory; the rest is counted and dropped (the session stores what is kept).
+/// Output kept in memory for a foreground command; the rest is counted and dropped (a job's
+/// output goes to its log file instead, whole).
 pub const MAX_OUTPUT_BYTES: usize = 16 * 1024 * 1024;
 
-/// How a command ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum BashOutcome {
-    Exited(i32),
-    Signalled,
-    TimedOut(Duration),
-    Cancelled,
-}
-
 /// Runs `args.command` and answers its output, with a line saying how it ended unless it exited
-/// with 0.
-pub async fn run_bash(ws: &Workspace, args: &Value, cancel: &CancellationToken) -> ToolOutput {
-    match run(ws, &Args(args), cancel).await {
-        Ok((text, _)) => ToolOutput::Text(text),
+/// with 0 — or, for a job, how to follow it.
+pub async fn run_bash(ws: &Workspace, args: &Value, cancel: &CancellationToken, jobs: Option<&Jobs>) -> ToolOutput {
+    match run(ws, &Args(args), cancel, jobs).await {
+        Ok(text) => ToolOutput::Text(text),
         Err(e) => ToolOutput::Error(e),
     }
 }
 
-async fn run(ws: &Workspace, args: &Args<'_>, cancel: &CancellationToken) -> Result<(String, BashOutcome), String> {
+fn ending_text(text: String, ending: Option<String>) -> String {
+    match ending {
+        Some(line) if text.is_empty() => line,
+        Some(line) => format!("{text}\n{line}"),
+        None if text.is_empty() => "(no output)".to_owned(),
+        None => text,
+    }
+}
+
+async fn run(
+    ws: &Workspace,
+    args: &Args<'_>,
+    cancel: &CancellationToken,
+    jobs: Option<&Jobs>,
+) -> Result<String, String> {
     let command = args.str("command")?;
     if command.trim().is_empty() {
         return Err("`command` is empty.".to_owned());
@@ -49,12 +57,16 @@ async fn run(ws: &Workspace, args: &Args<'_>, cancel: &CancellationToken) -> Res
     }
     let timeout =
         args.opt_usize("timeout")?.map_or(DEFAULT_TIMEOUT, |s| Duration::from_secs(s as u64)).min(MAX_TIMEOUT);
+    let background = args.bool("background")?;
+    if background && jobs.is_none() {
+        return Err("Background jobs are not available here: run it in the foreground.".to_owned());
+    }
 
     let mut child = tokio::process::Command::new("bash")
         .arg("-c")
         .arg(command)
         .current_dir(&cwd)
-        .stdin(Stdio::null())
+        .stdin(if background { Stdio::piped() } else { Stdio::null() })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .env("PAGER", "cat")
@@ -62,88 +74,119 @@ async fn run(ws: &Workspace, args: &Args<'_>, cancel: &CancellationToken) -> Res
         .env("GIT_TERMINAL_PROMPT", "0")
         .env("LEMBAS", "1")
         .process_group(0)
-        .kill_on_drop(true)
         .spawn()
         .map_err(|e| format!("bash could not be started: {e}"))?;
     let pgid = child.id().map(|id| Pid::from_raw(id as i32));
+    let started = Instant::now();
 
-    let buffer = Arc::new(Mutex::new((Vec::new(), 0usize)));
-    let readers: Vec<_> = [
+    let sink: SharedSink = Arc::new(Mutex::new(Sink::Memory { kept: Vec::new(), dropped: 0 }));
+    let streams: Vec<Box<dyn tokio::io::AsyncRead + Unpin + Send>> = [
         child.stdout.take().map(|s| Box::new(s) as Box<dyn tokio::io::AsyncRead + Unpin + Send>),
-        child.stderr.take().map(|s| Box::new(s) as _),
+        child.stderr.take().map(|s| Box::new(s) as Box<dyn tokio::io::AsyncRead + Unpin + Send>),
     ]
     .into_iter()
     .flatten()
-    .map(|mut stream| {
-        let buffer = buffer.clone();
-        tokio::spawn(async move {
-            let mut chunk = [0u8; 8192];
-            while let Ok(n) = stream.read(&mut chunk).await {
-                if n == 0 {
-                    break;
-                }
-                let mut guard = buffer.lock().expect("output buffer");
-                let (kept, dropped) = &mut *guard;
-                let room = MAX_OUTPUT_BYTES.saturating_sub(kept.len());
-                kept.extend_from_slice(&chunk[..n.min(room)]);
-                *dropped += n.saturating_sub(room);
-            }
-        })
-    })
     .collect();
+    let readers: Vec<_> = streams
+        .into_iter()
+        .map(|mut stream| {
+            let sink = sink.clone();
+            tokio::spawn(async move {
+                let mut chunk = [0u8; 8192];
+                while let Ok(n) = stream.read(&mut chunk).await {
+                    if n == 0 {
+                        break;
+                    }
+                    sink.lock().expect("output sink").write(&chunk[..n], MAX_OUTPUT_BYTES);
+                }
+            })
+        })
+        .collect();
 
-    let started = Instant::now();
-    let outcome = tokio::select! {
-        status = child.wait() => match status {
-            Ok(s) => s.code().map_or(BashOutcome::Signalled, BashOutcome::Exited),
-            Err(e) => return Err(format!("waiting for bash failed: {e}")),
-        },
-        () = tokio::time::sleep(timeout) => BashOutcome::TimedOut(started.elapsed()),
-        () = cancel.cancelled() => BashOutcome::Cancelled,
-    };
-    if matches!(outcome, BashOutcome::TimedOut(_) | BashOutcome::Cancelled) {
-        stop_group(pgid, &mut child).await;
+    if let (true, Some(jobs)) = (background, jobs) {
+        let stdin = child.stdin.take();
+        let id = jobs.adopt(Running { command, child, pgid, sink: &sink, stdin, started, output_shown: false })?;
+        return Ok(format!(
+            "Started {id} in the background. job_output shows what it prints, job_send gives it input, job_stop ends it; you are told when it ends."
+        ));
     }
+
+    enum End {
+        Exited(Option<i32>),
+        TimedOut,
+        Cancelled,
+    }
+    let end = tokio::select! {
+        status = child.wait() => End::Exited(status.map_err(|e| format!("waiting for bash failed: {e}"))?.code()),
+        () = tokio::time::sleep(timeout) => End::TimedOut,
+        () = cancel.cancelled() => End::Cancelled,
+    };
+    let ending = match end {
+        End::TimedOut if jobs.is_some() => {
+            let jobs = jobs.expect("checked");
+            let so_far = match &*sink.lock().expect("output sink") {
+                Sink::Memory { kept, .. } => String::from_utf8_lossy(kept).trim_end_matches('\n').to_owned(),
+                Sink::File(_) => String::new(),
+            };
+            return match jobs.adopt(Running {
+                command,
+                child,
+                pgid,
+                sink: &sink,
+                stdin: None,
+                started,
+                output_shown: true,
+            }) {
+                Ok(id) => Ok(ending_text(
+                    so_far,
+                    Some(format!(
+                        "(still running after {} s: it goes on in the background as {id}; job_output shows the rest, job_stop ends it)",
+                        started.elapsed().as_secs()
+                    )),
+                )),
+                Err(e) => {
+                    stop_group(pgid).await;
+                    Err(e)
+                }
+            };
+        }
+        End::TimedOut => {
+            stop_group(pgid).await;
+            let _ = child.kill().await;
+            Some(format!("(stopped after {} s: it was still running at its timeout)", started.elapsed().as_secs()))
+        }
+        End::Cancelled => {
+            stop_group(pgid).await;
+            let _ = child.kill().await;
+            Some("(stopped: the turn was interrupted)".to_owned())
+        }
+        End::Exited(Some(0)) => None,
+        End::Exited(Some(code)) => Some(format!("(exit code {code})")),
+        End::Exited(None) => Some("(ended by a signal)".to_owned()),
+    };
     // The readers end when every process holding the pipes is gone; a grandchild that escaped
     // the group must not hold the answer hostage.
     for reader in readers {
         let _ = tokio::time::timeout(Duration::from_secs(2), reader).await;
     }
-
-    let (bytes, dropped) = std::mem::take(&mut *buffer.lock().expect("output buffer"));
+    let (bytes, dropped) =
+        match std::mem::replace(&mut *sink.lock().expect("output sink"), Sink::Memory { kept: Vec::new(), dropped: 0 })
+        {
+            Sink::Memory { kept, dropped } => (kept, dropped),
+            Sink::File(_) => (Vec::new(), 0),
+        };
     let mut text = String::from_utf8_lossy(&bytes).trim_end_matches('\n').to_owned();
     if dropped > 0 {
         text.push_str(&format!("\n[{dropped} more bytes of output were dropped]"));
     }
-    let ending = match &outcome {
-        BashOutcome::Exited(0) => None,
-        BashOutcome::Exited(code) => Some(format!("(exit code {code})")),
-        BashOutcome::Signalled => Some("(ended by a signal)".to_owned()),
-        BashOutcome::TimedOut(after) => Some(format!(
-            "(stopped after {} s: it was still running at its timeout; give a longer timeout, up to {} s)",
-            after.as_secs(),
-            MAX_TIMEOUT.as_secs()
-        )),
-        BashOutcome::Cancelled => Some("(stopped: the turn was interrupted)".to_owned()),
-    };
-    match ending {
-        Some(line) if text.is_empty() => text = line,
-        Some(line) => text = format!("{text}\n{line}"),
-        None if text.is_empty() => text = "(no output)".to_owned(),
-        None => {}
-    }
-    Ok((text, outcome))
+    Ok(ending_text(text, ending))
 }
 
 /// Ends a command's whole process group: a polite signal, then a kill.
-async fn stop_group(pgid: Option<Pid>, child: &mut tokio::process::Child) {
+async fn stop_group(pgid: Option<Pid>) {
     if let Some(pgid) = pgid {
         let _ = killpg(pgid, Signal::SIGTERM);
-        if tokio::time::timeout(Duration::from_secs(2), child.wait()).await.is_err() {
-            let _ = killpg(pgid, Signal::SIGKILL);
-        }
-        // Anything of the group still alive (a child that ignored TERM) gets the kill too.
+        tokio::time::sleep(Duration::from_millis(300)).await;
         let _ = killpg(pgid, Signal::SIGKILL);
     }
-    let _ = child.kill().await;
 }

@@ -13,6 +13,7 @@
 mod bash;
 mod edit;
 mod files;
+mod jobs;
 mod patch;
 mod search;
 mod workspace;
@@ -22,7 +23,8 @@ use std::path::PathBuf;
 use lembas_context::FileChange;
 use serde_json::Value;
 
-pub use bash::{BashOutcome, run_bash};
+pub use bash::run_bash;
+pub use jobs::{JobEnded, JobState, Jobs, elapsed_text};
 pub use workspace::{FileTimes, Workspace};
 
 /// What a tool call produced, before the engine gives it an id and a bracket.

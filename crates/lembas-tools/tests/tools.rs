@@ -235,12 +235,12 @@ fn glob_and_grep_skip_what_is_ignored() {
 #[tokio::test]
 async fn bash_merges_output_reports_exit_and_starts_at_the_root() {
     let (_d, ws) = project();
-    let out = run_bash(&ws, &json!({"command": "pwd; echo err >&2; exit 3"}), &CancellationToken::new()).await;
+    let out = run_bash(&ws, &json!({"command": "pwd; echo err >&2; exit 3"}), &CancellationToken::new(), None).await;
     let ToolOutput::Text(text) = out else { panic!("{out:?}") };
     assert_eq!(text, format!("{}\nerr\n(exit code 3)", ws.root.display()));
-    let sub = run_bash(&ws, &json!({"command": "pwd", "cwd": "pkg"}), &CancellationToken::new()).await;
+    let sub = run_bash(&ws, &json!({"command": "pwd", "cwd": "pkg"}), &CancellationToken::new(), None).await;
     assert_eq!(sub, ToolOutput::Text(ws.root.join("pkg").display().to_string()));
-    let missing = run_bash(&ws, &json!({"command": "pwd", "cwd": "nope"}), &CancellationToken::new()).await;
+    let missing = run_bash(&ws, &json!({"command": "pwd", "cwd": "nope"}), &CancellationToken::new(), None).await;
     assert!(missing.is_error());
 }
 
@@ -250,7 +250,7 @@ async fn a_command_past_its_timeout_is_stopped_with_its_children() {
     let marker = ws.root.join("child.pid");
     let command = format!("(sleep 30 & echo $! > {}); sleep 30", marker.display());
     let start = Instant::now();
-    let out = run_bash(&ws, &json!({"command": command, "timeout": 1}), &CancellationToken::new()).await;
+    let out = run_bash(&ws, &json!({"command": command, "timeout": 1}), &CancellationToken::new(), None).await;
     assert!(start.elapsed() < Duration::from_secs(10));
     let ToolOutput::Text(text) = out else { panic!() };
     assert!(text.contains("stopped after 1 s"), "{text}");
@@ -270,7 +270,76 @@ async fn cancelling_stops_a_command() {
         stop.cancel();
     });
     let start = Instant::now();
-    let out = run_bash(&ws, &json!({"command": "sleep 20"}), &cancel).await;
+    let out = run_bash(&ws, &json!({"command": "sleep 20"}), &cancel, None).await;
     assert!(start.elapsed() < Duration::from_secs(5));
     assert_eq!(out, ToolOutput::Text("(stopped: the turn was interrupted)".into()));
+}
+
+mod jobs {
+    use super::*;
+    use lembas_tools::{JobState, Jobs};
+
+    #[tokio::test]
+    async fn a_command_past_its_timeout_becomes_a_job() {
+        let (dir, ws) = project();
+        let jobs = Jobs::new(dir.path().join("jobs"));
+        let out = run_bash(
+            &ws,
+            &json!({"command": "echo start; sleep 1.5; echo end", "timeout": 1}),
+            &CancellationToken::new(),
+            Some(&jobs),
+        )
+        .await;
+        let ToolOutput::Text(text) = out else { panic!("{out:?}") };
+        assert!(text.starts_with("start\n(still running after 1 s: it goes on in the background as job1"), "{text}");
+        let rest = jobs.output("job1", Duration::from_secs(10)).await.unwrap();
+        assert!(rest.starts_with("end\n(job1 exited with 0 after "), "{rest}");
+        let ended = jobs.take_ended();
+        assert_eq!(ended.len(), 1);
+        assert_eq!(ended[0].state, JobState::Exited(0));
+        assert!(jobs.take_ended().is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_background_job_takes_input_and_can_be_stopped() {
+        let (dir, ws) = project();
+        let jobs = Jobs::new(dir.path().join("jobs"));
+        let out = run_bash(
+            &ws,
+            &json!({"command": "read name; echo hello $name; sleep 30", "background": true}),
+            &CancellationToken::new(),
+            Some(&jobs),
+        )
+        .await;
+        assert!(matches!(&out, ToolOutput::Text(t) if t.starts_with("Started job1 in the background")), "{out:?}");
+        assert_eq!(jobs.send("job1", "ada").await.unwrap(), "Sent 4 bytes to job1.");
+        let mut seen = String::new();
+        for _ in 0..50 {
+            seen = jobs.output("job1", Duration::from_millis(100)).await.unwrap();
+            if seen.contains("hello ada") {
+                break;
+            }
+        }
+        assert!(seen.starts_with("hello ada\n(job1 is running"), "{seen}");
+        assert_eq!(jobs.stop("job1").await.unwrap(), "Stopped job1.");
+        assert!(jobs.list().starts_with("job1 was stopped after"));
+        assert!(!jobs.any_running());
+        assert!(jobs.output("job9", Duration::ZERO).await.unwrap_err().contains("No job job9"));
+    }
+
+    #[tokio::test]
+    async fn a_huge_output_stays_on_disk_and_is_read_in_parts() {
+        let (dir, ws) = project();
+        let jobs = Jobs::new(dir.path().join("jobs"));
+        run_bash(
+            &ws,
+            &json!({"command": "head -c 40000000 /dev/zero | tr '\\0' 'x'", "background": true}),
+            &CancellationToken::new(),
+            Some(&jobs),
+        )
+        .await;
+        let first = jobs.output("job1", Duration::from_secs(30)).await.unwrap();
+        assert_eq!(std::fs::metadata(dir.path().join("jobs/job1.log")).unwrap().len(), 40_000_000);
+        assert!(first.len() < 300_000 && first.contains("more bytes: call job_output again"), "{}", first.len());
+    }
 }

@@ -123,6 +123,7 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
         rules,
         lembas_config: Some(home.config.clone()),
         plans_dir: Some(home.state.join("plans")),
+        jobs_dir: home.jobs_dir(),
         max_steps: config.steps.unwrap_or_else(lembas_core::default_max_steps),
         context_window: config.context_window.unwrap_or(lembas_config::DEFAULT_CONTEXT_WINDOW),
         compact_at: config.compact_at(),
@@ -194,7 +195,14 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
             on_interrupt.cancel();
         }
     });
-    let reason = session.prompt(&prompt, &cancel).await;
+    let mut reason = session.prompt(&prompt, &cancel).await;
+    // Nobody comes back to this session later: wait for the jobs the prompt started, and let
+    // their notes wake it, before exiting.
+    if matches!(reason, DoneReason::Answered)
+        && let Some(last) = session.settle(&cancel).await
+    {
+        reason = last;
+    }
     drop(session);
     let _ = renderer.await;
     setup::save_learned(&home, &client);

@@ -1,0 +1,352 @@
+//! Background jobs (`loop.json` `jobs`): commands that run on while the session goes on — started
+//! with `background: true`, or still running when their timeout passed. One id sequence per
+//! session (`job1`, `job2`, …); output kept on disk, not in memory; a job that ends leaves a note
+//! for the session.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+use tokio::io::AsyncWriteExt;
+
+/// The most `job_output` returns in one call.
+pub const READ_CHUNK: u64 = 256 * 1024;
+
+/// Where a running command's output goes: memory while it runs in the foreground, its log file
+/// once it is a job.
+#[derive(Debug)]
+pub(crate) enum Sink {
+    Memory { kept: Vec<u8>, dropped: usize },
+    File(std::fs::File),
+}
+
+impl Sink {
+    pub(crate) fn write(&mut self, bytes: &[u8], cap: usize) {
+        match self {
+            Sink::Memory { kept, dropped } => {
+                let room = cap.saturating_sub(kept.len());
+                kept.extend_from_slice(&bytes[..bytes.len().min(room)]);
+                *dropped += bytes.len().saturating_sub(room);
+            }
+            Sink::File(file) => {
+                use std::io::Write;
+                let _ = file.write_all(bytes);
+            }
+        }
+    }
+}
+
+pub(crate) type SharedSink = Arc<Mutex<Sink>>;
+
+/// A command running now, handed over to become a job.
+pub(crate) struct Running<'a> {
+    pub command: &'a str,
+    pub child: tokio::process::Child,
+    pub pgid: Option<Pid>,
+    pub sink: &'a SharedSink,
+    pub stdin: Option<tokio::process::ChildStdin>,
+    pub started: Instant,
+    /// The call's own answer already showed the output so far.
+    pub output_shown: bool,
+}
+
+/// How a job stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum JobState {
+    Running,
+    Exited(i32),
+    Signalled,
+    Stopped,
+}
+
+#[derive(Debug)]
+struct Job {
+    id: String,
+    command: String,
+    log: PathBuf,
+    started: Instant,
+    ended: Option<Instant>,
+    state: JobState,
+    /// Bytes of the log the model has read.
+    read: u64,
+    pgid: Option<Pid>,
+    stdin: Option<tokio::process::ChildStdin>,
+}
+
+/// A job that ended, for the note that wakes the session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobEnded {
+    pub id: String,
+    pub command: String,
+    pub state: JobState,
+    pub after: Duration,
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    next: u64,
+    jobs: Vec<Job>,
+    ended: Vec<JobEnded>,
+}
+
+/// A session's jobs. Cloning shares them.
+#[derive(Debug, Clone)]
+pub struct Jobs {
+    dir: PathBuf,
+    inner: Arc<Mutex<Inner>>,
+    changed: Arc<tokio::sync::Notify>,
+}
+
+/// A duration as jobs write it: `5s`, `1m 05s`.
+pub fn elapsed_text(d: Duration) -> String {
+    lembas_progress::elapsed(d.as_secs() as i64)
+}
+
+impl Jobs {
+    /// Jobs whose output is kept under `dir`.
+    pub fn new(dir: PathBuf) -> Jobs {
+        Jobs { dir, inner: Arc::default(), changed: Arc::new(tokio::sync::Notify::new()) }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.inner.lock().expect("jobs lock")
+    }
+
+    /// Takes over a running command as a job: its output so far goes to the job's log, and what
+    /// follows too. Answers the job's id.
+    pub(crate) fn adopt(&self, running: Running<'_>) -> Result<String, String> {
+        let Running { command, mut child, pgid, sink, stdin, started, output_shown } = running;
+        let limit = lembas_spec::loop_spec().jobs.limit.default;
+        let (id, log) = {
+            let mut inner = self.lock();
+            if inner.jobs.iter().filter(|j| j.state == JobState::Running).count() >= limit {
+                return Err(format!("{limit} jobs are already running: stop one with job_stop first."));
+            }
+            inner.next += 1;
+            let id = format!("{}{}", lembas_spec::loop_spec().jobs.id_prefix, inner.next);
+            (id.clone(), self.dir.join(format!("{id}.log")))
+        };
+        std::fs::create_dir_all(&self.dir)
+            .map_err(|e| format!("cannot keep job output in {}: {e}", self.dir.display()))?;
+        let mut file =
+            std::fs::File::create(&log).map_err(|e| format!("cannot keep job output in {}: {e}", log.display()))?;
+        let mut read = 0;
+        {
+            let mut guard = sink.lock().expect("output sink");
+            if let Sink::Memory { kept, .. } = &*guard {
+                use std::io::Write;
+                let _ = file.write_all(kept);
+                // What the call's own answer already showed is not shown again.
+                if output_shown {
+                    read = kept.len() as u64;
+                }
+            }
+            *guard = Sink::File(file);
+        }
+        self.lock().jobs.push(Job {
+            id: id.clone(),
+            command: command.to_owned(),
+            log,
+            started,
+            ended: None,
+            state: JobState::Running,
+            read,
+            pgid,
+            stdin,
+        });
+        let jobs = self.clone();
+        let job_id = id.clone();
+        tokio::spawn(async move {
+            let state = match child.wait().await {
+                Ok(status) => status.code().map_or(JobState::Signalled, JobState::Exited),
+                Err(_) => JobState::Signalled,
+            };
+            jobs.finish(&job_id, state);
+        });
+        Ok(id)
+    }
+
+    fn finish(&self, id: &str, state: JobState) {
+        let mut inner = self.lock();
+        let Some(job) = inner.jobs.iter_mut().find(|j| j.id == id) else { return };
+        if job.state != JobState::Running {
+            return;
+        }
+        // A job stopped on purpose says so, whatever signal ended it.
+        job.state = state;
+        job.ended = Some(Instant::now());
+        job.stdin = None;
+        let ended = JobEnded {
+            id: job.id.clone(),
+            command: job.command.clone(),
+            state: job.state.clone(),
+            after: job.started.elapsed(),
+        };
+        inner.ended.push(ended);
+        drop(inner);
+        self.changed.notify_waiters();
+    }
+
+    /// Notes of jobs that ended since the last call (what wakes the session).
+    pub fn take_ended(&self) -> Vec<JobEnded> {
+        std::mem::take(&mut self.lock().ended)
+    }
+
+    /// Whether any job runs.
+    pub fn any_running(&self) -> bool {
+        self.lock().jobs.iter().any(|j| j.state == JobState::Running)
+    }
+
+    /// Waits until some job ends (or `timeout` passes).
+    pub async fn wait_change(&self, timeout: Duration) {
+        let _ = tokio::time::timeout(timeout, self.changed.notified()).await;
+    }
+
+    fn state_line(job: &Job) -> String {
+        match &job.state {
+            JobState::Running => format!("{} is running ({})", job.id, elapsed_text(job.started.elapsed())),
+            JobState::Exited(code) => format!(
+                "{} exited with {code} after {}",
+                job.id,
+                elapsed_text(job.ended.unwrap_or_else(Instant::now) - job.started)
+            ),
+            JobState::Signalled => format!(
+                "{} was ended by a signal after {}",
+                job.id,
+                elapsed_text(job.ended.unwrap_or_else(Instant::now) - job.started)
+            ),
+            JobState::Stopped => format!(
+                "{} was stopped after {}",
+                job.id,
+                elapsed_text(job.ended.unwrap_or_else(Instant::now) - job.started)
+            ),
+        }
+    }
+
+    /// `job_list`.
+    pub fn list(&self) -> String {
+        let inner = self.lock();
+        if inner.jobs.is_empty() {
+            return "No jobs in this session.".to_owned();
+        }
+        inner.jobs.iter().map(|j| format!("{}: {}", Self::state_line(j), j.command)).collect::<Vec<_>>().join("\n")
+    }
+
+    /// `job_output`: what the model has not read yet, and how the job stands. `wait` waits for
+    /// the job to end first, up to that long.
+    pub async fn output(&self, id: &str, wait: Duration) -> Result<String, String> {
+        let deadline = Instant::now() + wait;
+        loop {
+            let running = self.lock().jobs.iter().find(|j| j.id == id).map(|j| j.state == JobState::Running);
+            match running {
+                None => return Err(self.unknown(id)),
+                Some(true) if Instant::now() < deadline => self.wait_change(deadline - Instant::now()).await,
+                Some(_) => break,
+            }
+        }
+        let mut inner = self.lock();
+        let job = inner.jobs.iter_mut().find(|j| j.id == id).ok_or_else(|| format!("No job {id} in this session."))?;
+        // At most READ_CHUNK bytes a call, so a huge log is read in parts, never whole.
+        let mut file = std::fs::File::open(&job.log).map_err(|e| format!("{}: {e}", job.log.display()))?;
+        let total = file.metadata().map(|m| m.len()).unwrap_or(0);
+        let mut bytes = Vec::new();
+        {
+            use std::io::{Read, Seek, SeekFrom};
+            let _ = file.seek(SeekFrom::Start(job.read.min(total)));
+            let _ = file.take(READ_CHUNK).read_to_end(&mut bytes);
+        }
+        job.read = (job.read + bytes.len() as u64).min(total);
+        let left = total - job.read;
+        let mut new = String::from_utf8_lossy(&bytes).trim_end_matches('\n').to_owned();
+        if left > 0 {
+            new.push_str(&format!("\n({left} more bytes: call job_output again for them)"));
+        }
+        let state = Self::state_line(job);
+        Ok(if new.is_empty() { format!("({state}; no new output)") } else { format!("{new}\n({state})") })
+    }
+
+    /// `job_send`: a line to the job's standard input.
+    pub async fn send(&self, id: &str, input: &str) -> Result<String, String> {
+        let stdin = {
+            let mut inner = self.lock();
+            let job =
+                inner.jobs.iter_mut().find(|j| j.id == id).ok_or_else(|| format!("No job {id} in this session."))?;
+            if job.state != JobState::Running {
+                return Err(format!("{} has ended: it reads nothing more.", job.id));
+            }
+            job.stdin
+                .take()
+                .ok_or_else(|| format!("{id} does not read input (it was not started with background: true)."))?
+        };
+        let mut stdin = stdin;
+        let mut line = input.to_owned();
+        line.push('\n');
+        let result = stdin.write_all(line.as_bytes()).await.and(stdin.flush().await);
+        if let Some(job) = self.lock().jobs.iter_mut().find(|j| j.id == id) {
+            job.stdin = Some(stdin);
+        }
+        result
+            .map(|()| format!("Sent {} bytes to {id}.", line.len()))
+            .map_err(|e| format!("{id} no longer reads input: {e}"))
+    }
+
+    /// `job_stop`: ends the job and everything it started.
+    pub async fn stop(&self, id: &str) -> Result<String, String> {
+        let pgid = {
+            let inner = self.lock();
+            let job = inner.jobs.iter().find(|j| j.id == id).ok_or_else(|| format!("No job {id} in this session."))?;
+            if job.state != JobState::Running {
+                return Ok(format!("{}.", Self::state_line(job)));
+            }
+            job.pgid
+        };
+        if let Some(job) = self.lock().jobs.iter_mut().find(|j| j.id == id) {
+            job.state = JobState::Stopped;
+            job.ended = Some(Instant::now());
+            job.stdin = None;
+        }
+        if let Some(pgid) = pgid {
+            let _ = killpg(pgid, Signal::SIGTERM);
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            let _ = killpg(pgid, Signal::SIGKILL);
+        }
+        Ok(format!("Stopped {id}."))
+    }
+
+    /// Stops every running job (the session ends, or is deleted).
+    pub fn stop_all(&self) {
+        let mut inner = self.lock();
+        for job in inner.jobs.iter_mut().filter(|j| j.state == JobState::Running) {
+            if let Some(pgid) = job.pgid {
+                let _ = killpg(pgid, Signal::SIGKILL);
+            }
+            job.state = JobState::Stopped;
+            job.ended = Some(Instant::now());
+        }
+    }
+
+    fn unknown(&self, id: &str) -> String {
+        let ids: Vec<String> = self.lock().jobs.iter().map(|j| j.id.clone()).collect();
+        if ids.is_empty() {
+            format!("No job {id}: this session has no jobs.")
+        } else {
+            format!("No job {id}. The jobs: {}.", ids.join(", "))
+        }
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        for job in self.jobs.iter().filter(|j| j.state == JobState::Running) {
+            if let Some(pgid) = job.pgid {
+                let _ = killpg(pgid, Signal::SIGKILL);
+            }
+        }
+    }
+}

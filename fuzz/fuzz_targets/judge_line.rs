@@ -1,0 +1,22 @@
+//! Judging any line never panics, and `rm -rf /` appended to any line after a separator is
+//! always refused, in auto mode too.
+#![no_main]
+
+use std::path::{Path, PathBuf};
+
+use libfuzzer_sys::fuzz_target;
+use lembas_permissions::{Call, Context, Decision, Judge, Mode};
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(prefix) = std::str::from_utf8(data) else { return };
+    // A prefix that leaves a quote or a here-document open swallows what follows, as a shell would.
+    if prefix.contains(['\'', '"', '`', '\\', '#', '<']) || prefix.contains("$(") {
+        return;
+    }
+    let judge = Judge::with_defaults(Context { root: "/p".into(), home: Some("/home/u".into()), ..Context::default() });
+    let resolve = |w: &str| -> PathBuf { lembas_paths::resolve(Path::new("/p"), w) };
+    let line = format!("{prefix}\nrm -rf /");
+    let call = Call { tool: "bash", risk: lembas_spec::RiskClass::Execute, command: Some(&line), paths: &[] };
+    let decision = judge.evaluate(Mode::Auto, &call, &resolve);
+    assert!(matches!(decision, Decision::Refuse(_)), "{line:?} → {decision:?}");
+});
