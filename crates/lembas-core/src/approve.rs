@@ -26,11 +26,28 @@ pub enum Approval {
     },
 }
 
-/// Someone who can answer approvals.
+/// A question from `ask_user`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Question {
+    pub question: String,
+    pub options: Vec<String>,
+}
+
+/// Someone who can answer approvals and questions.
 pub trait Approver: Send + Sync {
     /// Whether a person is there at all.
     fn present(&self) -> bool;
     fn ask(&self, request: ApprovalRequest) -> Pin<Box<dyn Future<Output = Approval> + Send + '_>>;
+
+    /// The person's answer to a question, or `None` when nobody answers.
+    fn question(&self, _question: Question) -> Pin<Box<dyn Future<Output = Option<String>> + Send + '_>> {
+        Box::pin(async { None })
+    }
+
+    /// Whether the person approves the plan (plan mode's `plan_submit`), with their words.
+    fn approve_plan(&self, _plan: String) -> Pin<Box<dyn Future<Output = Approval> + Send + '_>> {
+        Box::pin(async { Approval::Deny { feedback: None } })
+    }
 }
 
 /// Nobody to ask: a headless run, a script.

@@ -39,8 +39,17 @@ async fn job_tool(jobs: &lembas_tools::Jobs, name: &str, args: &Value) -> ToolOu
 
 /// A call ready to run, or already answered.
 enum Prepared {
-    Run { name: String, args: Value, paths: Vec<PathBuf>, exclusive: bool },
-    Recall { args: Value },
+    Run {
+        name: String,
+        args: Value,
+        paths: Vec<PathBuf>,
+        exclusive: bool,
+    },
+    /// Answered by the engine itself (recall, the plan, a question), in call order.
+    Engine {
+        name: String,
+        args: Value,
+    },
     Answer(ToolOutput),
 }
 
@@ -87,7 +96,7 @@ impl Session {
         };
         let name = def.name.clone();
         if name == "recall" {
-            return Prepared::Recall { args };
+            return Prepared::Engine { name, args };
         }
         let paths = paths_of(&self.ws, &name, &args);
         let real: Vec<PathBuf> = paths.iter().map(|p| self.ws.real_path(p)).collect();
@@ -156,6 +165,9 @@ impl Session {
                     }
                 }
             }
+        }
+        if matches!(name.as_str(), "plan_write" | "plan_update" | "plan_submit" | "ask_user") {
+            return Prepared::Engine { name, args };
         }
         Prepared::Run { name, args, paths, exclusive: def.exclusive }
     }
@@ -254,7 +266,10 @@ impl Session {
                 Prepared::Run { name, args, .. } => {
                     (name, args, output.unwrap_or(ToolOutput::Error("Not run.".into())))
                 }
-                Prepared::Recall { args } => ("recall".to_owned(), args, ToolOutput::Text(String::new())),
+                Prepared::Engine { name, args } => {
+                    let output = self.engine_tool(&name, &args).await;
+                    (name, args, output)
+                }
                 Prepared::Answer(answer) => (call.name.clone(), Value::Null, answer),
             };
             let is_error = output.is_error();
@@ -306,6 +321,106 @@ impl Session {
             ToolOutput::Text(text) | ToolOutput::Error(text) => {
                 let inserted = ledger.output(id, name, args, &text);
                 (inserted.text, inserted.stored)
+            }
+        }
+    }
+
+    /// The tools the engine answers itself. `recall` is answered at insertion (it needs its own
+    /// id), so here it is a placeholder.
+    async fn engine_tool(&mut self, name: &str, args: &Value) -> ToolOutput {
+        match name {
+            "plan_write" => match crate::plan::Plan::from_args(args) {
+                Ok(plan) => {
+                    let text = plan.render();
+                    self.state.plan = Some(plan.clone());
+                    self.emit(Event::Plan { plan });
+                    ToolOutput::Text(text)
+                }
+                Err(e) => ToolOutput::Error(e),
+            },
+            "plan_update" => {
+                let Some(plan) = self.state.plan.as_mut() else {
+                    return ToolOutput::Error("There is no plan yet: write it with plan_write first.".into());
+                };
+                match plan.update(args) {
+                    Ok(()) => {
+                        let plan = plan.clone();
+                        let text = plan.render();
+                        self.emit(Event::Plan { plan });
+                        ToolOutput::Text(text)
+                    }
+                    Err(e) => ToolOutput::Error(e),
+                }
+            }
+            "plan_submit" => self.plan_submit().await,
+            "ask_user" => {
+                let question = args.get("question").and_then(Value::as_str).unwrap_or_default().trim().to_owned();
+                if question.is_empty() {
+                    return ToolOutput::Error("`question` is required.".into());
+                }
+                let options: Vec<String> = args
+                    .get("options")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|o| o.as_str().map(str::to_owned))
+                    .collect();
+                if !self.cfg.approver.present() {
+                    return ToolOutput::Error(
+                        "Nobody is here to answer questions: decide yourself, and say what you assumed.".into(),
+                    );
+                }
+                let mut phases = Phases::new(self.events.clone());
+                phases.set(Phase::WaitingForPerson { what: lembas_progress::PersonWait::Question, tool: None });
+                match self.cfg.approver.question(crate::approve::Question { question, options }).await {
+                    Some(answer) => ToolOutput::Text(format!("The person answered: {answer}")),
+                    None => ToolOutput::Error(
+                        "The person did not answer: decide yourself, and say what you assumed.".into(),
+                    ),
+                }
+            }
+            _ => ToolOutput::Text(String::new()),
+        }
+    }
+
+    async fn plan_submit(&mut self) -> ToolOutput {
+        if self.state.mode != lembas_permissions::Mode::Plan {
+            let def = lembas_spec::tool("plan_submit").expect("spec/tools/plan_submit.json");
+            return ToolOutput::Error(def.unavailable.clone().unwrap_or_default());
+        }
+        let Some(plan) = self.state.plan.clone() else {
+            return ToolOutput::Error("There is no plan to submit: write it with plan_write first.".into());
+        };
+        if !self.cfg.approver.present() {
+            return ToolOutput::Error(
+                "Nobody is here to approve the plan, so plan mode goes on: say that the plan waits for approval."
+                    .into(),
+            );
+        }
+        let mut phases = Phases::new(self.events.clone());
+        phases.set(Phase::WaitingForPerson { what: lembas_progress::PersonWait::Plan, tool: None });
+        match self.cfg.approver.approve_plan(plan.render()).await {
+            Approval::Once | Approval::Always => {
+                let mode = self
+                    .state
+                    .mode_before_plan
+                    .take()
+                    .filter(|m| *m != lembas_permissions::Mode::Plan)
+                    .unwrap_or(lembas_permissions::Mode::Edit);
+                self.state.mode = mode;
+                // The result says so: no note needed.
+                self.state.told.mode = Some(mode);
+                self.emit(Event::Mode { mode: mode.to_string() });
+                ToolOutput::Text(format!(
+                    "The person approved the plan. Plan mode has ended: the permission mode is now {mode}. Carry out the plan, keeping it current with plan_update."
+                ))
+            }
+            Approval::Deny { feedback } => {
+                let said =
+                    feedback.filter(|f| !f.trim().is_empty()).map(|f| format!(" They said: {f}")).unwrap_or_default();
+                ToolOutput::Error(format!(
+                    "The person did not approve the plan yet.{said} Revise it with plan_write and submit it again."
+                ))
             }
         }
     }

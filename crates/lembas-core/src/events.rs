@@ -81,6 +81,10 @@ pub enum Event {
     Phase {
         progress: Option<Progress>,
     },
+    /// The plan changed (by the model's plan tools).
+    Plan {
+        plan: crate::plan::Plan,
+    },
     /// The conversation was compacted.
     Compacted {
         table: String,

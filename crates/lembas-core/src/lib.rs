@@ -19,12 +19,14 @@ mod approve;
 mod calls;
 mod events;
 mod phase;
+mod plan;
 mod prompt;
 mod session;
 mod turn;
 
-pub use approve::{Approval, ApprovalRequest, Approver, Nobody};
+pub use approve::{Approval, ApprovalRequest, Approver, Nobody, Question};
 pub use events::{DoneReason, Event};
+pub use plan::{Plan, PlanPhase, Status, Task};
 pub use prompt::{Instruction, PromptParts, Told, instructions, system_prompt, title_from};
 pub use session::{OFFERED, Session, SessionConfig, local_today};
 

@@ -24,8 +24,26 @@ use crate::{EngineError, now_ms};
 
 /// The tools an agent session offers today, in the order they are listed. Each is defined in
 /// `spec/tools/` and works for real.
-pub const OFFERED: &[&str] =
-    &["read", "write", "edit", "multiedit", "apply_patch", "glob", "grep", "list", "bash", "recall"];
+pub const OFFERED: &[&str] = &[
+    "read",
+    "write",
+    "edit",
+    "multiedit",
+    "apply_patch",
+    "glob",
+    "grep",
+    "list",
+    "bash",
+    "job_list",
+    "job_output",
+    "job_send",
+    "job_stop",
+    "recall",
+    "plan_write",
+    "plan_update",
+    "plan_submit",
+    "ask_user",
+];
 
 /// Everything a session needs from the outside.
 #[derive(Clone)]
@@ -133,6 +151,12 @@ pub(crate) struct State {
     /// What the person allowed for the rest of the session: (tool, pattern).
     #[serde(default)]
     pub always: Vec<(String, Option<String>)>,
+    /// The session's plan.
+    #[serde(default)]
+    pub plan: Option<crate::plan::Plan>,
+    /// The mode to return to when a plan made in plan mode is approved.
+    #[serde(default)]
+    pub mode_before_plan: Option<Mode>,
 }
 
 /// A running session.
@@ -204,6 +228,8 @@ impl Session {
             effort: cfg.effort.clone(),
             last_input: 0,
             always: Vec::new(),
+            plan: None,
+            mode_before_plan: None,
         };
         let tools = offered_tools(&cfg.model);
         let id = uuid::Uuid::now_v7().to_string();
@@ -315,6 +341,9 @@ impl Session {
     /// Changes the permission mode; the model is told on the next message that starts a turn.
     pub fn set_mode(&mut self, mode: Mode) {
         if self.state.mode != mode {
+            if mode == Mode::Plan {
+                self.state.mode_before_plan = Some(self.state.mode);
+            }
             self.state.mode = mode;
             self.emit(Event::Mode { mode: mode.to_string() });
         }

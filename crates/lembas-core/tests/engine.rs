@@ -478,3 +478,102 @@ async fn settling_waits_for_jobs_and_wakes_the_session_with_their_note() {
     assert!(last["content"].as_str().unwrap().starts_with("[A background job you started has finished:]"));
     assert!(drain(&mut rx).iter().any(|e| matches!(e, Event::Prompt { machine: true, .. })));
 }
+
+struct PlanApprover;
+
+impl lembas_core::Approver for PlanApprover {
+    fn present(&self) -> bool {
+        true
+    }
+    fn ask(
+        &self,
+        _: lembas_core::ApprovalRequest,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = lembas_core::Approval> + Send + '_>> {
+        Box::pin(async { lembas_core::Approval::Once })
+    }
+    fn question(
+        &self,
+        q: lembas_core::Question,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Option<String>> + Send + '_>> {
+        Box::pin(async move { q.options.first().cloned() })
+    }
+    fn approve_plan(
+        &self,
+        _: String,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = lembas_core::Approval> + Send + '_>> {
+        Box::pin(async { lembas_core::Approval::Once })
+    }
+}
+
+#[tokio::test]
+async fn the_plan_is_written_with_ids_and_submitted_only_in_plan_mode() {
+    let h = Harness::new(vec![
+        Scripted::tool_call(
+            "todo",
+            json!({"todos": [{"content": "read", "status": "completed"}, {"content": "fix", "status": "pending"}]}),
+        ),
+        Scripted::tool_call("plan_update", json!({"tasks": [{"id": "1.2", "status": "doing"}]})),
+        Scripted::tool_call("plan_submit", json!({})),
+        Scripted::text("Planned."),
+    ])
+    .await;
+    let (mut session, mut rx) = h.start(Mode::Edit);
+    session.prompt("plan", &CancellationToken::new()).await;
+    let results = tool_results(&h.server.chat_requests()[3]);
+    assert_eq!(results[0], "[#0001]\nPlan: Work\n\n1. Work\n   [x] 1.1 read\n   [ ] 1.2 fix");
+    assert_eq!(results[1], "[#0002]\nPlan: Work\n\n1. Work\n   [x] 1.1 read\n   [~] 1.2 fix");
+    assert_eq!(
+        results[2],
+        "[#0003]\nNot in plan mode: plan_submit is how a plan made in plan mode is put to the person for approval. Carry on with the work; keep the plan current with plan_update."
+    );
+    assert_eq!(drain(&mut rx).iter().filter(|e| matches!(e, Event::Plan { .. })).count(), 2);
+}
+
+#[tokio::test]
+async fn an_approved_plan_ends_plan_mode_and_questions_reach_the_person() {
+    let h = Harness::new(vec![
+        Scripted::tool_call("ask_user", json!({"question": "Which database?", "options": ["sqlite", "postgres"]})),
+        Scripted::tool_call(
+            "plan_write",
+            json!({"title": "Store", "phases": [{"title": "Do", "tasks": [{"text": "add sqlite"}]}]}),
+        ),
+        Scripted::tool_call("plan_submit", json!({})),
+        Scripted::text("Approved; starting."),
+        Scripted::text("Next."),
+    ])
+    .await;
+    let mut cfg = h.config(Mode::Edit, 50);
+    cfg.approver = Arc::new(PlanApprover);
+    let (tx, mut rx) = unbounded_channel();
+    let mut session = Session::start(cfg, &h.root, &h.root, tx).unwrap();
+    session.set_mode(Mode::Plan);
+    session.prompt("design storage", &CancellationToken::new()).await;
+    assert_eq!(session.mode(), Mode::Edit);
+    let requests = h.server.chat_requests();
+    let results = tool_results(&requests[3]);
+    assert_eq!(results[0], "[#0001]\nThe person answered: sqlite");
+    assert!(results[2].contains("Plan mode has ended: the permission mode is now edit."));
+    assert!(requests[0]["messages"][1]["content"].as_str().unwrap().contains("The permission mode is now plan:"));
+    session.prompt("go on", &CancellationToken::new()).await;
+    let next = h.server.chat_requests()[4]["messages"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(next["content"], "go on", "the model's own approval needs no note");
+    assert!(drain(&mut rx).iter().any(|e| matches!(e, Event::Mode { mode } if mode == "edit")));
+}
+
+#[tokio::test]
+async fn job_tools_follow_a_background_command() {
+    let h = Harness::new(vec![
+        Scripted::tool_call("bash", json!({"command": "echo working; sleep 0.2; echo finished", "background": true})),
+        Scripted::tool_call("job_output", json!({"id": "job1", "wait": 5})),
+        Scripted::text("").with_call("job_list", "{}").with_call("job_stop", r#"{"id": "job9"}"#),
+        Scripted::text("ok"),
+    ])
+    .await;
+    let (mut session, _rx) = h.start(Mode::Auto);
+    session.prompt("run it", &CancellationToken::new()).await;
+    let results = tool_results(&h.server.chat_requests()[3]);
+    assert!(results[0].starts_with("[#0001]\nStarted job1 in the background."));
+    assert!(results[1].starts_with("[#0002]\nworking\nfinished\n(job1 exited with 0 after"), "{}", results[1]);
+    assert!(results[2].starts_with("[#0003]\njob1 exited with 0"), "{}", results[2]);
+    assert_eq!(results[3], "[#0004]\nNo job job9 in this session.");
+}
