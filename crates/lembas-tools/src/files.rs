@@ -1,6 +1,6 @@
 //! `read` and `list`.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use ignore::WalkBuilder;
 use lembas_spec::filesystem;
@@ -87,6 +87,28 @@ pub(crate) fn walker(root: &Path) -> WalkBuilder {
             && entry.file_name().to_str().is_some_and(|n| SKIPPED_DIRS.contains(&n)))
     });
     builder
+}
+
+/// Every file under `root` that a search looks at, found with the parallel walker, in no
+/// particular order; `keep` filters by the path below `root`.
+pub(crate) fn files_under(
+    root: &Path,
+    keep: &(dyn Fn(&Path) -> bool + Sync),
+) -> Vec<(PathBuf, Option<std::fs::Metadata>)> {
+    let found = std::sync::Mutex::new(Vec::new());
+    walker(root).build_parallel().run(|| {
+        Box::new(|entry| {
+            if let Ok(entry) = entry
+                && entry.file_type().is_some_and(|t| t.is_file())
+                && keep(entry.path().strip_prefix(root).unwrap_or(entry.path()))
+            {
+                let meta = entry.metadata().ok();
+                found.lock().expect("walk results").push((entry.into_path(), meta));
+            }
+            ignore::WalkState::Continue
+        })
+    });
+    found.into_inner().expect("walk results")
 }
 
 /// The tree under `dir`, `depth` levels, as `filesystem.md` *A listing* draws it (without the

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use globset::{Glob, GlobMatcher};
 use regex::RegexBuilder;
 
-use crate::files::{io_error, walker};
+use crate::files::{files_under, io_error};
 use crate::{Args, ToolOutput, Workspace};
 
 /// The most files `glob` lists and matches `grep` shows.
@@ -55,12 +55,9 @@ pub(crate) fn glob(ws: &Workspace, args: &Args) -> Result<ToolOutput, String> {
     if !root.is_dir() {
         return Err(ws.error("not_a_directory", &root));
     }
-    let mut found: Vec<(std::time::SystemTime, PathBuf)> = walker(&root)
-        .build()
-        .flatten()
-        .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
-        .filter(|e| glob.matches(e.path().strip_prefix(&root).unwrap_or(e.path())))
-        .map(|e| (e.metadata().ok().and_then(|m| m.modified().ok()).unwrap_or(std::time::UNIX_EPOCH), e.into_path()))
+    let mut found: Vec<(std::time::SystemTime, PathBuf)> = files_under(&root, &|rel| glob.matches(rel))
+        .into_iter()
+        .map(|(path, meta)| (meta.and_then(|m| m.modified().ok()).unwrap_or(std::time::UNIX_EPOCH), path))
         .collect();
     if found.is_empty() {
         return Ok(ToolOutput::Text(format!("No files match {pattern} under {}.", root.display())));
@@ -97,38 +94,22 @@ pub(crate) fn grep(ws: &Workspace, args: &Args) -> Result<ToolOutput, String> {
     let files: Vec<PathBuf> = if root.is_file() {
         vec![root.clone()]
     } else {
-        let mut files: Vec<PathBuf> = walker(&root)
-            .build()
-            .flatten()
-            .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
-            .filter(|e| include.as_ref().is_none_or(|g| g.matches(e.path().strip_prefix(&root).unwrap_or(e.path()))))
-            .filter(|e| e.metadata().is_ok_and(|m| m.len() <= MAX_GREP_BYTES))
-            .map(|e| e.into_path())
+        let mut files: Vec<PathBuf> = files_under(&root, &|rel| include.as_ref().is_none_or(|g| g.matches(rel)))
+            .into_iter()
+            .filter(|(_, meta)| meta.as_ref().is_none_or(|m| m.len() <= MAX_GREP_BYTES))
+            .map(|(path, _)| path)
             .collect();
         files.sort();
         files
     };
 
+    // Files are searched in parallel; their hits are put together in path order.
+    let found = search_files(&files, &regex);
     let mut out = Vec::new();
     let mut matches = 0;
     let mut truncated = false;
-    'files: for file in files {
-        let Ok(handle) = std::fs::File::open(&file) else { continue };
-        let mut reader = std::io::BufReader::new(handle);
-        let mut head = [0u8; 1024];
-        let n = std::io::Read::read(&mut reader, &mut head).unwrap_or(0);
-        if head[..n].contains(&0) {
-            continue;
-        }
-        let mut content = head[..n].to_vec();
-        if std::io::Read::read_to_end(&mut reader, &mut content).is_err() {
-            continue;
-        }
-        let lines: Vec<String> = content.lines().map(|l| l.unwrap_or_default()).collect();
-        let hits: Vec<usize> = lines.iter().enumerate().filter(|(_, l)| regex.is_match(l)).map(|(i, _)| i).collect();
-        if hits.is_empty() {
-            continue;
-        }
+    'files: for (file, hits) in files.iter().zip(found) {
+        let Some((lines, hits)) = hits else { continue };
         let name = file.display().to_string();
         if files_only {
             out.push(name);
@@ -165,4 +146,39 @@ pub(crate) fn grep(ws: &Workspace, args: &Args) -> Result<ToolOutput, String> {
         out.push(format!("(stopped at {MAX_RESULTS} matches: narrow the pattern, the path or include)"));
     }
     Ok(ToolOutput::Text(out.join("\n")))
+}
+
+/// A text file's lines and the indexes of those that match; `None` for a binary or unreadable
+/// file, or one without a match.
+type Hits = Option<(Vec<String>, Vec<usize>)>;
+
+fn search_file(file: &Path, regex: &regex::Regex) -> Hits {
+    let content = std::fs::read(file).ok()?;
+    if content.iter().take(1024).any(|b| *b == 0) {
+        return None;
+    }
+    // Most files do not match: test the whole text once before splitting it into lines.
+    let text = String::from_utf8_lossy(&content);
+    if !regex.is_match(&text) {
+        return None;
+    }
+    let lines: Vec<String> = content.lines().map(|l| l.unwrap_or_default()).collect();
+    let hits: Vec<usize> = lines.iter().enumerate().filter(|(_, l)| regex.is_match(l)).map(|(i, _)| i).collect();
+    (!hits.is_empty()).then_some((lines, hits))
+}
+
+/// Searches `files` on every core, answering in their order.
+fn search_files(files: &[PathBuf], regex: &regex::Regex) -> Vec<Hits> {
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).min(8);
+    let chunk = files.len().div_ceil(threads).max(1);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = files
+            .chunks(chunk)
+            .map(|part| {
+                (part.len(), scope.spawn(move || part.iter().map(|f| search_file(f, regex)).collect::<Vec<_>>()))
+            })
+            .collect();
+        // A part that failed answers nothing for its files, keeping the order of the rest.
+        handles.into_iter().flat_map(|(len, h)| h.join().unwrap_or_else(|_| vec![None; len])).collect()
+    })
 }

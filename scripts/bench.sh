@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Every benchmark lembas keeps, one after another (release builds). Figures go in the notes.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo bench -p lembas --bench cli_run          # start to first request, time per step, peak memory, prompt size
+cargo bench -p lembas-core --bench engine_step # the engine over 1,000 steps: time per step, memory
+cargo bench -p lembas-model --bench sse_throughput
+bash scripts/bench-search.sh                   # glob and grep against ripgrep on 100k files
