@@ -18,8 +18,8 @@ fn make_tree(root: &Path) {
         let dir = root.join(format!("pkg{:03}/src/mod{}", d, d % 7));
         std::fs::create_dir_all(&dir).unwrap();
         for f in 0..FILES_PER_DIR {
-            let ext = if f % 4 == 0 { "rs" } else { "txt" };
-            let needle = if (d * FILES_PER_DIR + f) % 997 == 0 { "\nlet needle_value = 42;" } else { "" };
+            let ext = if f.is_multiple_of(4) { "rs" } else { "txt" };
+            let needle = if (d * FILES_PER_DIR + f).is_multiple_of(997) { "\nlet needle_value = 42;" } else { "" };
             std::fs::write(dir.join(format!("file{f}.{ext}")), format!("// file {d}/{f}\nfn body() {{}}{needle}\n"))
                 .unwrap();
         }
