@@ -16,6 +16,7 @@ mod cap;
 mod diff;
 mod id;
 mod ledger;
+pub mod note;
 mod read;
 pub mod reasoning;
 mod recall;

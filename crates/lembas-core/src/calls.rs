@@ -409,7 +409,7 @@ impl Session {
                     .unwrap_or(lembas_permissions::Mode::Edit);
                 self.state.mode = mode;
                 // The result says so: no note needed.
-                self.state.told.mode = Some(mode);
+                self.state.told.facts.mode = Some(mode.to_string());
                 self.emit(Event::Mode { mode: mode.to_string() });
                 ToolOutput::Text(format!(
                     "The person approved the plan. Plan mode has ended: the permission mode is now {mode}. Carry out the plan, keeping it current with plan_update."

@@ -27,7 +27,7 @@ mod turn;
 pub use approve::{Approval, ApprovalRequest, Approver, Nobody, Question};
 pub use events::{DoneReason, Event};
 pub use plan::{Plan, PlanPhase, Status, Task};
-pub use prompt::{Instruction, PromptParts, Told, instructions, system_prompt, title_from};
+pub use prompt::{Instruction, PromptParts, instructions, system_prompt, title_from};
 pub use session::{OFFERED, Session, SessionConfig, local_today};
 
 /// Why the engine could not do what it was asked.

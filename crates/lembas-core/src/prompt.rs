@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use lembas_permissions::Mode;
-use lembas_spec::{loop_spec, render};
+use lembas_spec::render;
 use lembas_tools::Workspace;
 
 /// A prompt text of ours from `spec/prompts/`, trimmed of its final newline.
@@ -89,40 +89,6 @@ pub fn system_prompt(parts: &PromptParts) -> String {
     )
 }
 
-/// What the model has been told of what changes (stored with the session), and the note that
-/// tells it what changed since.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Told {
-    /// The date the model was last told.
-    pub date: Option<String>,
-    /// The mode the model knows (the prompt's, or the last note's).
-    pub mode: Option<Mode>,
-}
-
-impl Told {
-    /// The note for the next user message that starts a turn, or `None` when nothing changed;
-    /// what it says counts as told.
-    pub fn note(&mut self, today: &str, mode: Mode) -> Option<String> {
-        let spec = &loop_spec().context.note;
-        let mut blocks: Vec<(&str, String)> = Vec::new();
-        if self.date.as_deref() != Some(today) {
-            blocks.push(("date", render(spec.text("date"), &[("date", today)])));
-            self.date = Some(today.to_owned());
-        }
-        if self.mode.is_some_and(|told| told != mode) {
-            let mode_text = text(&format!("modes/{mode}.md"));
-            blocks.push(("mode", render(spec.text("mode"), &[("mode", mode.as_str()), ("mode_text", mode_text)])));
-        }
-        self.mode = Some(mode);
-        if blocks.is_empty() {
-            return None;
-        }
-        blocks.sort_by_key(|(key, _)| spec.order.iter().position(|k| k == key).unwrap_or(usize::MAX));
-        let body: Vec<String> = blocks.into_iter().map(|(_, b)| b).collect();
-        Some(format!("{}\n{}\n{}", spec.open, body.join("\n\n"), spec.close))
-    }
-}
-
 /// A session's title from its first prompt: the first line, at most 60 characters, cut at a
 /// word.
 pub fn title_from(prompt: &str) -> String {
@@ -139,21 +105,6 @@ pub fn title_from(prompt: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_first_note_says_the_date_and_then_only_changes() {
-        let mut told = Told { date: None, mode: Some(Mode::Edit) };
-        assert_eq!(
-            told.note("2026-12-02", Mode::Edit).unwrap(),
-            "<session-note>\nToday is 2026-12-02.\n</session-note>"
-        );
-        assert_eq!(told.note("2026-12-02", Mode::Edit), None);
-        let both = told.note("2026-12-03", Mode::Plan).unwrap();
-        assert!(
-            both.starts_with("<session-note>\nToday is 2026-12-03.\n\nThe permission mode is now plan:\nPlan: "),
-            "{both}"
-        );
-    }
 
     #[test]
     fn titles_are_short_and_cut_at_a_word() {

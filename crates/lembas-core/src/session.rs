@@ -19,8 +19,9 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use crate::approve::Approver;
 use crate::events::Event;
-use crate::prompt::{PromptParts, Told, instructions, system_prompt};
+use crate::prompt::{PromptParts, instructions, system_prompt};
 use crate::{EngineError, now_ms};
+use lembas_context::note::{Facts, Told};
 
 /// The tools an agent session offers today, in the order they are listed. Each is defined in
 /// `spec/tools/` and works for real.
@@ -223,7 +224,7 @@ impl Session {
         let state = State {
             ledger: Ledger::default(),
             ids: IdCounter::default(),
-            told: Told { date: None, mode: Some(cfg.mode) },
+            told: Told::knows(Facts { mode: Some(cfg.mode.to_string()), ..Facts::default() }),
             mode: cfg.mode,
             effort: cfg.effort.clone(),
             last_input: 0,
@@ -285,11 +286,11 @@ impl Session {
         let jobs = Jobs::new(cfg.jobs_dir.join(&record.id));
         let mut session = Session {
             jobs,
-            id: record.id,
-            title: record.title,
+            id: record.id.clone(),
+            title: record.title.clone(),
             cfg,
             ws,
-            system_prompt: record.system_prompt,
+            system_prompt: record.system_prompt.clone(),
             tools,
             history: repair(history),
             state,
@@ -299,6 +300,11 @@ impl Session {
             judge: Judge::with_defaults(Context::default()),
         };
         session.judge = session.make_judge();
+        if session.cfg.model.id != record.model {
+            // Resumed on another model: that is a move, made the one way moves are made.
+            let model = session.cfg.model.clone();
+            session.set_model(model)?;
+        }
         Ok(session)
     }
 
@@ -351,6 +357,38 @@ impl Session {
 
     pub(crate) fn emit(&self, event: Event) {
         let _ = self.events.send(event);
+    }
+
+    /// What can change during the session, as it stands now (what a note compares with what the
+    /// model was told).
+    pub(crate) fn facts_now(&self) -> Facts {
+        Facts { date: Some((self.cfg.today)()), mode: Some(self.state.mode.to_string()), ..Facts::default() }
+    }
+
+    /// Moves the session to another model: the prompt is made again (and the tools, which may
+    /// differ for it) — one full re-read, as the spec accepts. The date the model was told holds.
+    pub fn set_model(&mut self, model: ModelInfo) -> Result<(), EngineError> {
+        self.cfg.model = model;
+        self.tools = offered_tools(&self.cfg.model);
+        self.system_prompt = self.make_system_prompt();
+        let date = self.state.told.facts.date.clone();
+        self.state.told = Told::knows(Facts { date, ..self.facts_now() });
+        let tools = serde_json::to_string(&self.tools).expect("tools serialize");
+        self.cfg.store.update_prefix(
+            &self.id,
+            &self.cfg.model.id,
+            &self.system_prompt,
+            &tools,
+            &self.state_json(),
+            now_ms(),
+        )?;
+        self.emit(Event::Model { model: self.cfg.model.id.clone() });
+        Ok(())
+    }
+
+    /// The effort level for the next requests (one of the model's levels).
+    pub fn set_effort(&mut self, level: Option<String>) {
+        self.state.effort = level;
     }
 
     pub(crate) fn make_system_prompt(&self) -> String {

@@ -101,8 +101,8 @@ impl Session {
             self.title = title_from(words);
             self.cfg.store.rename(&self.id, &self.title).map_err(|e| (e.into(), 0))?;
         }
-        let today = (self.cfg.today)();
-        let content = match self.state.told.note(&today, self.state.mode) {
+        let now = self.facts_now();
+        let content = match self.state.told.note(&now) {
             Some(note) => format!("{words}\n\n{note}"),
             None => words.to_owned(),
         };
@@ -263,8 +263,11 @@ impl Session {
     /// prompt is made again.
     async fn compact_with(&mut self, cancel: &CancellationToken, phases: &mut Phases) -> Result<(), EngineError> {
         phases.set(Phase::Compacting);
-        let ask = text("tasks/compact.md");
-        let reply = self.request(Some(ask), cancel, phases).await?;
+        // Asked as the next turn of the same conversation: no transcript, no earlier summary —
+        // the model has both (context.md §7).
+        let ask =
+            render(text("tasks/compact.md"), &[("transcript", ""), ("previous_summary", "")]).trim_end().to_owned();
+        let reply = self.request(Some(&ask), cancel, phases).await?;
         let summary = reply.text.trim();
         if summary.is_empty() {
             return Err(EngineError::Compaction(
@@ -279,7 +282,9 @@ impl Session {
         }
         self.history = vec![Entry { message: Message::user(content), turn: true, summary: true }];
         self.system_prompt = self.make_system_prompt();
-        self.state.told.mode = Some(self.state.mode);
+        // The new prompt says what stands now; the next message says the date again.
+        self.state.told =
+            lembas_context::note::Told::knows(lembas_context::note::Facts { date: None, ..self.facts_now() });
         self.state.last_input = 0;
         let stored: Vec<_> = self.history.iter().map(Entry::stored).collect();
         self.cfg.store.replace_history(&self.id, &stored, &self.state_json(), &self.system_prompt, now_ms())?;

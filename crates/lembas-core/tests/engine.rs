@@ -313,7 +313,11 @@ async fn compaction_asks_in_the_same_conversation_then_starts_afresh_with_the_ta
     assert_eq!(ask["tools"], requests[1]["tools"]);
     assert_eq!(&ask["messages"].as_array().unwrap()[..4], &requests[1]["messages"].as_array().unwrap()[..4]);
     assert_eq!(ask["messages"][4]["content"], "Read it.");
-    assert!(ask["messages"][5]["content"].as_str().unwrap().starts_with("Write a summary of this conversation"));
+    let asked = ask["messages"][5]["content"].as_str().unwrap();
+    assert!(
+        asked.starts_with("Summarise the conversation below") && asked.ends_with("stay under 600 words."),
+        "{asked}"
+    );
     let after = &requests[3]["messages"];
     let summary = after[1]["content"].as_str().unwrap();
     assert!(summary.contains("The person asked about add"));
@@ -576,4 +580,19 @@ async fn job_tools_follow_a_background_command() {
     assert!(results[1].starts_with("[#0002]\nworking\nfinished\n(job1 exited with 0 after"), "{}", results[1]);
     assert!(results[2].starts_with("[#0003]\njob1 exited with 0"), "{}", results[2]);
     assert_eq!(results[3], "[#0004]\nNo job job9 in this session.");
+}
+
+#[tokio::test]
+async fn a_move_to_another_model_makes_the_prompt_again_and_keeps_the_date() {
+    let h = Harness::new(vec![Scripted::text("one"), Scripted::text("two")]).await;
+    let (mut session, mut rx) = h.start(Mode::Edit);
+    session.prompt("first", &CancellationToken::new()).await;
+    std::fs::write(h.root.join("AGENTS.md"), "New rules.\n").unwrap();
+    session.set_model(ModelInfo { id: "other-model".into(), ..Default::default() }).unwrap();
+    session.prompt("second", &CancellationToken::new()).await;
+    let requests = h.server.chat_requests();
+    assert_eq!(requests[1]["model"], "other-model");
+    assert!(requests[1]["messages"][0]["content"].as_str().unwrap().contains("New rules."), "the prompt is made again");
+    assert_eq!(requests[1]["messages"][3]["content"], "second", "the date said before still holds");
+    assert!(drain(&mut rx).iter().any(|e| matches!(e, Event::Model { model } if model == "other-model")));
 }

@@ -299,6 +299,26 @@ impl Store {
         self.append(id, messages, &[], state, Some(system_prompt), now)
     }
 
+    /// A new prefix (a move to another model): the model, the system prompt, the tools.
+    pub fn update_prefix(
+        &self,
+        id: &str,
+        model: &str,
+        system_prompt: &str,
+        tools: &str,
+        state: &str,
+        now: i64,
+    ) -> Result<(), StoreError> {
+        let changed = self.conn().execute(
+            "UPDATE sessions SET model = ?2, system_prompt = ?3, tools = ?4, state = ?5, updated_at = ?6 WHERE id = ?1",
+            params![id, model, system_prompt, tools, state, now],
+        )?;
+        if changed == 0 {
+            return Err(StoreError::NoSession(id.to_owned()));
+        }
+        Ok(())
+    }
+
     /// The history sent to the model, in order (compacted messages excluded).
     pub fn messages(&self, id: &str) -> Result<Vec<StoredMessage>, StoreError> {
         let conn = self.conn();

@@ -87,7 +87,24 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
     let home = setup::home()?;
     let config = setup::config(&home)?;
     let login = setup::login(&home)?;
-    let model = choose_model(&login, args.model.as_deref().or(config.model.as_deref()))?;
+    let store = setup::store(&home)?;
+    let cwd = std::env::current_dir().map_err(|e| Failure::new(exit::FAILED, format!("no current directory: {e}")))?;
+    let root = setup::project_root(&cwd);
+    let resume_id = if args.continue_last {
+        let canonical = std::fs::canonicalize(&root).unwrap_or(root.clone());
+        let latest = store.list(Some(&canonical.display().to_string()))?.into_iter().next();
+        Some(latest.ok_or_else(|| Failure::new(exit::USAGE, "no earlier session in this project to continue"))?.id)
+    } else if let Some(id) = &args.resume {
+        Some(store.find_id(id)?.ok_or_else(|| Failure::new(exit::USAGE, format!("no session {id}")))?)
+    } else {
+        None
+    };
+    // A resumed session stays on its own model unless another is named.
+    let stored_model = match &resume_id {
+        Some(id) => store.session(id)?.map(|r| r.model).filter(|m| login.model(m).is_some()),
+        None => None,
+    };
+    let model = choose_model(&login, args.model.as_deref().or(stored_model.as_deref()).or(config.model.as_deref()))?;
     let effort = args.effort.clone().or(config.effort.clone());
     if let Some(level) = &effort
         && !model.levels().contains(level)
@@ -103,9 +120,6 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
 
     let interactive = !args.json && std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
     let approver: Arc<dyn Approver> = if interactive { Arc::new(TerminalApprover) } else { Arc::new(Nobody) };
-    let cwd = std::env::current_dir().map_err(|e| Failure::new(exit::FAILED, format!("no current directory: {e}")))?;
-    let root = setup::project_root(&cwd);
-    let store = setup::store(&home)?;
     let client = setup::client(&home, &login)?;
     let mut rules = lembas_permissions::RuleSet::defaults();
     if let Some(global) = &config.permissions {
@@ -134,15 +148,6 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
     };
 
     let (tx, mut rx) = unbounded_channel();
-    let resume_id = if args.continue_last {
-        let canonical = std::fs::canonicalize(&root).unwrap_or(root.clone());
-        let latest = store.list(Some(&canonical.display().to_string()))?.into_iter().next();
-        Some(latest.ok_or_else(|| Failure::new(exit::USAGE, "no earlier session in this project to continue"))?.id)
-    } else if let Some(id) = &args.resume {
-        Some(store.find_id(id)?.ok_or_else(|| Failure::new(exit::USAGE, format!("no session {id}")))?)
-    } else {
-        None
-    };
     let resumed = resume_id.is_some();
     let mut session = match resume_id {
         Some(id) => Session::resume(cfg, &id, tx)?,

@@ -3,6 +3,7 @@
 mod context;
 mod fs;
 mod permissions;
+mod prefix;
 mod rules;
 
 use serde_json::Value;
@@ -23,6 +24,7 @@ pub(crate) const ALL: &[(&str, Runner)] = &[
     ("scheduled", rules::scheduled),
     ("delegation", permissions::delegation),
     ("monitor", permissions::monitor),
+    ("prefix", prefix::run),
 ];
 
 /// A case's string field.
