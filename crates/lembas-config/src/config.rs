@@ -27,6 +27,10 @@ pub struct Config {
     pub compact_at: Option<f64>,
     /// The step backstop per prompt.
     pub steps: Option<u32>,
+    /// A prompt's token budget (input and output over its requests).
+    pub budget_tokens: Option<u64>,
+    /// A prompt's time budget in seconds.
+    pub budget_seconds: Option<u64>,
     /// Desktop notifications from the terminal UI.
     pub notify: Option<bool>,
     /// Instruction files read after the project's chain.

@@ -63,6 +63,8 @@ fn main() {
             lembas_config: None,
             plans_dir: None,
             jobs_dir: std::env::temp_dir().join("lembas-test-jobs"),
+            budget_tokens: None,
+            budget_seconds: None,
             max_steps: STEPS as u32 + 10,
             context_window: 10_000_000,
             compact_at: 0.95,

@@ -273,12 +273,20 @@ impl Session {
                 Prepared::Answer(answer) => (call.name.clone(), Value::Null, answer),
             };
             let is_error = output.is_error();
-            let (text, stored) = if name == "recall" && !is_error {
+            let read_file = match &output {
+                ToolOutput::Read { file, .. } => Some(file.clone()),
+                _ => None,
+            };
+            let (mut text, mut stored) = if name == "recall" && !is_error {
                 let answer = self.recall_text(id, &args);
                 (answer.clone(), answer)
             } else {
                 self.insert(id, &name, &args, output)
             };
+            if let Some(nearby) = read_file.and_then(|f| self.nearby_instructions(&f)) {
+                text.push_str(&nearby);
+                stored.push_str(&nearby);
+            }
             self.emit(Event::ToolEnd {
                 call_id: call.id.clone(),
                 tool: name.clone(),
@@ -423,6 +431,34 @@ impl Session {
                 ))
             }
         }
+    }
+
+    /// Instruction files below the start directory that reach the model the first time
+    /// something under their directory is read ("nearby instructions"), as a block to add to
+    /// that read's result; each is handed over once per session.
+    fn nearby_instructions(&mut self, file: &std::path::Path) -> Option<String> {
+        let below = file.parent()?.strip_prefix(&self.ws.started).ok()?;
+        let mut dir = self.ws.started.clone();
+        let mut blocks = Vec::new();
+        for part in below.components() {
+            dir.push(part);
+            let readable = |p: &str| {
+                let path = std::path::Path::new(p);
+                path.is_file() && self.ws.contains(path)
+            };
+            let Some(found) = lembas_fsview::instructions::in_directory(&dir.to_string_lossy(), &readable) else { continue };
+            let found = PathBuf::from(found);
+            if !self.nearby_seen.insert(found.clone()) {
+                continue;
+            }
+            if let Ok(body) = std::fs::read_to_string(&found)
+                && !body.trim().is_empty()
+            {
+                let name = lembas_paths::prompt_name(&found, &self.ws.root, self.cfg.user_home.as_deref());
+                blocks.push(format!("\n\n<instructions path=\"{name}\">\n{}\n</instructions>", body.trim_end()));
+            }
+        }
+        (!blocks.is_empty()).then(|| blocks.concat())
     }
 
     /// `recall`: a stored result of this session, shown again.

@@ -95,6 +95,10 @@ pub enum Event {
     Model {
         model: String,
     },
+    /// Something worth saying once that is not an error (the project root's real spelling).
+    Notice {
+        message: String,
+    },
     Error {
         message: String,
     },

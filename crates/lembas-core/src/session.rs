@@ -66,6 +66,10 @@ pub struct SessionConfig {
     /// Where jobs keep their output (each session in a folder of its own below it).
     pub jobs_dir: PathBuf,
     pub max_steps: u32,
+    /// A prompt's token budget (input and output over its requests), if any.
+    pub budget_tokens: Option<u64>,
+    /// A prompt's time budget, if any.
+    pub budget_seconds: Option<u64>,
     /// The window assumed when the model does not say.
     pub context_window: u64,
     /// Compaction starts at this share of the window.
@@ -176,6 +180,10 @@ pub struct Session {
     pub(crate) fresh: bool,
     pub(crate) judge: Judge,
     pub(crate) jobs: Jobs,
+    /// Tokens the running prompt has used so far (for its budget).
+    pub(crate) prompt_tokens: u64,
+    /// Instruction files below the start directory already handed to the model.
+    pub(crate) nearby_seen: HashSet<PathBuf>,
 }
 
 impl Drop for Session {
@@ -218,8 +226,8 @@ impl Session {
     ) -> Result<Session, EngineError> {
         let (ws, note) = Workspace::new(root, started);
         if let Some(note) = note {
-            // Said once, in the session's own record of what happened.
-            let _ = events.send(Event::Error { message: note });
+            // Said once, as the session starts.
+            let _ = events.send(Event::Notice { message: note });
         }
         let state = State {
             ledger: Ledger::default(),
@@ -247,6 +255,8 @@ impl Session {
             fresh: true,
             judge: Judge::with_defaults(Context::default()),
             jobs: Jobs::new(cfg.jobs_dir.join(&id)),
+            prompt_tokens: 0,
+            nearby_seen: HashSet::new(),
             cfg,
         };
         session.judge = session.make_judge();
@@ -298,6 +308,8 @@ impl Session {
             steer: Arc::default(),
             fresh: false,
             judge: Judge::with_defaults(Context::default()),
+            prompt_tokens: 0,
+            nearby_seen: HashSet::new(),
         };
         session.judge = session.make_judge();
         if session.cfg.model.id != record.model {

@@ -109,6 +109,8 @@ impl Session {
         self.commit(vec![Entry::user(content, true)], Vec::new()).map_err(|e| (e, 0))?;
 
         let mut steps = 0;
+        let started = Instant::now();
+        self.prompt_tokens = 0;
         loop {
             if cancel.is_cancelled() {
                 return Ok((DoneReason::Cancelled, String::new(), steps));
@@ -126,8 +128,17 @@ impl Session {
             if !delivered.is_empty() {
                 self.commit(delivered, Vec::new()).map_err(|e| (e, steps))?;
             }
-            if steps >= self.cfg.max_steps {
-                let text = self.wrap_up("steps", cancel, phases).await.map_err(|e| (e, steps))?;
+            let limit = if steps >= self.cfg.max_steps {
+                Some("steps")
+            } else if self.cfg.budget_tokens.is_some_and(|b| self.prompt_tokens >= b) {
+                Some("tokens")
+            } else if self.cfg.budget_seconds.is_some_and(|b| started.elapsed().as_secs() >= b) {
+                Some("seconds")
+            } else {
+                None
+            };
+            if let Some(limit) = limit {
+                let text = self.wrap_up(limit, cancel, phases).await.map_err(|e| (e, steps))?;
                 return Ok((DoneReason::Limit, text, steps));
             }
             steps += 1;
@@ -211,6 +222,7 @@ impl Session {
         let reply = self.cfg.client.chat(&request, &mut on_event, cancel).await?;
         if let Some(usage) = reply.usage {
             self.state.last_input = usage.input_tokens;
+            self.prompt_tokens += usage.input_tokens + usage.output_tokens;
             let row = UsageRow { input: usage.input_tokens, output: usage.output_tokens, cached: usage.cached_tokens };
             self.cfg.store.record_usage(&self.id, &self.cfg.model.id, row, now_ms())?;
             self.emit(Event::Usage {

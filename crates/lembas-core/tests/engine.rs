@@ -53,6 +53,8 @@ impl Harness {
             lembas_config: None,
             plans_dir: None,
             jobs_dir: std::env::temp_dir().join("lembas-test-jobs"),
+            budget_tokens: None,
+            budget_seconds: None,
             max_steps: steps,
             context_window: 32_768,
             compact_at: 0.85,
@@ -595,4 +597,54 @@ async fn a_move_to_another_model_makes_the_prompt_again_and_keeps_the_date() {
     assert!(requests[1]["messages"][0]["content"].as_str().unwrap().contains("New rules."), "the prompt is made again");
     assert_eq!(requests[1]["messages"][3]["content"], "second", "the date said before still holds");
     assert!(drain(&mut rx).iter().any(|e| matches!(e, Event::Model { model } if model == "other-model")));
+}
+
+#[tokio::test]
+async fn nearby_instructions_reach_the_model_once_with_the_first_read_below_them() {
+    let h = Harness::new(vec![
+        Scripted::tool_call("read", json!({"path": "web/ui/app.ts"})),
+        Scripted::tool_call("read", json!({"path": "web/ui/other.ts"})),
+        Scripted::text("ok"),
+    ])
+    .await;
+    std::fs::create_dir_all(h.root.join("web/ui")).unwrap();
+    std::fs::write(h.root.join("web/AGENTS.md"), "Use strict TypeScript.\n").unwrap();
+    std::fs::write(h.root.join("web/ui/app.ts"), "export {};\n").unwrap();
+    std::fs::write(h.root.join("web/ui/other.ts"), "export {};\n").unwrap();
+    let (mut session, _rx) = h.start(Mode::Edit);
+    session.prompt("look at the ui", &CancellationToken::new()).await;
+    let requests = h.server.chat_requests();
+    assert!(!requests[0]["messages"][0]["content"].as_str().unwrap().contains("strict TypeScript"), "not in the prompt: it is below the start");
+    let results = tool_results(&requests[2]);
+    assert!(results[0].ends_with("\n\n<instructions path=\"web/AGENTS.md\">\nUse strict TypeScript.\n</instructions>"), "{}", results[0]);
+    assert!(!results[1].contains("<instructions"), "handed over once");
+}
+
+#[tokio::test]
+async fn words_added_while_a_turn_runs_arrive_at_the_next_step() {
+    let h = Harness::new(vec![Scripted::tool_call("list", json!({})), Scripted::text("ok")]).await;
+    let (mut session, _rx) = h.start(Mode::Edit);
+    session.steer_handle().lock().unwrap().push("also check the tests".into());
+    session.prompt("look around", &CancellationToken::new()).await;
+    let requests = h.server.chat_requests();
+    let first: Vec<&str> = requests[0]["messages"].as_array().unwrap().iter().filter_map(|m| m["content"].as_str()).collect();
+    assert!(first.contains(&"also check the tests"), "delivered at the first step boundary");
+    assert!(!first.iter().any(|c| c.starts_with("also check the tests\n\n<session-note>")), "a delivery carries no note");
+}
+
+#[tokio::test]
+async fn a_token_budget_ends_the_prompt_with_the_wrap_up_naming_it() {
+    let h = Harness::new(vec![
+        Scripted::tool_call("list", json!({})).with_usage(600, 10, 0),
+        Scripted::tool_call("list", json!({"depth": 1})).with_usage(700, 10, 0),
+        Scripted::text("Out of budget: listed twice."),
+    ])
+    .await;
+    let mut cfg = h.config(Mode::Edit, 50);
+    cfg.budget_tokens = Some(1000);
+    let (tx, _rx) = unbounded_channel();
+    let mut session = Session::start(cfg, &h.root, &h.root, tx).unwrap();
+    assert_eq!(session.prompt("list", &CancellationToken::new()).await, DoneReason::Limit);
+    let wrap = h.server.chat_requests()[2]["messages"].as_array().unwrap().last().unwrap().clone();
+    assert!(wrap["content"].as_str().unwrap().starts_with("The token budget for this prompt has been reached"));
 }

@@ -139,6 +139,8 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
         plans_dir: Some(home.state.join("plans")),
         jobs_dir: home.jobs_dir(),
         max_steps: config.steps.unwrap_or_else(lembas_core::default_max_steps),
+        budget_tokens: config.budget_tokens,
+        budget_seconds: config.budget_seconds,
         context_window: config.context_window.unwrap_or(lembas_config::DEFAULT_CONTEXT_WINDOW),
         compact_at: config.compact_at(),
         global_instructions: Some(home.global_instructions()),
