@@ -260,6 +260,9 @@ impl Session {
         // Insertion, in call order: ids, brackets, stubs and caps.
         let mut entries = Vec::with_capacity(calls.len());
         let mut results = Vec::with_capacity(calls.len());
+        // Images go to the model in a message of their own after the results (a tool message
+        // carries text only).
+        let mut images = Vec::new();
         for ((call, prepared), output) in calls.iter().zip(prepared).zip(outputs) {
             let id = self.state.ids.next_id();
             let (name, args, output) = match prepared {
@@ -273,6 +276,20 @@ impl Session {
                 Prepared::Answer(answer) => (call.name.clone(), Value::Null, answer),
             };
             let is_error = output.is_error();
+            let output = match output {
+                ToolOutput::Image { call_path, mime, data, .. } => {
+                    use base64::Engine as _;
+                    images.push(format!(
+                        "data:{mime};base64,{}",
+                        base64::engine::general_purpose::STANDARD.encode(&data)
+                    ));
+                    ToolOutput::Text(format!(
+                        "{call_path}: {mime}, {} bytes. The image follows this result.",
+                        data.len()
+                    ))
+                }
+                other => other,
+            };
             let read_file = match &output {
                 ToolOutput::Read { file, .. } => Some(file.clone()),
                 _ => None,
@@ -301,6 +318,10 @@ impl Session {
                 summary: false,
             });
         }
+        if !images.is_empty() {
+            let message = Message::User { content: "[The images view_image opened:]".into(), images };
+            entries.push(Entry { message, turn: false, summary: false });
+        }
         (entries, results)
     }
 
@@ -326,6 +347,7 @@ impl Session {
                 };
                 (inserted.text, inserted.stored)
             }
+            ToolOutput::Image { .. } => unreachable!("images are turned into text before insertion"),
             ToolOutput::Text(text) | ToolOutput::Error(text) => {
                 let inserted = ledger.output(id, name, args, &text);
                 (inserted.text, inserted.stored)
@@ -446,7 +468,9 @@ impl Session {
                 let path = std::path::Path::new(p);
                 path.is_file() && self.ws.contains(path)
             };
-            let Some(found) = lembas_fsview::instructions::in_directory(&dir.to_string_lossy(), &readable) else { continue };
+            let Some(found) = lembas_fsview::instructions::in_directory(&dir.to_string_lossy(), &readable) else {
+                continue;
+            };
             let found = PathBuf::from(found);
             if !self.nearby_seen.insert(found.clone()) {
                 continue;

@@ -203,8 +203,11 @@ fn offered_tools(model: &ModelInfo) -> Vec<ToolSchema> {
     if model.tools == Some(false) {
         return Vec::new();
     }
+    // A model that sees is also offered view_image; that is fixed for the session's model.
+    let vision = model.vision == Some(true);
     OFFERED
         .iter()
+        .chain(vision.then_some(&"view_image"))
         .map(|name| {
             let def = lembas_spec::tool(name).unwrap_or_else(|| panic!("spec/tools/{name}.json"));
             ToolSchema {

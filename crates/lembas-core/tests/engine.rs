@@ -614,9 +614,16 @@ async fn nearby_instructions_reach_the_model_once_with_the_first_read_below_them
     let (mut session, _rx) = h.start(Mode::Edit);
     session.prompt("look at the ui", &CancellationToken::new()).await;
     let requests = h.server.chat_requests();
-    assert!(!requests[0]["messages"][0]["content"].as_str().unwrap().contains("strict TypeScript"), "not in the prompt: it is below the start");
+    assert!(
+        !requests[0]["messages"][0]["content"].as_str().unwrap().contains("strict TypeScript"),
+        "not in the prompt: it is below the start"
+    );
     let results = tool_results(&requests[2]);
-    assert!(results[0].ends_with("\n\n<instructions path=\"web/AGENTS.md\">\nUse strict TypeScript.\n</instructions>"), "{}", results[0]);
+    assert!(
+        results[0].ends_with("\n\n<instructions path=\"web/AGENTS.md\">\nUse strict TypeScript.\n</instructions>"),
+        "{}",
+        results[0]
+    );
     assert!(!results[1].contains("<instructions"), "handed over once");
 }
 
@@ -627,9 +634,13 @@ async fn words_added_while_a_turn_runs_arrive_at_the_next_step() {
     session.steer_handle().lock().unwrap().push("also check the tests".into());
     session.prompt("look around", &CancellationToken::new()).await;
     let requests = h.server.chat_requests();
-    let first: Vec<&str> = requests[0]["messages"].as_array().unwrap().iter().filter_map(|m| m["content"].as_str()).collect();
+    let first: Vec<&str> =
+        requests[0]["messages"].as_array().unwrap().iter().filter_map(|m| m["content"].as_str()).collect();
     assert!(first.contains(&"also check the tests"), "delivered at the first step boundary");
-    assert!(!first.iter().any(|c| c.starts_with("also check the tests\n\n<session-note>")), "a delivery carries no note");
+    assert!(
+        !first.iter().any(|c| c.starts_with("also check the tests\n\n<session-note>")),
+        "a delivery carries no note"
+    );
 }
 
 #[tokio::test]
@@ -647,4 +658,25 @@ async fn a_token_budget_ends_the_prompt_with_the_wrap_up_naming_it() {
     assert_eq!(session.prompt("list", &CancellationToken::new()).await, DoneReason::Limit);
     let wrap = h.server.chat_requests()[2]["messages"].as_array().unwrap().last().unwrap().clone();
     assert!(wrap["content"].as_str().unwrap().starts_with("The token budget for this prompt has been reached"));
+}
+
+#[tokio::test]
+async fn a_model_that_sees_gets_view_image_and_the_image_after_the_results() {
+    let h = Harness::new(vec![
+        Scripted::tool_call("view_image", json!({"path": "shot.png"})),
+        Scripted::text("A red dot."),
+    ])
+    .await;
+    std::fs::write(h.root.join("shot.png"), [137u8, 80, 78, 71, 13, 10, 26, 10]).unwrap();
+    let mut cfg = h.config(Mode::Edit, 50);
+    cfg.model.vision = Some(true);
+    let (tx, _rx) = unbounded_channel();
+    let mut session = Session::start(cfg, &h.root, &h.root, tx).unwrap();
+    session.prompt("what is in the screenshot?", &CancellationToken::new()).await;
+    let requests = h.server.chat_requests();
+    assert!(requests[0]["tools"].as_array().unwrap().iter().any(|t| t["function"]["name"] == "view_image"));
+    let messages = requests[1]["messages"].as_array().unwrap();
+    assert_eq!(messages[3]["role"], "tool");
+    assert_eq!(messages[3]["content"], "[#0001]\nshot.png: image/png, 8 bytes. The image follows this result.");
+    assert_eq!(messages[4]["content"][1]["image_url"]["url"], "data:image/png;base64,iVBORw0KGgo=");
 }

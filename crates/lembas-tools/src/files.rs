@@ -186,3 +186,30 @@ pub(crate) fn list(ws: &Workspace, args: &Args) -> Result<ToolOutput, String> {
     }
     Ok(ToolOutput::Text(lines.join("\n")))
 }
+
+/// `view_image`: the image's bytes, for a model that sees.
+pub(crate) fn view_image(ws: &Workspace, args: &Args) -> Result<ToolOutput, String> {
+    let call_path = args.str("path")?;
+    let path = ws.resolve(call_path);
+    let meta = std::fs::metadata(&path).map_err(|e| io_error(ws, &path, &e))?;
+    if meta.is_dir() {
+        return Err(ws.error("is_a_directory", &path));
+    }
+    let ext = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).unwrap_or_default();
+    let mime = match ext.as_str() {
+        "png" => "image/png",
+        "jpg" | "jpeg" => "image/jpeg",
+        "gif" => "image/gif",
+        "webp" => "image/webp",
+        _ => return Err(format!("{} is not an image view_image shows: PNG, JPEG, GIF or WebP.", path.display())),
+    };
+    if meta.len() > crate::MAX_IMAGE_BYTES {
+        return Err(format!(
+            "{} is {} MB: images over 10 MB are not sent.",
+            path.display(),
+            meta.len() / (1024 * 1024)
+        ));
+    }
+    let data = std::fs::read(&path).map_err(|e| io_error(ws, &path, &e))?;
+    Ok(ToolOutput::Image { call_path: call_path.to_owned(), file: path, mime: mime.to_owned(), data })
+}

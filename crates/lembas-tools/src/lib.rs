@@ -34,6 +34,8 @@ pub enum ToolOutput {
     Read { call_path: String, file: PathBuf, content: String, offset: Option<usize>, limit: Option<usize> },
     /// Files changed (one for write/edit, several for a patch).
     Changes(Vec<FileChange>),
+    /// An image for a model that sees (`view_image`).
+    Image { call_path: String, file: PathBuf, mime: String, data: Vec<u8> },
     /// Any other answer.
     Text(String),
     /// The call failed; the text says why, in a sentence.
@@ -45,6 +47,9 @@ impl ToolOutput {
         matches!(self, ToolOutput::Error(_))
     }
 }
+
+/// The largest image `view_image` sends.
+pub const MAX_IMAGE_BYTES: u64 = 10 * 1024 * 1024;
 
 /// A tool call's arguments, read leniently: a missing or mistyped field is an error the model
 /// can correct, never a crash.
@@ -100,6 +105,7 @@ pub fn run_file_tool(ws: &Workspace, name: &str, args: &Value) -> ToolOutput {
         "glob" => search::glob(ws, &Args(args)),
         "grep" => search::grep(ws, &Args(args)),
         "list" => files::list(ws, &Args(args)),
+        "view_image" => files::view_image(ws, &Args(args)),
         other => Err(format!("There is no tool called {other}.")),
     };
     result.unwrap_or_else(ToolOutput::Error)
@@ -110,8 +116,8 @@ pub fn run_file_tool(ws: &Workspace, name: &str, args: &Value) -> ToolOutput {
 pub fn paths_of(ws: &Workspace, name: &str, args: &Value) -> Vec<PathBuf> {
     let a = Args(args);
     match name {
-        "read" | "write" | "edit" | "multiedit" | "view_image" | "show" => {
-            a.str("path").map(|p| vec![ws.resolve(p)]).unwrap_or_default()
+        "read" | "write" | "edit" | "multiedit" | "view_image" | "show" | "list" | "glob" | "grep" => {
+            a.opt_str("path").ok().flatten().map(|p| vec![ws.resolve(p)]).unwrap_or_default()
         }
         "apply_patch" => a.str("patch").map(|p| patch::paths_in(ws, p)).unwrap_or_default(),
         _ => Vec::new(),
