@@ -24,6 +24,10 @@ pub enum Approval {
     Deny {
         feedback: Option<String>,
     },
+    /// Run once with the command line the person corrected (bash).
+    Edited {
+        command: String,
+    },
 }
 
 /// A question from `ask_user`.

@@ -44,6 +44,8 @@ enum Prepared {
         args: Value,
         paths: Vec<PathBuf>,
         exclusive: bool,
+        /// A line put before the result (the person corrected the command).
+        note: Option<String>,
     },
     /// Answered by the engine itself (recall, the plan, a question), in call order.
     Engine {
@@ -156,6 +158,21 @@ impl Session {
                         self.judge = self.make_judge();
                     }
                     Approval::Always => {}
+                    Approval::Edited { command: corrected } if name == "bash" => {
+                        // The person's own line runs once — but never past the floor.
+                        let mut args = args.clone();
+                        args["command"] = Value::String(corrected.clone());
+                        let facts = Call { tool: &name, risk: def.risk, command: Some(&corrected), paths: &real };
+                        let root = self.ws.root.clone();
+                        let decision =
+                            self.judge.evaluate(mode, &facts, &|w| self.ws.real_path(&lembas_paths::resolve(&root, w)));
+                        if let Decision::Refuse(reason) = decision {
+                            return self.denied(call, &name, reason);
+                        }
+                        let note = format!("(The person changed the command to: {corrected})");
+                        return Prepared::Run { name, args, paths, exclusive: def.exclusive, note: Some(note) };
+                    }
+                    Approval::Edited { .. } => {}
                     Approval::Deny { feedback } => {
                         let mut reason = "The person declined this call; it was not run.".to_owned();
                         if let Some(words) = feedback.filter(|w| !w.trim().is_empty()) {
@@ -169,7 +186,7 @@ impl Session {
         if matches!(name.as_str(), "plan_write" | "plan_update" | "plan_submit" | "ask_user") {
             return Prepared::Engine { name, args };
         }
-        Prepared::Run { name, args, paths, exclusive: def.exclusive }
+        Prepared::Run { name, args, paths, exclusive: def.exclusive, note: None }
     }
 
     fn denied(&self, call: &ToolCall, name: &str, reason: String) -> Prepared {
@@ -266,6 +283,14 @@ impl Session {
         for ((call, prepared), output) in calls.iter().zip(prepared).zip(outputs) {
             let id = self.state.ids.next_id();
             let (name, args, output) = match prepared {
+                Prepared::Run { name, args, note: Some(note), .. } => {
+                    let output = match output.unwrap_or(ToolOutput::Error("Not run.".into())) {
+                        ToolOutput::Text(t) => ToolOutput::Text(format!("{note}\n{t}")),
+                        ToolOutput::Error(t) => ToolOutput::Error(format!("{note}\n{t}")),
+                        other => other,
+                    };
+                    (name, args, output)
+                }
                 Prepared::Run { name, args, .. } => {
                     (name, args, output.unwrap_or(ToolOutput::Error("Not run.".into())))
                 }
@@ -445,6 +470,9 @@ impl Session {
                     "The person approved the plan. Plan mode has ended: the permission mode is now {mode}. Carry out the plan, keeping it current with plan_update."
                 ))
             }
+            Approval::Edited { .. } => ToolOutput::Error(
+                "The person did not approve the plan yet. Revise it with plan_write and submit it again.".into(),
+            ),
             Approval::Deny { feedback } => {
                 let said =
                     feedback.filter(|f| !f.trim().is_empty()).map(|f| format!(" They said: {f}")).unwrap_or_default();

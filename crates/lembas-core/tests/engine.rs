@@ -680,3 +680,31 @@ async fn a_model_that_sees_gets_view_image_and_the_image_after_the_results() {
     assert_eq!(messages[3]["content"], "[#0001]\nshot.png: image/png, 8 bytes. The image follows this result.");
     assert_eq!(messages[4]["content"][1]["image_url"]["url"], "data:image/png;base64,iVBORw0KGgo=");
 }
+
+#[tokio::test]
+async fn a_corrected_command_runs_once_but_never_past_the_floor() {
+    let h = Harness::new(vec![
+        Scripted::tool_call("bash", json!({"command": "make build"})),
+        Scripted::tool_call("bash", json!({"command": "make clean"})),
+        Scripted::text("ok"),
+    ])
+    .await;
+    let mut cfg = h.config(Mode::Edit, 50);
+    cfg.approver =
+        Arc::new(Answering(lembas_core::Approval::Edited { command: "echo corrected".into() }, Default::default()));
+    let (tx, _rx) = unbounded_channel();
+    let mut session = Session::start(cfg, &h.root, &h.root, tx).unwrap();
+    session.prompt("build", &CancellationToken::new()).await;
+    let results = tool_results(&h.server.chat_requests()[2]);
+    assert_eq!(results[0], "[#0001]\n(The person changed the command to: echo corrected)\ncorrected");
+
+    let h =
+        Harness::new(vec![Scripted::tool_call("bash", json!({"command": "make build"})), Scripted::text("ok")]).await;
+    let mut cfg = h.config(Mode::Edit, 50);
+    cfg.approver =
+        Arc::new(Answering(lembas_core::Approval::Edited { command: "rm -rf /".into() }, Default::default()));
+    let (tx, _rx) = unbounded_channel();
+    let mut session = Session::start(cfg, &h.root, &h.root, tx).unwrap();
+    session.prompt("build", &CancellationToken::new()).await;
+    assert!(tool_results(&h.server.chat_requests()[1])[0].contains("Refused in every mode"));
+}
