@@ -9,10 +9,12 @@
 mod config;
 mod home;
 mod login;
+mod trust;
 
 pub use config::{Config, DEFAULT_COMPACT_AT, DEFAULT_CONTEXT_WINDOW};
 pub use home::Home;
 pub use login::{Login, LoginKind};
+pub use trust::{Trust, project_rules};
 
 /// Why something lembas keeps could not be read or written.
 #[derive(Debug, thiserror::Error)]

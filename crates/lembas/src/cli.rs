@@ -57,6 +57,14 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Trust a project, so its own permission rules (.lembas/permissions.json) count.
+    Trust {
+        /// The project (default: the current directory's).
+        path: Option<std::path::PathBuf>,
+        /// Take the trust back.
+        #[arg(long)]
+        revoke: bool,
+    },
     /// Print a shell completion script.
     Completions { shell: clap_complete::Shell },
 }

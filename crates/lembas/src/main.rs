@@ -52,6 +52,7 @@ fn main() -> ExitCode {
             Some(Command::Login(args)) => login::login(args).await,
             Some(Command::Logout) => login::logout(),
             Some(Command::Models { refresh, json }) => login::models(refresh, json).await,
+            Some(Command::Trust { path, revoke }) => trust(path, revoke),
             Some(Command::Completions { shell }) => {
                 clap_complete::generate(shell, &mut Cli::command(), "lembas", &mut std::io::stdout());
                 Ok(exit::OK)
@@ -65,4 +66,23 @@ fn main() -> ExitCode {
             ExitCode::from(failure.status)
         }
     }
+}
+
+/// `lembas trust [PATH] [--revoke]`.
+fn trust(path: Option<std::path::PathBuf>, revoke: bool) -> Result<u8, Failure> {
+    let home = setup::home()?;
+    let dir = match path {
+        Some(p) => p,
+        None => {
+            std::env::current_dir().map_err(|e| Failure::new(exit::FAILED, format!("no current directory: {e}")))?
+        }
+    };
+    let root = setup::project_root(
+        &std::fs::canonicalize(&dir).map_err(|e| Failure::new(exit::USAGE, format!("{}: {e}", dir.display())))?,
+    );
+    let mut trust = lembas_config::Trust::load(&home).map_err(|e| Failure::new(exit::FAILED, e.to_string()))?;
+    trust.set(&root, !revoke);
+    trust.save(&home).map_err(|e| Failure::new(exit::FAILED, e.to_string()))?;
+    println!("{} {}.", if revoke { "No longer trusting" } else { "Trusting" }, root.display());
+    Ok(exit::OK)
 }

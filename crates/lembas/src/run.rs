@@ -127,6 +127,21 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
             .add_json(global, lembas_permissions::Source::Global)
             .map_err(|e| Failure::new(exit::USAGE, format!("{}: permissions: {e}", home.config_file().display())))?;
     }
+    // A project's own rules count once the person trusted it (`lembas trust`; the terminal UI
+    // asks). Running headless asks nothing.
+    let canonical_root = std::fs::canonicalize(&root).unwrap_or(root.clone());
+    let trusted = lembas_config::Trust::load(&home)
+        .map_err(|e| Failure::new(exit::USAGE, e.to_string()))?
+        .answer(&canonical_root)
+        == Some(true);
+    if trusted
+        && let Some(project) =
+            lembas_config::project_rules(&canonical_root).map_err(|e| Failure::new(exit::USAGE, e.to_string()))?
+    {
+        rules.add_json(&project, lembas_permissions::Source::Project).map_err(|e| {
+            Failure::new(exit::USAGE, format!("{}/.lembas/permissions.json: {e}", canonical_root.display()))
+        })?;
+    }
     let cfg = SessionConfig {
         store: store.clone(),
         client: client.clone(),

@@ -272,3 +272,24 @@ async fn headless_manual_refuses_and_auto_still_refuses_the_hardline() {
     let told = server.chat_requests()[3]["messages"].as_array().unwrap().clone();
     assert!(told.last().unwrap()["content"].as_str().unwrap().contains("Refused in every mode"));
 }
+
+#[tokio::test]
+async fn a_projects_own_rules_count_once_it_is_trusted() {
+    let server = FakeServer::start(vec![
+        Scripted::tool_call("bash", json!({"command": "touch first.txt"})),
+        Scripted::text("refused"),
+        Scripted::tool_call("bash", json!({"command": "touch second.txt"})),
+        Scripted::text("done"),
+    ])
+    .await;
+    let env = Env::new();
+    env.login(&server).await;
+    std::fs::create_dir_all(env.project.join(".lembas")).unwrap();
+    std::fs::write(env.project.join(".lembas/permissions.json"), r#"{"bash": {"touch *": "allow"}}"#).unwrap();
+    assert!(env.run(&["run", "make a file"]).await.status.success());
+    assert!(!env.project.join("first.txt").exists(), "untrusted: its rules do not count");
+    let out = env.run(&["trust"]).await;
+    assert!(stdout(&out).starts_with("Trusting "), "{}", stderr(&out));
+    assert!(env.run(&["run", "make a file"]).await.status.success());
+    assert!(env.project.join("second.txt").exists(), "trusted: its rule allows touch");
+}
