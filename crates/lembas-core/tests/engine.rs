@@ -65,6 +65,12 @@ impl Harness {
         }
     }
 
+    /// A session with its own configuration, whose events nobody reads.
+    fn start_with(&self, cfg: SessionConfig) -> Session {
+        let (tx, _rx) = unbounded_channel();
+        Session::start(cfg, &self.root, &self.root, tx).unwrap()
+    }
+
     fn start(&self, mode: Mode) -> (Session, UnboundedReceiver<Event>) {
         let (tx, rx) = unbounded_channel();
         (Session::start(self.config(mode, 50), &self.root, &self.root, tx).unwrap(), rx)
@@ -392,8 +398,7 @@ async fn an_approval_for_the_session_covers_what_its_arity_says() {
     let approver = Arc::new(Answering(lembas_core::Approval::Always, Default::default()));
     let mut cfg = h.config(Mode::Edit, 50);
     cfg.approver = approver.clone();
-    let (tx, _rx) = unbounded_channel();
-    let mut session = Session::start(cfg, &h.root, &h.root, tx).unwrap();
+    let mut session = h.start_with(cfg);
     session.prompt("go", &CancellationToken::new()).await;
     // git status is allowed by the default rules; `touch a.txt` is asked once, and then `touch *`
     // is covered — but not `mkdir`, which is asked again.
@@ -410,8 +415,7 @@ async fn a_declined_call_tells_the_model_the_persons_words() {
         lembas_core::Approval::Deny { feedback: Some("not on a Friday".into()) },
         Default::default(),
     ));
-    let (tx, _rx) = unbounded_channel();
-    let mut session = Session::start(cfg, &h.root, &h.root, tx).unwrap();
+    let mut session = h.start_with(cfg);
     session.prompt("ship it", &CancellationToken::new()).await;
     let results = tool_results(&h.server.chat_requests()[1]);
     assert_eq!(results[0], "[#0001]\nThe person declined this call; it was not run. They said: not on a Friday");
@@ -432,8 +436,7 @@ async fn auto_mode_still_refuses_the_hardline_and_protected_paths() {
     std::os::unix::fs::symlink(home.join(".ssh"), h.root.join("keys")).unwrap();
     let mut cfg = h.config(Mode::Auto, 50);
     cfg.user_home = Some(home.clone());
-    let (tx, _rx) = unbounded_channel();
-    let mut session = Session::start(cfg, &h.root, &h.root, tx).unwrap();
+    let mut session = h.start_with(cfg);
     session.prompt("clean up", &CancellationToken::new()).await;
     let results = tool_results(&h.server.chat_requests()[1]);
     assert!(results[0].contains("Refused in every mode"), "{}", results[0]);
@@ -653,8 +656,7 @@ async fn a_token_budget_ends_the_prompt_with_the_wrap_up_naming_it() {
     .await;
     let mut cfg = h.config(Mode::Edit, 50);
     cfg.budget_tokens = Some(1000);
-    let (tx, _rx) = unbounded_channel();
-    let mut session = Session::start(cfg, &h.root, &h.root, tx).unwrap();
+    let mut session = h.start_with(cfg);
     assert_eq!(session.prompt("list", &CancellationToken::new()).await, DoneReason::Limit);
     let wrap = h.server.chat_requests()[2]["messages"].as_array().unwrap().last().unwrap().clone();
     assert!(wrap["content"].as_str().unwrap().starts_with("The token budget for this prompt has been reached"));
@@ -670,8 +672,7 @@ async fn a_model_that_sees_gets_view_image_and_the_image_after_the_results() {
     std::fs::write(h.root.join("shot.png"), [137u8, 80, 78, 71, 13, 10, 26, 10]).unwrap();
     let mut cfg = h.config(Mode::Edit, 50);
     cfg.model.vision = Some(true);
-    let (tx, _rx) = unbounded_channel();
-    let mut session = Session::start(cfg, &h.root, &h.root, tx).unwrap();
+    let mut session = h.start_with(cfg);
     session.prompt("what is in the screenshot?", &CancellationToken::new()).await;
     let requests = h.server.chat_requests();
     assert!(requests[0]["tools"].as_array().unwrap().iter().any(|t| t["function"]["name"] == "view_image"));
@@ -692,8 +693,7 @@ async fn a_corrected_command_runs_once_but_never_past_the_floor() {
     let mut cfg = h.config(Mode::Edit, 50);
     cfg.approver =
         Arc::new(Answering(lembas_core::Approval::Edited { command: "echo corrected".into() }, Default::default()));
-    let (tx, _rx) = unbounded_channel();
-    let mut session = Session::start(cfg, &h.root, &h.root, tx).unwrap();
+    let mut session = h.start_with(cfg);
     session.prompt("build", &CancellationToken::new()).await;
     let results = tool_results(&h.server.chat_requests()[2]);
     assert_eq!(results[0], "[#0001]\n(The person changed the command to: echo corrected)\ncorrected");
@@ -703,8 +703,7 @@ async fn a_corrected_command_runs_once_but_never_past_the_floor() {
     let mut cfg = h.config(Mode::Edit, 50);
     cfg.approver =
         Arc::new(Answering(lembas_core::Approval::Edited { command: "rm -rf /".into() }, Default::default()));
-    let (tx, _rx) = unbounded_channel();
-    let mut session = Session::start(cfg, &h.root, &h.root, tx).unwrap();
+    let mut session = h.start_with(cfg);
     session.prompt("build", &CancellationToken::new()).await;
     assert!(tool_results(&h.server.chat_requests()[1])[0].contains("Refused in every mode"));
 }

@@ -28,14 +28,7 @@ fn spec_link() -> Value {
         .expect("spec/link.json parses")
 }
 
-fn http() -> reqwest::Client {
-    reqwest::Client::builder()
-        .user_agent(concat!("lembas/", env!("CARGO_PKG_VERSION")))
-        .connect_timeout(Duration::from_secs(10))
-        .timeout(Duration::from_secs(30))
-        .build()
-        .expect("a plain HTTP client builds")
-}
+use lembas_model::catalog::http;
 
 /// The server's root and its OpenAI-compatible base from what the person typed.
 pub fn normalize(url: &str) -> (String, String) {

@@ -27,7 +27,8 @@ pub enum CatalogError {
     NotAModelServer { url: String, reason: String },
 }
 
-pub(crate) fn http() -> reqwest::Client {
+/// A plain HTTP client for lembas' own short requests (discovery, logins, model lists).
+pub fn http() -> reqwest::Client {
     reqwest::Client::builder()
         .user_agent(concat!("lembas/", env!("CARGO_PKG_VERSION")))
         .connect_timeout(Duration::from_secs(10))
