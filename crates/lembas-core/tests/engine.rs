@@ -707,3 +707,29 @@ async fn a_corrected_command_runs_once_but_never_past_the_floor() {
     session.prompt("build", &CancellationToken::new()).await;
     assert!(tool_results(&h.server.chat_requests()[1])[0].contains("Refused in every mode"));
 }
+
+#[tokio::test]
+async fn calls_run_together_at_most_four_at_once_and_calls_on_one_file_in_order() {
+    let mut reply = Scripted::text("");
+    for n in 0..6 {
+        reply = reply.with_call(
+            "bash",
+            &json!({"command": format!("date +%s%N > s{n}; sleep 0.4; date +%s%N > e{n}")}).to_string(),
+        );
+    }
+    let same_file = Scripted::text("")
+        .with_call("read", r#"{"path": "src/lib.rs"}"#)
+        .with_call("edit", r#"{"path": "src/lib.rs", "old_string": "a - b", "new_string": "a + b"}"#)
+        .with_call("edit", r#"{"path": "src/lib.rs", "old_string": "a + b", "new_string": "a * b"}"#);
+    let h = Harness::new(vec![reply, same_file, Scripted::text("done")]).await;
+    let (mut session, _rx) = h.start(Mode::Auto);
+    session.prompt("go", &CancellationToken::new()).await;
+    let stamp = |name: String| -> u128 { std::fs::read_to_string(h.root.join(name)).unwrap().trim().parse().unwrap() };
+    let spans: Vec<(u128, u128)> = (0..6).map(|n| (stamp(format!("s{n}")), stamp(format!("e{n}")))).collect();
+    let most = spans.iter().map(|(s, _)| spans.iter().filter(|(s2, e2)| s2 <= s && s < e2).count()).max().unwrap();
+    assert!((2..=4).contains(&most), "{most} ran at once");
+    assert_eq!(
+        std::fs::read_to_string(h.root.join("src/lib.rs")).unwrap(),
+        "pub fn add(a: i32, b: i32) -> i32 {\n    a * b\n}\n"
+    );
+}

@@ -168,19 +168,6 @@ impl Judge {
     }
 }
 
-/// The mode table alone, for a call with no command and no paths (kept for callers that judge
-/// by risk class only).
-pub fn judge(mode: Mode, risk: RiskClass, outside: bool) -> Decision {
-    let judge = Judge { rules: RuleSet::default(), ctx: Context { root: "/".into(), ..Context::default() } };
-    let paths: Vec<PathBuf> = if outside { vec![PathBuf::from("/..outside")] } else { Vec::new() };
-    let mut decision =
-        judge.evaluate(mode, &Call { tool: "", risk, command: None, paths: &paths }, &|w| PathBuf::from(w));
-    if outside && risk == RiskClass::Write && decision == Decision::Allow {
-        decision = Decision::Ask;
-    }
-    decision
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -260,12 +247,5 @@ mod tests {
             &resolve,
         );
         assert_eq!(d, Decision::Refuse("Refused by a permission rule: `make deploy`.".into()));
-    }
-
-    #[test]
-    fn the_mode_table_alone() {
-        assert_eq!(super::judge(Mode::Edit, RiskClass::Write, false), Decision::Allow);
-        assert_eq!(super::judge(Mode::Edit, RiskClass::Write, true), Decision::Ask);
-        assert_eq!(super::judge(Mode::Manual, RiskClass::Execute, false), Decision::Ask);
     }
 }

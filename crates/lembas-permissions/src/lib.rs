@@ -19,6 +19,6 @@ mod rules;
 
 pub use arity::always_pattern;
 pub use hardline::Context;
-pub use judge::{Call, Decision, Judge, judge};
+pub use judge::{Call, Decision, Judge};
 pub use mode::Mode;
 pub use rules::{Action, RuleSet, Source, Subject, rule_key};
