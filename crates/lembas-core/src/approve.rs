@@ -7,6 +7,8 @@ use std::pin::Pin;
 /// A call put to the person.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ApprovalRequest {
+    /// The call's id, as the model gave it (what a client's tool-call view knows it by).
+    pub call_id: String,
     pub tool: String,
     /// The call, as one line: the command, or the path.
     pub title: String,

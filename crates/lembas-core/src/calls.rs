@@ -135,6 +135,7 @@ impl Session {
             }
             Decision::Ask => {
                 let request = ApprovalRequest {
+                    call_id: call.id.clone(),
                     tool: name.clone(),
                     title: title_of(&name, &args),
                     reaches: real.iter().map(|p| p.display().to_string()).collect(),

@@ -57,6 +57,12 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Serve the Agent Client Protocol for an editor (Zed's agent_servers, …).
+    Serve {
+        /// Speak ACP on standard input and output (the only transport today).
+        #[arg(long, required = true)]
+        stdio: bool,
+    },
     /// Trust a project, so its own permission rules (.lembas/permissions.json) count.
     Trust {
         /// The project (default: the current directory's).

@@ -4,6 +4,7 @@
 mod cli;
 mod login;
 mod run;
+mod serve;
 mod sessions;
 mod setup;
 
@@ -53,6 +54,7 @@ fn main() -> ExitCode {
             Some(Command::Logout) => login::logout(),
             Some(Command::Models { refresh, json }) => login::models(refresh, json).await,
             Some(Command::Trust { path, revoke }) => trust(path, revoke),
+            Some(Command::Serve { stdio: _ }) => serve::serve().await,
             Some(Command::Completions { shell }) => {
                 clap_complete::generate(shell, &mut Cli::command(), "lembas", &mut std::io::stdout());
                 Ok(exit::OK)

@@ -6,9 +6,7 @@ use std::io::{IsTerminal, Read, Write};
 use std::pin::Pin;
 use std::sync::Arc;
 
-use lembas_core::{
-    Approval, ApprovalRequest, Approver, DoneReason, Event, Nobody, Session, SessionConfig, local_today,
-};
+use lembas_core::{Approval, ApprovalRequest, Approver, DoneReason, Event, Nobody, Session};
 use lembas_model::CancellationToken;
 use lembas_models::ModelInfo;
 use lembas_permissions::Mode;
@@ -121,48 +119,9 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
     let interactive = !args.json && std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
     let approver: Arc<dyn Approver> = if interactive { Arc::new(TerminalApprover) } else { Arc::new(Nobody) };
     let client = setup::client(&home, &login)?;
-    let mut rules = lembas_permissions::RuleSet::defaults();
-    if let Some(global) = &config.permissions {
-        rules
-            .add_json(global, lembas_permissions::Source::Global)
-            .map_err(|e| Failure::new(exit::USAGE, format!("{}: permissions: {e}", home.config_file().display())))?;
-    }
-    // A project's own rules count once the person trusted it (`lembas trust`; the terminal UI
-    // asks). Running headless asks nothing.
-    let canonical_root = std::fs::canonicalize(&root).unwrap_or(root.clone());
-    let trusted = lembas_config::Trust::load(&home)
-        .map_err(|e| Failure::new(exit::USAGE, e.to_string()))?
-        .answer(&canonical_root)
-        == Some(true);
-    if trusted
-        && let Some(project) =
-            lembas_config::project_rules(&canonical_root).map_err(|e| Failure::new(exit::USAGE, e.to_string()))?
-    {
-        rules.add_json(&project, lembas_permissions::Source::Project).map_err(|e| {
-            Failure::new(exit::USAGE, format!("{}/.lembas/permissions.json: {e}", canonical_root.display()))
-        })?;
-    }
-    let cfg = SessionConfig {
-        store: store.clone(),
-        client: client.clone(),
-        model,
-        effort,
-        mode,
-        approver,
-        rules,
-        lembas_config: Some(home.config.clone()),
-        plans_dir: Some(home.state.join("plans")),
-        jobs_dir: home.jobs_dir(),
-        max_steps: config.steps.unwrap_or_else(lembas_core::default_max_steps),
-        budget_tokens: config.budget_tokens,
-        budget_seconds: config.budget_seconds,
-        context_window: config.context_window.unwrap_or(lembas_config::DEFAULT_CONTEXT_WINDOW),
-        compact_at: config.compact_at(),
-        global_instructions: Some(home.global_instructions()),
-        extra_instructions: config.instructions.clone(),
-        user_home: home.user_home.clone(),
-        today: Arc::new(local_today),
-    };
+    let rules = setup::rules(&home, &config, Some(&root))?;
+    let cfg =
+        setup::session_config(&home, &config, store.clone(), client.clone(), model, effort, mode, approver, rules);
 
     let (tx, mut rx) = unbounded_channel();
     let resumed = resume_id.is_some();

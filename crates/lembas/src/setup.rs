@@ -4,7 +4,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use lembas_config::{Config, Home, Login};
+use lembas_core::{Approver, SessionConfig, local_today};
 use lembas_model::{ClientConfig, Learned, ModelClient};
+use lembas_models::ModelInfo;
+use lembas_permissions::{Mode, RuleSet, Source};
 use lembas_store::Store;
 
 use crate::Failure;
@@ -60,4 +63,65 @@ pub fn save_learned(home: &Home, client: &ModelClient) {
 /// The project a directory belongs to: the top of its git work tree, else the directory.
 pub fn project_root(dir: &Path) -> PathBuf {
     dir.ancestors().find(|d| d.join(".git").exists()).unwrap_or(dir).to_path_buf()
+}
+
+/// The permission rules: the defaults, the global configuration's, and — for a project the
+/// person trusted — the project's own (`.lembas/permissions.json`).
+pub fn rules(home: &Home, config: &Config, project: Option<&Path>) -> Result<RuleSet, Failure> {
+    let mut rules = RuleSet::defaults();
+    if let Some(global) = &config.permissions {
+        rules
+            .add_json(global, Source::Global)
+            .map_err(|e| Failure::new(exit::USAGE, format!("{}: permissions: {e}", home.config_file().display())))?;
+    }
+    let Some(root) = project else { return Ok(rules) };
+    // A project's own rules count once the person trusted it (`lembas trust`; the terminal UI
+    // asks). Running headless asks nothing.
+    let root = std::fs::canonicalize(root).unwrap_or(root.to_path_buf());
+    let trust = lembas_config::Trust::load(home).map_err(|e| Failure::new(exit::USAGE, e.to_string()))?;
+    if trust.answer(&root) == Some(true)
+        && let Some(project) =
+            lembas_config::project_rules(&root).map_err(|e| Failure::new(exit::USAGE, e.to_string()))?
+    {
+        rules
+            .add_json(&project, Source::Project)
+            .map_err(|e| Failure::new(exit::USAGE, format!("{}/.lembas/permissions.json: {e}", root.display())))?;
+    }
+    Ok(rules)
+}
+
+/// A session's configuration from the person's settings and the chosen model, mode and approver.
+#[allow(clippy::too_many_arguments)]
+pub fn session_config(
+    home: &Home,
+    config: &Config,
+    store: Arc<Store>,
+    client: ModelClient,
+    model: ModelInfo,
+    effort: Option<String>,
+    mode: Mode,
+    approver: Arc<dyn Approver>,
+    rules: RuleSet,
+) -> SessionConfig {
+    SessionConfig {
+        store,
+        client,
+        model,
+        effort,
+        mode,
+        approver,
+        rules,
+        lembas_config: Some(home.config.clone()),
+        plans_dir: Some(home.state.join("plans")),
+        jobs_dir: home.jobs_dir(),
+        max_steps: config.steps.unwrap_or_else(lembas_core::default_max_steps),
+        budget_tokens: config.budget_tokens,
+        budget_seconds: config.budget_seconds,
+        context_window: config.context_window.unwrap_or(lembas_config::DEFAULT_CONTEXT_WINDOW),
+        compact_at: config.compact_at(),
+        global_instructions: Some(home.global_instructions()),
+        extra_instructions: config.instructions.clone(),
+        user_home: home.user_home.clone(),
+        today: Arc::new(local_today),
+    }
 }

@@ -1,0 +1,281 @@
+//! lembas inside editors: an Agent Client Protocol server (JSON-RPC 2.0 over stdio) on the same
+//! engine as the terminal, through Zed's `agent-client-protocol` crate.
+//!
+//! It answers `initialize`, `session/new`, `session/load` (the stored session replayed as
+//! updates), `session/prompt` (engine events as `session/update` notifications, the stop reason
+//! as the answer), `session/cancel` and `session/set_mode` with lembas' four modes; approvals go
+//! to the client as `session/request_permission`. A prompt runs outside the dispatch loop, so a
+//! cancel arrives while it runs.
+
+mod updates;
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+
+use agent_client_protocol::schema::ProtocolVersion;
+use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::v1::schema::{
+    AgentCapabilities, CancelNotification, ContentBlock, Implementation, InitializeRequest, InitializeResponse,
+    LoadSessionRequest, LoadSessionResponse, NewSessionRequest, NewSessionResponse, PermissionOption,
+    PermissionOptionKind, PromptCapabilities, PromptRequest, PromptResponse, RequestPermissionOutcome,
+    RequestPermissionRequest, SessionMode, SessionModeState, SessionNotification, SetSessionModeRequest,
+    SetSessionModeResponse, StopReason, ToolCallUpdate, ToolCallUpdateFields,
+};
+use agent_client_protocol::{Agent, Client, ConnectTo};
+use lembas_core::{Approval, ApprovalRequest, Approver, DoneReason, Event, Session, SessionConfig};
+use lembas_permissions::Mode;
+use tokio_util::sync::CancellationToken;
+
+pub use updates::{kind_of, updates};
+
+/// How a session's project root is found from the directory the client names.
+pub type RootOf = fn(&Path) -> PathBuf;
+
+/// A session the server holds, and the token that cancels its running turn.
+#[derive(Clone)]
+struct Slot {
+    session: Arc<tokio::sync::Mutex<Session>>,
+    cancel: Arc<Mutex<CancellationToken>>,
+}
+
+struct Server {
+    template: SessionConfig,
+    root_of: RootOf,
+    sessions: Mutex<HashMap<String, Slot>>,
+}
+
+/// Approvals put to the editor.
+struct ClientApprover {
+    cx: ConnectionTo<Client>,
+    session_id: Mutex<String>,
+}
+
+impl Approver for ClientApprover {
+    fn present(&self) -> bool {
+        true
+    }
+
+    fn ask(&self, request: ApprovalRequest) -> Pin<Box<dyn Future<Output = Approval> + Send + '_>> {
+        Box::pin(async move {
+            let session_id = self.session_id.lock().expect("session id").clone();
+            let title = format!("{} {}", request.tool, request.title);
+            let options = vec![
+                PermissionOption::new("allow_once", "Allow once", PermissionOptionKind::AllowOnce),
+                PermissionOption::new("allow_always", "Allow for this session", PermissionOptionKind::AllowAlways),
+                PermissionOption::new("reject", "Reject", PermissionOptionKind::RejectOnce),
+            ];
+            let asked = RequestPermissionRequest::new(
+                session_id,
+                ToolCallUpdate::new(request.call_id, ToolCallUpdateFields::new().title(title)),
+                options,
+            );
+            match self.cx.send_request(asked).block_task().await {
+                Ok(answer) => match answer.outcome {
+                    RequestPermissionOutcome::Selected(selected) => match &*selected.option_id.0 {
+                        "allow_once" => Approval::Once,
+                        "allow_always" => Approval::Always,
+                        _ => Approval::Deny { feedback: None },
+                    },
+                    _ => Approval::Deny { feedback: None },
+                },
+                Err(_) => Approval::Deny { feedback: Some("the editor did not answer".into()) },
+            }
+        })
+    }
+}
+
+fn modes(current: Mode) -> SessionModeState {
+    let available = Mode::ALL
+        .iter()
+        .rev()
+        .map(|m| {
+            let name = match m {
+                Mode::Manual => "Manual",
+                Mode::Edit => "Edit",
+                Mode::Auto => "Auto",
+                Mode::Plan => "Plan",
+            };
+            SessionMode::new(m.as_str(), name)
+        })
+        .collect();
+    SessionModeState::new(current.as_str(), available)
+}
+
+/// The words of a prompt: its text, and the text of any resource it embeds or links.
+fn prompt_text(blocks: &[ContentBlock]) -> String {
+    let mut parts = Vec::new();
+    for block in blocks {
+        match block {
+            ContentBlock::Text(t) => parts.push(t.text.clone()),
+            ContentBlock::ResourceLink(link) => parts.push(format!("@{}", link.uri)),
+            ContentBlock::Resource(resource) => parts.push(
+                serde_json::to_value(resource)
+                    .ok()
+                    .and_then(|v| v["resource"]["text"].as_str().map(str::to_owned))
+                    .unwrap_or_default(),
+            ),
+            _ => {}
+        }
+    }
+    parts.join("\n\n")
+}
+
+fn invalid(message: &str) -> agent_client_protocol::Error {
+    agent_client_protocol::Error::invalid_params().data(serde_json::json!({ "reason": message }))
+}
+
+impl Server {
+    fn slot(&self, id: &str) -> Option<Slot> {
+        self.sessions.lock().expect("sessions").get(id).cloned()
+    }
+
+    /// A session's events, forwarded to the client as updates for as long as the session lives.
+    fn forward(cx: ConnectionTo<Client>, id: String, mut events: tokio::sync::mpsc::UnboundedReceiver<Event>) {
+        tokio::spawn(async move {
+            while let Some(event) = events.recv().await {
+                for update in updates(&event) {
+                    if cx.send_notification(SessionNotification::new(id.clone(), update)).is_err() {
+                        return;
+                    }
+                }
+            }
+        });
+    }
+
+    fn open(&self, cx: &ConnectionTo<Client>, cwd: &Path, resume: Option<&str>) -> Result<(String, Mode), String> {
+        let approver = Arc::new(ClientApprover { cx: cx.clone(), session_id: Mutex::new(String::new()) });
+        let mut cfg = self.template.clone();
+        cfg.approver = approver.clone();
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        let session = match resume {
+            Some(id) => Session::resume(cfg, id, tx).map_err(|e| e.to_string())?,
+            None => Session::start(cfg, &(self.root_of)(cwd), cwd, tx).map_err(|e| e.to_string())?,
+        };
+        let id = session.id().to_owned();
+        let mode = session.mode();
+        *approver.session_id.lock().expect("session id") = id.clone();
+        Self::forward(cx.clone(), id.clone(), rx);
+        let slot = Slot {
+            session: Arc::new(tokio::sync::Mutex::new(session)),
+            cancel: Arc::new(Mutex::new(CancellationToken::new())),
+        };
+        self.sessions.lock().expect("sessions").insert(id.clone(), slot);
+        Ok((id, mode))
+    }
+}
+
+/// Serves ACP on `transport` until the client closes it; then every running turn is cancelled
+/// (what was answered stays stored). `template` is each session's configuration (its approver
+/// is replaced by the client's).
+pub async fn serve(
+    transport: impl ConnectTo<Agent> + 'static,
+    template: SessionConfig,
+    root_of: RootOf,
+) -> Result<(), agent_client_protocol::Error> {
+    let server = Arc::new(Server { template, root_of, sessions: Mutex::new(HashMap::new()) });
+    let (s1, s2, s3, s4, s5, s6) =
+        (server.clone(), server.clone(), server.clone(), server.clone(), server.clone(), server.clone());
+    let result = Agent
+        .v1()
+        .name("lembas")
+        .on_receive_request(
+            async move |request: InitializeRequest, responder, _cx| {
+                let _ = &s1;
+                let capabilities = AgentCapabilities::new()
+                    .load_session(true)
+                    .prompt_capabilities(PromptCapabilities::new().image(true).embedded_context(true));
+                let version = if request.protocol_version > ProtocolVersion::V1 {
+                    ProtocolVersion::V1
+                } else {
+                    request.protocol_version
+                };
+                responder.respond(
+                    InitializeResponse::new(version)
+                        .agent_capabilities(capabilities)
+                        .agent_info(Implementation::new("lembas", env!("CARGO_PKG_VERSION"))),
+                )
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: NewSessionRequest, responder, cx| match s2.open(&cx, &request.cwd, None) {
+                Ok((id, mode)) => responder.respond(NewSessionResponse::new(id).modes(modes(mode))),
+                Err(e) => responder.respond_with_error(invalid(&e)),
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: LoadSessionRequest, responder, cx| match s3.open(
+                &cx,
+                &request.cwd,
+                Some(&request.session_id.0),
+            ) {
+                Ok((_, mode)) => responder.respond(LoadSessionResponse::new().modes(modes(mode))),
+                Err(e) => responder.respond_with_error(invalid(&e)),
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: PromptRequest, responder, cx| {
+                let Some(Slot { session, cancel }) = s4.slot(&request.session_id.0) else {
+                    return responder.respond_with_error(invalid("no such session"));
+                };
+                let words = prompt_text(&request.prompt);
+                let token = CancellationToken::new();
+                *cancel.lock().expect("cancel") = token.clone();
+                // The turn runs outside the dispatch loop, so a cancel can reach it.
+                cx.spawn(async move {
+                    let mut session = session.lock().await;
+                    let reason = session.prompt(&words, &token).await;
+                    let stop = match reason {
+                        DoneReason::Answered | DoneReason::Failed => StopReason::EndTurn,
+                        DoneReason::Limit => StopReason::MaxTurnRequests,
+                        DoneReason::Cancelled => StopReason::Cancelled,
+                    };
+                    responder.respond(PromptResponse::new(stop))
+                })
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: SetSessionModeRequest, responder, _cx| {
+                let Some(Slot { session, .. }) = s5.slot(&request.session_id.0) else {
+                    return responder.respond_with_error(invalid("no such session"));
+                };
+                let Some(mode) = Mode::parse(&request.mode_id.0) else {
+                    return responder.respond_with_error(invalid("no such mode: use manual, edit, auto or plan"));
+                };
+                match session.try_lock() {
+                    Ok(mut session) => {
+                        session.set_mode(mode);
+                        responder.respond(SetSessionModeResponse::new())
+                    }
+                    Err(_) => responder.respond_with_error(invalid("a turn is running: change the mode when it ends")),
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_notification(
+            async move |notification: CancelNotification, _cx| {
+                if let Some(Slot { cancel, .. }) = s6.slot(&notification.session_id.0) {
+                    cancel.lock().expect("cancel").cancel();
+                }
+                Ok(())
+            },
+            agent_client_protocol::on_receive_notification!(),
+        )
+        .connect_to(transport)
+        .await;
+    for slot in server.sessions.lock().expect("sessions").values() {
+        slot.cancel.lock().expect("cancel").cancel();
+    }
+    result
+}
+
+/// [`serve`] on standard input and output: `lembas serve --stdio`.
+pub async fn serve_stdio(template: SessionConfig, root_of: RootOf) -> Result<(), agent_client_protocol::Error> {
+    serve(agent_client_protocol::Stdio::new(), template, root_of).await
+}

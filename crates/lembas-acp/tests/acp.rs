@@ -1,0 +1,197 @@
+//! The ACP server driven by the `agent-client-protocol` crate's own client side, over an
+//! in-memory pipe, against the test kit's fake model.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use agent_client_protocol::schema::ProtocolVersion;
+use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::v1::schema::{
+    CancelNotification, ContentBlock, InitializeRequest, LoadSessionRequest, NewSessionRequest, PermissionOptionKind,
+    PromptRequest, RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse,
+    SelectedPermissionOutcome, SessionNotification, SessionUpdate, SetSessionModeRequest, StopReason, TextContent,
+    ToolCallStatus,
+};
+use agent_client_protocol::{Agent, ByteStreams, Client};
+use lembas_core::{Nobody, SessionConfig};
+use lembas_model::{ClientConfig, ModelClient};
+use lembas_models::ModelInfo;
+use lembas_permissions::Mode;
+use lembas_store::Store;
+use lembas_testkit::{FakeServer, Scripted};
+use serde_json::json;
+use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
+
+fn template(server: &FakeServer, mode: Mode) -> SessionConfig {
+    SessionConfig {
+        store: Arc::new(Store::in_memory().unwrap()),
+        client: ModelClient::new(ClientConfig::new(server.base_url())).unwrap(),
+        model: ModelInfo { id: "fake-model".into(), context: Some(100_000), ..Default::default() },
+        effort: None,
+        mode,
+        approver: Arc::new(Nobody),
+        rules: lembas_permissions::RuleSet::defaults(),
+        lembas_config: None,
+        plans_dir: None,
+        jobs_dir: std::env::temp_dir().join("lembas-acp-test-jobs"),
+        budget_tokens: None,
+        budget_seconds: None,
+        max_steps: 50,
+        context_window: 32_768,
+        compact_at: 0.85,
+        global_instructions: None,
+        extra_instructions: Vec::new(),
+        user_home: None,
+        today: Arc::new(|| "2026-12-02".to_owned()),
+    }
+}
+
+fn same_dir(p: &Path) -> PathBuf {
+    p.to_path_buf()
+}
+
+fn project() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    std::fs::write(root.join("notes.txt"), "old line\n").unwrap();
+    (dir, root)
+}
+
+fn text(t: &str) -> Vec<ContentBlock> {
+    vec![ContentBlock::Text(TextContent::new(t.to_owned()))]
+}
+
+/// Connects a client to a fresh server; `run` gets the connection and the updates seen so far.
+async fn with_client<F, Fut>(cfg: SessionConfig, approve: bool, run: F)
+where
+    F: FnOnce(ConnectionTo<Agent>, Arc<Mutex<Vec<SessionUpdate>>>, Arc<Mutex<usize>>) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = Result<(), agent_client_protocol::Error>> + Send,
+{
+    let (agent_side, client_side) = tokio::io::duplex(1 << 20);
+    let (agent_read, agent_write) = tokio::io::split(agent_side);
+    let (client_read, client_write) = tokio::io::split(client_side);
+    let server = tokio::spawn(lembas_acp::serve(
+        ByteStreams::new(agent_write.compat_write(), agent_read.compat()),
+        cfg,
+        same_dir,
+    ));
+    let seen: Arc<Mutex<Vec<SessionUpdate>>> = Arc::default();
+    let asked: Arc<Mutex<usize>> = Arc::default();
+    let (seen2, asked2) = (seen.clone(), asked.clone());
+    Client
+        .v1()
+        .on_receive_notification(
+            async move |n: SessionNotification, _cx| {
+                seen2.lock().unwrap().push(n.update);
+                Ok(())
+            },
+            agent_client_protocol::on_receive_notification!(),
+        )
+        .on_receive_request(
+            async move |request: RequestPermissionRequest, responder, _cx| {
+                *asked2.lock().unwrap() += 1;
+                let kind = if approve { PermissionOptionKind::AllowOnce } else { PermissionOptionKind::RejectOnce };
+                let option = request.options.iter().find(|o| o.kind == kind).unwrap().option_id.clone();
+                responder.respond(RequestPermissionResponse::new(RequestPermissionOutcome::Selected(
+                    SelectedPermissionOutcome::new(option),
+                )))
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .connect_with(
+            ByteStreams::new(client_write.compat_write(), client_read.compat()),
+            async move |cx: ConnectionTo<Agent>| run(cx, seen, asked).await,
+        )
+        .await
+        .unwrap();
+    server.abort();
+}
+
+#[tokio::test]
+async fn a_prompt_streams_text_and_tool_calls_and_asks_before_an_edit() {
+    let server = FakeServer::start(vec![
+        Scripted::tool_call("read", json!({"path": "notes.txt"})),
+        Scripted::tool_call("edit", json!({"path": "notes.txt", "old_string": "old line", "new_string": "new line"})),
+        Scripted::text("Changed the note."),
+    ])
+    .await;
+    let (_dir, root) = project();
+    let cfg = template(&server, Mode::Manual);
+    let root2 = root.clone();
+    with_client(cfg, true, async move |cx, seen, asked| {
+        let init = cx.send_request(InitializeRequest::new(ProtocolVersion::V1)).block_task().await?;
+        assert!(init.agent_capabilities.load_session);
+        assert_eq!(init.agent_info.unwrap().name, "lembas");
+        let session = cx.send_request(NewSessionRequest::new(root2.clone())).block_task().await?;
+        assert_eq!(&*session.modes.unwrap().current_mode_id.0, "manual");
+        let done =
+            cx.send_request(PromptRequest::new(session.session_id.clone(), text("fix the note"))).block_task().await?;
+        assert_eq!(done.stop_reason, StopReason::EndTurn);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert_eq!(*asked.lock().unwrap(), 1, "the edit was put to the client");
+        let seen = seen.lock().unwrap();
+        assert!(seen.iter().any(|u| matches!(u, SessionUpdate::AgentMessageChunk(_))));
+        assert!(seen.iter().filter(|u| matches!(u, SessionUpdate::ToolCall(_))).count() == 2);
+        assert!(seen.iter().any(
+            |u| matches!(u, SessionUpdate::ToolCallUpdate(t) if t.fields.status == Some(ToolCallStatus::Completed))
+        ));
+        Ok(())
+    })
+    .await;
+    assert_eq!(std::fs::read_to_string(root.join("notes.txt")).unwrap(), "new line\n");
+}
+
+#[tokio::test]
+async fn a_rejected_edit_is_not_made_and_modes_can_change() {
+    let server = FakeServer::start(vec![
+        Scripted::tool_call("write", json!({"path": "new.txt", "content": "x"})),
+        Scripted::text("Not allowed."),
+    ])
+    .await;
+    let (_dir, root) = project();
+    let root2 = root.clone();
+    with_client(template(&server, Mode::Manual), false, async move |cx, _seen, asked| {
+        cx.send_request(InitializeRequest::new(ProtocolVersion::V1)).block_task().await?;
+        let session = cx.send_request(NewSessionRequest::new(root2.clone())).block_task().await?;
+        cx.send_request(PromptRequest::new(session.session_id.clone(), text("write a file"))).block_task().await?;
+        assert_eq!(*asked.lock().unwrap(), 1);
+        cx.send_request(SetSessionModeRequest::new(session.session_id.clone(), "plan")).block_task().await?;
+        let bad = cx.send_request(SetSessionModeRequest::new(session.session_id.clone(), "yolo")).block_task().await;
+        assert!(bad.is_err());
+        let unknown = cx.send_request(PromptRequest::new("no-such-session", text("hi"))).block_task().await;
+        assert!(unknown.is_err(), "a prompt for an unknown session is an error, and the server goes on");
+        Ok(())
+    })
+    .await;
+    assert!(!root.join("new.txt").exists());
+}
+
+#[tokio::test]
+async fn cancel_stops_a_turn_and_a_stored_session_loads() {
+    let server = FakeServer::start(vec![
+        Scripted::text("slow ".repeat(40)).with_delay_ms(50),
+        Scripted::text("Loaded and answering."),
+    ])
+    .await;
+    let (_dir, root) = project();
+    let cfg = template(&server, Mode::Edit);
+    let root2 = root.clone();
+    with_client(cfg, true, async move |cx, seen, _asked| {
+        cx.send_request(InitializeRequest::new(ProtocolVersion::V1)).block_task().await?;
+        let session = cx.send_request(NewSessionRequest::new(root2.clone())).block_task().await?;
+        let id = session.session_id.clone();
+        let prompt = cx.send_request(PromptRequest::new(id.clone(), text("tell a long story")));
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        cx.send_notification(CancelNotification::new(id.clone()))?;
+        let done = prompt.block_task().await?;
+        assert_eq!(done.stop_reason, StopReason::Cancelled);
+        assert!(seen.lock().unwrap().iter().any(|u| matches!(u, SessionUpdate::AgentMessageChunk(_))));
+        // The stored session opens again.
+        cx.send_request(LoadSessionRequest::new(id.clone(), root2.clone())).block_task().await?;
+        let again = cx.send_request(PromptRequest::new(id, text("go on"))).block_task().await?;
+        assert_eq!(again.stop_reason, StopReason::EndTurn);
+        Ok(())
+    })
+    .await;
+}
