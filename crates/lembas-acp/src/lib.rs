@@ -29,7 +29,7 @@ use lembas_core::{Approval, ApprovalRequest, Approver, DoneReason, Event, Sessio
 use lembas_permissions::Mode;
 use tokio_util::sync::CancellationToken;
 
-pub use updates::{kind_of, updates};
+pub use updates::{kind_of, replay, updates};
 
 /// How a session's project root is found from the directory the client names.
 pub type RootOf = fn(&Path) -> PathBuf;
@@ -192,10 +192,15 @@ pub async fn serve(
                 } else {
                     request.protocol_version
                 };
+                // For a LLeMbas client: the link protocol, no `_lembas/*` capabilities yet, and
+                // no limits on `serve --stdio` (acp.md). A plain editor ignores it.
+                let mut meta = serde_json::Map::new();
+                meta.insert("lembas".into(), serde_json::json!({ "protocol": 3, "capabilities": [], "limits": null }));
                 responder.respond(
                     InitializeResponse::new(version)
                         .agent_capabilities(capabilities)
-                        .agent_info(Implementation::new("lembas", env!("CARGO_PKG_VERSION"))),
+                        .agent_info(Implementation::new("lembas", env!("CARGO_PKG_VERSION")))
+                        .meta(meta),
                 )
             },
             agent_client_protocol::on_receive_request!(),
@@ -213,7 +218,16 @@ pub async fn serve(
                 &request.cwd,
                 Some(&request.session_id.0),
             ) {
-                Ok((_, mode)) => responder.respond(LoadSessionResponse::new().modes(modes(mode))),
+                Ok((id, mode)) => {
+                    // The stored conversation is replayed before the answer.
+                    if let Some(slot) = s3.slot(&id) {
+                        let transcript = slot.session.lock().await.transcript();
+                        for update in replay(&transcript) {
+                            cx.send_notification(SessionNotification::new(id.clone(), update))?;
+                        }
+                    }
+                    responder.respond(LoadSessionResponse::new().modes(modes(mode)))
+                }
                 Err(e) => responder.respond_with_error(invalid(&e)),
             },
             agent_client_protocol::on_receive_request!(),

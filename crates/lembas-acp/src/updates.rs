@@ -2,8 +2,9 @@
 //! way the terminal does.
 
 use agent_client_protocol::v1::schema::{
-    ContentBlock, ContentChunk, CurrentModeUpdate, Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus, SessionUpdate,
-    TextContent, ToolCall, ToolCallContent, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
+    ContentBlock, ContentChunk, CurrentModeUpdate, Diff, Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus,
+    SessionUpdate, TextContent, ToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate,
+    ToolCallUpdateFields, ToolKind,
 };
 use lembas_core::{Event, Status};
 
@@ -28,18 +29,25 @@ pub fn updates(event: &Event) -> Vec<SessionUpdate> {
     match event {
         Event::Text { delta } => vec![SessionUpdate::AgentMessageChunk(ContentChunk::new(text(delta)))],
         Event::Reasoning { delta } => vec![SessionUpdate::AgentThoughtChunk(ContentChunk::new(text(delta)))],
-        Event::ToolStart { call_id, tool, title, args } => {
+        Event::ToolStart { call_id, tool, title, args, paths } => {
             let title = if title.is_empty() { tool.clone() } else { format!("{tool} {title}") };
+            let locations = paths.iter().map(ToolCallLocation::new).collect();
             vec![SessionUpdate::ToolCall(
                 ToolCall::new(call_id.clone(), title)
                     .kind(kind_of(tool))
                     .status(ToolCallStatus::InProgress)
-                    .raw_input(args.clone()),
+                    .raw_input(args.clone())
+                    .locations(locations),
             )]
         }
-        Event::ToolEnd { call_id, text: result, is_error, .. } => {
+        Event::ToolEnd { call_id, text: result, is_error, diffs, .. } => {
             let status = if *is_error { ToolCallStatus::Failed } else { ToolCallStatus::Completed };
-            let fields = ToolCallUpdateFields::new().status(status).content(vec![ToolCallContent::from(text(result))]);
+            let mut content = vec![ToolCallContent::from(text(result))];
+            // A change is drawn as a diff (a deleted file as an empty new text).
+            content.extend(diffs.iter().map(|d| {
+                ToolCallContent::from(Diff::new(&d.path, d.new.clone().unwrap_or_default()).old_text(d.old.clone()))
+            }));
+            let fields = ToolCallUpdateFields::new().status(status).content(content);
             vec![SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(call_id.clone(), fields))]
         }
         Event::Plan { plan } => {
@@ -60,5 +68,59 @@ pub fn updates(event: &Event) -> Vec<SessionUpdate> {
         }
         Event::Mode { mode } => vec![SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(mode.clone()))],
         _ => Vec::new(),
+    }
+}
+
+/// A stored conversation replayed for a client that loads the session: the person's words as
+/// user message chunks, the rest as during a turn.
+pub fn replay(events: &[Event]) -> Vec<SessionUpdate> {
+    events
+        .iter()
+        .flat_map(|e| match e {
+            Event::Prompt { text: words, .. } => vec![SessionUpdate::UserMessageChunk(ContentChunk::new(text(words)))],
+            other => updates(other),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lembas_core::FileDiff;
+
+    #[test]
+    fn events_map_to_the_updates_a_client_draws() {
+        assert!(matches!(&updates(&Event::Text { delta: "hi".into() })[0], SessionUpdate::AgentMessageChunk(_)));
+        assert!(matches!(&updates(&Event::Reasoning { delta: "hm".into() })[0], SessionUpdate::AgentThoughtChunk(_)));
+        let start = Event::ToolStart {
+            call_id: "c1".into(),
+            tool: "edit".into(),
+            title: "a.rs".into(),
+            args: serde_json::json!({}),
+            paths: vec!["/p/a.rs".into()],
+        };
+        let SessionUpdate::ToolCall(call) = &updates(&start)[0] else { panic!() };
+        assert_eq!(call.kind, ToolKind::Edit);
+        assert_eq!(call.title, "edit a.rs");
+        assert_eq!(call.locations[0].path, std::path::PathBuf::from("/p/a.rs"));
+        let end = Event::ToolEnd {
+            call_id: "c1".into(),
+            tool: "edit".into(),
+            result_id: Some("#0001".into()),
+            text: "[#0001 a.rs sha 1]".into(),
+            is_error: false,
+            diffs: vec![FileDiff { path: "/p/a.rs".into(), old: Some("a".into()), new: Some("b".into()) }],
+        };
+        let SessionUpdate::ToolCallUpdate(update) = &updates(&end)[0] else { panic!() };
+        assert_eq!(update.fields.status, Some(ToolCallStatus::Completed));
+        assert!(
+            matches!(&update.fields.content.as_ref().unwrap()[1], ToolCallContent::Diff(d) if d.old_text.as_deref() == Some("a"))
+        );
+        assert!(updates(&Event::Step { n: 1 }).is_empty());
+        assert!(updates(&Event::Prompt { text: "x".into(), machine: false }).is_empty(), "a live prompt is not echoed");
+        assert!(matches!(
+            &replay(&[Event::Prompt { text: "x".into(), machine: false }])[0],
+            SessionUpdate::UserMessageChunk(_)
+        ));
     }
 }

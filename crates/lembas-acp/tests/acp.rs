@@ -123,6 +123,8 @@ async fn a_prompt_streams_text_and_tool_calls_and_asks_before_an_edit() {
         let init = cx.send_request(InitializeRequest::new(ProtocolVersion::V1)).block_task().await?;
         assert!(init.agent_capabilities.load_session);
         assert_eq!(init.agent_info.unwrap().name, "lembas");
+        assert_eq!(init.meta.as_ref().unwrap()["lembas"]["protocol"], 3);
+        assert!(init.meta.as_ref().unwrap()["lembas"]["limits"].is_null());
         let session = cx.send_request(NewSessionRequest::new(root2.clone())).block_task().await?;
         assert_eq!(&*session.modes.unwrap().current_mode_id.0, "manual");
         let done =
@@ -187,8 +189,14 @@ async fn cancel_stops_a_turn_and_a_stored_session_loads() {
         let done = prompt.block_task().await?;
         assert_eq!(done.stop_reason, StopReason::Cancelled);
         assert!(seen.lock().unwrap().iter().any(|u| matches!(u, SessionUpdate::AgentMessageChunk(_))));
-        // The stored session opens again.
+        // The stored session opens again, its conversation replayed first.
+        seen.lock().unwrap().clear();
         cx.send_request(LoadSessionRequest::new(id.clone(), root2.clone())).block_task().await?;
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(
+            matches!(seen.lock().unwrap().first(), Some(SessionUpdate::UserMessageChunk(_))),
+            "the person's words come back as user message chunks"
+        );
         let again = cx.send_request(PromptRequest::new(id, text("go on"))).block_task().await?;
         assert_eq!(again.stop_reason, StopReason::EndTurn);
         Ok(())

@@ -205,11 +205,13 @@ impl Session {
         let mut prepared = Vec::with_capacity(calls.len());
         for call in calls {
             let args: Value = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
+            let paths = paths_of(&self.ws, &call.name, &args).iter().map(|p| p.display().to_string()).collect();
             self.emit(Event::ToolStart {
                 call_id: call.id.clone(),
                 tool: call.name.clone(),
                 title: title_of(&call.name, &args),
                 args,
+                paths,
             });
             prepared.push(self.prepare(call).await);
         }
@@ -320,6 +322,10 @@ impl Session {
                 ToolOutput::Read { file, .. } => Some(file.clone()),
                 _ => None,
             };
+            let diffs = match &output {
+                ToolOutput::Changes(changes) => changes.iter().map(|c| self.file_diff(c)).collect(),
+                _ => Vec::new(),
+            };
             let (mut text, mut stored) = if name == "recall" && !is_error {
                 let answer = self.recall_text(id, &args);
                 (answer.clone(), answer)
@@ -336,6 +342,7 @@ impl Session {
                 result_id: Some(id.to_string()),
                 text: text.clone(),
                 is_error,
+                diffs,
             });
             results.push(NewResult { id: id.0, tool: name, text: stored });
             entries.push(Entry {
@@ -512,6 +519,16 @@ impl Session {
             }
         }
         (!blocks.is_empty()).then(|| blocks.concat())
+    }
+
+    fn file_diff(&self, change: &lembas_context::FileChange) -> crate::FileDiff {
+        use lembas_context::FileChange;
+        let (path, old, new) = match change {
+            FileChange::Created { path, after } => (path, None, Some(after.clone())),
+            FileChange::Changed { path, before, after } => (path, Some(before.clone()), Some(after.clone())),
+            FileChange::Deleted { path } => (path, None, None),
+        };
+        crate::FileDiff { path: self.ws.resolve(path).display().to_string(), old, new }
     }
 
     /// `recall`: a stored result of this session, shown again.

@@ -5,6 +5,15 @@
 use lembas_progress::Progress;
 use serde::{Deserialize, Serialize};
 
+/// One file a call changed: its absolute path, and its text before (none: created) and after
+/// (none: deleted).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileDiff {
+    pub path: String,
+    pub old: Option<String>,
+    pub new: Option<String>,
+}
+
 /// How a prompt ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -56,6 +65,9 @@ pub enum Event {
         tool: String,
         title: String,
         args: serde_json::Value,
+        /// The paths the call reaches, resolved (absolute).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        paths: Vec<String>,
     },
     /// A tool call ended; `text` is what the model was sent.
     ToolEnd {
@@ -64,6 +76,9 @@ pub enum Event {
         result_id: Option<String>,
         text: String,
         is_error: bool,
+        /// The files the call changed, whole, for a client that draws a diff.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        diffs: Vec<FileDiff>,
     },
     /// A tool call was refused before it ran.
     ToolDenied {

@@ -25,7 +25,7 @@ mod session;
 mod turn;
 
 pub use approve::{Approval, ApprovalRequest, Approver, Nobody, Question};
-pub use events::{DoneReason, Event};
+pub use events::{DoneReason, Event, FileDiff};
 pub use plan::{Plan, PlanPhase, Status, Task};
 pub use prompt::{Instruction, PromptParts, instructions, system_prompt, title_from};
 pub use session::{OFFERED, Session, SessionConfig, local_today};

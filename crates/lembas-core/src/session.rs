@@ -339,6 +339,57 @@ impl Session {
         &self.cfg.model.id
     }
 
+    /// The conversation so far as events (a client that opens the session draws it): the
+    /// person's words without their notes, replies, reasoning, tool calls and their results.
+    pub fn transcript(&self) -> Vec<Event> {
+        let open = &lembas_spec::loop_spec().context.note.open;
+        let mut events = Vec::new();
+        for entry in &self.history {
+            match &entry.message {
+                Message::User { content, .. } if entry.turn && !entry.summary => {
+                    let words = content.split(&format!("\n\n{open}")).next().unwrap_or(content);
+                    events.push(Event::Prompt { text: words.to_owned(), machine: false });
+                }
+                Message::Assistant { content, reasoning, tool_calls } => {
+                    if let Some(r) = reasoning.as_ref().filter(|r| !r.is_empty()) {
+                        events.push(Event::Reasoning { delta: r.clone() });
+                    }
+                    if !content.is_empty() {
+                        events.push(Event::Text { delta: content.clone() });
+                    }
+                    for call in tool_calls {
+                        let args: serde_json::Value =
+                            serde_json::from_str(&call.arguments).unwrap_or(serde_json::Value::Null);
+                        let title = ["command", "path", "pattern", "id"]
+                            .iter()
+                            .find_map(|k| args.get(*k).and_then(|v| v.as_str()))
+                            .unwrap_or("");
+                        events.push(Event::ToolStart {
+                            call_id: call.id.clone(),
+                            tool: call.name.clone(),
+                            title: lembas_progress::short_what(title),
+                            args,
+                            paths: Vec::new(),
+                        });
+                    }
+                }
+                Message::Tool { tool_call_id, content } => {
+                    let tool = String::new();
+                    events.push(Event::ToolEnd {
+                        call_id: tool_call_id.clone(),
+                        tool,
+                        result_id: None,
+                        text: content.clone(),
+                        is_error: false,
+                        diffs: Vec::new(),
+                    });
+                }
+                _ => {}
+            }
+        }
+        events
+    }
+
     /// Says which session this is (an `Event::Session`), for a front end that shows it.
     pub fn announce(&self, resumed: bool) {
         self.emit(Event::Session {
