@@ -20,9 +20,10 @@ use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
     AgentCapabilities, CancelNotification, ContentBlock, Implementation, InitializeRequest, InitializeResponse,
     LoadSessionRequest, LoadSessionResponse, NewSessionRequest, NewSessionResponse, PermissionOption,
-    PermissionOptionKind, PromptCapabilities, PromptRequest, PromptResponse, RequestPermissionOutcome,
-    RequestPermissionRequest, SessionMode, SessionModeState, SessionNotification, SetSessionModeRequest,
-    SetSessionModeResponse, StopReason, ToolCallUpdate, ToolCallUpdateFields,
+    PermissionOptionKind, PromptCapabilities, PromptRequest, PromptResponse, ReadTextFileRequest,
+    RequestPermissionOutcome, RequestPermissionRequest, SessionMode, SessionModeState, SessionNotification,
+    SetSessionModeRequest, SetSessionModeResponse, StopReason, ToolCallUpdate, ToolCallUpdateFields,
+    WriteTextFileRequest,
 };
 use agent_client_protocol::{Agent, Client, ConnectTo};
 use lembas_core::{Approval, ApprovalRequest, Approver, DoneReason, Event, Session, SessionConfig};
@@ -45,6 +46,46 @@ struct Server {
     template: SessionConfig,
     root_of: RootOf,
     sessions: Mutex<HashMap<String, Slot>>,
+    /// What the client said it does with files: (reads them, writes them).
+    client_fs: Mutex<(bool, bool)>,
+}
+
+/// The editor's files, through `fs/read_text_file` and `fs/write_text_file`, so the agent reads
+/// the editor's unsaved buffers.
+struct ClientFiles {
+    cx: ConnectionTo<Client>,
+    session_id: Arc<Mutex<String>>,
+    reads: bool,
+    writes: bool,
+}
+
+impl std::fmt::Debug for ClientFiles {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientFiles").field("reads", &self.reads).field("writes", &self.writes).finish()
+    }
+}
+
+impl lembas_core::EditorFiles for ClientFiles {
+    fn read(&self, path: &Path) -> Option<Result<String, String>> {
+        if !self.reads {
+            return None;
+        }
+        let id = self.session_id.lock().expect("session id").clone();
+        let asked = self.cx.send_request(ReadTextFileRequest::new(id, path.to_path_buf()));
+        // File tools run on blocking threads; wait there for the editor's answer.
+        let answer = tokio::runtime::Handle::current().block_on(asked.block_task());
+        Some(answer.map(|r| r.content).map_err(|e| format!("The editor could not give {}: {e}", path.display())))
+    }
+
+    fn write(&self, path: &Path, content: &str) -> Option<Result<(), String>> {
+        if !self.writes {
+            return None;
+        }
+        let id = self.session_id.lock().expect("session id").clone();
+        let asked = self.cx.send_request(WriteTextFileRequest::new(id, path.to_path_buf(), content.to_owned()));
+        let answer = tokio::runtime::Handle::current().block_on(asked.block_task());
+        Some(answer.map(|_| ()).map_err(|e| format!("The editor could not write {}: {e}", path.display())))
+    }
 }
 
 /// Approvals put to the editor.
@@ -149,6 +190,12 @@ impl Server {
         let approver = Arc::new(ClientApprover { cx: cx.clone(), session_id: Mutex::new(String::new()) });
         let mut cfg = self.template.clone();
         cfg.approver = approver.clone();
+        let (reads, writes) = *self.client_fs.lock().expect("client fs");
+        let files_session = Arc::new(Mutex::new(String::new()));
+        if reads || writes {
+            cfg.editor_files =
+                Some(Arc::new(ClientFiles { cx: cx.clone(), session_id: files_session.clone(), reads, writes }));
+        }
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
         let session = match resume {
             Some(id) => Session::resume(cfg, id, tx).map_err(|e| e.to_string())?,
@@ -157,6 +204,7 @@ impl Server {
         let id = session.id().to_owned();
         let mode = session.mode();
         *approver.session_id.lock().expect("session id") = id.clone();
+        *files_session.lock().expect("session id") = id.clone();
         Self::forward(cx.clone(), id.clone(), rx);
         let slot = Slot {
             session: Arc::new(tokio::sync::Mutex::new(session)),
@@ -175,7 +223,12 @@ pub async fn serve(
     template: SessionConfig,
     root_of: RootOf,
 ) -> Result<(), agent_client_protocol::Error> {
-    let server = Arc::new(Server { template, root_of, sessions: Mutex::new(HashMap::new()) });
+    let server = Arc::new(Server {
+        template,
+        root_of,
+        sessions: Mutex::new(HashMap::new()),
+        client_fs: Mutex::new((false, false)),
+    });
     let (s1, s2, s3, s4, s5, s6) =
         (server.clone(), server.clone(), server.clone(), server.clone(), server.clone(), server.clone());
     let result = Agent
@@ -183,7 +236,8 @@ pub async fn serve(
         .name("lembas")
         .on_receive_request(
             async move |request: InitializeRequest, responder, _cx| {
-                let _ = &s1;
+                let fs = &request.client_capabilities.fs;
+                *s1.client_fs.lock().expect("client fs") = (fs.read_text_file, fs.write_text_file);
                 let capabilities = AgentCapabilities::new()
                     .load_session(true)
                     .prompt_capabilities(PromptCapabilities::new().image(true).embedded_context(true));

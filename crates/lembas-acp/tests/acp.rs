@@ -1,6 +1,7 @@
 //! The ACP server driven by the `agent-client-protocol` crate's own client side, over an
 //! in-memory pipe, against the test kit's fake model.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -8,10 +9,11 @@ use std::time::Duration;
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
-    CancelNotification, ContentBlock, InitializeRequest, LoadSessionRequest, NewSessionRequest, PermissionOptionKind,
-    PromptRequest, RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse,
+    CancelNotification, ClientCapabilities, ContentBlock, FileSystemCapabilities, InitializeRequest,
+    LoadSessionRequest, NewSessionRequest, PermissionOptionKind, PromptRequest, ReadTextFileRequest,
+    ReadTextFileResponse, RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse,
     SelectedPermissionOutcome, SessionNotification, SessionUpdate, SetSessionModeRequest, StopReason, TextContent,
-    ToolCallStatus,
+    ToolCallStatus, WriteTextFileRequest, WriteTextFileResponse,
 };
 use agent_client_protocol::{Agent, ByteStreams, Client};
 use lembas_core::{Nobody, SessionConfig};
@@ -35,6 +37,7 @@ fn template(server: &FakeServer, mode: Mode) -> SessionConfig {
         lembas_config: None,
         plans_dir: None,
         jobs_dir: std::env::temp_dir().join("lembas-acp-test-jobs"),
+        editor_files: None,
         budget_tokens: None,
         budget_seconds: None,
         max_steps: 50,
@@ -68,6 +71,16 @@ where
     F: FnOnce(ConnectionTo<Agent>, Arc<Mutex<Vec<SessionUpdate>>>, Arc<Mutex<usize>>) -> Fut + Send + 'static,
     Fut: std::future::Future<Output = Result<(), agent_client_protocol::Error>> + Send,
 {
+    with_editor(cfg, approve, Arc::default(), run).await
+}
+
+/// Like `with_client`, for a client that holds `buffers` (unsaved files by path) and answers the
+/// agent's file requests from them.
+async fn with_editor<F, Fut>(cfg: SessionConfig, approve: bool, buffers: Arc<Mutex<HashMap<PathBuf, String>>>, run: F)
+where
+    F: FnOnce(ConnectionTo<Agent>, Arc<Mutex<Vec<SessionUpdate>>>, Arc<Mutex<usize>>) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = Result<(), agent_client_protocol::Error>> + Send,
+{
     let (agent_side, client_side) = tokio::io::duplex(1 << 20);
     let (agent_read, agent_write) = tokio::io::split(agent_side);
     let (client_read, client_write) = tokio::io::split(client_side);
@@ -79,6 +92,7 @@ where
     let seen: Arc<Mutex<Vec<SessionUpdate>>> = Arc::default();
     let asked: Arc<Mutex<usize>> = Arc::default();
     let (seen2, asked2) = (seen.clone(), asked.clone());
+    let (reads, writes) = (buffers.clone(), buffers.clone());
     Client
         .v1()
         .on_receive_notification(
@@ -96,6 +110,21 @@ where
                 responder.respond(RequestPermissionResponse::new(RequestPermissionOutcome::Selected(
                     SelectedPermissionOutcome::new(option),
                 )))
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: ReadTextFileRequest, responder, _cx| {
+                let held = reads.lock().unwrap().get(&request.path).cloned();
+                let text = held.unwrap_or_else(|| std::fs::read_to_string(&request.path).unwrap_or_default());
+                responder.respond(ReadTextFileResponse::new(text))
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: WriteTextFileRequest, responder, _cx| {
+                writes.lock().unwrap().insert(request.path.clone(), request.content.clone());
+                responder.respond(WriteTextFileResponse::new())
             },
             agent_client_protocol::on_receive_request!(),
         )
@@ -202,4 +231,43 @@ async fn cancel_stops_a_turn_and_a_stored_session_loads() {
         Ok(())
     })
     .await;
+}
+
+#[tokio::test]
+async fn an_editor_that_offers_its_files_is_read_and_written_through() {
+    let server = FakeServer::start(vec![
+        Scripted::tool_call("read", json!({"path": "notes.txt"})),
+        Scripted::tool_call(
+            "edit",
+            json!({"path": "notes.txt", "old_string": "unsaved", "new_string": "saved by lembas"}),
+        ),
+        Scripted::text("Done."),
+    ])
+    .await;
+    let (_dir, root) = project();
+    let buffers: Arc<Mutex<HashMap<PathBuf, String>>> = Arc::default();
+    buffers.lock().unwrap().insert(root.join("notes.txt"), "unsaved buffer text\n".into());
+    let (root2, buffers2) = (root.clone(), buffers.clone());
+    with_editor(template(&server, Mode::Edit), true, buffers.clone(), async move |cx, _seen, _asked| {
+        let fs = FileSystemCapabilities::new().read_text_file(true).write_text_file(true);
+        cx.send_request(
+            InitializeRequest::new(ProtocolVersion::V1).client_capabilities(ClientCapabilities::new().fs(fs)),
+        )
+        .block_task()
+        .await?;
+        let session = cx.send_request(NewSessionRequest::new(root2.clone())).block_task().await?;
+        cx.send_request(PromptRequest::new(session.session_id, text("edit the note"))).block_task().await?;
+        assert_eq!(buffers2.lock().unwrap()[&root2.join("notes.txt")], "saved by lembas buffer text\n");
+        Ok(())
+    })
+    .await;
+    let requests = server.chat_requests();
+    let messages = requests[1]["messages"].as_array().unwrap();
+    let read = messages.iter().find(|m| m["role"] == "tool").unwrap()["content"].as_str().unwrap().to_owned();
+    assert!(read.ends_with("1: unsaved buffer text"), "the agent read the editor's buffer: {read}");
+    assert_eq!(
+        std::fs::read_to_string(root.join("notes.txt")).unwrap(),
+        "old line\n",
+        "the disk is the editor's business"
+    );
 }

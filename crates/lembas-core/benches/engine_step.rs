@@ -63,6 +63,7 @@ fn main() {
             lembas_config: None,
             plans_dir: None,
             jobs_dir: std::env::temp_dir().join("lembas-test-jobs"),
+            editor_files: None,
             budget_tokens: None,
             budget_seconds: None,
             max_steps: STEPS as u32 + 10,

@@ -26,6 +26,7 @@ mod turn;
 
 pub use approve::{Approval, ApprovalRequest, Approver, Nobody, Question};
 pub use events::{DoneReason, Event, FileDiff};
+pub use lembas_tools::EditorFiles;
 pub use plan::{Plan, PlanPhase, Status, Task};
 pub use prompt::{Instruction, PromptParts, instructions, system_prompt, title_from};
 pub use session::{OFFERED, Session, SessionConfig, local_today};

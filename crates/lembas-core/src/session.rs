@@ -65,6 +65,8 @@ pub struct SessionConfig {
     pub plans_dir: Option<PathBuf>,
     /// Where jobs keep their output (each session in a folder of its own below it).
     pub jobs_dir: PathBuf,
+    /// The editor's files, when the session runs in an editor that offers them (ACP).
+    pub editor_files: Option<Arc<dyn lembas_tools::EditorFiles>>,
     pub max_steps: u32,
     /// A prompt's token budget (input and output over its requests), if any.
     pub budget_tokens: Option<u64>,
@@ -227,7 +229,8 @@ impl Session {
         started: &Path,
         events: UnboundedSender<Event>,
     ) -> Result<Session, EngineError> {
-        let (ws, note) = Workspace::new(root, started);
+        let (mut ws, note) = Workspace::new(root, started);
+        ws.editor = cfg.editor_files.clone();
         if let Some(note) = note {
             // Said once, as the session starts.
             let _ = events.send(Event::Notice { message: note });
@@ -284,7 +287,8 @@ impl Session {
     pub fn resume(cfg: SessionConfig, id: &str, events: UnboundedSender<Event>) -> Result<Session, EngineError> {
         let store = cfg.store.clone();
         let record = store.session(id)?.ok_or_else(|| EngineError::NoSession(id.to_owned()))?;
-        let (ws, _) = Workspace::new(Path::new(&record.project), Path::new(&record.started));
+        let (mut ws, _) = Workspace::new(Path::new(&record.project), Path::new(&record.started));
+        ws.editor = cfg.editor_files.clone();
         let tools: Vec<ToolSchema> =
             serde_json::from_str(&record.tools).map_err(|e| EngineError::Corrupt(e.to_string()))?;
         let mut state: State = serde_json::from_str(&record.state).map_err(|e| EngineError::Corrupt(e.to_string()))?;

@@ -23,11 +23,19 @@ pub(crate) fn read_text(ws: &Workspace, path: &Path) -> Result<String, String> {
     if meta.is_dir() {
         return Err(ws.error("is_a_directory", path));
     }
+    if let Some(buffer) = ws.read_text(path) {
+        return buffer;
+    }
     let bytes = std::fs::read(path).map_err(|e| io_error(ws, path, &e))?;
     String::from_utf8(bytes).map_err(|_| format!("{} is not UTF-8 text: it cannot be edited as text.", path.display()))
 }
 
 pub(crate) fn write_text(ws: &Workspace, path: &Path, content: &str) -> Result<(), String> {
+    if let Some(written) = ws.editor.as_ref().and_then(|e| e.write(path, content)) {
+        written?;
+        ws.times.saw(path);
+        return Ok(());
+    }
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent).map_err(|e| io_error(ws, parent, &e))?;
     }

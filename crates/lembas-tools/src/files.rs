@@ -55,6 +55,11 @@ pub(crate) fn read(ws: &Workspace, args: &Args) -> Result<ToolOutput, String> {
             meta.len() / (1024 * 1024)
         ));
     }
+    if let Some(buffer) = ws.read_text(&path) {
+        let content = buffer?;
+        ws.times.saw(&path);
+        return Ok(ToolOutput::Read { call_path: call_path.to_owned(), file: path, content, offset, limit });
+    }
     let bytes = std::fs::read(&path).map_err(|e| io_error(ws, &path, &e))?;
     if bytes.iter().take(8000).any(|b| *b == 0) {
         return Err(format!("{} is a binary file: read shows text only.", path.display()));

@@ -25,7 +25,7 @@ use serde_json::Value;
 
 pub use bash::run_bash;
 pub use jobs::{JobEnded, JobState, Jobs, elapsed_text};
-pub use workspace::{FileTimes, Workspace};
+pub use workspace::{EditorFiles, FileTimes, Workspace};
 
 /// What a tool call produced, before the engine gives it an id and a bracket.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -30,6 +30,14 @@ impl FileTimes {
     }
 }
 
+/// Files as an editor holds them: read and written through the editor when it offers it, so the
+/// agent reads unsaved buffers. Each call answers `None` when the editor does not do that.
+/// Called from blocking threads (file tools run off the async runtime).
+pub trait EditorFiles: Send + Sync + std::fmt::Debug {
+    fn read(&self, path: &Path) -> Option<Result<String, String>>;
+    fn write(&self, path: &Path, content: &str) -> Option<Result<(), String>>;
+}
+
 /// The project root and the session's view of its files.
 #[derive(Debug, Clone)]
 pub struct Workspace {
@@ -38,6 +46,8 @@ pub struct Workspace {
     /// Where the session started (at or below the root).
     pub started: PathBuf,
     pub times: FileTimes,
+    /// The editor's view of the files, when the session runs in one that offers it.
+    pub editor: Option<Arc<dyn EditorFiles>>,
 }
 
 impl Workspace {
@@ -49,7 +59,7 @@ impl Workspace {
         let note = (canonical != root).then(|| {
             format!("The project root {} is {} on disk; paths are judged there.", root.display(), canonical.display())
         });
-        (Workspace { root: canonical, started, times: FileTimes::default() }, note)
+        (Workspace { root: canonical, started, times: FileTimes::default(), editor: None }, note)
     }
 
     /// The one resolution of a call's path.
@@ -79,6 +89,11 @@ impl Workspace {
     /// Whether `path` (resolved) really lies inside the project.
     pub fn contains(&self, path: &Path) -> bool {
         self.real_path(path).starts_with(&self.root)
+    }
+
+    /// A text file's content: the editor's buffer when an editor offers it, else the disk's.
+    pub(crate) fn read_text(&self, path: &Path) -> Option<Result<String, String>> {
+        self.editor.as_ref().and_then(|e| e.read(path))
     }
 
     pub(crate) fn error(&self, key: &str, path: &Path) -> String {

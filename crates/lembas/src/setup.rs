@@ -114,6 +114,7 @@ pub fn session_config(
         lembas_config: Some(home.config.clone()),
         plans_dir: Some(home.state.join("plans")),
         jobs_dir: home.jobs_dir(),
+        editor_files: None,
         max_steps: config.steps.unwrap_or_else(lembas_core::default_max_steps),
         budget_tokens: config.budget_tokens,
         budget_seconds: config.budget_seconds,
