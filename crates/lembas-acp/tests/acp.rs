@@ -16,7 +16,7 @@ use agent_client_protocol::v1::schema::{
     ToolCallStatus, WriteTextFileRequest, WriteTextFileResponse,
 };
 use agent_client_protocol::{Agent, ByteStreams, Client};
-use lembas_core::{Nobody, SessionConfig};
+use lembas_core::SessionConfig;
 use lembas_model::{ClientConfig, ModelClient};
 use lembas_models::ModelInfo;
 use lembas_permissions::Mode;
@@ -26,28 +26,12 @@ use serde_json::json;
 use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 
 fn template(server: &FakeServer, mode: Mode) -> SessionConfig {
-    SessionConfig {
-        store: Arc::new(Store::in_memory().unwrap()),
-        client: ModelClient::new(ClientConfig::new(server.base_url())).unwrap(),
-        model: ModelInfo { id: "fake-model".into(), context: Some(100_000), ..Default::default() },
-        effort: None,
-        mode,
-        approver: Arc::new(Nobody),
-        rules: lembas_permissions::RuleSet::defaults(),
-        lembas_config: None,
-        plans_dir: None,
-        jobs_dir: std::env::temp_dir().join("lembas-acp-test-jobs"),
-        editor_files: None,
-        budget_tokens: None,
-        budget_seconds: None,
-        max_steps: 50,
-        context_window: 32_768,
-        compact_at: 0.85,
-        global_instructions: None,
-        extra_instructions: Vec::new(),
-        user_home: None,
-        today: Arc::new(|| "2026-12-02".to_owned()),
-    }
+    let client = ModelClient::new(ClientConfig::new(server.base_url())).unwrap();
+    let model = ModelInfo { id: "fake-model".into(), context: Some(100_000), ..Default::default() };
+    let jobs = std::env::temp_dir().join("lembas-acp-test-jobs");
+    let mut cfg = SessionConfig::new(Arc::new(Store::in_memory().unwrap()), client, model, mode, jobs, 32_768);
+    cfg.today = Arc::new(|| "2026-12-02".to_owned());
+    cfg
 }
 
 fn same_dir(p: &Path) -> PathBuf {

@@ -11,7 +11,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use lembas_core::{DoneReason, Nobody, Session, SessionConfig};
+use lembas_core::{DoneReason, Session, SessionConfig};
 use lembas_model::{CancellationToken, ClientConfig, ModelClient};
 use lembas_models::ModelInfo;
 use lembas_permissions::Mode;
@@ -52,28 +52,13 @@ fn main() {
         let server = FakeServer::start(script).await;
         server.keep_bodies(false);
         let store = Arc::new(Store::open(&dir.path().join("sessions.db")).unwrap());
-        let cfg = SessionConfig {
-            store,
-            client: ModelClient::new(ClientConfig::new(server.base_url())).unwrap(),
-            model: ModelInfo { id: "fake-model".into(), context: Some(10_000_000), efforts: Some(vec![]), ..Default::default() },
-            effort: None,
-            mode: Mode::Auto,
-            approver: Arc::new(Nobody),
-            rules: lembas_permissions::RuleSet::defaults(),
-            lembas_config: None,
-            plans_dir: None,
-            jobs_dir: std::env::temp_dir().join("lembas-test-jobs"),
-            editor_files: None,
-            budget_tokens: None,
-            budget_seconds: None,
-            max_steps: STEPS as u32 + 10,
-            context_window: 10_000_000,
-            compact_at: 0.95,
-            global_instructions: None,
-            extra_instructions: Vec::new(),
-            user_home: None,
-            today: Arc::new(|| "2026-12-02".to_owned()),
-        };
+        let client = ModelClient::new(ClientConfig::new(server.base_url())).unwrap();
+        let model = ModelInfo { id: "fake-model".into(), context: Some(10_000_000), efforts: Some(vec![]), ..Default::default() };
+        let jobs = dir.path().join("jobs");
+        let mut cfg = SessionConfig::new(store, client, model, Mode::Auto, jobs, 10_000_000);
+        cfg.max_steps = STEPS as u32 + 10;
+        cfg.compact_at = 0.95;
+        cfg.today = Arc::new(|| "2026-12-02".to_owned());
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
         let drain = tokio::spawn(async move { while rx.recv().await.is_some() {} });
         let before = rss_kb("VmRSS:");

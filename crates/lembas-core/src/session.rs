@@ -83,6 +83,43 @@ pub struct SessionConfig {
     pub today: Arc<dyn Fn() -> String + Send + Sync>,
 }
 
+impl SessionConfig {
+    /// A configuration with lembas' defaults for everything not given: nobody to ask, the
+    /// default rules, the spec's step backstop, no budgets, compaction at 85 % of the window,
+    /// no instruction files beyond the project's, today's local date.
+    pub fn new(
+        store: Arc<Store>,
+        client: ModelClient,
+        model: ModelInfo,
+        mode: Mode,
+        jobs_dir: PathBuf,
+        context_window: u64,
+    ) -> Self {
+        SessionConfig {
+            store,
+            client,
+            model,
+            effort: None,
+            mode,
+            approver: Arc::new(crate::Nobody),
+            rules: RuleSet::defaults(),
+            lembas_config: None,
+            plans_dir: None,
+            jobs_dir,
+            editor_files: None,
+            max_steps: crate::default_max_steps(),
+            budget_tokens: None,
+            budget_seconds: None,
+            context_window,
+            compact_at: 0.85,
+            global_instructions: None,
+            extra_instructions: Vec::new(),
+            user_home: None,
+            today: Arc::new(local_today),
+        }
+    }
+}
+
 impl std::fmt::Debug for SessionConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SessionConfig").field("model", &self.model.id).field("mode", &self.mode).finish_non_exhaustive()

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use lembas_core::{DoneReason, Event, Nobody, Session, SessionConfig};
+use lembas_core::{DoneReason, Event, Session, SessionConfig};
 use lembas_model::{CancellationToken, ClientConfig, ModelClient};
 use lembas_models::ModelInfo;
 use lembas_permissions::Mode;
@@ -42,28 +42,13 @@ impl Harness {
         let mut client = ClientConfig::new(self.server.base_url());
         client.backoff = std::time::Duration::from_millis(5);
         let today = self.today.clone();
-        SessionConfig {
-            store: self.store.clone(),
-            client: ModelClient::new(client).unwrap(),
-            model: ModelInfo { id: "fake-model".into(), context: Some(100_000), ..Default::default() },
-            effort: None,
-            mode,
-            approver: Arc::new(Nobody),
-            rules: lembas_permissions::RuleSet::defaults(),
-            lembas_config: None,
-            plans_dir: None,
-            jobs_dir: std::env::temp_dir().join("lembas-test-jobs"),
-            editor_files: None,
-            budget_tokens: None,
-            budget_seconds: None,
-            max_steps: steps,
-            context_window: 32_768,
-            compact_at: 0.85,
-            global_instructions: None,
-            extra_instructions: Vec::new(),
-            user_home: None,
-            today: Arc::new(move || today.lock().unwrap().clone()),
-        }
+        let client = ModelClient::new(client).unwrap();
+        let model = ModelInfo { id: "fake-model".into(), context: Some(100_000), ..Default::default() };
+        let jobs = std::env::temp_dir().join("lembas-test-jobs");
+        let mut cfg = SessionConfig::new(self.store.clone(), client, model, mode, jobs, 32_768);
+        cfg.max_steps = steps;
+        cfg.today = Arc::new(move || today.lock().unwrap().clone());
+        cfg
     }
 
     /// A session with its own configuration, whose events nobody reads.

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use lembas_config::{Config, Home, Login};
-use lembas_core::{Approver, SessionConfig, local_today};
+use lembas_core::{Approver, SessionConfig};
 use lembas_model::{ClientConfig, Learned, ModelClient};
 use lembas_models::ModelInfo;
 use lembas_permissions::{Mode, RuleSet, Source};
@@ -103,26 +103,19 @@ pub fn session_config(
     approver: Arc<dyn Approver>,
     rules: RuleSet,
 ) -> SessionConfig {
-    SessionConfig {
-        store,
-        client,
-        model,
-        effort,
-        mode,
-        approver,
-        rules,
-        lembas_config: Some(home.config.clone()),
-        plans_dir: Some(home.state.join("plans")),
-        jobs_dir: home.jobs_dir(),
-        editor_files: None,
-        max_steps: config.steps.unwrap_or_else(lembas_core::default_max_steps),
-        budget_tokens: config.budget_tokens,
-        budget_seconds: config.budget_seconds,
-        context_window: config.context_window.unwrap_or(lembas_config::DEFAULT_CONTEXT_WINDOW),
-        compact_at: config.compact_at(),
-        global_instructions: Some(home.global_instructions()),
-        extra_instructions: config.instructions.clone(),
-        user_home: home.user_home.clone(),
-        today: Arc::new(local_today),
-    }
+    let window = config.context_window.unwrap_or(lembas_config::DEFAULT_CONTEXT_WINDOW);
+    let mut cfg = SessionConfig::new(store, client, model, mode, home.jobs_dir(), window);
+    cfg.effort = effort;
+    cfg.approver = approver;
+    cfg.rules = rules;
+    cfg.lembas_config = Some(home.config.clone());
+    cfg.plans_dir = Some(home.state.join("plans"));
+    cfg.max_steps = config.steps.unwrap_or(cfg.max_steps);
+    cfg.budget_tokens = config.budget_tokens;
+    cfg.budget_seconds = config.budget_seconds;
+    cfg.compact_at = config.compact_at();
+    cfg.global_instructions = Some(home.global_instructions());
+    cfg.extra_instructions = config.instructions.clone();
+    cfg.user_home = home.user_home.clone();
+    cfg
 }
