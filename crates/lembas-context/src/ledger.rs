@@ -32,12 +32,13 @@ struct ReadEntry {
     total: usize,
 }
 
-/// A full result of a `by_result` tool in the request being built.
+/// A full result of a `by_result` tool in the request being built. The text is kept as its hash:
+/// the ledger is stored with the session after every step, and a search's output can be long.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct OutputEntry {
     id: ResultId,
     key: String,
-    text: String,
+    sha: String,
 }
 
 /// Context hygiene state for one session. Serializable, so it is stored with the session and a
@@ -140,11 +141,12 @@ impl Ledger {
         let dedupes = ctx.dedupe.by_result.iter().any(|t| t == tool);
         if dedupes {
             let key = format!("{tool}\u{0}{}", canonical_json(args));
-            if let Some(earlier) = self.outputs_in_request.iter().rev().find(|e| e.key == key && e.text == text) {
+            let sha = sha256_hex(text.as_bytes());
+            if let Some(earlier) = self.outputs_in_request.iter().rev().find(|e| e.key == key && e.sha == sha) {
                 let stub = render(&ctx.same_result, &[("earlier", &earlier.id.to_string())]);
                 return Inserted { text: format!("{header} {stub}"), stored: text.to_owned() };
             }
-            self.outputs_in_request.push(OutputEntry { id, key, text: text.to_owned() });
+            self.outputs_in_request.push(OutputEntry { id, key, sha });
         }
         Inserted { text: format!("{header}\n{}", cap(text, id, &self.cap)), stored: text.to_owned() }
     }
