@@ -7,6 +7,7 @@ mod run;
 mod serve;
 mod sessions;
 mod setup;
+mod tui;
 
 use std::process::ExitCode;
 
@@ -44,10 +45,7 @@ fn main() -> ExitCode {
     };
     let result = runtime.block_on(async {
         match cli.command {
-            None => Err(Failure::new(
-                exit::USAGE,
-                "the terminal UI is not part of this build yet: use `lembas run \"…\"` (see lembas --help)",
-            )),
+            None => tui::tui().await,
             Some(Command::Run(args)) => run::run(args).await,
             Some(Command::Sessions { action, json }) => sessions::sessions(action, json),
             Some(Command::Login(args)) => login::login(args).await,

@@ -1,0 +1,346 @@
+//! The UI's state, and what engine events and keys do to it — no terminal here, so every
+//! behaviour is a plain test.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use lembas_core::{Approval, ApprovalRequest, DoneReason, Event};
+use lembas_permissions::Mode;
+use lembas_progress::Progress;
+
+/// How a tool call stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolState {
+    Running,
+    Done,
+    Failed,
+}
+
+/// One piece of the conversation as drawn.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Block {
+    User(String),
+    Assistant(String),
+    Thinking(String),
+    Tool { call_id: String, tool: String, title: String, state: ToolState, summary: String },
+    Notice(String),
+    Error(String),
+}
+
+/// What a key asks the session to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    Prompt(String),
+    /// Words added to the running turn.
+    Steer(String),
+    Cancel,
+    Quit,
+    Answer(Approval),
+    SetMode(Mode),
+    Compact,
+}
+
+/// A card waiting for the person: an approval, or a switch to a looser mode.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Card {
+    Approval(ApprovalRequest),
+    LooserMode(Mode),
+}
+
+/// The whole UI state.
+#[derive(Debug, Default)]
+pub struct App {
+    /// Finished blocks not yet written above the live area (into the terminal's scrollback).
+    pub finished: Vec<Block>,
+    /// The block streaming now.
+    pub live: Option<Block>,
+    /// Tool calls in flight.
+    pub running: Vec<Block>,
+    pub progress: Option<Progress>,
+    pub input: String,
+    pub model: String,
+    pub mode: Option<Mode>,
+    pub effort: Option<String>,
+    /// Input tokens of the last request, and the model's window.
+    pub context: (u64, u64),
+    pub card: Option<Card>,
+    pub busy: bool,
+    /// After a turn: how long it took and its tokens.
+    pub last_turn: Option<String>,
+    pub quit_armed: bool,
+    pub history: Vec<String>,
+    history_at: Option<usize>,
+    turn_started: Option<std::time::Instant>,
+    turn_tokens: u64,
+}
+
+const MODES: [Mode; 4] = [Mode::Manual, Mode::Edit, Mode::Auto, Mode::Plan];
+
+const HELP: &str = "Enter sends; Esc stops the turn; Ctrl-C twice quits; Shift-Tab changes the mode; Up and Down walk the history.\n\
+/help this · /mode manual|edit|auto|plan · /compact · /clear · /exit";
+
+impl App {
+    pub fn new(model: &str, mode: Mode, effort: Option<String>, window: u64) -> App {
+        App { model: model.to_owned(), mode: Some(mode), effort, context: (0, window), ..App::default() }
+    }
+
+    fn flush_live(&mut self) {
+        if let Some(block) = self.live.take() {
+            self.finished.push(block);
+        }
+    }
+
+    /// What an engine event changes.
+    pub fn apply(&mut self, event: &Event) {
+        match event {
+            Event::Prompt { text, machine } => {
+                self.flush_live();
+                self.finished.push(if *machine { Block::Notice(text.clone()) } else { Block::User(text.clone()) });
+                self.busy = true;
+                self.turn_started = Some(std::time::Instant::now());
+                self.turn_tokens = 0;
+            }
+            Event::Text { delta } => match &mut self.live {
+                Some(Block::Assistant(text)) => text.push_str(delta),
+                _ => {
+                    self.flush_live();
+                    self.live = Some(Block::Assistant(delta.clone()));
+                }
+            },
+            Event::Reasoning { delta } => match &mut self.live {
+                Some(Block::Thinking(text)) => text.push_str(delta),
+                _ => {
+                    self.flush_live();
+                    self.live = Some(Block::Thinking(delta.clone()));
+                }
+            },
+            Event::ToolStart { call_id, tool, title, .. } => {
+                self.flush_live();
+                self.running.push(Block::Tool {
+                    call_id: call_id.clone(),
+                    tool: tool.clone(),
+                    title: title.clone(),
+                    state: ToolState::Running,
+                    summary: String::new(),
+                });
+            }
+            Event::ToolEnd { call_id, text, .. } | Event::ToolDenied { call_id, reason: text, .. } => {
+                // A refused call failed; an ended one says whether it did.
+                let failed = !matches!(event, Event::ToolEnd { is_error: false, .. });
+                let position =
+                    self.running.iter().position(|b| matches!(b, Block::Tool { call_id: id, .. } if id == call_id));
+                if let Some(position) = position {
+                    let mut block = self.running.remove(position);
+                    if let Block::Tool { tool, state, summary, .. } = &mut block {
+                        *state = if failed { ToolState::Failed } else { ToolState::Done };
+                        // A change shows its diff; anything else its first line.
+                        let is_change = matches!(tool.as_str(), "edit" | "multiedit" | "write" | "apply_patch");
+                        *summary = if is_change && !failed { diff_of(text) } else { summary_of(text) };
+                    }
+                    self.finished.push(block);
+                }
+            }
+            Event::Usage { input, output, .. } => {
+                self.context.0 = *input;
+                self.turn_tokens += input + output;
+            }
+            Event::Phase { progress } => self.progress = progress.clone(),
+            Event::Mode { mode } => self.mode = Mode::parse(mode),
+            Event::Model { model } => self.model = model.clone(),
+            Event::Plan { plan } => self.finished.push(Block::Notice(plan.render())),
+            Event::Compacted { .. } => {
+                self.finished.push(Block::Notice("The conversation was summarised to make room.".into()))
+            }
+            Event::Notice { message } => self.finished.push(Block::Notice(message.clone())),
+            Event::Error { message } => self.finished.push(Block::Error(message.clone())),
+            Event::Done { reason, .. } => {
+                self.flush_live();
+                // Calls that never ended (a cancelled turn) are finished as stopped.
+                for mut block in std::mem::take(&mut self.running) {
+                    if let Block::Tool { state, .. } = &mut block {
+                        *state = ToolState::Failed;
+                    }
+                    self.finished.push(block);
+                }
+                self.busy = false;
+                let took = self
+                    .turn_started
+                    .take()
+                    .map(|t| lembas_progress::elapsed(t.elapsed().as_secs() as i64))
+                    .unwrap_or_default();
+                let ended = match reason {
+                    DoneReason::Answered => "",
+                    DoneReason::Limit => " · stopped at a limit",
+                    DoneReason::Cancelled => " · stopped by you",
+                    DoneReason::Failed => " · failed",
+                };
+                self.last_turn = Some(format!("{took} · {} tokens{ended}", self.turn_tokens));
+            }
+            Event::Session { model, mode, .. } => {
+                self.model = model.clone();
+                self.mode = Mode::parse(mode);
+            }
+            Event::Step { .. } => {}
+        }
+    }
+
+    /// Shows an approval card (the engine waits for [`Action::Answer`]).
+    pub fn ask(&mut self, request: ApprovalRequest) {
+        self.card = Some(Card::Approval(request));
+    }
+
+    fn submit(&mut self) -> Option<Action> {
+        let text = std::mem::take(&mut self.input);
+        let words = text.trim();
+        if words.is_empty() {
+            return None;
+        }
+        self.history.push(text.clone());
+        self.history_at = None;
+        if let Some(command) = words.strip_prefix('/') {
+            let (name, arg) = command.split_once(' ').map_or((command, ""), |(n, a)| (n, a.trim()));
+            return match name {
+                "exit" | "quit" => Some(Action::Quit),
+                "help" => {
+                    self.finished.push(Block::Notice(HELP.into()));
+                    None
+                }
+                "clear" => {
+                    self.finished.clear();
+                    None
+                }
+                "compact" => Some(Action::Compact),
+                "mode" => match Mode::parse(arg) {
+                    Some(mode) => self.switch_mode(mode),
+                    None => {
+                        self.finished.push(Block::Error("Use /mode manual, edit, auto or plan.".into()));
+                        None
+                    }
+                },
+                other => {
+                    self.finished.push(Block::Error(format!("No command /{other}: /help lists them.")));
+                    None
+                }
+            };
+        }
+        Some(if self.busy { Action::Steer(text) } else { Action::Prompt(text) })
+    }
+
+    /// A looser mode is confirmed first; a stricter one is taken at once.
+    fn switch_mode(&mut self, mode: Mode) -> Option<Action> {
+        match self.mode {
+            Some(current) if mode.is_looser_than(current) => {
+                self.card = Some(Card::LooserMode(mode));
+                None
+            }
+            _ => Some(Action::SetMode(mode)),
+        }
+    }
+
+    /// What a key does.
+    pub fn key(&mut self, key: KeyEvent) -> Option<Action> {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        if ctrl && key.code == KeyCode::Char('c') {
+            if self.quit_armed {
+                return Some(Action::Quit);
+            }
+            self.quit_armed = true;
+            self.finished.push(Block::Notice("Press Ctrl-C again to quit.".into()));
+            return self.busy.then_some(Action::Cancel);
+        }
+        self.quit_armed = false;
+        if let Some(card) = self.card.clone() {
+            let answer = match (card, key.code) {
+                (Card::Approval(_), KeyCode::Char('y')) => Some(Action::Answer(Approval::Once)),
+                (Card::Approval(_), KeyCode::Char('a')) => Some(Action::Answer(Approval::Always)),
+                (Card::Approval(_), KeyCode::Char('n') | KeyCode::Esc) => {
+                    Some(Action::Answer(Approval::Deny { feedback: None }))
+                }
+                (Card::LooserMode(mode), KeyCode::Char('y')) => Some(Action::SetMode(mode)),
+                (Card::LooserMode(_), KeyCode::Char('n') | KeyCode::Esc) => {
+                    self.card = None;
+                    return None;
+                }
+                // Other keys wait: a card is answered before anything else.
+                _ => None,
+            };
+            if answer.is_some() {
+                self.card = None;
+            }
+            return answer;
+        }
+        match key.code {
+            KeyCode::Enter
+                if key.modifiers.contains(KeyModifiers::SHIFT) || key.modifiers.contains(KeyModifiers::ALT) =>
+            {
+                self.input.push('\n');
+                None
+            }
+            KeyCode::Enter => self.submit(),
+            KeyCode::Esc if self.busy => Some(Action::Cancel),
+            KeyCode::BackTab => {
+                let at = self.mode.and_then(|m| MODES.iter().position(|x| *x == m)).unwrap_or(0);
+                self.switch_mode(MODES[(at + 1) % MODES.len()])
+            }
+            KeyCode::Char(c) => {
+                self.input.push(c);
+                None
+            }
+            KeyCode::Backspace => {
+                self.input.pop();
+                None
+            }
+            KeyCode::Up if !self.history.is_empty() => {
+                let at = self.history_at.map_or(self.history.len() - 1, |a| a.saturating_sub(1));
+                self.history_at = Some(at);
+                self.input = self.history[at].clone();
+                None
+            }
+            KeyCode::Down => {
+                match self.history_at {
+                    Some(at) if at + 1 < self.history.len() => {
+                        self.history_at = Some(at + 1);
+                        self.input = self.history[at + 1].clone();
+                    }
+                    _ => {
+                        self.history_at = None;
+                        self.input.clear();
+                    }
+                }
+                None
+            }
+            _ => None,
+        }
+    }
+
+    /// Text pasted at once (bracketed paste): kept whole in the input.
+    pub fn paste(&mut self, text: &str) {
+        self.input.push_str(&text.replace("\r\n", "\n").replace('\r', "\n"));
+    }
+}
+
+/// A change's diff lines (without its bracket), at most a dozen.
+fn diff_of(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().skip(1).collect();
+    if lines.is_empty() {
+        return summary_of(text);
+    }
+    let mut shown: Vec<String> = lines.iter().take(12).map(|l| (*l).to_owned()).collect();
+    if lines.len() > 12 {
+        shown.push(format!("… {} more lines", lines.len() - 12));
+    }
+    shown.join("\n")
+}
+
+/// A result's first line, without its id bracket.
+fn summary_of(text: &str) -> String {
+    let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    let body = match first.strip_prefix('[').and_then(|rest| rest.split_once(']')) {
+        Some((_, rest)) if rest.trim().is_empty() => text.lines().nth(1).unwrap_or(""),
+        Some((_, rest)) => rest.trim(),
+        None => first,
+    };
+    let mut s: String = body.chars().take(100).collect();
+    if body.chars().count() > 100 {
+        s.push('…');
+    }
+    s
+}

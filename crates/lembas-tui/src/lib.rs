@@ -1,0 +1,217 @@
+//! The terminal UI: `lembas` with no arguments. It drives the same engine as `lembas run`,
+//! through the same `Session` and its events, and draws them.
+//!
+//! The conversation goes into the terminal's own scrollback as it finishes (an inline viewport:
+//! the scrollback keeps working after the UI exits); the live area below it shows what streams
+//! now, the progress line, the input (or an approval card) and the status bar.
+
+pub mod app;
+mod text;
+pub mod view;
+
+use std::future::Future;
+use std::io::Write;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use crossterm::event::{DisableBracketedPaste, EnableBracketedPaste, Event as Term, EventStream, KeyEventKind};
+use futures::StreamExt;
+use lembas_core::{Approval, ApprovalRequest, Approver, Event, Session};
+use lembas_model::CancellationToken;
+use lembas_permissions::Mode;
+use ratatui::backend::CrosstermBackend;
+use ratatui::widgets::{Paragraph, Widget};
+use ratatui::{Terminal, TerminalOptions, Viewport};
+use tokio::sync::{mpsc, oneshot};
+
+pub use app::{Action, App, Block, Card};
+pub use text::{markdown, plain, wrap};
+pub use view::{Theme, block_lines, draw};
+
+/// Height of the live area, in rows.
+pub const LIVE_HEIGHT: u16 = 10;
+
+type Ask = (ApprovalRequest, oneshot::Sender<Approval>);
+
+/// Approvals shown as cards in the UI.
+#[derive(Debug, Clone)]
+pub struct TuiApprover {
+    asks: mpsc::UnboundedSender<Ask>,
+}
+
+impl TuiApprover {
+    /// The approver and the receiving end the UI reads cards from.
+    pub fn new() -> (TuiApprover, mpsc::UnboundedReceiver<Ask>) {
+        let (asks, rx) = mpsc::unbounded_channel();
+        (TuiApprover { asks }, rx)
+    }
+}
+
+impl Approver for TuiApprover {
+    fn present(&self) -> bool {
+        true
+    }
+
+    fn ask(&self, request: ApprovalRequest) -> Pin<Box<dyn Future<Output = Approval> + Send + '_>> {
+        Box::pin(async move {
+            let (reply, answer) = oneshot::channel();
+            if self.asks.send((request, reply)).is_err() {
+                return Approval::Deny { feedback: None };
+            }
+            answer.await.unwrap_or(Approval::Deny { feedback: None })
+        })
+    }
+}
+
+/// What the session task is asked to do.
+enum Command {
+    Prompt(String),
+    SetMode(Mode),
+    Compact,
+}
+
+/// The inline terminal. Making it asks the terminal where the cursor is; a terminal that has
+/// just started may not answer yet, so it is asked a few times.
+fn inline_terminal() -> std::io::Result<Terminal<CrosstermBackend<std::io::Stdout>>> {
+    let mut tries = 0;
+    loop {
+        let options = TerminalOptions { viewport: Viewport::Inline(LIVE_HEIGHT) };
+        match Terminal::with_options(CrosstermBackend::new(std::io::stdout()), options) {
+            Ok(terminal) => return Ok(terminal),
+            Err(_) if tries < 3 => {
+                tries += 1;
+                std::thread::sleep(Duration::from_millis(300));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
+}
+
+/// Runs the UI until the person quits. `events` is the session's event stream and `asks` the
+/// approver's cards.
+pub async fn run(
+    session: Session,
+    mut events: mpsc::UnboundedReceiver<Event>,
+    mut asks: mpsc::UnboundedReceiver<Ask>,
+    mut app: App,
+    first_prompt: Option<String>,
+) -> std::io::Result<()> {
+    let theme = Theme { no_color: std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()) };
+    let steer = session.steer_handle();
+    let cancel: Arc<Mutex<CancellationToken>> = Arc::default();
+    let (commands, mut queue) = mpsc::unbounded_channel::<Command>();
+    let turn_cancel = cancel.clone();
+    let driver = tokio::spawn(async move {
+        let mut session = session;
+        while let Some(command) = queue.recv().await {
+            match command {
+                Command::Prompt(words) => {
+                    let token = CancellationToken::new();
+                    *turn_cancel.lock().expect("cancel") = token.clone();
+                    session.prompt(&words, &token).await;
+                }
+                Command::SetMode(mode) => session.set_mode(mode),
+                Command::Compact => {
+                    let token = CancellationToken::new();
+                    *turn_cancel.lock().expect("cancel") = token.clone();
+                    if let Err(e) = session.compact(&token).await {
+                        let _ = e;
+                    }
+                }
+            }
+        }
+    });
+    if let Some(words) = first_prompt {
+        let _ = commands.send(Command::Prompt(words));
+    }
+
+    crossterm::terminal::enable_raw_mode()?;
+    let mut stdout = std::io::stdout();
+    crossterm::execute!(stdout, EnableBracketedPaste)?;
+    let mut terminal = inline_terminal()?;
+    let mut keys = EventStream::new();
+    let mut tick = tokio::time::interval(Duration::from_millis(250));
+    let mut answer: Option<oneshot::Sender<Approval>> = None;
+    let result: std::io::Result<()> = async {
+        loop {
+            let width = terminal.size()?.width;
+            for block in app.finished.drain(..) {
+                let lines = block_lines(&block, width, theme);
+                let height = u16::try_from(lines.len()).unwrap_or(u16::MAX);
+                terminal.insert_before(height, |buf| Paragraph::new(lines).render(buf.area, buf))?;
+            }
+            terminal.draw(|frame| draw(frame, &app, now_ms(), theme))?;
+            let action = tokio::select! {
+                key = keys.next() => match key {
+                    Some(Ok(Term::Key(k))) if k.kind == KeyEventKind::Press => app.key(k),
+                    Some(Ok(Term::Paste(text))) => {
+                        app.paste(&text);
+                        None
+                    }
+                    Some(Ok(Term::Resize(..))) => {
+                        terminal.autoresize()?;
+                        None
+                    }
+                    Some(Ok(_)) => None,
+                    Some(Err(e)) => return Err(e),
+                    None => Some(Action::Quit),
+                },
+                Some(event) = events.recv() => {
+                    app.apply(&event);
+                    while let Ok(more) = events.try_recv() {
+                        app.apply(&more);
+                    }
+                    None
+                }
+                Some((request, reply)) = asks.recv() => {
+                    app.ask(request);
+                    answer = Some(reply);
+                    // The bell, for a person looking elsewhere.
+                    print!("\x07");
+                    let _ = std::io::stdout().flush();
+                    None
+                }
+                _ = tick.tick() => None,
+            };
+            match action {
+                None => {}
+                Some(Action::Quit) => return Ok(()),
+                Some(Action::Prompt(words)) => {
+                    let _ = commands.send(Command::Prompt(words));
+                }
+                Some(Action::Steer(words)) => {
+                    app.finished.push(Block::User(words.clone()));
+                    steer.lock().expect("steer").push(words);
+                }
+                Some(Action::Cancel) => cancel.lock().expect("cancel").cancel(),
+                Some(Action::Answer(approval)) => {
+                    if let Some(reply) = answer.take() {
+                        let _ = reply.send(approval);
+                    }
+                }
+                Some(Action::SetMode(mode)) => {
+                    let _ = commands.send(Command::SetMode(mode));
+                }
+                Some(Action::Compact) => {
+                    let _ = commands.send(Command::Compact);
+                }
+            }
+        }
+    }
+    .await;
+    // Leave the scrollback as it is: blank the live area and put the cursor at its top, without
+    // asking the terminal where the cursor is (the key reader would take the answer).
+    drop(keys);
+    cancel.lock().expect("cancel").cancel();
+    let top = terminal.draw(|frame| frame.render_widget(ratatui::widgets::Clear, frame.area()))?.area.y;
+    terminal.set_cursor_position((0, top))?;
+    crossterm::execute!(std::io::stdout(), DisableBracketedPaste)?;
+    crossterm::terminal::disable_raw_mode()?;
+    driver.abort();
+    result
+}

@@ -1,0 +1,180 @@
+//! Drawing: finished blocks as lines for the scrollback, and the live area — what streams now,
+//! the progress line, the input or a card, and the status bar.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block as Frame_, Borders, Paragraph};
+
+use crate::app::{App, Block, Card, ToolState};
+use crate::text::{markdown, wrap};
+
+/// Colours, or none at all (`NO_COLOR`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Theme {
+    pub no_color: bool,
+}
+
+impl Theme {
+    fn fg(&self, color: Color) -> Style {
+        if self.no_color { Style::default() } else { Style::default().fg(color) }
+    }
+}
+
+/// A finished block as the lines it takes, wrapped to `width`.
+pub fn block_lines(block: &Block, width: u16, theme: Theme) -> Vec<Line<'static>> {
+    let lines = match block {
+        Block::User(text) => {
+            let mut lines: Vec<Line<'static>> = text
+                .lines()
+                .enumerate()
+                .map(|(i, l)| {
+                    let mark = if i == 0 { "› " } else { "  " };
+                    Line::from(Span::styled(format!("{mark}{l}"), theme.fg(Color::Cyan).add_modifier(Modifier::BOLD)))
+                })
+                .collect();
+            lines.push(Line::from(""));
+            lines
+        }
+        Block::Assistant(text) => {
+            let mut lines = markdown(text, Style::default());
+            lines.push(Line::from(""));
+            lines
+        }
+        Block::Thinking(text) => {
+            let style = theme.fg(Color::DarkGray).add_modifier(Modifier::ITALIC | Modifier::DIM);
+            // Reasoning is folded to its first lines.
+            let mut lines: Vec<Line<'static>> = text
+                .lines()
+                .filter(|l| !l.trim().is_empty())
+                .take(3)
+                .map(|l| Line::from(Span::styled(format!("  {l}"), style)))
+                .collect();
+            if text.lines().filter(|l| !l.trim().is_empty()).count() > 3 {
+                lines.push(Line::from(Span::styled("  …", style)));
+            }
+            lines
+        }
+        Block::Tool { tool, title, state, summary, .. } => {
+            let (mark, color) = match state {
+                ToolState::Running => ("◌", Color::Yellow),
+                ToolState::Done => ("●", Color::Green),
+                ToolState::Failed => ("✗", Color::Red),
+            };
+            let mut lines = vec![Line::from(vec![
+                Span::styled(format!("{mark} "), theme.fg(color)),
+                Span::styled(tool.clone(), Style::default().add_modifier(Modifier::BOLD)),
+                Span::raw(format!(" {title}")),
+            ])];
+            for (i, row) in summary.lines().enumerate() {
+                let style = match row.chars().next() {
+                    Some('+') if !row.starts_with("+++") => theme.fg(Color::Green),
+                    Some('-') if !row.starts_with("---") => theme.fg(Color::Red),
+                    _ => theme.fg(Color::DarkGray),
+                };
+                let lead = if i == 0 { "  ⎿ " } else { "    " };
+                lines.push(Line::from(Span::styled(format!("{lead}{row}"), style)));
+            }
+            lines
+        }
+        Block::Notice(text) => {
+            text.lines().map(|l| Line::from(Span::styled(l.to_owned(), theme.fg(Color::DarkGray)))).collect()
+        }
+        Block::Error(text) => {
+            text.lines().map(|l| Line::from(Span::styled(l.to_owned(), theme.fg(Color::Red)))).collect()
+        }
+    };
+    wrap(lines, width)
+}
+
+/// The status bar: model and effort, mode, how full the context is.
+pub fn status_line(app: &App) -> String {
+    let mut parts = vec![app.model.clone()];
+    if let Some(effort) = &app.effort {
+        parts.push(effort.clone());
+    }
+    if let Some(mode) = app.mode {
+        parts.push(format!("mode: {mode}"));
+    }
+    let (used, window) = app.context;
+    if let Some(percent) = (used * 100).checked_div(window) {
+        parts.push(format!("context {percent}%"));
+    }
+    parts.join(" · ")
+}
+
+/// The line under the conversation: the progress line while a turn runs, else the last turn's
+/// time and tokens.
+pub fn progress_line(app: &App, now_ms: i64) -> String {
+    match &app.progress {
+        Some(progress) => progress.line(now_ms),
+        None => app.last_turn.clone().unwrap_or_default(),
+    }
+}
+
+/// Draws the live area.
+pub fn draw(frame: &mut Frame, app: &App, now_ms: i64, theme: Theme) {
+    let area = frame.area();
+    let input_height = match &app.card {
+        Some(_) => 5,
+        None => (app.input.lines().count().max(1) as u16 + 2).min(area.height.saturating_sub(3).max(3)),
+    };
+    let [live, progress, input, status] = Layout::vertical([
+        Constraint::Min(0),
+        Constraint::Length(1),
+        Constraint::Length(input_height),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+    draw_live(frame, app, live, theme);
+    frame.render_widget(Paragraph::new(progress_line(app, now_ms)).style(theme.fg(Color::Yellow)), progress);
+    match &app.card {
+        Some(card) => draw_card(frame, card, input, theme),
+        None => {
+            let shown: Vec<Line> = app.input.split('\n').map(|l| Line::from(l.to_owned())).collect();
+            let skip = shown.len().saturating_sub(usize::from(input.height.saturating_sub(2)));
+            let text: Vec<Line> = shown.into_iter().skip(skip).collect();
+            frame
+                .render_widget(Paragraph::new(text).block(Frame_::default().borders(Borders::ALL).title(" › ")), input);
+        }
+    }
+    frame.render_widget(Paragraph::new(status_line(app)).style(theme.fg(Color::DarkGray)), status);
+}
+
+fn draw_live(frame: &mut Frame, app: &App, area: Rect, theme: Theme) {
+    let mut lines = Vec::new();
+    if let Some(block) = &app.live {
+        lines.extend(block_lines(block, area.width, theme));
+    }
+    for block in &app.running {
+        lines.extend(block_lines(block, area.width, theme));
+    }
+    // The newest lines that fit.
+    let skip = lines.len().saturating_sub(usize::from(area.height));
+    frame.render_widget(Paragraph::new(lines.into_iter().skip(skip).collect::<Vec<_>>()), area);
+}
+
+fn draw_card(frame: &mut Frame, card: &Card, area: Rect, theme: Theme) {
+    let (title, body) = match card {
+        Card::Approval(request) => {
+            let mut body = vec![Line::from(vec![
+                Span::styled(request.tool.clone(), Style::default().add_modifier(Modifier::BOLD)),
+                Span::raw(format!(" {}", request.title)),
+            ])];
+            if let Some(first) = request.reaches.first() {
+                body.push(Line::from(Span::styled(format!("reaches {first}"), theme.fg(Color::DarkGray))));
+            }
+            body.push(Line::from("[y] once  [a] this session  [n] no"));
+            (" Allow? ", body)
+        }
+        Card::LooserMode(mode) => {
+            (" Looser mode ", vec![Line::from(format!("Switch to {mode}? It asks less. [y] yes  [n] no"))])
+        }
+    };
+    frame.render_widget(
+        Paragraph::new(body)
+            .block(Frame_::default().borders(Borders::ALL).title(title).border_style(theme.fg(Color::Yellow))),
+        area,
+    );
+}

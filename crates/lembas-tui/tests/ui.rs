@@ -1,0 +1,157 @@
+//! The UI's state and drawing, on ratatui's test backend: what each event and key does, and
+//! what the person sees.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use lembas_core::{Approval, ApprovalRequest, DoneReason, Event, FileDiff};
+use lembas_permissions::Mode;
+use lembas_progress::{Phase, Progress};
+use lembas_tui::{Action, App, Block, Card, Theme, block_lines, draw, plain};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+fn key(code: KeyCode) -> KeyEvent {
+    KeyEvent::new(code, KeyModifiers::NONE)
+}
+
+fn typed(app: &mut App, text: &str) {
+    for c in text.chars() {
+        app.key(key(KeyCode::Char(c)));
+    }
+}
+
+fn screen(app: &App, now: i64) -> String {
+    let mut terminal = Terminal::new(TestBackend::new(60, 10)).unwrap();
+    terminal.draw(|f| draw(f, app, now, Theme { no_color: true })).unwrap();
+    let buffer = terminal.backend().buffer().clone();
+    (0..buffer.area.height)
+        .map(|y| {
+            (0..buffer.area.width).map(|x| buffer[(x, y)].symbol().to_owned()).collect::<String>().trim_end().to_owned()
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn lines(block: &Block) -> Vec<String> {
+    block_lines(block, 60, Theme { no_color: true }).iter().map(plain).collect()
+}
+
+#[test]
+fn a_turn_flows_into_blocks_and_the_progress_line() {
+    let mut app = App::new("qwen3-coder", Mode::Edit, Some("high".into()), 32_000);
+    app.apply(&Event::Prompt { text: "fix it".into(), machine: false });
+    app.apply(&Event::Reasoning { delta: "look first".into() });
+    app.apply(&Event::Phase { progress: Some(Progress::new(Phase::Writing { rate: Some(12.46) }, 1_000)) });
+    app.apply(&Event::Text { delta: "Reading ".into() });
+    app.apply(&Event::Text { delta: "the file.".into() });
+    assert_eq!(app.live, Some(Block::Assistant("Reading the file.".into())));
+    let shown = screen(&app, 6_000);
+    assert!(shown.contains("Reading the file."), "{shown}");
+    assert!(shown.contains("Writing: 12.5 tok/s · 5s"), "{shown}");
+    assert!(shown.contains("qwen3-coder · high · mode: edit · context 0%"), "{shown}");
+
+    app.apply(&Event::ToolStart {
+        call_id: "c1".into(),
+        tool: "edit".into(),
+        title: "src/a.rs".into(),
+        args: serde_json::json!({}),
+        paths: vec![],
+    });
+    app.apply(&Event::ToolEnd {
+        call_id: "c1".into(),
+        tool: "edit".into(),
+        result_id: Some("#0002".into()),
+        text: "[#0002 src/a.rs sha 1]\n@@ -1 +1 @@\n-a - b\n+a + b".into(),
+        is_error: false,
+        diffs: vec![FileDiff { path: "/p/src/a.rs".into(), old: Some("a - b".into()), new: Some("a + b".into()) }],
+    });
+    app.apply(&Event::Usage { input: 16_000, output: 20, cached: Some(15_000) });
+    app.apply(&Event::Done { reason: DoneReason::Answered, text: String::new(), steps: 2 });
+    let blocks: Vec<Vec<String>> = app.finished.iter().map(lines).collect();
+    assert_eq!(blocks[0], ["› fix it", ""]);
+    assert_eq!(blocks[1], ["  look first"]);
+    assert_eq!(blocks[2], ["Reading the file.", ""]);
+    assert_eq!(blocks[3], ["● edit src/a.rs", "  ⎿ @@ -1 +1 @@", "    -a - b", "    +a + b"]);
+    assert!(!app.busy);
+    assert!(app.last_turn.as_deref().unwrap().ends_with("16020 tokens"));
+    assert!(screen(&app, 0).contains("context 50%"));
+}
+
+#[test]
+fn a_refused_call_and_errors_are_shown() {
+    let mut app = App::new("m", Mode::Manual, None, 0);
+    app.apply(&Event::ToolStart {
+        call_id: "c".into(),
+        tool: "bash".into(),
+        title: "rm -rf ~".into(),
+        args: serde_json::json!({}),
+        paths: vec![],
+    });
+    app.apply(&Event::ToolDenied { call_id: "c".into(), tool: "bash".into(), reason: "Refused in every mode".into() });
+    app.apply(&Event::Error { message: "the model server refused".into() });
+    assert_eq!(lines(&app.finished[0]), ["✗ bash rm -rf ~", "  ⎿ Refused in every mode"]);
+    assert_eq!(lines(&app.finished[1]), ["the model server refused"]);
+}
+
+#[test]
+fn enter_sends_and_words_typed_during_a_turn_steer_it() {
+    let mut app = App::new("m", Mode::Edit, None, 0);
+    typed(&mut app, "hello");
+    assert_eq!(app.key(key(KeyCode::Enter)), Some(Action::Prompt("hello".into())));
+    app.apply(&Event::Prompt { text: "hello".into(), machine: false });
+    typed(&mut app, "also the tests");
+    assert_eq!(app.key(key(KeyCode::Enter)), Some(Action::Steer("also the tests".into())));
+    assert_eq!(app.key(key(KeyCode::Esc)), Some(Action::Cancel));
+    app.key(key(KeyCode::Up));
+    assert_eq!(app.input, "also the tests");
+    app.key(key(KeyCode::Up));
+    assert_eq!(app.input, "hello");
+    app.key(key(KeyCode::Down));
+    assert_eq!(app.input, "also the tests");
+}
+
+#[test]
+fn an_approval_card_is_answered_by_a_key() {
+    let mut app = App::new("m", Mode::Manual, None, 0);
+    app.ask(ApprovalRequest {
+        call_id: "c".into(),
+        tool: "edit".into(),
+        title: "notes.txt".into(),
+        reaches: vec!["/p/notes.txt".into()],
+    });
+    let shown = screen(&app, 0);
+    assert!(shown.contains("Allow?") && shown.contains("edit notes.txt") && shown.contains("[y] once"), "{shown}");
+    assert_eq!(app.key(key(KeyCode::Char('a'))), Some(Action::Answer(Approval::Always)));
+    assert!(app.card.is_none());
+    app.ask(ApprovalRequest { call_id: "c".into(), tool: "bash".into(), title: "make".into(), reaches: vec![] });
+    assert_eq!(app.key(key(KeyCode::Char('x'))), None, "other keys do nothing while a card waits");
+    assert_eq!(app.key(key(KeyCode::Char('n'))), Some(Action::Answer(Approval::Deny { feedback: None })));
+}
+
+#[test]
+fn a_looser_mode_is_confirmed_and_a_stricter_one_taken_at_once() {
+    let mut app = App::new("m", Mode::Edit, None, 0);
+    assert_eq!(app.key(KeyEvent::new(KeyCode::BackTab, KeyModifiers::SHIFT)), None, "auto is looser: asked first");
+    assert_eq!(app.card, Some(Card::LooserMode(Mode::Auto)));
+    assert_eq!(app.key(key(KeyCode::Char('y'))), Some(Action::SetMode(Mode::Auto)));
+    typed(&mut app, "/mode manual");
+    assert_eq!(app.key(key(KeyCode::Enter)), Some(Action::SetMode(Mode::Manual)));
+    typed(&mut app, "/nope");
+    assert_eq!(app.key(key(KeyCode::Enter)), None);
+    assert!(matches!(app.finished.last(), Some(Block::Error(e)) if e.contains("/help")));
+}
+
+#[test]
+fn ctrl_c_twice_quits() {
+    let mut app = App::new("m", Mode::Edit, None, 0);
+    let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
+    assert_eq!(app.key(ctrl_c), None);
+    assert_eq!(app.key(ctrl_c), Some(Action::Quit));
+}
+
+#[test]
+fn long_lines_wrap_and_no_color_means_no_color() {
+    let block = Block::Assistant("word ".repeat(30));
+    let wrapped = block_lines(&block, 20, Theme { no_color: true });
+    assert!(wrapped.len() >= 8);
+    assert!(wrapped.iter().flat_map(|l| l.spans.iter()).all(|s| s.style.fg.is_none()));
+}

@@ -1,0 +1,79 @@
+//! `lembas` with no arguments: the terminal UI, on the same engine as `lembas run`.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::sync::Arc;
+
+use lembas_core::Session;
+use lembas_permissions::Mode;
+use tokio::sync::mpsc::unbounded_channel;
+
+use crate::cli::exit;
+use crate::{Failure, setup};
+
+/// The first time in a project: whether to trust it (its own rules count then). Remembered.
+fn ask_trust(home: &lembas_config::Home, root: &std::path::Path) -> Result<(), Failure> {
+    let mut trust = lembas_config::Trust::load(home).map_err(|e| Failure::new(exit::FAILED, e.to_string()))?;
+    if trust.answer(root).is_some() {
+        return Ok(());
+    }
+    print!(
+        "lembas is about to work in {}.\nTrust this project? Its own permission rules (.lembas/permissions.json) will count. [y/n] ",
+        root.display()
+    );
+    let _ = std::io::stdout().flush();
+    let mut line = String::new();
+    std::io::stdin().lock().read_line(&mut line).map_err(|e| Failure::new(exit::FAILED, e.to_string()))?;
+    trust.set(root, line.trim().eq_ignore_ascii_case("y") || line.trim().eq_ignore_ascii_case("yes"));
+    trust.save(home).map_err(|e| Failure::new(exit::FAILED, e.to_string()))
+}
+
+pub async fn tui() -> Result<u8, Failure> {
+    if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
+        return Err(Failure::new(
+            exit::USAGE,
+            "lembas without arguments needs a terminal: in a script, use lembas run \"…\"",
+        ));
+    }
+    let home = setup::home()?;
+    let config = setup::config(&home)?;
+    let login = setup::login(&home)?;
+    let cwd = std::env::current_dir().map_err(|e| Failure::new(exit::FAILED, format!("no current directory: {e}")))?;
+    let root = setup::project_root(&cwd);
+    let canonical = std::fs::canonicalize(&root).unwrap_or(root.clone());
+    ask_trust(&home, &canonical)?;
+    let model = match config.model.as_deref() {
+        Some(name) => login
+            .model(name)
+            .cloned()
+            .ok_or_else(|| Failure::new(exit::USAGE, format!("no model {name} in the login")))?,
+        None => {
+            login.default_model().cloned().ok_or_else(|| Failure::new(exit::LOGIN, "the server offered no models"))?
+        }
+    };
+    let mode_word = config.mode.clone().unwrap_or_else(|| "edit".into());
+    let mode = Mode::parse(&mode_word).ok_or_else(|| Failure::new(exit::USAGE, format!("no mode {mode_word}")))?;
+    let store = setup::store(&home)?;
+    let client = setup::client(&home, &login)?;
+    let rules = setup::rules(&home, &config, Some(&root))?;
+    let (approver, asks) = lembas_tui::TuiApprover::new();
+    let window = model.context.unwrap_or(config.context_window.unwrap_or(lembas_config::DEFAULT_CONTEXT_WINDOW));
+    let app = lembas_tui::App::new(model.display_name(), mode, config.effort.clone(), window);
+    let cfg = setup::session_config(
+        &home,
+        &config,
+        store,
+        client.clone(),
+        model,
+        config.effort.clone(),
+        mode,
+        Arc::new(approver),
+        rules,
+    );
+    let (tx, rx) = unbounded_channel();
+    let session = Session::start(cfg, &root, &cwd, tx)?;
+    lembas_tui::run(session, rx, asks, app, None)
+        .await
+        .map_err(|e| Failure::new(exit::FAILED, format!("the terminal failed: {e}")))?;
+    setup::save_learned(&home, &client);
+    Ok(exit::OK)
+}
