@@ -208,8 +208,8 @@ pub async fn run(
     // asking the terminal where the cursor is (the key reader would take the answer).
     drop(keys);
     cancel.lock().expect("cancel").cancel();
-    let top = terminal.draw(|frame| frame.render_widget(ratatui::widgets::Clear, frame.area()))?.area.y;
-    terminal.set_cursor_position((0, top))?;
+    let area = terminal.draw(|frame| frame.render_widget(ratatui::widgets::Clear, frame.area()))?.area;
+    terminal.set_cursor_position((0, area.y + area.height.saturating_sub(1)))?;
     crossterm::execute!(std::io::stdout(), DisableBracketedPaste)?;
     crossterm::terminal::disable_raw_mode()?;
     driver.abort();

@@ -1,0 +1,123 @@
+//! The terminal UI end to end: the real binary in tmux against the test kit's fake server.
+//! `.ci/run` makes sure tmux is there and sets `LEMBAS_TMUX`; elsewhere the test runs when tmux
+//! is installed and says so when it is not.
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use lembas_testkit::{FakeServer, Scripted};
+use serde_json::json;
+
+struct Tmux {
+    name: String,
+}
+
+impl Tmux {
+    fn send(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", &self.name];
+        args.extend_from_slice(keys);
+        assert!(Command::new("tmux").args(&args).status().unwrap().success());
+    }
+
+    fn screen(&self) -> String {
+        // The whole pane, its scrollback included.
+        let out = Command::new("tmux").args(["capture-pane", "-p", "-S", "-", "-t", &self.name]).output().unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    async fn wait_for(&self, text: &str) -> String {
+        let start = Instant::now();
+        loop {
+            let screen = self.screen();
+            if screen.contains(text) {
+                return screen;
+            }
+            assert!(start.elapsed() < Duration::from_secs(20), "never saw {text:?}; the screen:\n{screen}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux").args(["kill-session", "-t", &self.name]).status();
+    }
+}
+
+fn tmux_available() -> bool {
+    let present = Command::new("tmux").arg("-V").output().is_ok_and(|o| o.status.success());
+    assert!(present || std::env::var_os("LEMBAS_TMUX").is_none(), "LEMBAS_TMUX is set but tmux is missing");
+    present
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_asks_for_a_change_approves_it_and_sees_it_happen() {
+    if !tmux_available() {
+        eprintln!("tmux is not installed: the terminal UI test runs in CI (.ci/run installs tmux)");
+        return;
+    }
+    let server = FakeServer::start(vec![
+        Scripted::tool_call("read", json!({"path": "notes.txt"})).with_reasoning("Read it first."),
+        Scripted::tool_call("edit", json!({"path": "notes.txt", "old_string": "old", "new_string": "new"})),
+        Scripted::text("## Changed\n\nThe note now says **new text**.").with_delay_ms(20),
+    ])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let project = std::fs::canonicalize(dir.path()).unwrap().join("proj");
+    std::fs::create_dir_all(project.join(".git")).unwrap();
+    std::fs::write(project.join("notes.txt"), "old text\n").unwrap();
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(home.join("config")).unwrap();
+    std::fs::write(home.join("config/config.toml"), "mode = \"manual\"\n").unwrap();
+    let login = Command::new(env!("CARGO_BIN_EXE_lembas"))
+        .args(["login", &server.url()])
+        .env("LEMBAS_HOME", &home)
+        .output()
+        .unwrap();
+    assert!(login.status.success());
+
+    let tmux = Tmux { name: format!("lembas-test-{}", std::process::id()) };
+    let command = format!(
+        "sleep 0.3; LEMBAS_HOME={} {}; echo LEMBAS-EXITED-$?; sleep 60",
+        home.display(),
+        env!("CARGO_BIN_EXE_lembas")
+    );
+    let started = Command::new("tmux")
+        .args([
+            "new-session",
+            "-d",
+            "-s",
+            &tmux.name,
+            "-x",
+            "100",
+            "-y",
+            "30",
+            "-c",
+            &project.display().to_string(),
+            &command,
+        ])
+        .status()
+        .unwrap();
+    assert!(started.success());
+
+    tmux.wait_for("Trust this project?").await;
+    tmux.send(&["y", "Enter"]);
+    tmux.wait_for("mode: manual").await;
+    tmux.send(&["fix the note", "Enter"]);
+    let card = tmux.wait_for("Allow?").await;
+    assert!(card.contains("edit notes.txt") && card.contains("● read notes.txt"), "{card}");
+    tmux.send(&["y"]);
+    let done = tmux.wait_for("tokens").await;
+    assert!(done.contains("+new text") && done.contains("The note now says new text."), "{done}");
+    assert_eq!(std::fs::read_to_string(project.join("notes.txt")).unwrap(), "new text\n");
+
+    tmux.send(&["/help", "Enter"]);
+    tmux.wait_for("Enter sends").await;
+    let _ = Command::new("tmux").args(["resize-window", "-t", &tmux.name, "-x", "80", "-y", "24"]).status();
+    tmux.wait_for("fake-model · mode: manual").await;
+
+    tmux.send(&["C-c"]);
+    tmux.send(&["C-c"]);
+    let after = tmux.wait_for("LEMBAS-EXITED-0").await;
+    assert!(after.contains("› fix the note"), "the conversation stays in the terminal after the UI exits:\n{after}");
+}
