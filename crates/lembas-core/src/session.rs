@@ -498,6 +498,14 @@ impl Session {
         self.state.effort = level;
     }
 
+    /// Gives the session another title.
+    pub fn rename(&mut self, title: &str) -> Result<(), EngineError> {
+        self.cfg.store.rename(&self.id, title)?;
+        self.title = title.to_owned();
+        self.fresh = false;
+        Ok(())
+    }
+
     pub(crate) fn make_system_prompt(&self) -> String {
         let found = instructions(
             &self.ws,

@@ -3,6 +3,7 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use lembas_core::{Approval, ApprovalRequest, DoneReason, Event};
+use lembas_models::ModelInfo;
 use lembas_permissions::Mode;
 use lembas_progress::Progress;
 
@@ -26,7 +27,7 @@ pub enum Block {
 }
 
 /// What a key asks the session to do.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Action {
     Prompt(String),
     /// Words added to the running turn.
@@ -36,6 +37,9 @@ pub enum Action {
     Answer(Approval),
     SetMode(Mode),
     Compact,
+    SetModel(ModelInfo),
+    SetEffort(Option<String>),
+    Rename(String),
 }
 
 /// A card waiting for the person: an approval, or a switch to a looser mode.
@@ -68,6 +72,22 @@ pub struct App {
     pub quit_armed: bool,
     pub history: Vec<String>,
     history_at: Option<usize>,
+    /// The login's models, for `/model`.
+    pub models: Vec<ModelInfo>,
+    /// The share of the window at which compaction starts.
+    pub compact_at: f64,
+    /// Cached input tokens of the last request.
+    pub last_cached: Option<u64>,
+    /// Tokens used in this run of the UI (in, out).
+    pub used: (u64, u64),
+    /// The terminal has focus (for notifications).
+    pub focused: bool,
+    /// Notify (bell and OSC 9) when a reply finishes or a card waits while unfocused.
+    pub notify: bool,
+    /// A notice to send to the desktop now.
+    pub to_notify: Option<String>,
+    /// The session's title, for notices.
+    pub title: String,
     turn_started: Option<std::time::Instant>,
     turn_tokens: u64,
 }
@@ -75,11 +95,45 @@ pub struct App {
 const MODES: [Mode; 4] = [Mode::Manual, Mode::Edit, Mode::Auto, Mode::Plan];
 
 const HELP: &str = "Enter sends; Esc stops the turn; Ctrl-C twice quits; Shift-Tab changes the mode; Up and Down walk the history.\n\
-/help this · /mode manual|edit|auto|plan · /compact · /clear · /exit";
+/help · /mode manual|edit|auto|plan · /model NAME · /effort LEVEL · /context · /usage · /compact · /rename TITLE · /init · /clear · /exit";
+
+const INIT: &str = include_str!("../../../spec/prompts/tasks/init.md");
 
 impl App {
     pub fn new(model: &str, mode: Mode, effort: Option<String>, window: u64) -> App {
-        App { model: model.to_owned(), mode: Some(mode), effort, context: (0, window), ..App::default() }
+        App {
+            model: model.to_owned(),
+            mode: Some(mode),
+            effort,
+            context: (0, window),
+            compact_at: 0.85,
+            focused: true,
+            notify: true,
+            ..App::default()
+        }
+    }
+
+    /// `/context`: how full the window is, what is free, how far compaction is, what was cached.
+    pub fn context_report(&self) -> String {
+        let (used, window) = self.context;
+        if window == 0 {
+            return "The model's context window is not known.".into();
+        }
+        let percent = used * 100 / window;
+        let filled = (percent as usize * 30 / 100).min(30);
+        let compact_at = (window as f64 * self.compact_at) as u64;
+        let mut report = format!(
+            "Context: {used} of {window} tokens ({percent}%)\n[{}{}]\nFree: {} tokens · compaction at {}%: {} tokens away",
+            "█".repeat(filled),
+            "░".repeat(30 - filled),
+            window.saturating_sub(used),
+            (self.compact_at * 100.0).round(),
+            compact_at.saturating_sub(used)
+        );
+        if let Some(cached) = self.last_cached {
+            report.push_str(&format!("\nLast request: {cached} tokens read from the server's cache"));
+        }
+        report
     }
 
     fn flush_live(&mut self) {
@@ -93,6 +147,9 @@ impl App {
         match event {
             Event::Prompt { text, machine } => {
                 self.flush_live();
+                if !machine && (self.title.is_empty() || self.title == "New session") {
+                    self.title = lembas_core::title_from(text);
+                }
                 self.finished.push(if *machine { Block::Notice(text.clone()) } else { Block::User(text.clone()) });
                 self.busy = true;
                 self.turn_started = Some(std::time::Instant::now());
@@ -138,9 +195,12 @@ impl App {
                     self.finished.push(block);
                 }
             }
-            Event::Usage { input, output, .. } => {
+            Event::Usage { input, output, cached } => {
                 self.context.0 = *input;
                 self.turn_tokens += input + output;
+                self.used.0 += input;
+                self.used.1 += output;
+                self.last_cached = *cached;
             }
             Event::Phase { progress } => self.progress = progress.clone(),
             Event::Mode { mode } => self.mode = Mode::parse(mode),
@@ -173,8 +233,12 @@ impl App {
                     DoneReason::Failed => " · failed",
                 };
                 self.last_turn = Some(format!("{took} · {} tokens{ended}", self.turn_tokens));
+                if self.notify && !self.focused {
+                    self.to_notify = Some(format!("lembas: {} — the reply is ready", self.title));
+                }
             }
-            Event::Session { model, mode, .. } => {
+            Event::Session { model, mode, title, .. } => {
+                self.title = title.clone();
                 self.model = model.clone();
                 self.mode = Mode::parse(mode);
             }
@@ -185,6 +249,9 @@ impl App {
     /// Shows an approval card (the engine waits for [`Action::Answer`]).
     pub fn ask(&mut self, request: ApprovalRequest) {
         self.card = Some(Card::Approval(request));
+        if self.notify && !self.focused {
+            self.to_notify = Some(format!("lembas: {} — waiting for your answer", self.title));
+        }
     }
 
     fn submit(&mut self) -> Option<Action> {
@@ -208,6 +275,50 @@ impl App {
                     None
                 }
                 "compact" => Some(Action::Compact),
+                "context" => {
+                    self.finished.push(Block::Notice(self.context_report()));
+                    None
+                }
+                "usage" => {
+                    self.finished.push(Block::Notice(format!(
+                        "This session so far: {} tokens in, {} out.",
+                        self.used.0, self.used.1
+                    )));
+                    None
+                }
+                "rename" if !arg.is_empty() => Some(Action::Rename(arg.to_owned())),
+                "init" => Some(Action::Prompt(INIT.trim().to_owned())),
+                "model" => match self.models.iter().find(|m| m.id == arg || m.display_name() == arg) {
+                    Some(model) => {
+                        self.model = model.display_name().to_owned();
+                        self.context.1 = model.context.unwrap_or(self.context.1);
+                        Some(Action::SetModel(model.clone()))
+                    }
+                    None => {
+                        let names: Vec<&str> = self.models.iter().map(|m| m.id.as_str()).collect();
+                        self.finished
+                            .push(Block::Notice(format!("Models: {}. Choose one with /model NAME.", names.join(", "))));
+                        None
+                    }
+                },
+                "effort" => {
+                    let levels = self
+                        .models
+                        .iter()
+                        .find(|m| m.display_name() == self.model || m.id == self.model)
+                        .map(ModelInfo::levels)
+                        .unwrap_or_default();
+                    if levels.iter().any(|l| l == arg) {
+                        self.effort = Some(arg.to_owned());
+                        Some(Action::SetEffort(Some(arg.to_owned())))
+                    } else {
+                        self.finished.push(Block::Notice(format!(
+                            "Effort levels: {}. Choose one with /effort LEVEL.",
+                            levels.join(", ")
+                        )));
+                        None
+                    }
+                }
                 "mode" => match Mode::parse(arg) {
                     Some(mode) => self.switch_mode(mode),
                     None => {

@@ -15,7 +15,10 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crossterm::event::{DisableBracketedPaste, EnableBracketedPaste, Event as Term, EventStream, KeyEventKind};
+use crossterm::event::{
+    DisableBracketedPaste, DisableFocusChange, EnableBracketedPaste, EnableFocusChange, Event as Term, EventStream,
+    KeyEventKind,
+};
 use futures::StreamExt;
 use lembas_core::{Approval, ApprovalRequest, Approver, Event, Session};
 use lembas_model::CancellationToken;
@@ -69,6 +72,23 @@ enum Command {
     Prompt(String),
     SetMode(Mode),
     Compact,
+    SetModel(lembas_models::ModelInfo),
+    SetEffort(Option<String>),
+    Rename(String),
+}
+
+/// The bell and a desktop notification (OSC 9) naming the session — never the reply's text.
+/// Inside tmux the notification is passed through to the outer terminal.
+fn notify(message: &str) {
+    let osc = format!("\x1b]9;{message}\x07");
+    let wrapped = if std::env::var_os("TMUX").is_some() {
+        format!("\x1bPtmux;{}\x1b\\", osc.replace('\x1b', "\x1b\x1b"))
+    } else {
+        osc
+    };
+    let mut out = std::io::stdout();
+    let _ = write!(out, "\x07{wrapped}");
+    let _ = out.flush();
 }
 
 /// The inline terminal. Making it asks the terminal where the cursor is; a terminal that has
@@ -116,6 +136,13 @@ pub async fn run(
                     session.prompt(&words, &token).await;
                 }
                 Command::SetMode(mode) => session.set_mode(mode),
+                Command::SetModel(model) => {
+                    let _ = session.set_model(model);
+                }
+                Command::SetEffort(level) => session.set_effort(level),
+                Command::Rename(title) => {
+                    let _ = session.rename(&title);
+                }
                 Command::Compact => {
                     let token = CancellationToken::new();
                     *turn_cancel.lock().expect("cancel") = token.clone();
@@ -132,7 +159,7 @@ pub async fn run(
 
     crossterm::terminal::enable_raw_mode()?;
     let mut stdout = std::io::stdout();
-    crossterm::execute!(stdout, EnableBracketedPaste)?;
+    crossterm::execute!(stdout, EnableBracketedPaste, EnableFocusChange)?;
     let mut terminal = inline_terminal()?;
     let mut keys = EventStream::new();
     let mut tick = tokio::time::interval(Duration::from_millis(250));
@@ -146,11 +173,22 @@ pub async fn run(
                 terminal.insert_before(height, |buf| Paragraph::new(lines).render(buf.area, buf))?;
             }
             terminal.draw(|frame| draw(frame, &app, now_ms(), theme))?;
+            if let Some(message) = app.to_notify.take() {
+                notify(&message);
+            }
             let action = tokio::select! {
                 key = keys.next() => match key {
                     Some(Ok(Term::Key(k))) if k.kind == KeyEventKind::Press => app.key(k),
                     Some(Ok(Term::Paste(text))) => {
                         app.paste(&text);
+                        None
+                    }
+                    Some(Ok(Term::FocusGained)) => {
+                        app.focused = true;
+                        None
+                    }
+                    Some(Ok(Term::FocusLost)) => {
+                        app.focused = false;
                         None
                     }
                     Some(Ok(Term::Resize(..))) => {
@@ -171,9 +209,6 @@ pub async fn run(
                 Some((request, reply)) = asks.recv() => {
                     app.ask(request);
                     answer = Some(reply);
-                    // The bell, for a person looking elsewhere.
-                    print!("\x07");
-                    let _ = std::io::stdout().flush();
                     None
                 }
                 _ = tick.tick() => None,
@@ -200,6 +235,15 @@ pub async fn run(
                 Some(Action::Compact) => {
                     let _ = commands.send(Command::Compact);
                 }
+                Some(Action::SetModel(model)) => {
+                    let _ = commands.send(Command::SetModel(model));
+                }
+                Some(Action::SetEffort(level)) => {
+                    let _ = commands.send(Command::SetEffort(level));
+                }
+                Some(Action::Rename(title)) => {
+                    let _ = commands.send(Command::Rename(title));
+                }
             }
         }
     }
@@ -210,7 +254,7 @@ pub async fn run(
     cancel.lock().expect("cancel").cancel();
     let area = terminal.draw(|frame| frame.render_widget(ratatui::widgets::Clear, frame.area()))?.area;
     terminal.set_cursor_position((0, area.y + area.height.saturating_sub(1)))?;
-    crossterm::execute!(std::io::stdout(), DisableBracketedPaste)?;
+    crossterm::execute!(std::io::stdout(), DisableBracketedPaste, DisableFocusChange)?;
     crossterm::terminal::disable_raw_mode()?;
     driver.abort();
     result

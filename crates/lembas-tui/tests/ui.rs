@@ -155,3 +155,53 @@ fn long_lines_wrap_and_no_color_means_no_color() {
     assert!(wrapped.len() >= 8);
     assert!(wrapped.iter().flat_map(|l| l.spans.iter()).all(|s| s.style.fg.is_none()));
 }
+
+#[test]
+fn slash_commands_for_context_model_and_effort() {
+    let mut app = App::new("a", Mode::Edit, None, 10_000);
+    app.models = vec![
+        lembas_models::ModelInfo {
+            id: "a".into(),
+            efforts: Some(vec!["low".into(), "high".into()]),
+            ..Default::default()
+        },
+        lembas_models::ModelInfo { id: "b".into(), context: Some(64_000), ..Default::default() },
+    ];
+    app.apply(&Event::Usage { input: 2_500, output: 10, cached: Some(2_000) });
+    typed(&mut app, "/context");
+    app.key(key(KeyCode::Enter));
+    let Some(Block::Notice(report)) = app.finished.last() else { panic!() };
+    assert!(report.starts_with("Context: 2500 of 10000 tokens (25%)"), "{report}");
+    assert!(report.contains("Free: 7500 tokens · compaction at 85%: 6000 tokens away"), "{report}");
+    assert!(report.contains("2000 tokens read from the server's cache"));
+
+    typed(&mut app, "/effort high");
+    assert_eq!(app.key(key(KeyCode::Enter)), Some(Action::SetEffort(Some("high".into()))));
+    typed(&mut app, "/effort max");
+    assert_eq!(app.key(key(KeyCode::Enter)), None);
+    assert!(matches!(app.finished.last(), Some(Block::Notice(n)) if n.starts_with("Effort levels: low, high")));
+
+    typed(&mut app, "/model b");
+    assert!(matches!(app.key(key(KeyCode::Enter)), Some(Action::SetModel(m)) if m.id == "b"));
+    assert_eq!((app.model.as_str(), app.context.1), ("b", 64_000));
+    typed(&mut app, "/rename Parser work");
+    assert_eq!(app.key(key(KeyCode::Enter)), Some(Action::Rename("Parser work".into())));
+    typed(&mut app, "/init");
+    assert!(matches!(app.key(key(KeyCode::Enter)), Some(Action::Prompt(p)) if p.contains("AGENTS.md")));
+}
+
+#[test]
+fn a_finished_reply_notifies_only_when_the_terminal_is_not_focused() {
+    let mut app = App::new("m", Mode::Edit, None, 0);
+    app.apply(&Event::Prompt { text: "fix the parser".into(), machine: false });
+    app.apply(&Event::Done { reason: DoneReason::Answered, text: String::new(), steps: 1 });
+    assert_eq!(app.to_notify, None);
+    app.focused = false;
+    app.apply(&Event::Prompt { text: "again".into(), machine: false });
+    app.apply(&Event::Done { reason: DoneReason::Answered, text: "secret reply".into(), steps: 1 });
+    let notice = app.to_notify.take().unwrap();
+    assert_eq!(notice, "lembas: fix the parser — the reply is ready", "names the session, never the reply");
+    app.notify = false;
+    app.apply(&Event::Done { reason: DoneReason::Answered, text: String::new(), steps: 1 });
+    assert_eq!(app.to_notify, None);
+}

@@ -57,7 +57,10 @@ pub async fn tui() -> Result<u8, Failure> {
     let rules = setup::rules(&home, &config, Some(&root))?;
     let (approver, asks) = lembas_tui::TuiApprover::new();
     let window = model.context.unwrap_or(config.context_window.unwrap_or(lembas_config::DEFAULT_CONTEXT_WINDOW));
-    let app = lembas_tui::App::new(model.display_name(), mode, config.effort.clone(), window);
+    let mut app = lembas_tui::App::new(model.display_name(), mode, config.effort.clone(), window);
+    app.models = login.models.clone();
+    app.compact_at = config.compact_at();
+    app.notify = config.notify.unwrap_or(true);
     let cfg = setup::session_config(
         &home,
         &config,
