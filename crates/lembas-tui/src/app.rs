@@ -40,6 +40,10 @@ pub enum Action {
     SetModel(ModelInfo),
     SetEffort(Option<String>),
     Rename(String),
+    /// Start a new session, or resume one by id.
+    Open(Option<String>),
+    /// Show the stored sessions (or those that mention these words).
+    List(Option<String>),
 }
 
 /// A card waiting for the person: an approval, or a switch to a looser mode.
@@ -88,6 +92,8 @@ pub struct App {
     pub to_notify: Option<String>,
     /// The session's title, for notices.
     pub title: String,
+    /// The sessions last listed, by number, for `/resume N`.
+    pub listed: Vec<String>,
     turn_started: Option<std::time::Instant>,
     turn_tokens: u64,
 }
@@ -95,7 +101,8 @@ pub struct App {
 const MODES: [Mode; 4] = [Mode::Manual, Mode::Edit, Mode::Auto, Mode::Plan];
 
 const HELP: &str = "Enter sends; Esc stops the turn; Ctrl-C twice quits; Shift-Tab changes the mode; Up and Down walk the history.\n\
-/help · /mode manual|edit|auto|plan · /model NAME · /effort LEVEL · /context · /usage · /compact · /rename TITLE · /init · /clear · /exit";
+/help · /mode manual|edit|auto|plan · /model NAME · /effort LEVEL · /context · /usage · /compact · /rename TITLE · /init\n\
+/sessions · /search WORDS · /resume N · /new · /clear · /exit";
 
 const INIT: &str = include_str!("../../../spec/prompts/tasks/init.md");
 
@@ -211,7 +218,7 @@ impl App {
             }
             Event::Notice { message } => self.finished.push(Block::Notice(message.clone())),
             Event::Error { message } => self.finished.push(Block::Error(message.clone())),
-            Event::Done { reason, .. } => {
+            Event::Done { reason, steps, .. } => {
                 self.flush_live();
                 // Calls that never ended (a cancelled turn) are finished as stopped.
                 for mut block in std::mem::take(&mut self.running) {
@@ -232,13 +239,21 @@ impl App {
                     DoneReason::Cancelled => " · stopped by you",
                     DoneReason::Failed => " · failed",
                 };
+                if *steps == 0 {
+                    // A replayed session, not a turn.
+                    self.last_turn = None;
+                    return;
+                }
                 self.last_turn = Some(format!("{took} · {} tokens{ended}", self.turn_tokens));
                 if self.notify && !self.focused {
                     self.to_notify = Some(format!("lembas: {} — the reply is ready", self.title));
                 }
             }
-            Event::Session { model, mode, title, .. } => {
+            Event::Session { model, mode, title, resumed, .. } => {
                 self.title = title.clone();
+                self.context.0 = 0;
+                let what = if *resumed { "Resumed" } else { "Session" };
+                self.finished.push(Block::Notice(format!("── {what}: {title} ──")));
                 self.model = model.clone();
                 self.mode = Mode::parse(mode);
             }
@@ -288,6 +303,22 @@ impl App {
                 }
                 "rename" if !arg.is_empty() => Some(Action::Rename(arg.to_owned())),
                 "init" => Some(Action::Prompt(INIT.trim().to_owned())),
+                "new" => Some(Action::Open(None)),
+                "sessions" => Some(Action::List(None)),
+                "search" if !arg.is_empty() => Some(Action::List(Some(arg.to_owned()))),
+                "resume" => {
+                    let id = arg
+                        .parse::<usize>()
+                        .ok()
+                        .and_then(|n| self.listed.get(n.wrapping_sub(1)).cloned())
+                        .unwrap_or_else(|| arg.to_owned());
+                    if id.is_empty() {
+                        self.finished.push(Block::Notice("Use /sessions or /search WORDS, then /resume N.".into()));
+                        None
+                    } else {
+                        Some(Action::Open(Some(id)))
+                    }
+                }
                 "model" => match self.models.iter().find(|m| m.id == arg || m.display_name() == arg) {
                     Some(model) => {
                         self.model = model.display_name().to_owned();
@@ -419,6 +450,32 @@ impl App {
                 None
             }
             _ => None,
+        }
+    }
+
+    /// `/sessions` and `/search`: the stored sessions (newest first), or those whose words match,
+    /// numbered for `/resume N`.
+    pub fn show_sessions(&mut self, store: &lembas_store::Store, words: Option<&str>) {
+        let found: Result<Vec<(String, String)>, _> = match words {
+            Some(w) => store.search(w).map(|hits| {
+                hits.into_iter()
+                    .map(|h| (h.session.id, format!("{} — {}", h.session.title, h.snippet.replace('\n', " "))))
+                    .collect()
+            }),
+            None => store
+                .list(None)
+                .map(|list| list.into_iter().map(|s| (s.id, format!("{} — {}", s.title, s.project))).collect()),
+        };
+        match found {
+            Ok(found) if found.is_empty() => self.finished.push(Block::Notice("No session found.".into())),
+            Ok(found) => {
+                let shown: Vec<(String, String)> = found.into_iter().take(20).collect();
+                let lines: Vec<String> =
+                    shown.iter().enumerate().map(|(i, (_, line))| format!("{:>2}. {line}", i + 1)).collect();
+                self.listed = shown.into_iter().map(|(id, _)| id).collect();
+                self.finished.push(Block::Notice(format!("{}\n/resume N opens one.", lines.join("\n"))));
+            }
+            Err(e) => self.finished.push(Block::Error(e.to_string())),
         }
     }
 

@@ -37,6 +37,10 @@ pub const LIVE_HEIGHT: u16 = 10;
 
 type Ask = (ApprovalRequest, oneshot::Sender<Approval>);
 
+/// Opens a session: a new one (`None`) or a stored one by id. The front end's, since it knows
+/// the person's settings.
+pub type Open = Box<dyn Fn(Option<&str>) -> Result<Session, String> + Send + Sync>;
+
 /// Approvals shown as cards in the UI.
 #[derive(Debug, Clone)]
 pub struct TuiApprover {
@@ -69,6 +73,8 @@ impl Approver for TuiApprover {
 
 /// What the session task is asked to do.
 enum Command {
+    /// Start a new session (`None`) or resume a stored one.
+    Open(Option<String>),
     Prompt(String),
     SetMode(Mode),
     Compact,
@@ -115,21 +121,46 @@ fn now_ms() -> i64 {
 /// Runs the UI until the person quits. `events` is the session's event stream and `asks` the
 /// approver's cards.
 pub async fn run(
-    session: Session,
+    open: Open,
+    store: Arc<lembas_store::Store>,
+    events_tx: mpsc::UnboundedSender<Event>,
     mut events: mpsc::UnboundedReceiver<Event>,
     mut asks: mpsc::UnboundedReceiver<Ask>,
     mut app: App,
-    first_prompt: Option<String>,
 ) -> std::io::Result<()> {
     let theme = Theme { no_color: std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()) };
-    let steer = session.steer_handle();
+    let session = open(None).map_err(std::io::Error::other)?;
+    // Words typed during a turn go to the current session's queue (it changes with /resume).
+    let steer: Arc<Mutex<Arc<Mutex<Vec<String>>>>> = Arc::new(Mutex::new(session.steer_handle()));
+    let steer_slot = steer.clone();
     let cancel: Arc<Mutex<CancellationToken>> = Arc::default();
     let (commands, mut queue) = mpsc::unbounded_channel::<Command>();
     let turn_cancel = cancel.clone();
     let driver = tokio::spawn(async move {
         let mut session = session;
+        let say = |message: String| {
+            let _ = events_tx.send(Event::Error { message });
+        };
         while let Some(command) = queue.recv().await {
             match command {
+                Command::Open(id) => match open(id.as_deref()) {
+                    Ok(next) => {
+                        session = next;
+                        *steer_slot.lock().expect("steer") = session.steer_handle();
+                        session.announce(id.is_some());
+                        // A resumed session is drawn as it was.
+                        for event in session.transcript() {
+                            let _ = events_tx.send(event);
+                        }
+                        // The replay is not a turn: it ends as one that did nothing.
+                        let _ = events_tx.send(Event::Done {
+                            reason: lembas_core::DoneReason::Answered,
+                            text: String::new(),
+                            steps: 0,
+                        });
+                    }
+                    Err(e) => say(e),
+                },
                 Command::Prompt(words) => {
                     let token = CancellationToken::new();
                     *turn_cancel.lock().expect("cancel") = token.clone();
@@ -137,25 +168,25 @@ pub async fn run(
                 }
                 Command::SetMode(mode) => session.set_mode(mode),
                 Command::SetModel(model) => {
-                    let _ = session.set_model(model);
+                    if let Err(e) = session.set_model(model) {
+                        say(e.to_string());
+                    }
                 }
                 Command::SetEffort(level) => session.set_effort(level),
-                Command::Rename(title) => {
-                    let _ = session.rename(&title);
-                }
+                Command::Rename(title) => match session.rename(&title) {
+                    Ok(()) => session.announce(false),
+                    Err(e) => say(e.to_string()),
+                },
                 Command::Compact => {
                     let token = CancellationToken::new();
                     *turn_cancel.lock().expect("cancel") = token.clone();
                     if let Err(e) = session.compact(&token).await {
-                        let _ = e;
+                        say(e.to_string());
                     }
                 }
             }
         }
     });
-    if let Some(words) = first_prompt {
-        let _ = commands.send(Command::Prompt(words));
-    }
 
     crossterm::terminal::enable_raw_mode()?;
     let mut stdout = std::io::stdout();
@@ -221,8 +252,12 @@ pub async fn run(
                 }
                 Some(Action::Steer(words)) => {
                     app.finished.push(Block::User(words.clone()));
-                    steer.lock().expect("steer").push(words);
+                    steer.lock().expect("steer").lock().expect("steer queue").push(words);
                 }
+                Some(Action::Open(id)) => {
+                    let _ = commands.send(Command::Open(id));
+                }
+                Some(Action::List(words)) => app.show_sessions(&store, words.as_deref()),
                 Some(Action::Cancel) => cancel.lock().expect("cancel").cancel(),
                 Some(Action::Answer(approval)) => {
                     if let Some(reply) = answer.take() {

@@ -64,7 +64,7 @@ pub async fn tui() -> Result<u8, Failure> {
     let cfg = setup::session_config(
         &home,
         &config,
-        store,
+        store.clone(),
         client.clone(),
         model,
         config.effort.clone(),
@@ -73,8 +73,15 @@ pub async fn tui() -> Result<u8, Failure> {
         rules,
     );
     let (tx, rx) = unbounded_channel();
-    let session = Session::start(cfg, &root, &cwd, tx)?;
-    lembas_tui::run(session, rx, asks, app, None)
+    let session_tx = tx.clone();
+    let open: lembas_tui::Open = Box::new(move |id| {
+        let made = match id {
+            None => Session::start(cfg.clone(), &root, &cwd, session_tx.clone()),
+            Some(id) => Session::resume(cfg.clone(), id, session_tx.clone()),
+        };
+        made.map_err(|e| e.to_string())
+    });
+    lembas_tui::run(open, store, tx, rx, asks, app)
         .await
         .map_err(|e| Failure::new(exit::FAILED, format!("the terminal failed: {e}")))?;
     setup::save_learned(&home, &client);

@@ -113,6 +113,16 @@ async fn a_person_asks_for_a_change_approves_it_and_sees_it_happen() {
 
     tmux.send(&["/help", "Enter"]);
     tmux.wait_for("Enter sends").await;
+    tmux.send(&["/context", "Enter"]);
+    tmux.wait_for("Context: ").await;
+
+    // Found again later, by what was said, and resumed.
+    tmux.send(&["/new", "Enter"]);
+    tmux.wait_for("── Session: New session ──").await;
+    tmux.send(&["/search note", "Enter"]);
+    tmux.wait_for(" 1. fix the note").await;
+    tmux.send(&["/resume 1", "Enter"]);
+    tmux.wait_for("── Resumed: fix the note ──").await;
     let _ = Command::new("tmux").args(["resize-window", "-t", &tmux.name, "-x", "80", "-y", "24"]).status();
     tmux.wait_for("fake-model · mode: manual").await;
 
