@@ -35,6 +35,8 @@ pub enum Action {
     Cancel,
     Quit,
     Answer(Approval),
+    /// The answer to a question card.
+    Reply(String),
     SetMode(Mode),
     Compact,
     SetModel(ModelInfo),
@@ -51,6 +53,10 @@ pub enum Action {
 pub enum Card {
     Approval(ApprovalRequest),
     LooserMode(Mode),
+    /// `ask_user`: a number picks an option; words typed and Enter answer freely.
+    Question(lembas_core::Question),
+    /// Plan mode's `plan_submit`: the plan, to approve or not.
+    Plan(String),
 }
 
 /// The whole UI state.
@@ -261,6 +267,22 @@ impl App {
         }
     }
 
+    /// Shows a question card (the engine waits for [`Action::Reply`]).
+    pub fn question(&mut self, question: lembas_core::Question) {
+        self.card = Some(Card::Question(question));
+        if self.notify && !self.focused {
+            self.to_notify = Some(format!("lembas: {} — a question for you", self.title));
+        }
+    }
+
+    /// Shows the plan for approval (the engine waits for [`Action::Answer`]).
+    pub fn plan(&mut self, plan: String) {
+        self.card = Some(Card::Plan(plan));
+        if self.notify && !self.focused {
+            self.to_notify = Some(format!("lembas: {} — the plan waits for approval", self.title));
+        }
+    }
+
     /// Shows an approval card (the engine waits for [`Action::Answer`]).
     pub fn ask(&mut self, request: ApprovalRequest) {
         self.card = Some(Card::Approval(request));
@@ -397,6 +419,30 @@ impl App {
                     Some(Action::Answer(Approval::Deny { feedback: None }))
                 }
                 (Card::LooserMode(mode), KeyCode::Char('y')) => Some(Action::SetMode(mode)),
+                (Card::Plan(_), KeyCode::Char('y')) => Some(Action::Answer(Approval::Once)),
+                (Card::Plan(_), KeyCode::Char('n') | KeyCode::Esc) => {
+                    Some(Action::Answer(Approval::Deny { feedback: None }))
+                }
+                (Card::Question(q), KeyCode::Char(c)) if c.is_ascii_digit() && self.input.is_empty() => {
+                    match c.to_digit(10).and_then(|n| q.options.get((n as usize).wrapping_sub(1))) {
+                        Some(option) => Some(Action::Reply(option.clone())),
+                        None => {
+                            self.input.push(c);
+                            return None;
+                        }
+                    }
+                }
+                (Card::Question(_), KeyCode::Char(c)) => {
+                    self.input.push(c);
+                    return None;
+                }
+                (Card::Question(_), KeyCode::Backspace) => {
+                    self.input.pop();
+                    return None;
+                }
+                (Card::Question(_), KeyCode::Enter) if !self.input.trim().is_empty() => {
+                    Some(Action::Reply(std::mem::take(&mut self.input)))
+                }
                 (Card::LooserMode(_), KeyCode::Char('n') | KeyCode::Esc) => {
                     self.card = None;
                     return None;

@@ -35,7 +35,13 @@ pub use view::{Theme, block_lines, draw};
 /// Height of the live area, in rows.
 pub const LIVE_HEIGHT: u16 = 10;
 
-type Ask = (ApprovalRequest, oneshot::Sender<Approval>);
+/// Something the engine waits on the person for.
+#[derive(Debug)]
+pub enum Ask {
+    Approval(ApprovalRequest, oneshot::Sender<Approval>),
+    Question(lembas_core::Question, oneshot::Sender<Option<String>>),
+    Plan(String, oneshot::Sender<Approval>),
+}
 
 /// Opens a session: a new one (`None`) or a stored one by id. The front end's, since it knows
 /// the person's settings.
@@ -63,7 +69,25 @@ impl Approver for TuiApprover {
     fn ask(&self, request: ApprovalRequest) -> Pin<Box<dyn Future<Output = Approval> + Send + '_>> {
         Box::pin(async move {
             let (reply, answer) = oneshot::channel();
-            if self.asks.send((request, reply)).is_err() {
+            if self.asks.send(Ask::Approval(request, reply)).is_err() {
+                return Approval::Deny { feedback: None };
+            }
+            answer.await.unwrap_or(Approval::Deny { feedback: None })
+        })
+    }
+
+    fn question(&self, question: lembas_core::Question) -> Pin<Box<dyn Future<Output = Option<String>> + Send + '_>> {
+        Box::pin(async move {
+            let (reply, answer) = oneshot::channel();
+            self.asks.send(Ask::Question(question, reply)).ok()?;
+            answer.await.ok().flatten()
+        })
+    }
+
+    fn approve_plan(&self, plan: String) -> Pin<Box<dyn Future<Output = Approval> + Send + '_>> {
+        Box::pin(async move {
+            let (reply, answer) = oneshot::channel();
+            if self.asks.send(Ask::Plan(plan, reply)).is_err() {
                 return Approval::Deny { feedback: None };
             }
             answer.await.unwrap_or(Approval::Deny { feedback: None })
@@ -195,6 +219,7 @@ pub async fn run(
     let mut keys = EventStream::new();
     let mut tick = tokio::time::interval(Duration::from_millis(250));
     let mut answer: Option<oneshot::Sender<Approval>> = None;
+    let mut reply_to: Option<oneshot::Sender<Option<String>>> = None;
     let result: std::io::Result<()> = async {
         loop {
             let width = terminal.size()?.width;
@@ -237,9 +262,21 @@ pub async fn run(
                     }
                     None
                 }
-                Some((request, reply)) = asks.recv() => {
-                    app.ask(request);
-                    answer = Some(reply);
+                Some(ask) = asks.recv() => {
+                    match ask {
+                        Ask::Approval(request, reply) => {
+                            app.ask(request);
+                            answer = Some(reply);
+                        }
+                        Ask::Plan(plan, reply) => {
+                            app.plan(plan);
+                            answer = Some(reply);
+                        }
+                        Ask::Question(question, reply) => {
+                            app.question(question);
+                            reply_to = Some(reply);
+                        }
+                    }
                     None
                 }
                 _ = tick.tick() => None,
@@ -262,6 +299,11 @@ pub async fn run(
                 Some(Action::Answer(approval)) => {
                     if let Some(reply) = answer.take() {
                         let _ = reply.send(approval);
+                    }
+                }
+                Some(Action::Reply(words)) => {
+                    if let Some(reply) = reply_to.take() {
+                        let _ = reply.send(Some(words));
                     }
                 }
                 Some(Action::SetMode(mode)) => {

@@ -117,6 +117,7 @@ pub fn progress_line(app: &App, now_ms: i64) -> String {
 pub fn draw(frame: &mut Frame, app: &App, now_ms: i64, theme: Theme) {
     let area = frame.area();
     let input_height = match &app.card {
+        Some(Card::Plan(plan)) => (plan.lines().count() as u16 + 3).min(area.height.saturating_sub(2)),
         Some(_) => 5,
         None => (app.input.lines().count().max(1) as u16 + 2).min(area.height.saturating_sub(3).max(3)),
     };
@@ -130,7 +131,7 @@ pub fn draw(frame: &mut Frame, app: &App, now_ms: i64, theme: Theme) {
     draw_live(frame, app, live, theme);
     frame.render_widget(Paragraph::new(progress_line(app, now_ms)).style(theme.fg(Color::Yellow)), progress);
     match &app.card {
-        Some(card) => draw_card(frame, card, input, theme),
+        Some(card) => draw_card(frame, card, &app.input, input, theme),
         None => {
             let shown: Vec<Line> = app.input.split('\n').map(|l| Line::from(l.to_owned())).collect();
             let skip = shown.len().saturating_sub(usize::from(input.height.saturating_sub(2)));
@@ -155,7 +156,7 @@ fn draw_live(frame: &mut Frame, app: &App, area: Rect, theme: Theme) {
     frame.render_widget(Paragraph::new(lines.into_iter().skip(skip).collect::<Vec<_>>()), area);
 }
 
-fn draw_card(frame: &mut Frame, card: &Card, area: Rect, theme: Theme) {
+fn draw_card(frame: &mut Frame, card: &Card, words: &str, area: Rect, theme: Theme) {
     let (title, body) = match card {
         Card::Approval(request) => {
             let mut body = vec![Line::from(vec![
@@ -170,6 +171,20 @@ fn draw_card(frame: &mut Frame, card: &Card, area: Rect, theme: Theme) {
         }
         Card::LooserMode(mode) => {
             (" Looser mode ", vec![Line::from(format!("Switch to {mode}? It asks less. [y] yes  [n] no"))])
+        }
+        Card::Question(q) => {
+            let mut body =
+                vec![Line::from(Span::styled(q.question.clone(), Style::default().add_modifier(Modifier::BOLD)))];
+            let options: Vec<String> = q.options.iter().enumerate().map(|(i, o)| format!("[{}] {o}", i + 1)).collect();
+            body.push(Line::from(options.join("  ")));
+            body.push(Line::from(format!("› {words}")));
+            (" Question ", body)
+        }
+        Card::Plan(plan) => {
+            let room = usize::from(area.height.saturating_sub(3));
+            let mut body: Vec<Line> = plan.lines().take(room).map(|l| Line::from(l.to_owned())).collect();
+            body.push(Line::from("[y] approve and start  [n] not yet"));
+            (" The plan ", body)
         }
     };
     frame.render_widget(

@@ -205,3 +205,21 @@ fn a_finished_reply_notifies_only_when_the_terminal_is_not_focused() {
     app.apply(&Event::Done { reason: DoneReason::Answered, text: String::new(), steps: 1 });
     assert_eq!(app.to_notify, None);
 }
+
+#[test]
+fn questions_take_a_number_or_words_and_the_plan_a_yes() {
+    let mut app = App::new("m", Mode::Plan, None, 0);
+    app.question(lembas_core::Question {
+        question: "Which database?".into(),
+        options: vec!["sqlite".into(), "postgres".into()],
+    });
+    let shown = screen(&app, 0);
+    assert!(shown.contains("Which database?") && shown.contains("[1] sqlite  [2] postgres"), "{shown}");
+    assert_eq!(app.key(key(KeyCode::Char('2'))), Some(Action::Reply("postgres".into())));
+    app.question(lembas_core::Question { question: "Name?".into(), options: vec![] });
+    typed(&mut app, "lembas");
+    assert_eq!(app.key(key(KeyCode::Enter)), Some(Action::Reply("lembas".into())));
+    app.plan("Plan: Store\n\n1. Do\n   [ ] 1.1 add sqlite".into());
+    assert!(screen(&app, 0).contains("[ ] 1.1 add sqlite"));
+    assert_eq!(app.key(key(KeyCode::Char('y'))), Some(Action::Answer(Approval::Once)));
+}
