@@ -111,6 +111,18 @@ pub fn run_file_tool(ws: &Workspace, name: &str, args: &Value) -> ToolOutput {
     result.unwrap_or_else(ToolOutput::Error)
 }
 
+/// The project's files (what `glob` would see), relative to `root`, sorted — for completing
+/// `@path` mentions. At most `max`.
+pub fn project_files(root: &std::path::Path, max: usize) -> Vec<String> {
+    let mut files: Vec<String> = files::files_under(root, &|_| true)
+        .into_iter()
+        .filter_map(|(p, _)| p.strip_prefix(root).ok().map(|r| r.to_string_lossy().into_owned()))
+        .collect();
+    files.sort();
+    files.truncate(max);
+    files
+}
+
 /// The paths a call reaches, resolved: what two calls in one step compare to run in order, and
 /// what permissions judge.
 pub fn paths_of(ws: &Workspace, name: &str, args: &Value) -> Vec<PathBuf> {

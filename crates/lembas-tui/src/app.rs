@@ -100,6 +100,8 @@ pub struct App {
     pub title: String,
     /// The sessions last listed, by number, for `/resume N`.
     pub listed: Vec<String>,
+    /// The project's files, for completing `@path`.
+    pub files: Vec<String>,
     turn_started: Option<std::time::Instant>,
     turn_tokens: u64,
 }
@@ -109,6 +111,12 @@ const MODES: [Mode; 4] = [Mode::Manual, Mode::Edit, Mode::Auto, Mode::Plan];
 const HELP: &str = "Enter sends; Esc stops the turn; Ctrl-C twice quits; Shift-Tab changes the mode; Up and Down walk the history.\n\
 /help · /mode manual|edit|auto|plan · /model NAME · /effort LEVEL · /context · /usage · /compact · /rename TITLE · /init\n\
 /sessions · /search WORDS · /resume N · /new · /clear · /exit";
+
+/// The slash commands, for completion.
+const COMMANDS: [&str; 17] = [
+    "help", "mode", "model", "effort", "context", "usage", "compact", "rename", "init", "sessions", "search", "resume",
+    "new", "settings", "clear", "exit", "quit",
+];
 
 const INIT: &str = include_str!("../../../spec/prompts/tasks/init.md");
 
@@ -326,6 +334,18 @@ impl App {
                 "rename" if !arg.is_empty() => Some(Action::Rename(arg.to_owned())),
                 "init" => Some(Action::Prompt(INIT.trim().to_owned())),
                 "new" => Some(Action::Open(None)),
+                "settings" => {
+                    self.finished.push(Block::Notice(format!(
+                        "Model {} · effort {} · mode {} · window {} tokens · compaction at {:.0}% · notifications {}\nSettings live in config.toml (see the README).",
+                        self.model,
+                        self.effort.as_deref().unwrap_or("the model's"),
+                        self.mode.map_or("?".to_owned(), |m| m.to_string()),
+                        self.context.1,
+                        self.compact_at * 100.0,
+                        if self.notify { "on" } else { "off" }
+                    )));
+                    None
+                }
                 "sessions" => Some(Action::List(None)),
                 "search" if !arg.is_empty() => Some(Action::List(Some(arg.to_owned()))),
                 "resume" => {
@@ -463,6 +483,10 @@ impl App {
                 None
             }
             KeyCode::Enter => self.submit(),
+            KeyCode::Tab => {
+                self.complete();
+                None
+            }
             KeyCode::Esc if self.busy => Some(Action::Cancel),
             KeyCode::BackTab => {
                 let at = self.mode.and_then(|m| MODES.iter().position(|x| *x == m)).unwrap_or(0);
@@ -522,6 +546,35 @@ impl App {
                 self.finished.push(Block::Notice(format!("{}\n/resume N opens one.", lines.join("\n"))));
             }
             Err(e) => self.finished.push(Block::Error(e.to_string())),
+        }
+    }
+
+    /// Tab: completes a `/command` or an `@path` as far as it is unambiguous, and lists the
+    /// choices when there are several.
+    pub fn complete(&mut self) {
+        let start = self.input.rfind(char::is_whitespace).map_or(0, |i| i + 1);
+        let word = self.input[start..].to_owned();
+        let (prefix, choices): (&str, Vec<String>) = if let Some(typed) = word.strip_prefix('/').filter(|_| start == 0)
+        {
+            ("/", COMMANDS.iter().filter(|c| c.starts_with(typed)).map(|c| (*c).to_owned()).collect())
+        } else if let Some(typed) = word.strip_prefix('@') {
+            ("@", self.files.iter().filter(|f| f.starts_with(typed)).take(200).cloned().collect())
+        } else {
+            return;
+        };
+        let Some(first) = choices.first() else { return };
+        let common = choices.iter().fold(first.clone(), |acc, c| {
+            acc.chars().zip(c.chars()).take_while(|(a, b)| a == b).map(|(a, _)| a).collect()
+        });
+        self.input.truncate(start);
+        self.input.push_str(prefix);
+        self.input.push_str(&common);
+        if choices.len() == 1 {
+            self.input.push(' ');
+        } else {
+            let shown: Vec<String> = choices.iter().take(12).map(|c| format!("{prefix}{c}")).collect();
+            let more = if choices.len() > 12 { format!(" … and {} more", choices.len() - 12) } else { String::new() };
+            self.finished.push(Block::Notice(format!("{}{more}", shown.join("  "))));
         }
     }
 

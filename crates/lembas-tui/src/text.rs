@@ -1,7 +1,7 @@
 //! Text for the terminal: Markdown read into styled lines, and lines wrapped to a width so a
 //! block's height is known before it is drawn.
 
-use pulldown_cmark::{Event as Md, HeadingLevel, Parser, Tag, TagEnd};
+use pulldown_cmark::{Event as Md, HeadingLevel, Options, Parser, Tag, TagEnd};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use unicode_width::UnicodeWidthChar;
@@ -19,9 +19,36 @@ pub fn markdown(text: &str, base: Style) -> Vec<Line<'static>> {
             lines.push(Line::from(std::mem::take(current)));
         }
     };
-    for event in Parser::new(text) {
+    // A table's rows of cells, drawn aligned when the table ends.
+    let mut table: Option<Vec<Vec<String>>> = None;
+    for event in Parser::new_ext(text, Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH) {
         let style = *styles.last().unwrap_or(&base);
+        if let Some(rows) = table.as_mut() {
+            match event {
+                Md::Start(Tag::TableHead | Tag::TableRow) => rows.push(Vec::new()),
+                Md::Start(Tag::TableCell) => {
+                    if let Some(row) = rows.last_mut() {
+                        row.push(String::new());
+                    }
+                }
+                Md::Text(t) | Md::Code(t) => {
+                    if let Some(cell) = rows.last_mut().and_then(|r| r.last_mut()) {
+                        cell.push_str(&t);
+                    }
+                }
+                Md::End(TagEnd::Table) => {
+                    let rows = table.take().unwrap_or_default();
+                    lines.extend(table_lines(&rows, style));
+                }
+                _ => {}
+            }
+            continue;
+        }
         match event {
+            Md::Start(Tag::Table(_)) => {
+                flush(&mut current, &mut lines);
+                table = Some(Vec::new());
+            }
             Md::Start(Tag::Heading { level, .. }) => {
                 flush(&mut current, &mut lines);
                 let marks = match level {
@@ -80,6 +107,37 @@ pub fn markdown(text: &str, base: Style) -> Vec<Line<'static>> {
     lines
 }
 
+/// A table's rows as aligned lines, the header set apart by a rule.
+fn table_lines(rows: &[Vec<String>], style: Style) -> Vec<Line<'static>> {
+    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..columns)
+        .map(|c| {
+            rows.iter()
+                .filter_map(|r| r.get(c))
+                .map(|cell| unicode_width::UnicodeWidthStr::width(cell.as_str()))
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = Vec::new();
+    for (i, row) in rows.iter().enumerate() {
+        let cells: Vec<String> = (0..columns)
+            .map(|c| {
+                let cell = row.get(c).map_or("", String::as_str);
+                let pad = widths[c].saturating_sub(unicode_width::UnicodeWidthStr::width(cell));
+                format!("{cell}{}", " ".repeat(pad))
+            })
+            .collect();
+        let row_style = if i == 0 { style.add_modifier(Modifier::BOLD) } else { style };
+        out.push(Line::from(Span::styled(format!("│ {} │", cells.join(" │ ")), row_style)));
+        if i == 0 {
+            let rule: Vec<String> = widths.iter().map(|w| "─".repeat(*w)).collect();
+            out.push(Line::from(Span::styled(format!("├─{}─┤", rule.join("─┼─")), style)));
+        }
+    }
+    out
+}
+
 /// Lines cut to `width` columns (by character, keeping styles), so a block's height is its
 /// number of lines.
 pub fn wrap(lines: Vec<Line<'static>>, width: u16) -> Vec<Line<'static>> {
@@ -128,6 +186,13 @@ mod tests {
                 .map(plain)
                 .collect();
         assert_eq!(lines, ["# Title", "Some text with code.", "• one", "• two", "  let x = 1;"]);
+    }
+
+    #[test]
+    fn tables_are_aligned() {
+        let lines: Vec<String> =
+            markdown("| a | long head |\n|---|---|\n| xyz | 1 |\n", Style::default()).iter().map(plain).collect();
+        assert_eq!(lines, ["│ a   │ long head │", "├─────┼───────────┤", "│ xyz │ 1         │"]);
     }
 
     #[test]

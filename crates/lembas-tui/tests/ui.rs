@@ -223,3 +223,22 @@ fn questions_take_a_number_or_words_and_the_plan_a_yes() {
     assert!(screen(&app, 0).contains("[ ] 1.1 add sqlite"));
     assert_eq!(app.key(key(KeyCode::Char('y'))), Some(Action::Answer(Approval::Once)));
 }
+
+#[test]
+fn tab_completes_commands_and_paths() {
+    let mut app = App::new("m", Mode::Edit, None, 0);
+    app.files = vec!["src/main.rs".into(), "src/model.rs".into(), "README.md".into()];
+    typed(&mut app, "/comp");
+    app.key(key(KeyCode::Tab));
+    assert_eq!(app.input, "/compact ");
+    app.input.clear();
+    typed(&mut app, "look at @src/m");
+    app.key(key(KeyCode::Tab));
+    assert_eq!(app.input, "look at @src/m", "two files share the prefix");
+    assert!(
+        matches!(app.finished.last(), Some(Block::Notice(n)) if n.contains("@src/main.rs") && n.contains("@src/model.rs"))
+    );
+    typed(&mut app, "a");
+    app.key(key(KeyCode::Tab));
+    assert_eq!(app.input, "look at @src/main.rs ");
+}

@@ -61,6 +61,7 @@ pub async fn tui() -> Result<u8, Failure> {
     app.models = login.models.clone();
     app.compact_at = config.compact_at();
     app.notify = config.notify.unwrap_or(true);
+    app.files = lembas_tools::project_files(&canonical, 50_000);
     let cfg = setup::session_config(
         &home,
         &config,
