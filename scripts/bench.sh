@@ -5,4 +5,5 @@ cd "$(dirname "$0")/.."
 cargo bench -p lembas --bench cli_run          # start to first request, time per step, peak memory, prompt size
 cargo bench -p lembas-core --bench engine_step # the engine over 1,000 steps: time per step, memory
 cargo bench -p lembas-model --bench sse_throughput
+cargo bench -p lembas-tui --bench render       # the terminal UI under 1,000 tokens/s: frames/s, input latency
 bash scripts/bench-search.sh                   # glob and grep against ripgrep on 100k files
