@@ -1,14 +1,25 @@
 //! Text for the terminal: Markdown read into styled lines, and lines wrapped to a width so a
 //! block's height is known before it is drawn.
 
-use pulldown_cmark::{Event as Md, HeadingLevel, Options, Parser, Tag, TagEnd};
+use std::sync::OnceLock;
+
+use pulldown_cmark::{CodeBlockKind, Event as Md, HeadingLevel, Options, Parser, Tag, TagEnd};
+use ratatui::style::Color;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
+use syntect::easy::HighlightLines;
+use syntect::highlighting::Theme;
+use syntect::parsing::SyntaxSet;
 use unicode_width::UnicodeWidthChar;
 
 /// Markdown as styled lines: headings bold, emphasis, inline code and code blocks set apart,
 /// list items with their bullet, block quotes indented.
 pub fn markdown(text: &str, base: Style) -> Vec<Line<'static>> {
+    markdown_in(text, base, true)
+}
+
+/// [`markdown`], with code coloured by its language or not (`NO_COLOR`).
+pub fn markdown_in(text: &str, base: Style, color: bool) -> Vec<Line<'static>> {
     let mut lines: Vec<Line<'static>> = Vec::new();
     let mut current: Vec<Span<'static>> = Vec::new();
     let mut styles = vec![base];
@@ -19,6 +30,8 @@ pub fn markdown(text: &str, base: Style) -> Vec<Line<'static>> {
             lines.push(Line::from(std::mem::take(current)));
         }
     };
+    let mut code = String::new();
+    let mut code_lang = String::new();
     // A table's rows of cells, drawn aligned when the table ends.
     let mut table: Option<Vec<Vec<String>>> = None;
     for event in Parser::new_ext(text, Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH) {
@@ -68,11 +81,19 @@ pub fn markdown(text: &str, base: Style) -> Vec<Line<'static>> {
             Md::End(TagEnd::Emphasis | TagEnd::Strong) => {
                 styles.pop();
             }
-            Md::Start(Tag::CodeBlock(_)) => {
+            Md::Start(Tag::CodeBlock(kind)) => {
                 flush(&mut current, &mut lines);
                 in_code = true;
+                code_lang = match kind {
+                    CodeBlockKind::Fenced(lang) => lang.split([',', ' ']).next().unwrap_or("").to_owned(),
+                    CodeBlockKind::Indented => String::new(),
+                };
+                code.clear();
             }
-            Md::End(TagEnd::CodeBlock) => in_code = false,
+            Md::End(TagEnd::CodeBlock) => {
+                in_code = false;
+                lines.extend(code_lines(&code, &code_lang, style, color));
+            }
             Md::Start(Tag::Item) => {
                 flush(&mut current, &mut lines);
                 current.push(Span::styled(format!("{}• ", "  ".repeat(list_depth.saturating_sub(1))), style));
@@ -87,11 +108,7 @@ pub fn markdown(text: &str, base: Style) -> Vec<Line<'static>> {
                 styles.pop();
             }
             Md::End(TagEnd::Paragraph | TagEnd::Item) => flush(&mut current, &mut lines),
-            Md::Text(t) if in_code => {
-                for line in t.lines() {
-                    lines.push(Line::from(Span::styled(format!("  {line}"), style.add_modifier(Modifier::DIM))));
-                }
-            }
+            Md::Text(t) if in_code => code.push_str(&t),
             Md::Text(t) => current.push(Span::styled(t.into_string(), style)),
             Md::Code(c) => current.push(Span::styled(c.into_string(), style.add_modifier(Modifier::REVERSED))),
             Md::SoftBreak => current.push(Span::styled(" ", style)),
@@ -105,6 +122,59 @@ pub fn markdown(text: &str, base: Style) -> Vec<Line<'static>> {
     }
     flush(&mut current, &mut lines);
     lines
+}
+
+fn syntaxes() -> &'static SyntaxSet {
+    static SET: OnceLock<SyntaxSet> = OnceLock::new();
+    SET.get_or_init(two_face::syntax::extra_newlines)
+}
+
+/// The ANSI theme: colours from the terminal's own palette, so code reads in light and dark
+/// terminals alike.
+fn ansi_theme() -> &'static Theme {
+    static THEME: OnceLock<Theme> = OnceLock::new();
+    THEME.get_or_init(|| two_face::theme::extra().get(two_face::theme::EmbeddedThemeName::Ansi).clone())
+}
+
+/// A colour of the ANSI theme: alpha 0 carries a palette index in red, alpha 1 means the
+/// terminal's default.
+fn ansi_color(c: syntect::highlighting::Color) -> Option<Color> {
+    match c.a {
+        0 => Some(match c.r {
+            0 => Color::Black,
+            1 => Color::Red,
+            2 => Color::Green,
+            3 => Color::Yellow,
+            4 => Color::Blue,
+            5 => Color::Magenta,
+            6 => Color::Cyan,
+            7 => Color::Gray,
+            n => Color::Indexed(n),
+        }),
+        1 => None,
+        _ => Some(Color::Rgb(c.r, c.g, c.b)),
+    }
+}
+
+/// A code block's lines, indented, coloured by its language when it is known.
+fn code_lines(code: &str, lang: &str, style: Style, color: bool) -> Vec<Line<'static>> {
+    let plain = |line: &str| Line::from(Span::styled(format!("  {line}"), style.add_modifier(Modifier::DIM)));
+    let syntax = (color && !lang.is_empty()).then(|| syntaxes().find_syntax_by_token(lang)).flatten();
+    let Some(syntax) = syntax else { return code.lines().map(plain).collect() };
+    let mut highlighter = HighlightLines::new(syntax, ansi_theme());
+    code.lines()
+        .map(|line| match highlighter.highlight_line(&format!("{line}\n"), syntaxes()) {
+            Ok(ranges) => {
+                let mut spans = vec![Span::raw("  ")];
+                spans.extend(ranges.into_iter().map(|(s, text)| {
+                    let fg = ansi_color(s.foreground);
+                    Span::styled(text.trim_end_matches('\n').to_owned(), fg.map_or(style, |c| style.fg(c)))
+                }));
+                Line::from(spans)
+            }
+            Err(_) => plain(line),
+        })
+        .collect()
 }
 
 /// A table's rows as aligned lines, the header set apart by a rule.
@@ -186,6 +256,15 @@ mod tests {
                 .map(plain)
                 .collect();
         assert_eq!(lines, ["# Title", "Some text with code.", "• one", "• two", "  let x = 1;"]);
+    }
+
+    #[test]
+    fn code_is_coloured_by_its_language() {
+        let lines = markdown("```rust\nfn main() {}\n```\n", Style::default());
+        assert_eq!(plain(&lines[0]), "  fn main() {}");
+        assert!(lines[0].spans.iter().any(|s| s.style.fg.is_some()), "{:?}", lines[0]);
+        let bare = markdown_in("```rust\nfn main() {}\n```\n", Style::default(), false);
+        assert!(bare[0].spans.iter().all(|s| s.style.fg.is_none()));
     }
 
     #[test]

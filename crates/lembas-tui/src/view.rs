@@ -8,7 +8,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block as Frame_, Borders, Paragraph};
 
 use crate::app::{App, Block, Card, ToolState};
-use crate::text::{markdown, wrap};
+use crate::text::{markdown_in, wrap};
 
 /// Colours, or none at all (`NO_COLOR`).
 #[derive(Debug, Clone, Copy, Default)]
@@ -38,7 +38,7 @@ pub fn block_lines(block: &Block, width: u16, theme: Theme) -> Vec<Line<'static>
             lines
         }
         Block::Assistant(text) => {
-            let mut lines = markdown(text, Style::default());
+            let mut lines = markdown_in(text, Style::default(), !theme.no_color);
             lines.push(Line::from(""));
             lines
         }
