@@ -92,6 +92,11 @@ pub enum Event {
         output: u64,
         cached: Option<u64>,
     },
+    /// What fills the context window, by category (asked for with `Session::report_context`).
+    Context {
+        window: u64,
+        shares: Vec<crate::ContextShare>,
+    },
     /// The progress line's object; `null` when the session does nothing.
     Phase {
         progress: Option<Progress>,

@@ -17,6 +17,7 @@
 
 mod approve;
 mod calls;
+mod context_use;
 mod events;
 mod phase;
 mod plan;
@@ -25,6 +26,7 @@ mod session;
 mod turn;
 
 pub use approve::{Approval, ApprovalRequest, Approver, Nobody, Question};
+pub use context_use::ContextShare;
 pub use events::{DoneReason, Event, FileDiff};
 pub use lembas_tools::EditorFiles;
 pub use plan::{Plan, PlanPhase, Status, Task};

@@ -440,6 +440,7 @@ impl Session {
             mode: self.state.mode.to_string(),
             resumed,
         });
+        self.report_context();
     }
 
     pub fn workspace(&self) -> &Workspace {

@@ -230,6 +230,7 @@ impl Session {
                 output: usage.output_tokens,
                 cached: usage.cached_tokens,
             });
+            self.report_context();
         }
         Ok(reply)
     }

@@ -146,6 +146,19 @@ async fn a_turn_reads_edits_runs_a_command_and_answers_keeping_the_prefix() {
         matches!(events.last(), Some(Event::Done { reason: DoneReason::Answered, text, steps: 4 }) if text == "Fixed: add now adds.")
     );
     assert!(events.iter().any(|e| matches!(e, Event::Phase { progress: Some(p) } if p.phase.name() == "running_tool")));
+
+    // After the counted request: the window's use by category, adding up to the server's count.
+    let Some(Event::Context { window, shares }) = events.iter().rev().find(|e| matches!(e, Event::Context { .. }))
+    else {
+        panic!("no context event")
+    };
+    assert_eq!(*window, 100_000);
+    let names: Vec<&str> = shares.iter().map(|s| s.category.as_str()).collect();
+    assert_eq!(names, ["system prompt", "tool definitions", "your messages", "replies", "tool results"]);
+    let total: u64 = shares.iter().map(|s| s.tokens).sum();
+    assert!((895..=900).contains(&total), "{shares:?}");
+    let tokens = |name: &str| shares.iter().find(|s| s.category == name).unwrap().tokens;
+    assert!(tokens("tool definitions") > tokens("your messages"), "{shares:?}");
 }
 
 #[tokio::test]

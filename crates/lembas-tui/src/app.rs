@@ -86,6 +86,8 @@ pub struct App {
     pub models: Vec<ModelInfo>,
     /// The share of the window at which compaction starts.
     pub compact_at: f64,
+    /// What fills the window, by category, as the engine last measured it.
+    pub shares: Vec<lembas_core::ContextShare>,
     /// Cached input tokens of the last request.
     pub last_cached: Option<u64>,
     /// Tokens used in this run of the UI (in, out).
@@ -118,6 +120,9 @@ const COMMANDS: [&str; 17] = [
     "new", "settings", "clear", "exit", "quit",
 ];
 
+/// The marks that tell the categories apart in `/context`'s bar (colour is not always there).
+const SHARE_MARKS: [char; 6] = ['█', '▓', '▒', '■', '▪', '◆'];
+
 const INIT: &str = include_str!("../../../spec/prompts/tasks/init.md");
 
 impl App {
@@ -134,19 +139,37 @@ impl App {
         }
     }
 
-    /// `/context`: how full the window is, what is free, how far compaction is, what was cached.
+    /// `/context`: how full the window is — one bar split by category when the engine has
+    /// measured them, each category's tokens and share — what is free, how far compaction is,
+    /// and what the last request read from the server's cache.
     pub fn context_report(&self) -> String {
+        const CELLS: u64 = 30;
         let (used, window) = self.context;
         if window == 0 {
             return "The model's context window is not known.".into();
         }
-        let percent = used * 100 / window;
-        let filled = (percent as usize * 30 / 100).min(30);
+        let mut bar = String::new();
+        let mut legend = String::new();
+        if self.shares.iter().any(|s| s.tokens > 0) {
+            // Each category in its own mark, so the split reads without colour too.
+            for (share, mark) in self.shares.iter().zip(SHARE_MARKS.iter().cycle()) {
+                bar.push_str(&mark.to_string().repeat((share.tokens * CELLS / window) as usize));
+                legend.push_str(&format!(
+                    "\n  {mark} {:<17}{:>8} tokens {:>3}%",
+                    share.category,
+                    share.tokens,
+                    share.tokens * 100 / window
+                ));
+            }
+        } else {
+            bar = "█".repeat((used * CELLS / window).min(CELLS) as usize);
+        }
+        let free_cells = (CELLS as usize).saturating_sub(bar.chars().count());
         let compact_at = (window as f64 * self.compact_at) as u64;
         let mut report = format!(
-            "Context: {used} of {window} tokens ({percent}%)\n[{}{}]\nFree: {} tokens · compaction at {}%: {} tokens away",
-            "█".repeat(filled),
-            "░".repeat(30 - filled),
+            "Context: {used} of {window} tokens ({}%)\n[{bar}{}]{legend}\nFree: {} tokens · compaction at {}%: {} tokens away",
+            used * 100 / window,
+            "░".repeat(free_cells),
             window.saturating_sub(used),
             (self.compact_at * 100.0).round(),
             compact_at.saturating_sub(used)
@@ -222,6 +245,14 @@ impl App {
                 self.used.0 += input;
                 self.used.1 += output;
                 self.last_cached = *cached;
+            }
+            Event::Context { window, shares } => {
+                self.shares = shares.clone();
+                // Before the first counted request (a new or resumed session) the engine's
+                // estimate is all there is.
+                if self.context.0 == 0 {
+                    self.context = (shares.iter().map(|s| s.tokens).sum(), *window);
+                }
             }
             Event::Phase { progress } => self.progress = progress.clone(),
             Event::Mode { mode } => self.mode = Mode::parse(mode),

@@ -174,6 +174,19 @@ fn slash_commands_for_context_model_and_effort() {
     assert!(report.starts_with("Context: 2500 of 10000 tokens (25%)"), "{report}");
     assert!(report.contains("Free: 7500 tokens · compaction at 85%: 6000 tokens away"), "{report}");
     assert!(report.contains("2000 tokens read from the server's cache"));
+    assert!(report.contains(&format!("[{}{}]", "█".repeat(7), "░".repeat(23))), "{report}");
+
+    // Once the engine has measured the categories, the bar is split and each is listed.
+    let share = |category: &str, tokens| lembas_core::ContextShare { category: category.into(), tokens };
+    app.apply(&Event::Context {
+        window: 10_000,
+        shares: vec![share("system prompt", 1_000), share("tool definitions", 1_000), share("tool results", 500)],
+    });
+    typed(&mut app, "/context");
+    app.key(key(KeyCode::Enter));
+    let Some(Block::Notice(report)) = app.finished.last() else { panic!() };
+    assert!(report.contains(&format!("[███▓▓▓▒{}]", "░".repeat(23))), "{report}");
+    assert!(report.contains("  ▒ tool results          500 tokens   5%"), "{report}");
 
     typed(&mut app, "/effort high");
     assert_eq!(app.key(key(KeyCode::Enter)), Some(Action::SetEffort(Some("high".into()))));

@@ -105,7 +105,10 @@ async fn json_prints_one_event_per_line_ending_with_done() {
     let events: Vec<Value> =
         stdout(&out).lines().map(|l| serde_json::from_str(l).expect("each line is JSON")).collect();
     assert_eq!(events[0]["type"], "session");
-    assert_eq!(events[1]["type"], "prompt");
+    // How full the window starts (an estimate before the server counts), then the prompt.
+    assert_eq!(events[1]["type"], "context");
+    assert!(events[1]["shares"][0]["tokens"].as_u64().unwrap() > 0);
+    assert_eq!(events[2]["type"], "prompt");
     assert!(events.iter().any(|e| e["type"] == "reasoning"));
     assert!(events.iter().any(|e| e["type"] == "text"));
     let last = events.last().unwrap();
