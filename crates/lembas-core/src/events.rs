@@ -92,6 +92,10 @@ pub enum Event {
         output: u64,
         cached: Option<u64>,
     },
+    /// How many background jobs run now (sent when the number changes).
+    Jobs {
+        running: usize,
+    },
     /// What fills the context window, by category (asked for with `Session::report_context`).
     Context {
         window: u64,

@@ -223,6 +223,8 @@ pub struct Session {
     pub(crate) prompt_tokens: u64,
     /// Instruction files below the start directory already handed to the model.
     pub(crate) nearby_seen: HashSet<PathBuf>,
+    /// How many jobs the front ends were last told run (an `Event::Jobs` goes out on a change).
+    pub(crate) jobs_told: std::sync::atomic::AtomicUsize,
 }
 
 impl Drop for Session {
@@ -300,6 +302,7 @@ impl Session {
             jobs: Jobs::new(cfg.jobs_dir.join(&id)),
             prompt_tokens: 0,
             nearby_seen: HashSet::new(),
+            jobs_told: Default::default(),
             cfg,
         };
         session.judge = session.make_judge();
@@ -354,6 +357,7 @@ impl Session {
             judge: Judge::with_defaults(Context::default()),
             prompt_tokens: 0,
             nearby_seen: HashSet::new(),
+            jobs_told: Default::default(),
         };
         session.judge = session.make_judge();
         if session.cfg.model.id != record.model {

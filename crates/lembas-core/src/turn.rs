@@ -39,9 +39,40 @@ impl Session {
         }
     }
 
+    /// For a front end that stays open between turns: resolves when a background job has ended
+    /// and its note waits; never while no job runs. Follow it with [`Session::deliver_job_notes`].
+    pub async fn job_ended(&self) {
+        loop {
+            if self.jobs.has_ended() {
+                return;
+            }
+            if !self.jobs.any_running() {
+                std::future::pending::<()>().await;
+            }
+            // A short wait each time round: an end announced before this waits is not missed.
+            self.jobs.wait_change(std::time::Duration::from_millis(250)).await;
+        }
+    }
+
+    /// Lets the notes of jobs that ended wake the session as a turn of its own; `None` when no
+    /// note waits.
+    pub async fn deliver_job_notes(&mut self, cancel: &CancellationToken) -> Option<DoneReason> {
+        let note = self.job_notes()?;
+        Some(self.turn(&note, true, cancel).await)
+    }
+
+    /// Tells the front ends how many jobs run, when that changed since it was last told.
+    pub(crate) fn report_jobs(&self) {
+        let running = self.jobs.running_count();
+        if self.jobs_told.swap(running, std::sync::atomic::Ordering::Relaxed) != running {
+            self.emit(Event::Jobs { running });
+        }
+    }
+
     /// The note for jobs that ended since the last one, with its mark (`loop.json` `jobs`).
     pub(crate) fn job_notes(&self) -> Option<String> {
         let ended = self.jobs.take_ended();
+        self.report_jobs();
         if ended.is_empty() {
             return None;
         }
@@ -158,6 +189,7 @@ impl Session {
                 return Ok((DoneReason::Answered, reply.text, steps));
             }
             let (entries, results) = self.run_calls(&reply.tool_calls, cancel, phases).await;
+            self.report_jobs();
             let mut step = vec![assistant];
             step.extend(entries);
             self.commit(step, results).map_err(|e| (e, steps))?;

@@ -487,6 +487,33 @@ async fn settling_waits_for_jobs_and_wakes_the_session_with_their_note() {
     assert!(drain(&mut rx).iter().any(|e| matches!(e, Event::Prompt { machine: true, .. })));
 }
 
+#[tokio::test]
+async fn a_job_that_ends_between_turns_wakes_an_open_session() {
+    let h = Harness::new(vec![
+        Scripted::tool_call("bash", json!({"command": "sleep 0.3", "background": true})),
+        Scripted::text("Started."),
+        Scripted::text("It finished."),
+    ])
+    .await;
+    let (mut session, mut rx) = h.start(Mode::Auto);
+    let wait = std::time::Duration::from_millis(100);
+    assert!(tokio::time::timeout(wait, session.job_ended()).await.is_err(), "no job runs: nothing to wait for");
+    let cancel = CancellationToken::new();
+    assert_eq!(session.prompt("start it", &cancel).await, DoneReason::Answered);
+    assert!(drain(&mut rx).iter().any(|e| matches!(e, Event::Jobs { running: 1 })));
+
+    tokio::time::timeout(std::time::Duration::from_secs(10), session.job_ended()).await.expect("the job's end");
+    assert_eq!(session.deliver_job_notes(&cancel).await, Some(DoneReason::Answered));
+    let events = drain(&mut rx);
+    assert!(events.iter().any(|e| matches!(e, Event::Jobs { running: 0 })));
+    assert!(events.iter().any(|e| matches!(e, Event::Prompt { machine: true, .. })));
+    let woke = h.server.chat_requests()[2]["messages"].as_array().unwrap().clone();
+    assert!(
+        woke.last().unwrap()["content"].as_str().unwrap().starts_with("[A background job you started has finished:]")
+    );
+    assert_eq!(session.deliver_job_notes(&cancel).await, None, "each note is delivered once");
+}
+
 struct PlanApprover;
 
 impl lembas_core::Approver for PlanApprover {

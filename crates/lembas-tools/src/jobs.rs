@@ -196,7 +196,17 @@ impl Jobs {
 
     /// Whether any job runs.
     pub fn any_running(&self) -> bool {
-        self.lock().jobs.iter().any(|j| j.state == JobState::Running)
+        self.running_count() > 0
+    }
+
+    /// How many jobs run now.
+    pub fn running_count(&self) -> usize {
+        self.lock().jobs.iter().filter(|j| j.state == JobState::Running).count()
+    }
+
+    /// Whether a job has ended whose note has not been taken yet.
+    pub fn has_ended(&self) -> bool {
+        !self.lock().ended.is_empty()
     }
 
     /// Waits until some job ends (or `timeout` passes).

@@ -86,6 +86,8 @@ pub struct App {
     pub models: Vec<ModelInfo>,
     /// The share of the window at which compaction starts.
     pub compact_at: f64,
+    /// Background jobs running.
+    pub jobs: usize,
     /// What fills the window, by category, as the engine last measured it.
     pub shares: Vec<lembas_core::ContextShare>,
     /// Cached input tokens of the last request.
@@ -246,6 +248,7 @@ impl App {
                 self.used.1 += output;
                 self.last_cached = *cached;
             }
+            Event::Jobs { running } => self.jobs = *running,
             Event::Context { window, shares } => {
                 self.shares = shares.clone();
                 // Before the first counted request (a new or resumed session) the engine's

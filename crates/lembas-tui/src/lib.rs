@@ -105,6 +105,8 @@ enum Command {
     SetModel(lembas_models::ModelInfo),
     SetEffort(Option<String>),
     Rename(String),
+    /// A background job ended while nothing ran: its note wakes the session.
+    JobEnded,
 }
 
 /// The bell and a desktop notification (OSC 9) naming the session — never the reply's text.
@@ -165,8 +167,21 @@ pub async fn run(
         let say = |message: String| {
             let _ = events_tx.send(Event::Error { message });
         };
-        while let Some(command) = queue.recv().await {
+        loop {
+            // Between commands, a background job that ends wakes the session with its note.
+            let command = tokio::select! {
+                command = queue.recv() => match command {
+                    Some(command) => command,
+                    None => break,
+                },
+                () = session.job_ended() => Command::JobEnded,
+            };
             match command {
+                Command::JobEnded => {
+                    let token = CancellationToken::new();
+                    *turn_cancel.lock().expect("cancel") = token.clone();
+                    session.deliver_job_notes(&token).await;
+                }
                 Command::Open(id) => match open(id.as_deref()) {
                     Ok(next) => {
                         session = next;

@@ -88,7 +88,7 @@ pub fn block_lines(block: &Block, width: u16, theme: Theme) -> Vec<Line<'static>
     wrap(lines, width)
 }
 
-/// The status bar: model and effort, mode, how full the context is.
+/// The status bar: model and effort, mode, how full the context is, background jobs.
 pub fn status_line(app: &App) -> String {
     let mut parts = vec![app.model.clone()];
     if let Some(effort) = &app.effort {
@@ -100,6 +100,11 @@ pub fn status_line(app: &App) -> String {
     let (used, window) = app.context;
     if let Some(percent) = (used * 100).checked_div(window) {
         parts.push(format!("context {percent}%"));
+    }
+    match app.jobs {
+        0 => {}
+        1 => parts.push("1 job running".into()),
+        n => parts.push(format!("{n} jobs running")),
     }
     parts.join(" · ")
 }

@@ -188,6 +188,13 @@ fn slash_commands_for_context_model_and_effort() {
     assert!(report.contains(&format!("[███▓▓▓▒{}]", "░".repeat(23))), "{report}");
     assert!(report.contains("  ▒ tool results          500 tokens   5%"), "{report}");
 
+    app.apply(&Event::Jobs { running: 2 });
+    assert!(
+        lembas_tui::view::status_line(&app).ends_with(" · 2 jobs running"),
+        "{}",
+        lembas_tui::view::status_line(&app)
+    );
+
     typed(&mut app, "/effort high");
     assert_eq!(app.key(key(KeyCode::Enter)), Some(Action::SetEffort(Some("high".into()))));
     typed(&mut app, "/effort max");
