@@ -86,6 +86,8 @@ pub struct App {
     pub models: Vec<ModelInfo>,
     /// The share of the window at which compaction starts.
     pub compact_at: f64,
+    /// The last block shown folded, whole: (what it is, its text), for Ctrl-O.
+    pub expandable: Option<(String, String)>,
     /// Background jobs running.
     pub jobs: usize,
     /// What fills the window, by category, as the engine last measured it.
@@ -112,7 +114,7 @@ pub struct App {
 
 const MODES: [Mode; 4] = [Mode::Manual, Mode::Edit, Mode::Auto, Mode::Plan];
 
-const HELP: &str = "Enter sends; Esc stops the turn; Ctrl-C twice quits; Shift-Tab changes the mode; Up and Down walk the history.\n\
+const HELP: &str = "Enter sends; Esc stops the turn; Ctrl-C twice quits; Shift-Tab changes the mode; Ctrl-O shows the last folded block whole; Up and Down walk the history.\n\
 /help · /mode manual|edit|auto|plan · /model NAME · /effort LEVEL · /context · /usage · /compact · /rename TITLE · /init\n\
 /sessions · /search WORDS · /resume N · /new · /clear · /exit";
 
@@ -184,7 +186,22 @@ impl App {
 
     fn flush_live(&mut self) {
         if let Some(block) = self.live.take() {
+            if let Block::Thinking(text) = &block
+                && text.lines().filter(|l| !l.trim().is_empty()).count() > crate::view::THINKING_LINES
+            {
+                self.expandable = Some(("reasoning".into(), text.clone()));
+            }
             self.finished.push(block);
+        }
+    }
+
+    /// Ctrl-O: the last folded block, whole, into the conversation.
+    fn expand(&mut self) {
+        match self.expandable.take() {
+            Some((what, text)) => {
+                self.finished.push(Block::Notice(format!("── {what}, in full ──\n{}", text.trim_end())))
+            }
+            None => self.finished.push(Block::Notice("Nothing folded to show.".into())),
         }
     }
 
@@ -232,11 +249,19 @@ impl App {
                     self.running.iter().position(|b| matches!(b, Block::Tool { call_id: id, .. } if id == call_id));
                 if let Some(position) = position {
                     let mut block = self.running.remove(position);
-                    if let Block::Tool { tool, state, summary, .. } = &mut block {
+                    if let Block::Tool { tool, title, state, summary, .. } = &mut block {
                         *state = if failed { ToolState::Failed } else { ToolState::Done };
-                        // A change shows its diff; anything else its first line.
-                        let is_change = matches!(tool.as_str(), "edit" | "multiedit" | "write" | "apply_patch");
-                        *summary = if is_change && !failed { diff_of(text) } else { summary_of(text) };
+                        // A change shows its diff and a command its output, folded past a dozen
+                        // lines; anything else its first line.
+                        let (shown, folded) = if (is_change(tool) && !failed) || tool == "bash" {
+                            fold(text)
+                        } else {
+                            (summary_of(text), false)
+                        };
+                        *summary = shown;
+                        if folded {
+                            self.expandable = Some((format!("{tool} {title}"), body_of(text).to_owned()));
+                        }
                     }
                     self.finished.push(block);
                 }
@@ -465,6 +490,10 @@ impl App {
             return self.busy.then_some(Action::Cancel);
         }
         self.quit_armed = false;
+        if ctrl && key.code == KeyCode::Char('o') {
+            self.expand();
+            return None;
+        }
         if let Some(card) = self.card.clone() {
             let answer = match (card, key.code) {
                 (Card::Approval(_), KeyCode::Char('y')) => Some(Action::Answer(Approval::Once)),
@@ -618,17 +647,36 @@ impl App {
     }
 }
 
-/// A change's diff lines (without its bracket), at most a dozen.
-fn diff_of(text: &str) -> String {
-    let lines: Vec<&str> = text.lines().skip(1).collect();
+/// Whether a tool changes files (its block shows a coloured diff).
+pub fn is_change(tool: &str) -> bool {
+    matches!(tool, "edit" | "multiedit" | "write" | "apply_patch")
+}
+
+/// Lines of a diff or a command's output shown before the rest folds.
+const SHOWN_LINES: usize = 12;
+
+/// A result without its id bracket line.
+fn body_of(text: &str) -> &str {
+    match text.split_once('\n') {
+        Some((first, rest)) if first.starts_with('[') => rest,
+        _ if text.starts_with('[') => "",
+        _ => text,
+    }
+}
+
+/// A diff or a command's output (without its bracket), its first lines: what is shown, and
+/// whether the rest was folded.
+fn fold(text: &str) -> (String, bool) {
+    let lines: Vec<&str> = body_of(text).lines().collect();
     if lines.is_empty() {
-        return summary_of(text);
+        return (summary_of(text), false);
     }
-    let mut shown: Vec<String> = lines.iter().take(12).map(|l| (*l).to_owned()).collect();
-    if lines.len() > 12 {
-        shown.push(format!("… {} more lines", lines.len() - 12));
+    let mut shown: Vec<String> = lines.iter().take(SHOWN_LINES).map(|l| (*l).to_owned()).collect();
+    let folded = lines.len() > SHOWN_LINES;
+    if folded {
+        shown.push(format!("… {} more lines (Ctrl-O shows all)", lines.len() - SHOWN_LINES));
     }
-    shown.join("\n")
+    (shown.join("\n"), folded)
 }
 
 /// A result's first line, without its id bracket.

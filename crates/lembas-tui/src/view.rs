@@ -44,15 +44,15 @@ pub fn block_lines(block: &Block, width: u16, theme: Theme) -> Vec<Line<'static>
         }
         Block::Thinking(text) => {
             let style = theme.fg(Color::DarkGray).add_modifier(Modifier::ITALIC | Modifier::DIM);
-            // Reasoning is folded to its first lines.
+            // Reasoning is folded to its first lines; Ctrl-O shows it whole.
             let mut lines: Vec<Line<'static>> = text
                 .lines()
                 .filter(|l| !l.trim().is_empty())
-                .take(3)
+                .take(THINKING_LINES)
                 .map(|l| Line::from(Span::styled(format!("  {l}"), style)))
                 .collect();
-            if text.lines().filter(|l| !l.trim().is_empty()).count() > 3 {
-                lines.push(Line::from(Span::styled("  …", style)));
+            if text.lines().filter(|l| !l.trim().is_empty()).count() > THINKING_LINES {
+                lines.push(Line::from(Span::styled("  … (Ctrl-O shows all)", style)));
             }
             lines
         }
@@ -67,10 +67,11 @@ pub fn block_lines(block: &Block, width: u16, theme: Theme) -> Vec<Line<'static>
                 Span::styled(tool.clone(), Style::default().add_modifier(Modifier::BOLD)),
                 Span::raw(format!(" {title}")),
             ])];
+            let diff = crate::app::is_change(tool);
             for (i, row) in summary.lines().enumerate() {
                 let style = match row.chars().next() {
-                    Some('+') if !row.starts_with("+++") => theme.fg(Color::Green),
-                    Some('-') if !row.starts_with("---") => theme.fg(Color::Red),
+                    Some('+') if diff && !row.starts_with("+++") => theme.fg(Color::Green),
+                    Some('-') if diff && !row.starts_with("---") => theme.fg(Color::Red),
                     _ => theme.fg(Color::DarkGray),
                 };
                 let lead = if i == 0 { "  ⎿ " } else { "    " };
@@ -87,6 +88,9 @@ pub fn block_lines(block: &Block, width: u16, theme: Theme) -> Vec<Line<'static>
     };
     wrap(lines, width)
 }
+
+/// Lines of reasoning shown before the rest folds.
+pub const THINKING_LINES: usize = 3;
 
 /// The status bar: model and effort, mode, how full the context is, background jobs.
 pub fn status_line(app: &App) -> String {

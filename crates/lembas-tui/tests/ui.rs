@@ -262,3 +262,47 @@ fn tab_completes_commands_and_paths() {
     app.key(key(KeyCode::Tab));
     assert_eq!(app.input, "look at @src/main.rs ");
 }
+
+#[test]
+fn long_output_folds_and_ctrl_o_shows_it_whole() {
+    let mut app = App::new("m", Mode::Auto, None, 32_000);
+    app.apply(&Event::Prompt { text: "test".into(), machine: false });
+    app.apply(&Event::ToolStart {
+        call_id: "c1".into(),
+        tool: "bash".into(),
+        title: "cargo test".into(),
+        args: serde_json::json!({}),
+        paths: vec![],
+    });
+    let output: Vec<String> = (1..=20).map(|n| format!("-line {n}")).collect();
+    app.apply(&Event::ToolEnd {
+        call_id: "c1".into(),
+        tool: "bash".into(),
+        result_id: Some("#0001".into()),
+        text: format!("[#0001]\n{}", output.join("\n")),
+        is_error: false,
+        diffs: vec![],
+    });
+    let block = lines(app.finished.last().unwrap());
+    assert_eq!(block[0], "● bash cargo test");
+    assert_eq!(block[1], "  ⎿ -line 1");
+    assert_eq!(block.len(), 1 + 12 + 1, "{block:?}");
+    assert_eq!(block[13], "    … 8 more lines (Ctrl-O shows all)");
+    // A command's output is not a diff: a leading '-' is not coloured as a removal.
+    let coloured = block_lines(app.finished.last().unwrap(), 60, Theme { no_color: false });
+    assert_ne!(coloured[1].spans[0].style.fg, Some(ratatui::style::Color::Red));
+
+    app.key(KeyEvent::new(KeyCode::Char('o'), KeyModifiers::CONTROL));
+    let Some(Block::Notice(whole)) = app.finished.last() else { panic!() };
+    assert!(whole.starts_with("── bash cargo test, in full ──\n-line 1\n"), "{whole}");
+    assert!(whole.ends_with("-line 20"), "{whole}");
+    app.key(KeyEvent::new(KeyCode::Char('o'), KeyModifiers::CONTROL));
+    assert!(matches!(app.finished.last(), Some(Block::Notice(n)) if n == "Nothing folded to show."));
+
+    // Long reasoning folds too, and comes back whole.
+    app.apply(&Event::Reasoning { delta: "one\ntwo\nthree\nfour\nfive".into() });
+    app.apply(&Event::Text { delta: "Done.".into() });
+    assert_eq!(lines(&app.finished[app.finished.len() - 1])[3], "  … (Ctrl-O shows all)");
+    app.key(KeyEvent::new(KeyCode::Char('o'), KeyModifiers::CONTROL));
+    assert!(matches!(app.finished.last(), Some(Block::Notice(n)) if n.ends_with("four\nfive")));
+}
