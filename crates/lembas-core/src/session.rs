@@ -158,10 +158,11 @@ impl Entry {
         }
     }
 
-    /// The words search finds it by.
+    /// The words search finds it by: what was said, without the notes lembas added.
     fn words(&self) -> String {
         match &self.message {
-            Message::User { content, .. } | Message::System { content } => content.clone(),
+            Message::User { content, .. } => without_note(content).to_owned(),
+            Message::System { content } => content.clone(),
             Message::Assistant { content, .. } => content.clone(),
             Message::Tool { .. } => String::new(),
         }
@@ -180,6 +181,12 @@ impl Entry {
             text: self.words(),
         }
     }
+}
+
+/// The person's words without the session note lembas appended to them.
+fn without_note(content: &str) -> &str {
+    let open = &lembas_spec::loop_spec().context.note.open;
+    content.split_once(&format!("\n\n{open}")).map_or(content, |(words, _)| words)
 }
 
 /// What a session keeps besides its messages.
@@ -387,13 +394,11 @@ impl Session {
     /// The conversation so far as events (a client that opens the session draws it): the
     /// person's words without their notes, replies, reasoning, tool calls and their results.
     pub fn transcript(&self) -> Vec<Event> {
-        let open = &lembas_spec::loop_spec().context.note.open;
         let mut events = Vec::new();
         for entry in &self.history {
             match &entry.message {
                 Message::User { content, .. } if entry.turn && !entry.summary => {
-                    let words = content.split(&format!("\n\n{open}")).next().unwrap_or(content);
-                    events.push(Event::Prompt { text: words.to_owned(), machine: false });
+                    events.push(Event::Prompt { text: without_note(content).to_owned(), machine: false });
                 }
                 Message::Assistant { content, reasoning, tool_calls } => {
                     if let Some(r) = reasoning.as_ref().filter(|r| !r.is_empty()) {

@@ -156,6 +156,8 @@ pub async fn run(
 ) -> std::io::Result<()> {
     let theme = Theme { no_color: std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()) };
     let session = open(None).map_err(std::io::Error::other)?;
+    // How full the window starts, for `/context` and the status bar before the first request.
+    session.report_context();
     // Words typed during a turn go to the current session's queue (it changes with /resume).
     let steer: Arc<Mutex<Arc<Mutex<Vec<String>>>>> = Arc::new(Mutex::new(session.steer_handle()));
     let steer_slot = steer.clone();

@@ -138,6 +138,10 @@ async fn continue_resends_the_first_turn_unchanged_and_sessions_are_listed_and_f
     let hits: Value =
         serde_json::from_slice(&env.run(&["sessions", "search", "pelican", "--json"]).await.stdout).unwrap();
     assert_eq!(hits[0]["session"]["id"], id.as_str());
+    // The notes lembas adds to a message are not what was said: search does not find them.
+    let noted: Value =
+        serde_json::from_slice(&env.run(&["sessions", "search", "Today", "--json"]).await.stdout).unwrap();
+    assert_eq!(noted, serde_json::json!([]));
     let shown = stdout(&env.run(&["sessions", "show", &id[..8]]).await);
     assert!(shown.contains("> name a bird") && shown.contains("Still a pelican."), "{shown}");
     assert!(env.run(&["sessions", "rename", &id, "Birds"]).await.status.success());
