@@ -8,8 +8,6 @@ use std::sync::Arc;
 
 use lembas_core::{Approval, ApprovalRequest, Approver, DoneReason, Event, Nobody, Session};
 use lembas_model::CancellationToken;
-use lembas_models::ModelInfo;
-use lembas_permissions::Mode;
 use tokio::sync::mpsc::unbounded_channel;
 
 use crate::cli::{RunArgs, exit};
@@ -67,19 +65,6 @@ fn read_prompt(words: &[String]) -> Result<String, Failure> {
     Ok(prompt)
 }
 
-fn choose_model(login: &lembas_config::Login, wanted: Option<&str>) -> Result<ModelInfo, Failure> {
-    let names = || login.models.iter().map(|m| m.id.as_str()).collect::<Vec<_>>().join(", ");
-    match wanted {
-        Some(name) => login
-            .model(name)
-            .cloned()
-            .ok_or_else(|| Failure::new(exit::USAGE, format!("no model {name}; the login offers: {}", names()))),
-        None => login.default_model().cloned().ok_or_else(|| {
-            Failure::new(exit::LOGIN, "the server offered no models: run `lembas models --refresh`, or log in again")
-        }),
-    }
-}
-
 pub async fn run(args: RunArgs) -> Result<u8, Failure> {
     let prompt = read_prompt(&args.prompt)?;
     let home = setup::home()?;
@@ -102,7 +87,8 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
         Some(id) => store.session(id)?.map(|r| r.model).filter(|m| login.model(m).is_some()),
         None => None,
     };
-    let model = choose_model(&login, args.model.as_deref().or(stored_model.as_deref()).or(config.model.as_deref()))?;
+    let model =
+        setup::choose_model(&login, args.model.as_deref().or(stored_model.as_deref()).or(config.model.as_deref()))?;
     let effort = args.effort.clone().or(config.effort.clone());
     if let Some(level) = &effort
         && !model.levels().contains(level)
@@ -112,9 +98,7 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
             format!("{} has no effort level {level}; its levels: {}", model.id, model.levels().join(", ")),
         ));
     }
-    let mode_word = args.mode.clone().or(config.mode.clone()).unwrap_or_else(|| "edit".into());
-    let mode = Mode::parse(&mode_word)
-        .ok_or_else(|| Failure::new(exit::USAGE, format!("no mode {mode_word}: use manual, edit, auto or plan")))?;
+    let mode = setup::choose_mode(args.mode.as_deref().or(config.mode.as_deref()))?;
 
     let interactive = !args.json && std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
     let approver: Arc<dyn Approver> = if interactive { Arc::new(TerminalApprover) } else { Arc::new(Nobody) };

@@ -3,7 +3,6 @@
 use std::sync::Arc;
 
 use lembas_core::Nobody;
-use lembas_permissions::Mode;
 
 use crate::cli::exit;
 use crate::{Failure, setup};
@@ -12,17 +11,8 @@ pub async fn serve() -> Result<u8, Failure> {
     let home = setup::home()?;
     let config = setup::config(&home)?;
     let login = setup::login(&home)?;
-    let model = match config.model.as_deref() {
-        Some(name) => login
-            .model(name)
-            .cloned()
-            .ok_or_else(|| Failure::new(exit::USAGE, format!("no model {name} in the login")))?,
-        None => {
-            login.default_model().cloned().ok_or_else(|| Failure::new(exit::LOGIN, "the server offered no models"))?
-        }
-    };
-    let mode_word = config.mode.clone().unwrap_or_else(|| "edit".into());
-    let mode = Mode::parse(&mode_word).ok_or_else(|| Failure::new(exit::USAGE, format!("no mode {mode_word}")))?;
+    let model = setup::choose_model(&login, config.model.as_deref())?;
+    let mode = setup::choose_mode(config.mode.as_deref())?;
     let store = setup::store(&home)?;
     let client = setup::client(&home, &login)?;
     // Each session's project is the client's; its own rules are not read here (the editor is

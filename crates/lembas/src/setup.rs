@@ -33,6 +33,28 @@ pub fn login(home: &Home) -> Result<Login, Failure> {
     }
 }
 
+/// The model named (on the command line, by a resumed session or in the configuration), else
+/// the login's default.
+pub fn choose_model(login: &Login, wanted: Option<&str>) -> Result<ModelInfo, Failure> {
+    let names = || login.models.iter().map(|m| m.id.as_str()).collect::<Vec<_>>().join(", ");
+    match wanted {
+        Some(name) => login
+            .model(name)
+            .cloned()
+            .ok_or_else(|| Failure::new(exit::USAGE, format!("no model {name}; the login offers: {}", names()))),
+        None => login.default_model().cloned().ok_or_else(|| {
+            Failure::new(exit::LOGIN, "the server offered no models: run `lembas models --refresh`, or log in again")
+        }),
+    }
+}
+
+/// The mode named, else `edit`.
+pub fn choose_mode(wanted: Option<&str>) -> Result<Mode, Failure> {
+    let word = wanted.unwrap_or("edit");
+    Mode::parse(word)
+        .ok_or_else(|| Failure::new(exit::USAGE, format!("no mode {word}: use manual, edit, auto or plan")))
+}
+
 pub fn store(home: &Home) -> Result<Arc<Store>, Failure> {
     Store::open(&home.sessions_db()).map(Arc::new).map_err(|e| Failure::new(exit::FAILED, e.to_string()))
 }

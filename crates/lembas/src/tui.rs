@@ -4,7 +4,6 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::sync::Arc;
 
 use lembas_core::Session;
-use lembas_permissions::Mode;
 use tokio::sync::mpsc::unbounded_channel;
 
 use crate::cli::exit;
@@ -41,17 +40,8 @@ pub async fn tui() -> Result<u8, Failure> {
     let root = setup::project_root(&cwd);
     let canonical = std::fs::canonicalize(&root).unwrap_or(root.clone());
     ask_trust(&home, &canonical)?;
-    let model = match config.model.as_deref() {
-        Some(name) => login
-            .model(name)
-            .cloned()
-            .ok_or_else(|| Failure::new(exit::USAGE, format!("no model {name} in the login")))?,
-        None => {
-            login.default_model().cloned().ok_or_else(|| Failure::new(exit::LOGIN, "the server offered no models"))?
-        }
-    };
-    let mode_word = config.mode.clone().unwrap_or_else(|| "edit".into());
-    let mode = Mode::parse(&mode_word).ok_or_else(|| Failure::new(exit::USAGE, format!("no mode {mode_word}")))?;
+    let model = setup::choose_model(&login, config.model.as_deref())?;
+    let mode = setup::choose_mode(config.mode.as_deref())?;
     let store = setup::store(&home)?;
     let client = setup::client(&home, &login)?;
     let rules = setup::rules(&home, &config, Some(&root))?;
