@@ -85,9 +85,15 @@ pub struct ModelClient {
 
 impl ModelClient {
     pub fn new(config: ClientConfig) -> Result<Self, ModelError> {
-        let http = reqwest::Client::builder()
+        let mut builder = reqwest::Client::builder()
             .user_agent(concat!("lembas/", env!("CARGO_PKG_VERSION")))
-            .connect_timeout(Duration::from_secs(20))
+            .connect_timeout(Duration::from_secs(20));
+        // Loading the system's certificate roots costs tens of milliseconds at start; a server
+        // spoken to over plain HTTP (a local llama.cpp, vLLM, Ollama) never needs them.
+        if config.base_url.starts_with("http://") {
+            builder = builder.tls_certs_only(Vec::new());
+        }
+        let http = builder
             .build()
             .map_err(|e| ModelError::Setup(format!("cannot set up HTTP: {e}")))?;
         Ok(ModelClient { http, config, learned: Arc::default() })
