@@ -93,9 +93,7 @@ impl ModelClient {
         if config.base_url.starts_with("http://") {
             builder = builder.tls_certs_only(Vec::new());
         }
-        let http = builder
-            .build()
-            .map_err(|e| ModelError::Setup(format!("cannot set up HTTP: {e}")))?;
+        let http = builder.build().map_err(|e| ModelError::Setup(format!("cannot set up HTTP: {e}")))?;
         Ok(ModelClient { http, config, learned: Arc::default() })
     }
 
