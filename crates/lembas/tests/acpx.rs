@@ -2,6 +2,8 @@
 //! `.ci/run` installs it and names it in `LEMBAS_ACPX`; on a machine without it this test says so
 //! and does nothing (CI always has it).
 
+mod common;
+
 use std::path::PathBuf;
 use std::process::Stdio;
 
@@ -62,13 +64,7 @@ async fn a_real_acp_client_runs_a_turn_that_edits_after_a_permission_request() {
     // Manual mode: every edit is put to the client.
     std::fs::create_dir_all(home.join("config")).unwrap();
     std::fs::write(home.join("config/config.toml"), "mode = \"manual\"\n").unwrap();
-    let login = Command::new(env!("CARGO_BIN_EXE_lembas"))
-        .args(["login", &server.url()])
-        .env("LEMBAS_HOME", &home)
-        .output()
-        .await
-        .unwrap();
-    assert!(login.status.success());
+    common::log_in(&home, &server).await;
 
     let (ok, text) = exec(&acpx, &project, &home, "--approve-all", "change the note").await;
     assert!(ok, "{text}");

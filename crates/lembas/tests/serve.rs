@@ -1,6 +1,8 @@
 //! `lembas serve --stdio` as a process: bad input gets JSON-RPC errors and never ends the
 //! server; closing stdin ends it cleanly.
 
+mod common;
+
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -14,13 +16,7 @@ async fn bad_lines_and_unknown_methods_are_answered_and_stdin_closing_ends_it() 
     let server = FakeServer::start(vec![]).await;
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("home");
-    let login = Command::new(env!("CARGO_BIN_EXE_lembas"))
-        .args(["login", &server.url()])
-        .env("LEMBAS_HOME", &home)
-        .output()
-        .await
-        .unwrap();
-    assert!(login.status.success());
+    common::log_in(&home, &server).await;
 
     let mut child = Command::new(env!("CARGO_BIN_EXE_lembas"))
         .args(["serve", "--stdio"])

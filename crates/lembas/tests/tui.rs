@@ -2,6 +2,8 @@
 //! `.ci/run` makes sure tmux is there and sets `LEMBAS_TMUX`; elsewhere the test runs when tmux
 //! is installed and says so when it is not.
 
+mod common;
+
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -69,12 +71,7 @@ async fn a_person_asks_for_a_change_approves_it_and_sees_it_happen() {
     let home = dir.path().join("home");
     std::fs::create_dir_all(home.join("config")).unwrap();
     std::fs::write(home.join("config/config.toml"), "mode = \"manual\"\n").unwrap();
-    let login = Command::new(env!("CARGO_BIN_EXE_lembas"))
-        .args(["login", &server.url()])
-        .env("LEMBAS_HOME", &home)
-        .output()
-        .unwrap();
-    assert!(login.status.success());
+    common::log_in(&home, &server).await;
 
     let tmux = Tmux { name: format!("lembas-test-{}", std::process::id()) };
     let command = format!(
