@@ -187,7 +187,7 @@ impl App {
     fn flush_live(&mut self) {
         if let Some(block) = self.live.take() {
             if let Block::Thinking(text) = &block
-                && text.lines().filter(|l| !l.trim().is_empty()).count() > crate::view::THINKING_LINES
+                && crate::view::thinking_folds(text)
             {
                 self.expandable = Some(("reasoning".into(), text.clone()));
             }

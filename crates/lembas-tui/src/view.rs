@@ -51,7 +51,7 @@ pub fn block_lines(block: &Block, width: u16, theme: Theme) -> Vec<Line<'static>
                 .take(THINKING_LINES)
                 .map(|l| Line::from(Span::styled(format!("  {l}"), style)))
                 .collect();
-            if text.lines().filter(|l| !l.trim().is_empty()).count() > THINKING_LINES {
+            if thinking_folds(text) {
                 lines.push(Line::from(Span::styled("  … (Ctrl-O shows all)", style)));
             }
             lines
@@ -91,6 +91,11 @@ pub fn block_lines(block: &Block, width: u16, theme: Theme) -> Vec<Line<'static>
 
 /// Lines of reasoning shown before the rest folds.
 pub const THINKING_LINES: usize = 3;
+
+/// Whether reasoning has more lines than are shown (and so can be shown whole with Ctrl-O).
+pub fn thinking_folds(text: &str) -> bool {
+    text.lines().filter(|l| !l.trim().is_empty()).count() > THINKING_LINES
+}
 
 /// The status bar: model and effort, mode, how full the context is, background jobs.
 pub fn status_line(app: &App) -> String {
