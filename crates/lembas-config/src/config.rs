@@ -38,6 +38,8 @@ pub struct Config {
     /// Permission rules, in the shape of `permission/defaults.json`: a tool → allow, ask or
     /// deny, or a table of patterns (`[permissions.bash] "git push *" = "ask"`).
     pub permissions: Option<serde_json::Value>,
+    /// MCP servers every session connects (`[mcp_servers.<name>]`).
+    pub mcp_servers: std::collections::BTreeMap<String, crate::McpServer>,
 }
 
 impl Config {

@@ -9,11 +9,13 @@
 mod config;
 mod home;
 mod login;
+mod mcp;
 mod trust;
 
 pub use config::{Config, DEFAULT_COMPACT_AT, DEFAULT_CONTEXT_WINDOW};
 pub use home::Home;
 pub use login::{Login, LoginKind};
+pub use mcp::{DEFAULT_MCP_TIMEOUT_SECS, McpServer, McpServerPlan, McpTransport, expand_vars, project_mcp_servers};
 pub use trust::{Trust, project_rules};
 
 /// Why something lembas keeps could not be read or written.

@@ -87,7 +87,10 @@ impl Session {
             }
         };
         let offered = self.tools.iter().any(|t| t.name == call.name);
-        let def = lembas_spec::tool(&call.name).filter(|d| offered || self.tools.iter().any(|t| t.name == d.name));
+        let def = lembas_spec::tool(&call.name)
+            .filter(|d| offered || self.tools.iter().any(|t| t.name == d.name))
+            .cloned()
+            .or_else(|| self.mcp_tool_def(&call.name));
         let Some(def) = def else {
             let names: Vec<&str> = self.tools.iter().map(|t| t.name.as_str()).collect();
             return Prepared::Answer(ToolOutput::Error(format!(
@@ -256,6 +259,7 @@ impl Session {
                 let (name, args) = (name.clone(), args.clone());
                 let cancel = cancel.clone();
                 let jobs = self.jobs.clone();
+                let mcp = self.cfg.mcp.clone();
                 async move {
                     if cancel.is_cancelled() {
                         return ToolOutput::Error("Not run: the turn was interrupted.".into());
@@ -264,6 +268,13 @@ impl Session {
                         "bash" => return run_bash(&ws, &args, &cancel, Some(&jobs)).await,
                         "job_list" | "job_output" | "job_send" | "job_stop" => {
                             return job_tool(&jobs, &name, &args).await;
+                        }
+                        mcp_name if lembas_mcp::is_mcp_name(mcp_name) => {
+                            let Some(hub) = mcp else {
+                                return ToolOutput::Error(format!("No MCP server offers {mcp_name} in this session."));
+                            };
+                            let out = hub.call(mcp_name, args, &cancel).await;
+                            return if out.is_error { ToolOutput::Error(out.text) } else { ToolOutput::Text(out.text) };
                         }
                         _ => {}
                     }

@@ -61,6 +61,8 @@ pub struct PromptParts<'a> {
     /// Nobody is there to answer approvals.
     pub unattended: bool,
     pub instructions: &'a [Instruction],
+    /// The connected MCP servers' instructions, by server.
+    pub mcp: &'a std::collections::BTreeMap<String, String>,
 }
 
 /// The system prompt: no clock in it and no absolute path of the machine.
@@ -78,6 +80,13 @@ pub fn system_prompt(parts: &PromptParts) -> String {
         let files: Vec<String> = parts.instructions.iter().map(|i| format!("\n## {}\n{}", i.name, i.text)).collect();
         render(text("blocks/instructions.md"), &[("files", &files.join("\n"))])
     };
+    let mcp = if parts.mcp.is_empty() {
+        String::new()
+    } else {
+        let servers: Vec<String> =
+            parts.mcp.iter().map(|(name, text)| format!("<server name=\"{name}\">\n{text}\n</server>")).collect();
+        render(text("blocks/mcp.md"), &[("servers", &servers.join("\n"))])
+    };
     render(
         text("system.md"),
         &[
@@ -85,6 +94,7 @@ pub fn system_prompt(parts: &PromptParts) -> String {
             ("mode", &mode),
             ("context", text("blocks/context.md")),
             ("instructions", &instructions),
+            ("mcp", &mcp),
         ],
     )
 }
@@ -122,7 +132,13 @@ mod tests {
         std::fs::write(root.join("AGENTS.md"), "Use tabs.\n").unwrap();
         let (ws, _) = Workspace::new(&root, &root.join("web"));
         let found = instructions(&ws, None, &[], None);
-        let prompt = system_prompt(&PromptParts { ws: &ws, mode: Mode::Edit, unattended: true, instructions: &found });
+        let prompt = system_prompt(&PromptParts {
+            ws: &ws,
+            mode: Mode::Edit,
+            unattended: true,
+            instructions: &found,
+            mcp: &Default::default(),
+        });
         assert!(prompt.contains(
             "Project: shop (paths are relative to its root)\nStarted in: web (relative to the project root)"
         ));

@@ -81,6 +81,8 @@ pub struct SessionConfig {
     pub user_home: Option<PathBuf>,
     /// Today's date as the person reads it (`YYYY-MM-DD`); a function so tests can move it.
     pub today: Arc<dyn Fn() -> String + Send + Sync>,
+    /// The MCP servers the session is configured with, connecting or connected.
+    pub mcp: Option<Arc<lembas_mcp::McpHub>>,
 }
 
 impl SessionConfig {
@@ -116,6 +118,7 @@ impl SessionConfig {
             extra_instructions: Vec::new(),
             user_home: None,
             today: Arc::new(local_today),
+            mcp: None,
         }
     }
 }
@@ -208,6 +211,12 @@ pub(crate) struct State {
     /// The mode to return to when a plan made in plan mode is approved.
     #[serde(default)]
     pub mode_before_plan: Option<Mode>,
+    /// The MCP servers whose tools are in the session's list, in the order they joined.
+    #[serde(default)]
+    pub mcp_listed: Vec<String>,
+    /// Their instructions, by server.
+    #[serde(default)]
+    pub mcp_instructions: std::collections::BTreeMap<String, String>,
 }
 
 /// A running session.
@@ -232,6 +241,8 @@ pub struct Session {
     pub(crate) nearby_seen: HashSet<PathBuf>,
     /// How many jobs the front ends were last told run (an `Event::Jobs` goes out on a change).
     pub(crate) jobs_told: std::sync::atomic::AtomicUsize,
+    /// The MCP hub's generation last looked at (a change may mean a server connected).
+    pub(crate) mcp_seen: u64,
 }
 
 impl Drop for Session {
@@ -291,6 +302,8 @@ impl Session {
             always: Vec::new(),
             plan: None,
             mode_before_plan: None,
+            mcp_listed: Vec::new(),
+            mcp_instructions: Default::default(),
         };
         let tools = offered_tools(&cfg.model);
         let id = uuid::Uuid::now_v7().to_string();
@@ -310,9 +323,18 @@ impl Session {
             prompt_tokens: 0,
             nearby_seen: HashSet::new(),
             jobs_told: Default::default(),
+            mcp_seen: 0,
             cfg,
         };
         session.judge = session.make_judge();
+        // The servers connected by now are in the first list and the prompt (context.md §10
+        // rule 4); the front end waited up to `mcp_wait_ms` for them.
+        session.adopt_mcp_servers();
+        session.state.told = Told::knows(Facts {
+            mode: Some(session.cfg.mode.to_string()),
+            mcp: session.state.mcp_instructions.clone(),
+            ..Facts::default()
+        });
         session.system_prompt = session.make_system_prompt();
         let now = now_ms();
         session.cfg.store.create_session(&SessionRecord {
@@ -365,6 +387,7 @@ impl Session {
             prompt_tokens: 0,
             nearby_seen: HashSet::new(),
             jobs_told: Default::default(),
+            mcp_seen: 0,
         };
         session.judge = session.make_judge();
         if session.cfg.model.id != record.model {
@@ -479,14 +502,24 @@ impl Session {
     /// What can change during the session, as it stands now (what a note compares with what the
     /// model was told).
     pub(crate) fn facts_now(&self) -> Facts {
-        Facts { date: Some((self.cfg.today)()), mode: Some(self.state.mode.to_string()), ..Facts::default() }
+        Facts {
+            date: Some((self.cfg.today)()),
+            mode: Some(self.state.mode.to_string()),
+            mcp: self.state.mcp_instructions.clone(),
+            ..Facts::default()
+        }
     }
 
     /// Moves the session to another model: the prompt is made again (and the tools, which may
     /// differ for it) — one full re-read, as the spec accepts. The date the model was told holds.
     pub fn set_model(&mut self, model: ModelInfo) -> Result<(), EngineError> {
         self.cfg.model = model;
+        // The MCP servers' tools stay listed, after the model's own set.
+        let mcp: Vec<ToolSchema> = self.tools.iter().filter(|t| lembas_mcp::is_mcp_name(&t.name)).cloned().collect();
         self.tools = offered_tools(&self.cfg.model);
+        if self.cfg.model.tools != Some(false) {
+            self.tools.extend(mcp);
+        }
         self.system_prompt = self.make_system_prompt();
         let date = self.state.told.facts.date.clone();
         self.state.told = Told::knows(Facts { date, ..self.facts_now() });
@@ -528,6 +561,7 @@ impl Session {
             mode: self.state.mode,
             unattended: !self.cfg.approver.present(),
             instructions: &found,
+            mcp: &self.state.mcp_instructions,
         })
     }
 

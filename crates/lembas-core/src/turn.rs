@@ -210,6 +210,7 @@ impl Session {
         cancel: &CancellationToken,
         phases: &mut Phases,
     ) -> Result<Reply, EngineError> {
+        self.take_late_mcp_servers()?;
         let mut messages = self.request_messages();
         if let Some(extra) = extra {
             messages.push(Message::user(extra).to_openai(false));
