@@ -132,6 +132,9 @@ impl Session {
             self.title = title_from(words);
             self.cfg.store.rename(&self.id, &self.title).map_err(|e| (e.into(), 0))?;
         }
+        // A server that connected since the last turn joins now, so its instructions are in
+        // this message's note.
+        self.take_late_mcp_servers().map_err(|e| (e, 0))?;
         let now = self.facts_now();
         let content = match self.state.told.note(&now) {
             Some(note) => format!("{words}\n\n{note}"),
