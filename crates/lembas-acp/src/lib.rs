@@ -6,6 +6,10 @@
 //! as the answer), `session/cancel` and `session/set_mode` with lembas' four modes; approvals go
 //! to the client as `session/request_permission`. A prompt runs outside the dispatch loop, so a
 //! cancel arrives while it runs.
+//!
+//! MCP servers: each session connects the person's configured ones and those the client passes
+//! in `session/new` (stdio or streamable HTTP; a client's entry replaces a configured one of the
+//! same name).
 
 mod updates;
 
@@ -19,14 +23,16 @@ use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
     AgentCapabilities, CancelNotification, ContentBlock, Implementation, InitializeRequest, InitializeResponse,
-    LoadSessionRequest, LoadSessionResponse, NewSessionRequest, NewSessionResponse, PermissionOption,
-    PermissionOptionKind, PromptCapabilities, PromptRequest, PromptResponse, ReadTextFileRequest,
+    LoadSessionRequest, LoadSessionResponse, McpCapabilities, McpServer, NewSessionRequest, NewSessionResponse,
+    PermissionOption, PermissionOptionKind, PromptCapabilities, PromptRequest, PromptResponse, ReadTextFileRequest,
     RequestPermissionOutcome, RequestPermissionRequest, SessionMode, SessionModeState, SessionNotification,
     SetSessionModeRequest, SetSessionModeResponse, StopReason, ToolCallUpdate, ToolCallUpdateFields,
     WriteTextFileRequest,
 };
 use agent_client_protocol::{Agent, Client, ConnectTo};
-use lembas_core::{Approval, ApprovalRequest, Approver, DoneReason, Event, Session, SessionConfig};
+use lembas_core::{
+    Approval, ApprovalRequest, Approver, DoneReason, Event, McpHub, ServerEntry, Session, SessionConfig,
+};
 use lembas_permissions::Mode;
 use tokio_util::sync::CancellationToken;
 
@@ -35,16 +41,84 @@ pub use updates::{kind_of, replay, updates};
 /// How a session's project root is found from the directory the client names.
 pub type RootOf = fn(&Path) -> PathBuf;
 
-/// A session the server holds, and the token that cancels its running turn.
+/// The MCP servers the person configured for a project root.
+pub type McpOf = Arc<dyn Fn(&Path) -> Vec<ServerEntry> + Send + Sync>;
+
+/// What the server needs from the program around it besides the session template.
+#[derive(Clone)]
+pub struct Setup {
+    pub root_of: RootOf,
+    pub mcp_of: McpOf,
+}
+
+impl std::fmt::Debug for Setup {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Setup").finish_non_exhaustive()
+    }
+}
+
+impl Setup {
+    /// Roots as given, and no configured MCP servers.
+    pub fn plain(root_of: RootOf) -> Setup {
+        Setup { root_of, mcp_of: Arc::new(|_| Vec::new()) }
+    }
+}
+
+/// A session the server holds, the token that cancels its running turn, and its MCP servers.
 #[derive(Clone)]
 struct Slot {
     session: Arc<tokio::sync::Mutex<Session>>,
     cancel: Arc<Mutex<CancellationToken>>,
+    mcp: Option<Arc<McpHub>>,
+}
+
+/// A client's MCP server entry (`session/new`), read from its wire form.
+fn client_mcp_entry(server: &McpServer) -> ServerEntry {
+    let value = serde_json::to_value(server).unwrap_or_default();
+    let name = value.get("name").and_then(|n| n.as_str()).unwrap_or("client").to_owned();
+    let pairs = |key: &str| -> std::collections::BTreeMap<String, String> {
+        value
+            .get(key)
+            .and_then(|v| v.as_array())
+            .map(|items| {
+                items
+                    .iter()
+                    .filter_map(|i| Some((i.get("name")?.as_str()?.to_owned(), i.get("value")?.as_str()?.to_owned())))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let text = |key: &str| value.get(key).and_then(|v| v.as_str()).map(str::to_owned);
+    let transport = match (value.get("type").and_then(|t| t.as_str()), text("command"), text("url")) {
+        (None | Some("stdio"), Some(command), _) => Ok(lembas_config::McpTransport::Stdio {
+            command,
+            args: value
+                .get("args")
+                .and_then(|a| a.as_array())
+                .map(|a| a.iter().filter_map(|s| s.as_str().map(str::to_owned)).collect())
+                .unwrap_or_default(),
+            env: pairs("env"),
+            cwd: None,
+        }),
+        (Some("http"), _, Some(url)) => Ok(lembas_config::McpTransport::Http { url, headers: pairs("headers") }),
+        (kind, _, _) => Err(format!(
+            "MCP server {name}: the {} transport is not one lembas speaks (stdio or http)",
+            kind.unwrap_or("given")
+        )),
+    };
+    ServerEntry {
+        plan: transport.map(|transport| lembas_config::McpServerPlan {
+            name: name.clone(),
+            transport,
+            timeout_secs: lembas_config::DEFAULT_MCP_TIMEOUT_SECS,
+        }),
+        name,
+    }
 }
 
 struct Server {
     template: SessionConfig,
-    root_of: RootOf,
+    setup: Setup,
     sessions: Mutex<HashMap<String, Slot>>,
     /// What the client said it does with files: (reads them, writes them).
     client_fs: Mutex<(bool, bool)>,
@@ -186,9 +260,24 @@ impl Server {
         });
     }
 
-    fn open(&self, cx: &ConnectionTo<Client>, cwd: &Path, resume: Option<&str>) -> Result<(String, Mode), String> {
+    fn open(
+        &self,
+        cx: &ConnectionTo<Client>,
+        cwd: &Path,
+        resume: Option<&str>,
+        client_servers: &[McpServer],
+    ) -> Result<(String, Mode), String> {
         let approver = Arc::new(ClientApprover { cx: cx.clone(), session_id: Mutex::new(String::new()) });
         let mut cfg = self.template.clone();
+        let root = (self.setup.root_of)(cwd);
+        let mut entries = (self.setup.mcp_of)(&root);
+        for server in client_servers.iter().map(client_mcp_entry) {
+            entries.retain(|e| e.name != server.name);
+            entries.push(server);
+        }
+        // They connect while the session opens; its first request waits for them a little.
+        cfg.mcp = lembas_core::connect_mcp(entries, &root);
+        let mcp = cfg.mcp.clone();
         cfg.approver = approver.clone();
         let (reads, writes) = *self.client_fs.lock().expect("client fs");
         let files_session = Arc::new(Mutex::new(String::new()));
@@ -199,7 +288,7 @@ impl Server {
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
         let session = match resume {
             Some(id) => Session::resume(cfg, id, tx).map_err(|e| e.to_string())?,
-            None => Session::start(cfg, &(self.root_of)(cwd), cwd, tx).map_err(|e| e.to_string())?,
+            None => Session::start(cfg, &root, cwd, tx).map_err(|e| e.to_string())?,
         };
         let id = session.id().to_owned();
         let mode = session.mode();
@@ -209,6 +298,7 @@ impl Server {
         let slot = Slot {
             session: Arc::new(tokio::sync::Mutex::new(session)),
             cancel: Arc::new(Mutex::new(CancellationToken::new())),
+            mcp,
         };
         self.sessions.lock().expect("sessions").insert(id.clone(), slot);
         Ok((id, mode))
@@ -221,11 +311,11 @@ impl Server {
 pub async fn serve(
     transport: impl ConnectTo<Agent> + 'static,
     template: SessionConfig,
-    root_of: RootOf,
+    setup: Setup,
 ) -> Result<(), agent_client_protocol::Error> {
     let server = Arc::new(Server {
         template,
-        root_of,
+        setup,
         sessions: Mutex::new(HashMap::new()),
         client_fs: Mutex::new((false, false)),
     });
@@ -240,7 +330,8 @@ pub async fn serve(
                 *s1.client_fs.lock().expect("client fs") = (fs.read_text_file, fs.write_text_file);
                 let capabilities = AgentCapabilities::new()
                     .load_session(true)
-                    .prompt_capabilities(PromptCapabilities::new().image(true).embedded_context(true));
+                    .prompt_capabilities(PromptCapabilities::new().image(true).embedded_context(true))
+                    .mcp_capabilities(McpCapabilities::new().http(true));
                 let version = if request.protocol_version > ProtocolVersion::V1 {
                     ProtocolVersion::V1
                 } else {
@@ -260,7 +351,12 @@ pub async fn serve(
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            async move |request: NewSessionRequest, responder, cx| match s2.open(&cx, &request.cwd, None) {
+            async move |request: NewSessionRequest, responder, cx| match s2.open(
+                &cx,
+                &request.cwd,
+                None,
+                &request.mcp_servers,
+            ) {
                 Ok((id, mode)) => responder.respond(NewSessionResponse::new(id).modes(modes(mode))),
                 Err(e) => responder.respond_with_error(invalid(&e)),
             },
@@ -271,6 +367,7 @@ pub async fn serve(
                 &cx,
                 &request.cwd,
                 Some(&request.session_id.0),
+                &request.mcp_servers,
             ) {
                 Ok((id, mode)) => {
                     // The stored conversation is replayed before the answer.
@@ -288,7 +385,7 @@ pub async fn serve(
         )
         .on_receive_request(
             async move |request: PromptRequest, responder, cx| {
-                let Some(Slot { session, cancel }) = s4.slot(&request.session_id.0) else {
+                let Some(Slot { session, cancel, .. }) = s4.slot(&request.session_id.0) else {
                     return responder.respond_with_error(invalid("no such session"));
                 };
                 let words = prompt_text(&request.prompt);
@@ -337,13 +434,17 @@ pub async fn serve(
         )
         .connect_to(transport)
         .await;
-    for slot in server.sessions.lock().expect("sessions").values() {
+    let slots: Vec<Slot> = server.sessions.lock().expect("sessions").values().cloned().collect();
+    for slot in &slots {
         slot.cancel.lock().expect("cancel").cancel();
+    }
+    for hub in slots.iter().filter_map(|s| s.mcp.as_ref()) {
+        hub.shutdown().await;
     }
     result
 }
 
 /// [`serve`] on standard input and output: `lembas serve --stdio`.
-pub async fn serve_stdio(template: SessionConfig, root_of: RootOf) -> Result<(), agent_client_protocol::Error> {
-    serve(agent_client_protocol::Stdio::new(), template, root_of).await
+pub async fn serve_stdio(template: SessionConfig, setup: Setup) -> Result<(), agent_client_protocol::Error> {
+    serve(agent_client_protocol::Stdio::new(), template, setup).await
 }

@@ -71,7 +71,7 @@ where
     let server = tokio::spawn(lembas_acp::serve(
         ByteStreams::new(agent_write.compat_write(), agent_read.compat()),
         cfg,
-        same_dir,
+        lembas_acp::Setup::plain(same_dir),
     ));
     let seen: Arc<Mutex<Vec<SessionUpdate>>> = Arc::default();
     let asked: Arc<Mutex<usize>> = Arc::default();
@@ -254,4 +254,59 @@ async fn an_editor_that_offers_its_files_is_read_and_written_through() {
         "old line\n",
         "the disk is the editor's business"
     );
+}
+
+#[tokio::test]
+async fn mcp_servers_the_client_passes_are_connected_and_their_tools_offered() {
+    let Some(python) = std::env::var("LEMBAS_MCP_PYTHON").ok().filter(|p| !p.is_empty()) else {
+        eprintln!("LEMBAS_MCP_PYTHON is not set: no MCP peer here (.ci/run sets it)");
+        return;
+    };
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../lembas-mcp/tests/peer_server.py");
+    let server = FakeServer::start(vec![
+        Scripted::tool_call("mcp__peer__add", json!({"a": 20, "b": 22})),
+        Scripted::text("It is 42."),
+    ])
+    .await;
+    let (_dir, root) = project();
+    let root2 = root.clone();
+    let peer: agent_client_protocol::v1::schema::McpServer = serde_json::from_value(json!({
+        "name": "peer",
+        "command": python,
+        "args": [script],
+        "env": [{"name": "PEER_INSTRUCTIONS", "value": "Sums go through add."}]
+    }))
+    .unwrap();
+    let sse: agent_client_protocol::v1::schema::McpServer =
+        serde_json::from_value(json!({"type": "sse", "name": "old", "url": "http://127.0.0.1:9/sse", "headers": []}))
+            .unwrap();
+    with_client(template(&server, Mode::Edit), true, async move |cx, seen, _asked| {
+        let init = cx.send_request(InitializeRequest::new(ProtocolVersion::V1)).block_task().await?;
+        assert!(init.agent_capabilities.mcp_capabilities.http, "streamable HTTP servers are taken");
+        let session =
+            cx.send_request(NewSessionRequest::new(root2.clone()).mcp_servers(vec![peer, sse])).block_task().await?;
+        let done =
+            cx.send_request(PromptRequest::new(session.session_id.clone(), text("2 + 40?"))).block_task().await?;
+        assert_eq!(done.stop_reason, StopReason::EndTurn);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let seen = seen.lock().unwrap();
+        let chunks: Vec<String> = seen
+            .iter()
+            .filter_map(|u| match u {
+                SessionUpdate::AgentMessageChunk(c) => serde_json::to_value(&c.content).ok(),
+                _ => None,
+            })
+            .filter_map(|v| v["text"].as_str().map(str::to_owned))
+            .collect();
+        assert_eq!(chunks.concat(), "It is 42.");
+        Ok(())
+    })
+    .await;
+    let requests = server.chat_requests();
+    let tools: Vec<&str> =
+        requests[0]["tools"].as_array().unwrap().iter().filter_map(|t| t["function"]["name"].as_str()).collect();
+    assert!(tools.contains(&"mcp__peer__add"), "{tools:?}");
+    assert!(requests[0]["messages"][0]["content"].as_str().unwrap().contains("Sums go through add."));
+    let result = requests[1]["messages"].as_array().unwrap().iter().find(|m| m["role"] == "tool").unwrap();
+    assert!(result["content"].as_str().unwrap().contains("42"), "{result}");
 }

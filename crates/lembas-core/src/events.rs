@@ -119,6 +119,10 @@ pub enum Event {
     Model {
         model: String,
     },
+    /// The session's MCP servers and where each stands (asked for with `report_mcp`).
+    McpServers {
+        servers: Vec<lembas_mcp::ServerStatus>,
+    },
     /// Something worth saying once that is not an error (the project root's real spelling).
     Notice {
         message: String,

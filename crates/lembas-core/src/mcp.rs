@@ -51,13 +51,33 @@ impl Session {
             });
             added = true;
         }
+        for status in hub.statuses() {
+            if let lembas_mcp::ServerState::Failed { reason } = status.state
+                && self.mcp_failures_told.insert(status.name.clone())
+            {
+                self.emit(Event::Notice { message: format!("MCP server {} is not connected: {reason}", status.name) });
+            }
+        }
         added
     }
 
     /// Before a request: a server that connected since joins the list now, and the stored
-    /// prefix says so (its instructions wait for the next note).
-    pub(crate) fn take_late_mcp_servers(&mut self) -> Result<(), crate::EngineError> {
+    /// prefix says so (its instructions wait for the next note). Before the session's first
+    /// request, the servers get up to `mcp_wait_ms` from when they started connecting, and
+    /// those in time go into the prompt itself — nothing has been read yet, so that costs
+    /// nothing.
+    pub(crate) async fn take_late_mcp_servers(&mut self) -> Result<(), crate::EngineError> {
+        let Some(hub) = self.cfg.mcp.clone() else { return Ok(()) };
+        let first = self.history.is_empty();
+        if first {
+            let wait = std::time::Duration::from_millis(lembas_spec::loop_spec().context.mcp_wait_ms);
+            hub.settle_since_start(wait).await;
+        }
         if self.adopt_mcp_servers() {
+            if first {
+                self.system_prompt = self.make_system_prompt();
+                self.state.told.facts.mcp = self.state.mcp_instructions.clone();
+            }
             let tools = serde_json::to_string(&self.tools).expect("tools serialize");
             self.cfg.store.update_prefix(
                 &self.id,
@@ -92,23 +112,20 @@ impl Session {
         })
     }
 
-    /// The session's MCP servers and where each stands (for `/mcp` and the like).
-    pub fn mcp_servers(&self) -> Vec<lembas_mcp::ServerStatus> {
-        self.cfg.mcp.as_ref().map(|hub| hub.statuses()).unwrap_or_default()
+    /// Says where the session's MCP servers stand, as an [`Event::McpServers`].
+    pub fn report_mcp(&self) {
+        let servers = self.cfg.mcp.as_ref().map(|hub| hub.statuses()).unwrap_or_default();
+        self.emit(Event::McpServers { servers });
     }
 }
 
-/// Connects a session's MCP servers and waits for them — up to `mcp_wait_ms` (`loop.json`), so
-/// the ones that answer in time are in the first tool list; the rest join when they connect.
-/// `None` when no server is configured.
-pub async fn connect_mcp(
+/// Starts connecting a session's MCP servers in the background (`None` when none is
+/// configured). The session's first request waits for them up to `mcp_wait_ms` (`loop.json`)
+/// from now, so the ones that answer in time are in the first tool list; the rest join when
+/// they connect.
+pub fn connect_mcp(
     entries: Vec<lembas_mcp::ServerEntry>,
     root: &std::path::Path,
 ) -> Option<std::sync::Arc<lembas_mcp::McpHub>> {
-    if entries.is_empty() {
-        return None;
-    }
-    let hub = lembas_mcp::McpHub::start(entries, root);
-    hub.settle(std::time::Duration::from_millis(lembas_spec::loop_spec().context.mcp_wait_ms)).await;
-    Some(hub)
+    (!entries.is_empty()).then(|| lembas_mcp::McpHub::start(entries, root))
 }

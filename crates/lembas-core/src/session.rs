@@ -243,6 +243,8 @@ pub struct Session {
     pub(crate) jobs_told: std::sync::atomic::AtomicUsize,
     /// The MCP hub's generation last looked at (a change may mean a server connected).
     pub(crate) mcp_seen: u64,
+    /// The MCP servers whose failure the front ends were told of.
+    pub(crate) mcp_failures_told: HashSet<String>,
 }
 
 impl Drop for Session {
@@ -324,6 +326,7 @@ impl Session {
             nearby_seen: HashSet::new(),
             jobs_told: Default::default(),
             mcp_seen: 0,
+            mcp_failures_told: HashSet::new(),
             cfg,
         };
         session.judge = session.make_judge();
@@ -388,6 +391,7 @@ impl Session {
             nearby_seen: HashSet::new(),
             jobs_told: Default::default(),
             mcp_seen: 0,
+            mcp_failures_told: HashSet::new(),
         };
         session.judge = session.make_judge();
         if session.cfg.model.id != record.model {

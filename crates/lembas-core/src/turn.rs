@@ -134,7 +134,7 @@ impl Session {
         }
         // A server that connected since the last turn joins now, so its instructions are in
         // this message's note.
-        self.take_late_mcp_servers().map_err(|e| (e, 0))?;
+        self.take_late_mcp_servers().await.map_err(|e| (e, 0))?;
         let now = self.facts_now();
         let content = match self.state.told.note(&now) {
             Some(note) => format!("{words}\n\n{note}"),
@@ -213,7 +213,7 @@ impl Session {
         cancel: &CancellationToken,
         phases: &mut Phases,
     ) -> Result<Reply, EngineError> {
-        self.take_late_mcp_servers()?;
+        self.take_late_mcp_servers().await?;
         let mut messages = self.request_messages();
         if let Some(extra) = extra {
             messages.push(Message::user(extra).to_openai(false));

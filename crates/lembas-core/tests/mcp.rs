@@ -53,7 +53,7 @@ async fn a_servers_tools_are_in_the_first_list_and_its_instructions_in_the_promp
     ])
     .await;
     let mut cfg = h.config(Mode::Edit, 50);
-    cfg.mcp = connect_mcp(vec![entry], &h.root).await;
+    cfg.mcp = connect_mcp(vec![entry], &h.root);
     let mut session = h.start_with(cfg);
     session.prompt("What is 2 + 40?", &CancellationToken::new()).await;
 
@@ -81,7 +81,7 @@ async fn a_tool_that_only_reads_runs_and_one_that_acts_is_asked_in_manual_mode()
     let approver = Arc::new(Answering(Approval::Deny { feedback: Some("not now".into()) }, Default::default()));
     let mut cfg = h.config(Mode::Manual, 50);
     cfg.approver = approver.clone();
-    cfg.mcp = connect_mcp(vec![entry], &h.root).await;
+    cfg.mcp = connect_mcp(vec![entry], &h.root);
     let mut session = h.start_with(cfg);
     session.prompt("Add, then note.", &CancellationToken::new()).await;
 
@@ -98,7 +98,7 @@ async fn in_plan_mode_an_acting_tool_is_refused() {
     let h =
         Harness::new(vec![Scripted::tool_call("mcp__peer__note", json!({"text": "x"})), Scripted::text("Ok.")]).await;
     let mut cfg = h.config(Mode::Plan, 50);
-    cfg.mcp = connect_mcp(vec![entry], &h.root).await;
+    cfg.mcp = connect_mcp(vec![entry], &h.root);
     let mut session = h.start_with(cfg);
     session.prompt("Note it.", &CancellationToken::new()).await;
     let results = tool_results(&h.server.chat_requests()[1]);
@@ -108,7 +108,7 @@ async fn in_plan_mode_an_acting_tool_is_refused() {
 
 #[tokio::test]
 async fn a_server_that_connects_late_joins_the_list_once_and_its_instructions_come_as_a_note() {
-    let Some(entry) = peer(&[("PEER_DELAY_MS", "1500"), ("PEER_INSTRUCTIONS", "Name the ticket.")]) else {
+    let Some(entry) = peer(&[("PEER_DELAY_MS", "4000"), ("PEER_INSTRUCTIONS", "Name the ticket.")]) else {
         return;
     };
     let h =

@@ -12,7 +12,7 @@ use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, Peer, ServiceExt};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::io::AsyncBufReadExt;
 use tokio::sync::watch;
@@ -51,7 +51,7 @@ pub struct ReadyServer {
 }
 
 /// Where a server stands.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "state", rename_all = "snake_case")]
 pub enum ServerState {
     Connecting,
@@ -59,7 +59,7 @@ pub enum ServerState {
     Failed { reason: String },
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ServerStatus {
     pub name: String,
     #[serde(flatten)]
@@ -114,6 +114,7 @@ pub struct McpHub {
     slots: Mutex<Vec<Slot>>,
     /// Bumped whenever a server connects or fails.
     changed: watch::Sender<u64>,
+    started: tokio::time::Instant,
 }
 
 impl std::fmt::Debug for McpHub {
@@ -232,6 +233,7 @@ impl McpHub {
                     .collect(),
             ),
             changed: watch::channel(0).0,
+            started: tokio::time::Instant::now(),
         });
         for (index, entry) in entries.into_iter().enumerate() {
             let Ok(plan) = entry.plan else { continue };
@@ -268,8 +270,16 @@ impl McpHub {
 
     /// Waits until every server has connected or failed, or `wait` has passed.
     pub async fn settle(&self, wait: Duration) {
+        self.settle_until(tokio::time::Instant::now() + wait).await;
+    }
+
+    /// Like [`settle`](Self::settle), but `wait` counts from when the hub started connecting.
+    pub async fn settle_since_start(&self, wait: Duration) {
+        self.settle_until(self.started + wait).await;
+    }
+
+    async fn settle_until(&self, deadline: tokio::time::Instant) {
         let mut changes = self.changed.subscribe();
-        let deadline = tokio::time::Instant::now() + wait;
         while self.connecting() {
             if tokio::time::timeout_at(deadline, changes.changed()).await.is_err() {
                 return;

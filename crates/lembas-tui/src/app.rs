@@ -42,6 +42,8 @@ pub enum Action {
     SetModel(ModelInfo),
     SetEffort(Option<String>),
     Rename(String),
+    /// Show where the session's MCP servers stand.
+    Mcp,
     /// Start a new session, or resume one by id.
     Open(Option<String>),
     /// Show the stored sessions (or those that mention these words).
@@ -116,16 +118,35 @@ const MODES: [Mode; 4] = [Mode::Manual, Mode::Edit, Mode::Auto, Mode::Plan];
 
 const HELP: &str = "Enter sends; Esc stops the turn; Ctrl-C twice quits; Shift-Tab changes the mode; Ctrl-O shows the last folded block whole; Up and Down walk the history.\n\
 /help · /mode manual|edit|auto|plan · /model NAME · /effort LEVEL · /context · /usage · /compact · /rename TITLE · /init\n\
-/sessions · /search WORDS · /resume N · /new · /clear · /exit";
+/sessions · /search WORDS · /resume N · /new · /mcp · /clear · /exit";
 
 /// The slash commands, for completion.
-const COMMANDS: [&str; 17] = [
+const COMMANDS: [&str; 18] = [
     "help", "mode", "model", "effort", "context", "usage", "compact", "rename", "init", "sessions", "search", "resume",
-    "new", "settings", "clear", "exit", "quit",
+    "new", "mcp", "settings", "clear", "exit", "quit",
 ];
 
 /// The marks that tell the categories apart in `/context`'s bar (colour is not always there).
 const SHARE_MARKS: [char; 6] = ['█', '▓', '▒', '■', '▪', '◆'];
+
+/// `/mcp`: each server and where it stands.
+fn mcp_report(servers: &[lembas_core::ServerStatus]) -> String {
+    if servers.is_empty() {
+        return "No MCP servers are configured: add them under [mcp_servers.NAME] in config.toml, or in the project's .mcp.json (read once you trust the project).".into();
+    }
+    let mut lines = vec!["MCP servers:".to_owned()];
+    for server in servers {
+        let state = match &server.state {
+            lembas_core::ServerState::Connecting => "connecting…".to_owned(),
+            lembas_core::ServerState::Ready { tools } => {
+                format!("connected, {tools} tool{}", if *tools == 1 { "" } else { "s" })
+            }
+            lembas_core::ServerState::Failed { reason } => format!("not connected: {reason}"),
+        };
+        lines.push(format!("  {} — {state}", server.name));
+    }
+    lines.join("\n")
+}
 
 const INIT: &str = include_str!("../../../spec/prompts/tasks/init.md");
 
@@ -290,6 +311,7 @@ impl App {
                 self.finished.push(Block::Notice("The conversation was summarised to make room.".into()))
             }
             Event::Notice { message } => self.finished.push(Block::Notice(message.clone())),
+            Event::McpServers { servers } => self.finished.push(Block::Notice(mcp_report(servers))),
             Event::Error { message } => self.finished.push(Block::Error(message.clone())),
             Event::Done { reason, steps, .. } => {
                 self.flush_live();
@@ -379,6 +401,7 @@ impl App {
                     None
                 }
                 "compact" => Some(Action::Compact),
+                "mcp" => Some(Action::Mcp),
                 "context" => {
                     self.finished.push(Block::Notice(self.context_report()));
                     None

@@ -105,6 +105,7 @@ enum Command {
     SetModel(lembas_models::ModelInfo),
     SetEffort(Option<String>),
     Rename(String),
+    Mcp,
     /// A background job ended while nothing ran: its note wakes the session.
     JobEnded,
 }
@@ -218,6 +219,7 @@ pub async fn run(
                     Ok(()) => session.announce(false),
                     Err(e) => say(e.to_string()),
                 },
+                Command::Mcp => session.report_mcp(),
                 Command::Compact => {
                     let token = CancellationToken::new();
                     *turn_cancel.lock().expect("cancel") = token.clone();
@@ -337,6 +339,9 @@ pub async fn run(
                 }
                 Some(Action::Rename(title)) => {
                     let _ = commands.send(Command::Rename(title));
+                }
+                Some(Action::Mcp) => {
+                    let _ = commands.send(Command::Mcp);
                 }
             }
         }

@@ -63,7 +63,14 @@ pub enum Command {
         #[arg(long, required = true)]
         stdio: bool,
     },
-    /// Trust a project, so its own permission rules (.lembas/permissions.json) count.
+    /// The MCP servers a session here connects ([mcp_servers.NAME] in config.toml, and a
+    /// trusted project's .mcp.json).
+    Mcp {
+        #[command(subcommand)]
+        action: McpAction,
+    },
+    /// Trust a project, so its own permission rules (.lembas/permissions.json) and MCP servers
+    /// (.mcp.json) count.
     Trust {
         /// The project (default: the current directory's).
         path: Option<std::path::PathBuf>,
@@ -73,6 +80,15 @@ pub enum Command {
     },
     /// Print a shell completion script.
     Completions { shell: clap_complete::Shell },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum McpAction {
+    /// Connect each server, then say where it stands and list its tools (exit 1 if one failed).
+    List {
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, clap::Args)]

@@ -3,6 +3,7 @@
 
 mod cli;
 mod login;
+mod mcp;
 mod run;
 mod serve;
 mod sessions;
@@ -53,6 +54,7 @@ fn main() -> ExitCode {
             Some(Command::Models { refresh, json }) => login::models(refresh, json).await,
             Some(Command::Trust { path, revoke }) => trust(path, revoke),
             Some(Command::Serve { stdio: _ }) => serve::serve().await,
+            Some(Command::Mcp { action: cli::McpAction::List { json } }) => mcp::list(json).await,
             Some(Command::Completions { shell }) => {
                 clap_complete::generate(shell, &mut Cli::command(), "lembas", &mut std::io::stdout());
                 Ok(exit::OK)

@@ -73,6 +73,8 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
     let store = setup::store(&home)?;
     let cwd = std::env::current_dir().map_err(|e| Failure::new(exit::FAILED, format!("no current directory: {e}")))?;
     let root = setup::project_root(&cwd);
+    // MCP servers start connecting now, beside the rest of the set-up.
+    let mcp = lembas_core::connect_mcp(setup::mcp_entries(&home, &config, &root), &root);
     let resume_id = if args.continue_last {
         let canonical = std::fs::canonicalize(&root).unwrap_or(root.clone());
         let latest = store.list(Some(&canonical.display().to_string()))?.into_iter().next();
@@ -104,8 +106,9 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
     let approver: Arc<dyn Approver> = if interactive { Arc::new(TerminalApprover) } else { Arc::new(Nobody) };
     let client = setup::client(&home, &login)?;
     let rules = setup::rules(&home, &config, Some(&root))?;
-    let cfg =
+    let mut cfg =
         setup::session_config(&home, &config, store.clone(), client.clone(), model, effort, mode, approver, rules);
+    cfg.mcp = mcp.clone();
 
     let (tx, mut rx) = unbounded_channel();
     let resumed = resume_id.is_some();
@@ -141,7 +144,7 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
                     eprintln!("› {tool} {title}");
                 }
                 Event::ToolDenied { tool, reason, .. } => eprintln!("  {tool} not run: {reason}"),
-                Event::Error { message } => eprintln!("lembas: {message}"),
+                Event::Error { message } | Event::Notice { message } => eprintln!("lembas: {message}"),
                 Event::Done { .. } if !ended_with_newline => {
                     let _ = writeln!(out);
                 }
@@ -169,6 +172,9 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
         reason = last;
     }
     drop(session);
+    if let Some(hub) = mcp {
+        hub.shutdown().await;
+    }
     let _ = renderer.await;
     setup::save_learned(&home, &client);
     Ok(match reason {

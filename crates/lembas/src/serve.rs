@@ -18,6 +18,7 @@ pub async fn serve() -> Result<u8, Failure> {
     // Each session's project is the client's; its own rules are not read here (the editor is
     // where trust will be asked).
     let rules = setup::rules(&home, &config, None)?;
+    let (home_for_mcp, config_for_mcp) = (home.clone(), config.clone());
     // The approver is replaced by the editor's for every session.
     let template = setup::session_config(
         &home,
@@ -30,7 +31,9 @@ pub async fn serve() -> Result<u8, Failure> {
         Arc::new(Nobody),
         rules,
     );
-    let result = lembas_acp::serve_stdio(template, setup::project_root).await;
+    // Each session connects the MCP servers configured for its project (and the client's own).
+    let mcp_of: lembas_acp::McpOf = Arc::new(move |root| setup::mcp_entries(&home_for_mcp, &config_for_mcp, root));
+    let result = lembas_acp::serve_stdio(template, lembas_acp::Setup { root_of: setup::project_root, mcp_of }).await;
     setup::save_learned(&home, &client);
     result.map(|()| exit::OK).map_err(|e| Failure::new(exit::FAILED, e.to_string()))
 }

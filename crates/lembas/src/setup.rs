@@ -100,8 +100,7 @@ pub fn rules(home: &Home, config: &Config, project: Option<&Path>) -> Result<Rul
     // A project's own rules count once the person trusted it (`lembas trust`; the terminal UI
     // asks). Running headless asks nothing.
     let root = std::fs::canonicalize(root).unwrap_or(root.to_path_buf());
-    let trust = lembas_config::Trust::load(home).map_err(|e| Failure::new(exit::USAGE, e.to_string()))?;
-    if trust.answer(&root) == Some(true)
+    if trusted(home, &root)?
         && let Some(project) =
             lembas_config::project_rules(&root).map_err(|e| Failure::new(exit::USAGE, e.to_string()))?
     {
@@ -110,6 +109,41 @@ pub fn rules(home: &Home, config: &Config, project: Option<&Path>) -> Result<Rul
             .map_err(|e| Failure::new(exit::USAGE, format!("{}/.lembas/permissions.json: {e}", root.display())))?;
     }
     Ok(rules)
+}
+
+/// Whether the person trusted the project at `root` (its real path).
+fn trusted(home: &Home, root: &Path) -> Result<bool, Failure> {
+    let trust = lembas_config::Trust::load(home).map_err(|e| Failure::new(exit::USAGE, e.to_string()))?;
+    Ok(trust.answer(root) == Some(true))
+}
+
+/// The MCP servers a session in `root` connects: the configuration's `[mcp_servers.*]`, then a
+/// trusted project's `.mcp.json` (an entry of the same name there replaces the configuration's;
+/// an untrusted project's file is not read — it would start programs). An entry that cannot be
+/// used is kept as a failed server, so the person sees why.
+pub fn mcp_entries(home: &Home, config: &Config, root: &Path) -> Vec<lembas_core::ServerEntry> {
+    let mut servers: Vec<(String, lembas_config::McpServer)> =
+        config.mcp_servers.iter().map(|(name, server)| (name.clone(), server.clone())).collect();
+    let mut broken = Vec::new();
+    let root = std::fs::canonicalize(root).unwrap_or(root.to_path_buf());
+    if trusted(home, &root).unwrap_or(false) {
+        match lembas_config::project_mcp_servers(&root) {
+            Ok(project) => {
+                for (name, server) in project {
+                    servers.retain(|(n, _)| *n != name);
+                    servers.push((name, server));
+                }
+            }
+            Err(e) => broken.push(lembas_core::ServerEntry { name: ".mcp.json".into(), plan: Err(e.to_string()) }),
+        }
+    }
+    let env = |name: &str| std::env::var(name).ok();
+    servers
+        .into_iter()
+        .filter(|(_, server)| server.enabled())
+        .map(|(name, server)| lembas_core::ServerEntry { plan: server.plan(&name, &env), name })
+        .chain(broken)
+        .collect()
 }
 
 /// A session's configuration from the person's settings and the chosen model, mode and approver.

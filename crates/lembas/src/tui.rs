@@ -52,7 +52,8 @@ pub async fn tui() -> Result<u8, Failure> {
     app.compact_at = config.compact_at();
     app.notify = config.notify.unwrap_or(true);
     app.files = lembas_tools::project_files(&canonical, 50_000);
-    let cfg = setup::session_config(
+    let mcp = lembas_core::connect_mcp(setup::mcp_entries(&home, &config, &root), &root);
+    let mut cfg = setup::session_config(
         &home,
         &config,
         store.clone(),
@@ -63,6 +64,7 @@ pub async fn tui() -> Result<u8, Failure> {
         Arc::new(approver),
         rules,
     );
+    cfg.mcp = mcp.clone();
     let (tx, rx) = unbounded_channel();
     let session_tx = tx.clone();
     let open: lembas_tui::Open = Box::new(move |id| {
@@ -75,6 +77,9 @@ pub async fn tui() -> Result<u8, Failure> {
     lembas_tui::run(open, store, tx, rx, asks, app)
         .await
         .map_err(|e| Failure::new(exit::FAILED, format!("the terminal failed: {e}")))?;
+    if let Some(hub) = mcp {
+        hub.shutdown().await;
+    }
     setup::save_learned(&home, &client);
     Ok(exit::OK)
 }
