@@ -1,60 +1,14 @@
 //! The built `lembas` binary against the test kit's fake server, over real HTTP, in temporary
 //! projects with their own LEMBAS_HOME.
 
-use std::path::PathBuf;
-use std::process::{Output, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 
 use lembas_testkit::{FakeServer, Scripted};
+
+mod common;
+use common::{Env, stderr, stdout};
 use serde_json::{Value, json};
-use tokio::process::Command;
-
-struct Env {
-    _dir: tempfile::TempDir,
-    home: PathBuf,
-    project: PathBuf,
-}
-
-impl Env {
-    fn new() -> Env {
-        let dir = tempfile::tempdir().unwrap();
-        let home = dir.path().join("home");
-        let project = dir.path().join("proj");
-        std::fs::create_dir_all(project.join(".git")).unwrap();
-        std::fs::write(project.join("notes.txt"), "remember the milk\n").unwrap();
-        Env { _dir: dir, home, project }
-    }
-
-    fn cmd(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_lembas"));
-        cmd.args(args)
-            .current_dir(&self.project)
-            .env("LEMBAS_HOME", &self.home)
-            .env_remove("LEMBAS_API_KEY")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
-        cmd
-    }
-
-    async fn run(&self, args: &[&str]) -> Output {
-        self.cmd(args).output().await.unwrap()
-    }
-
-    async fn login(&self, server: &FakeServer) {
-        let out = self.run(&["login", &server.url()]).await;
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    }
-}
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
 
 #[tokio::test]
 async fn without_a_login_it_says_how_to_log_in() {
