@@ -306,3 +306,27 @@ fn long_output_folds_and_ctrl_o_shows_it_whole() {
     app.key(KeyEvent::new(KeyCode::Char('o'), KeyModifiers::CONTROL));
     assert!(matches!(app.finished.last(), Some(Block::Notice(n)) if n.ends_with("four\nfive")));
 }
+
+#[test]
+fn slash_mcp_asks_the_engine_and_shows_each_server() {
+    use lembas_core::{ServerState, ServerStatus};
+    let mut app = App::new("a", Mode::Edit, None, 10_000);
+    typed(&mut app, "/mcp");
+    assert_eq!(app.key(key(KeyCode::Enter)), Some(Action::Mcp));
+    app.apply(&Event::McpServers { servers: Vec::new() });
+    let Some(Block::Notice(none)) = app.finished.last() else { panic!() };
+    assert!(none.starts_with("No MCP servers are configured"), "{none}");
+    let status = |name: &str, state| ServerStatus { name: name.into(), state };
+    app.apply(&Event::McpServers {
+        servers: vec![
+            status("tickets", ServerState::Ready { tools: 1 }),
+            status("docs", ServerState::Connecting),
+            status("gone", ServerState::Failed { reason: "cannot start `x`".into() }),
+        ],
+    });
+    let Some(Block::Notice(report)) = app.finished.last() else { panic!() };
+    assert_eq!(
+        report,
+        "MCP servers:\n  tickets — connected, 1 tool\n  docs — connecting…\n  gone — not connected: cannot start `x`"
+    );
+}

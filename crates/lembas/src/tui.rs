@@ -16,7 +16,7 @@ fn ask_trust(home: &lembas_config::Home, root: &std::path::Path) -> Result<(), F
         return Ok(());
     }
     print!(
-        "lembas is about to work in {}.\nTrust this project? Its own permission rules (.lembas/permissions.json) will count. [y/n] ",
+        "lembas is about to work in {}.\nTrust this project? Its own permission rules (.lembas/permissions.json) and MCP servers (.mcp.json) will count. [y/n] ",
         root.display()
     );
     let _ = std::io::stdout().flush();
