@@ -8,11 +8,15 @@
 //!
 //! Each returns the [`Login`] to store; storing it replaces any other.
 
+mod usage;
+
 use std::time::Duration;
 
 use lembas_config::{Login, LoginKind};
 use lembas_model::catalog::{self, Catalog};
 use serde_json::{Value, json};
+
+pub use usage::{MonthUsage, month_usage};
 
 /// Why a login failed, in a sentence for the person.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

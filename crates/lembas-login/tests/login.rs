@@ -86,3 +86,30 @@ async fn a_llembas_server_signs_in_by_code() {
     let polls = server.recorded().iter().filter(|r| r.path == "/api/v1/device/token").count();
     assert_eq!(polls, 3);
 }
+
+#[tokio::test]
+async fn the_months_use_comes_from_a_llembas_server_and_never_from_a_plain_one() {
+    let server = FakeServer::start(vec![]).await;
+    let usage = json!({
+        "month": {"from": "2026-12-01", "tokens_in": 5000, "tokens_out": 700, "cost_money": null,
+                  "cost_by_currency": {"EUR": 2.0, "USD": 0.75}},
+        "device": {"tokens_in": 900, "tokens_out": 80}, "currency": "EUR", "admin": false, "unit": "money"
+    });
+    server.set_llembas(Llembas { usage: Some(usage), ..Llembas::default() });
+    let login = login_token(&server.url(), "lmb_test_token").await.unwrap();
+    let month = lembas_login::month_usage(&login).await.expect("the instance counts the month");
+    assert_eq!(month.cost_text().as_deref(), Some("€2.00 · $0.75"));
+    assert_eq!((month.tokens_in, month.device_tokens_in), (5000, 900));
+    let asked = server.recorded().into_iter().find(|r| r.path == "/v1/usage").unwrap();
+    assert_eq!(asked.authorization.as_deref(), Some("Bearer lmb_test_token"));
+
+    // An instance without usage answers 404: nothing is shown.
+    server.set_llembas(Llembas::default());
+    assert_eq!(lembas_login::month_usage(&login).await, None);
+    // A plain model server is never asked.
+    let mut plain = login.clone();
+    plain.kind = lembas_config::LoginKind::OpenAi;
+    let before = server.recorded().len();
+    assert_eq!(lembas_login::month_usage(&plain).await, None);
+    assert_eq!(server.recorded().len(), before);
+}

@@ -41,6 +41,8 @@ pub struct Llembas {
     pub pending_polls: u32,
     /// Whether `/api/v1/instance` exists (an older server has none).
     pub has_instance: bool,
+    /// What `GET /v1/usage` answers (`None`: a 404, an instance without it).
+    pub usage: Option<Value>,
 }
 
 impl Default for Llembas {
@@ -53,6 +55,7 @@ impl Default for Llembas {
             version: "2.0.0".into(),
             pending_polls: 1,
             has_instance: true,
+            usage: None,
         }
     }
 }
@@ -99,6 +102,7 @@ impl FakeServer {
             .route("/props", get(props))
             .route("/.well-known/lembas.json", get(discovery))
             .route("/api/v1/instance", get(instance))
+            .route("/v1/usage", get(usage))
             .route("/api/v1/device/code", post(device_code))
             .route("/api/v1/device/token", post(device_token))
             .fallback(any(not_found))
@@ -332,6 +336,20 @@ async fn instance(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Resp
                 "account": { "email": "ada@example.org", "name": "Ada" }, "scope": l.scope,
                 "default_model": l.default_model, "services": [] }),
     )
+}
+
+async fn usage(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {
+    record(&shared, "GET", "/v1/usage", &headers, b"");
+    let Some(l) = shared.llembas.lock().unwrap().clone() else {
+        return StatusCode::NOT_FOUND.into_response();
+    };
+    if !bearer_ok(&headers, &l.token) {
+        return json_response(StatusCode::UNAUTHORIZED, json!({ "error": "token not accepted" }));
+    }
+    match l.usage {
+        Some(body) => json_response(StatusCode::OK, body),
+        None => StatusCode::NOT_FOUND.into_response(),
+    }
 }
 
 async fn device_code(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {

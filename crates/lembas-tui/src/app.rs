@@ -98,6 +98,8 @@ pub struct App {
     pub last_cached: Option<u64>,
     /// Tokens used in this run of the UI (in, out).
     pub used: (u64, u64),
+    /// The month's use on a LLeMbas server that counts it (none on a plain model server).
+    pub month: Option<lembas_login::MonthUsage>,
     /// The terminal has focus (for notifications).
     pub focused: bool,
     /// Notify (bell and OSC 9) when a reply finishes or a card waits while unfocused.
@@ -162,6 +164,26 @@ impl App {
             notify: true,
             ..App::default()
         }
+    }
+
+    /// `/usage`: this session's tokens, and on a server that counts them the month's tokens, its
+    /// cost in each currency, and this device's share.
+    pub fn usage_report(&self) -> String {
+        let mut lines = vec![format!("This session so far: {} tokens in, {} out.", self.used.0, self.used.1)];
+        if let Some(month) = &self.month {
+            let since = month.from.as_deref().map(|f| format!(" (since {f})")).unwrap_or_default();
+            lines.push(format!(
+                "This month{since}: {} tokens in, {} out; cost {}.",
+                month.tokens_in,
+                month.tokens_out,
+                month.cost_text().unwrap_or_else(|| "nothing priced".into())
+            ));
+            lines.push(format!(
+                "This device this month: {} tokens in, {} out.",
+                month.device_tokens_in, month.device_tokens_out
+            ));
+        }
+        lines.join("\n")
     }
 
     /// `/context`: how full the window is — one bar split by category when the engine has
@@ -407,10 +429,7 @@ impl App {
                     None
                 }
                 "usage" => {
-                    self.finished.push(Block::Notice(format!(
-                        "This session so far: {} tokens in, {} out.",
-                        self.used.0, self.used.1
-                    )));
+                    self.finished.push(Block::Notice(self.usage_report()));
                     None
                 }
                 "rename" if !arg.is_empty() => Some(Action::Rename(arg.to_owned())),

@@ -30,7 +30,7 @@ use tokio::sync::{mpsc, oneshot};
 
 pub use app::{Action, App, Block, Card};
 pub use text::{markdown, plain, wrap};
-pub use view::{Theme, block_lines, draw};
+pub use view::{Theme, block_lines, draw, status_line};
 
 /// Height of the live area, in rows.
 pub const LIVE_HEIGHT: u16 = 10;
@@ -46,6 +46,11 @@ pub enum Ask {
 /// Opens a session: a new one (`None`) or a stored one by id. The front end's, since it knows
 /// the person's settings.
 pub type Open = Box<dyn Fn(Option<&str>) -> Result<Session, String> + Send + Sync>;
+
+/// Asks the server for the month's use (a LLeMbas login); asked when the UI opens and after
+/// each turn.
+pub type MonthSource =
+    Arc<dyn Fn() -> Pin<Box<dyn Future<Output = Option<lembas_login::MonthUsage>> + Send>> + Send + Sync>;
 
 /// Approvals shown as cards in the UI.
 #[derive(Debug, Clone)]
@@ -154,7 +159,20 @@ pub async fn run(
     mut events: mpsc::UnboundedReceiver<Event>,
     mut asks: mpsc::UnboundedReceiver<Ask>,
     mut app: App,
+    month: Option<MonthSource>,
 ) -> std::io::Result<()> {
+    let (month_tx, mut month_rx) = mpsc::unbounded_channel();
+    let ask_month = move || {
+        if let Some(source) = month.clone() {
+            let tx = month_tx.clone();
+            tokio::spawn(async move {
+                if let Some(usage) = source().await {
+                    let _ = tx.send(usage);
+                }
+            });
+        }
+    };
+    ask_month();
     let theme = Theme { no_color: std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()) };
     let session = open(None).map_err(std::io::Error::other)?;
     // How full the window starts, for `/context` and the status bar before the first request.
@@ -275,10 +293,19 @@ pub async fn run(
                     None => Some(Action::Quit),
                 },
                 Some(event) = events.recv() => {
+                    let mut turn_ended = matches!(event, Event::Done { .. });
                     app.apply(&event);
                     while let Ok(more) = events.try_recv() {
+                        turn_ended |= matches!(more, Event::Done { .. });
                         app.apply(&more);
                     }
+                    if turn_ended {
+                        ask_month();
+                    }
+                    None
+                }
+                Some(usage) = month_rx.recv() => {
+                    app.month = Some(usage);
                     None
                 }
                 Some(ask) = asks.recv() => {

@@ -110,6 +110,9 @@ pub fn status_line(app: &App) -> String {
     if let Some(percent) = (used * 100).checked_div(window) {
         parts.push(format!("context {percent}%"));
     }
+    if let Some(cost) = app.month.as_ref().and_then(|m| m.cost_text()) {
+        parts.push(format!("this month {cost}"));
+    }
     match app.jobs {
         0 => {}
         1 => parts.push("1 job running".into()),

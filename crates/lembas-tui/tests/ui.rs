@@ -330,3 +330,29 @@ fn slash_mcp_asks_the_engine_and_shows_each_server() {
         "MCP servers:\n  tickets — connected, 1 tool\n  docs — connecting…\n  gone — not connected: cannot start `x`"
     );
 }
+
+#[test]
+fn the_months_cost_is_in_the_status_bar_and_usage_says_it_all() {
+    let mut app = App::new("a", Mode::Edit, None, 10_000);
+    assert!(!lembas_tui::status_line(&app).contains("month"), "nothing before the server says");
+    app.month = Some(lembas_login::MonthUsage {
+        from: Some("2026-12-01".into()),
+        tokens_in: 5000,
+        tokens_out: 700,
+        cost_by_currency: [("EUR".to_owned(), 2.0), ("USD".to_owned(), 0.75)].into(),
+        device_tokens_in: 900,
+        device_tokens_out: 80,
+    });
+    assert!(lembas_tui::status_line(&app).ends_with("this month €2.00 · $0.75"), "{}", lembas_tui::status_line(&app));
+    typed(&mut app, "/usage");
+    app.key(key(KeyCode::Enter));
+    let Some(Block::Notice(report)) = app.finished.last() else { panic!() };
+    assert_eq!(
+        report,
+        "This session so far: 0 tokens in, 0 out.\nThis month (since 2026-12-01): 5000 tokens in, 700 out; cost €2.00 · $0.75.\nThis device this month: 900 tokens in, 80 out."
+    );
+    // Nothing priced: the bar stays quiet and /usage says so.
+    app.month.as_mut().unwrap().cost_by_currency.clear();
+    assert!(!lembas_tui::status_line(&app).contains("month"));
+    assert!(app.usage_report().contains("cost nothing priced"));
+}

@@ -74,7 +74,16 @@ pub async fn tui() -> Result<u8, Failure> {
         };
         made.map_err(|e| e.to_string())
     });
-    lembas_tui::run(open, store, tx, rx, asks, app)
+    // On a LLeMbas login the status bar shows what the month has cost (`GET /v1/usage`).
+    let month: Option<lembas_tui::MonthSource> = (login.kind == lembas_config::LoginKind::Llembas).then(|| {
+        let login = login.clone();
+        let source: lembas_tui::MonthSource = Arc::new(move || {
+            let login = login.clone();
+            Box::pin(async move { lembas_login::month_usage(&login).await })
+        });
+        source
+    });
+    lembas_tui::run(open, store, tx, rx, asks, app, month)
         .await
         .map_err(|e| Failure::new(exit::FAILED, format!("the terminal failed: {e}")))?;
     if let Some(hub) = mcp {
