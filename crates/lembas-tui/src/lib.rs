@@ -19,6 +19,7 @@ use crossterm::event::{
     DisableBracketedPaste, DisableFocusChange, EnableBracketedPaste, EnableFocusChange, Event as Term, EventStream,
     KeyEventKind,
 };
+use crossterm::terminal::{Clear, ClearType};
 use futures::StreamExt;
 use lembas_core::{Approval, ApprovalRequest, Approver, Event, Session};
 use lembas_model::CancellationToken;
@@ -257,15 +258,31 @@ pub async fn run(
     let mut tick = tokio::time::interval(Duration::from_millis(250));
     let mut answer: Option<oneshot::Sender<Approval>> = None;
     let mut reply_to: Option<oneshot::Sender<Option<String>>> = None;
+    let mut known_size = terminal.size()?;
     let result: std::io::Result<()> = async {
         loop {
-            let width = terminal.size()?.width;
+            let size = terminal.size()?;
+            if size != known_size {
+                // The terminal changed size, and may have reflowed the live area's lines (a
+                // narrower one wraps them). The cursor is parked on the live area's first line
+                // after every frame, and the terminal moved it with that line: blank from there
+                // down and start the live area there again. The conversation above stays as the
+                // terminal keeps it, and no copy of the old live area is left behind.
+                crossterm::execute!(std::io::stdout(), Clear(ClearType::FromCursorDown))?;
+                terminal = inline_terminal()?;
+                known_size = size;
+            }
+            let width = size.width;
             for block in app.finished.drain(..) {
                 let lines = block_lines(&block, width, theme);
                 let height = u16::try_from(lines.len()).unwrap_or(u16::MAX);
                 terminal.insert_before(height, |buf| Paragraph::new(lines).render(buf.area, buf))?;
             }
             terminal.draw(|frame| draw(frame, &app, now_ms(), theme))?;
+            // (A completed frame's `area` is the whole terminal; a frame's is the live area.)
+            let top = terminal.get_frame().area().y;
+            terminal.set_cursor_position((0, top))?;
+            ratatui::backend::Backend::flush(terminal.backend_mut())?;
             if let Some(message) = app.to_notify.take() {
                 notify(&message);
             }
@@ -284,10 +301,8 @@ pub async fn run(
                         app.focused = false;
                         None
                     }
-                    Some(Ok(Term::Resize(..))) => {
-                        terminal.autoresize()?;
-                        None
-                    }
+                    // Redrawn at the top of the loop, which sees the new size.
+                    Some(Ok(Term::Resize(..))) => None,
                     Some(Ok(_)) => None,
                     Some(Err(e)) => return Err(e),
                     None => Some(Action::Quit),
@@ -374,12 +389,13 @@ pub async fn run(
         }
     }
     .await;
-    // Leave the scrollback as it is: blank the live area and put the cursor at its top, without
-    // asking the terminal where the cursor is (the key reader would take the answer).
+    // Leave the scrollback as it is: blank the live area and put the cursor at its top, so the
+    // shell's prompt comes right after the conversation.
     drop(keys);
     cancel.lock().expect("cancel").cancel();
-    let area = terminal.draw(|frame| frame.render_widget(ratatui::widgets::Clear, frame.area()))?.area;
-    terminal.set_cursor_position((0, area.y + area.height.saturating_sub(1)))?;
+    terminal.draw(|frame| frame.render_widget(ratatui::widgets::Clear, frame.area()))?;
+    let top = terminal.get_frame().area().y;
+    terminal.set_cursor_position((0, top))?;
     crossterm::execute!(std::io::stdout(), DisableBracketedPaste, DisableFocusChange)?;
     crossterm::terminal::disable_raw_mode()?;
     driver.abort();
