@@ -78,15 +78,7 @@ impl Session {
                 self.system_prompt = self.make_system_prompt();
                 self.state.told.facts.mcp = self.state.mcp_instructions.clone();
             }
-            let tools = serde_json::to_string(&self.tools).expect("tools serialize");
-            self.cfg.store.update_prefix(
-                &self.id,
-                &self.cfg.model.id,
-                &self.system_prompt,
-                &tools,
-                &self.state_json(),
-                crate::now_ms(),
-            )?;
+            self.save_prefix()?;
         }
         Ok(())
     }

@@ -527,6 +527,14 @@ impl Session {
         self.system_prompt = self.make_system_prompt();
         let date = self.state.told.facts.date.clone();
         self.state.told = Told::knows(Facts { date, ..self.facts_now() });
+        self.save_prefix()?;
+        self.emit(Event::Model { model: self.cfg.model.id.clone() });
+        Ok(())
+    }
+
+    /// Stores the session's model, system prompt, tool list and state as they are now (after
+    /// one of the few moves that may change the prefix).
+    pub(crate) fn save_prefix(&self) -> Result<(), EngineError> {
         let tools = serde_json::to_string(&self.tools).expect("tools serialize");
         self.cfg.store.update_prefix(
             &self.id,
@@ -536,7 +544,6 @@ impl Session {
             &self.state_json(),
             now_ms(),
         )?;
-        self.emit(Event::Model { model: self.cfg.model.id.clone() });
         Ok(())
     }
 
