@@ -199,7 +199,7 @@ async fn connect(plan: &McpServerPlan, root: &Path) -> Result<Connection, String
                 exposed: exposed_name(&plan.name, &name),
                 name,
                 description,
-                parameters: tool.get("inputSchema").cloned().unwrap_or_else(|| serde_json::json!({"type":"object"})),
+                parameters: parameters_of(&tool),
                 read_only,
             }
         })
@@ -211,6 +211,19 @@ async fn connect(plan: &McpServerPlan, root: &Path) -> Result<Connection, String
         stderr,
         timeout: Duration::from_secs(plan.timeout_secs),
     })
+}
+
+/// A tool's argument schema as a chat API takes it: an object schema, without the `$schema`
+/// marker some servers add (several OpenAI-compatible servers refuse a schema that has it).
+fn parameters_of(tool: &Value) -> Value {
+    let mut schema = tool.get("inputSchema").cloned().filter(Value::is_object).unwrap_or_else(|| serde_json::json!({}));
+    let object = schema.as_object_mut().expect("an object");
+    object.remove("$schema");
+    object.entry("type").or_insert_with(|| Value::String("object".into()));
+    if object.get("type").and_then(Value::as_str) == Some("object") {
+        object.entry("properties").or_insert_with(|| serde_json::json!({}));
+    }
+    schema
 }
 
 fn stderr_text(lines: &Mutex<VecDeque<String>>) -> String {
@@ -412,5 +425,18 @@ impl McpHub {
             }
         });
         futures::future::join_all(closing).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn schemas_are_objects_without_a_schema_marker() {
+        let tool = json!({"inputSchema": {"$schema": "http://json-schema.org/draft-07/schema#", "type": "object", "properties": {"a": {"type": "number"}}}});
+        assert_eq!(parameters_of(&tool), json!({"type": "object", "properties": {"a": {"type": "number"}}}));
+        assert_eq!(parameters_of(&json!({})), json!({"type": "object", "properties": {}}));
     }
 }
