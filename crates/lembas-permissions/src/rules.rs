@@ -5,7 +5,6 @@
 use std::path::Path;
 
 use globset::GlobBuilder;
-use regex::Regex;
 use serde_json::Value;
 
 /// What a rule says.
@@ -42,8 +41,52 @@ struct Rule {
     pattern: Option<String>,
     action: Action,
     source: Source,
-    /// The pattern as a regular expression over a command line.
-    command: Option<Regex>,
+    /// The pattern, read as a command pattern.
+    command: Option<CommandPattern>,
+}
+
+/// A command pattern: `*` stands for any run of characters on one line, and a pattern that ends
+/// in ` *` also matches the command without that tail (`git status *` covers `git status`).
+/// Matched directly rather than as a regular expression: compiling the defaults' hundred
+/// patterns into automata took most of lembas' start-up time.
+#[derive(Debug, Clone)]
+struct CommandPattern {
+    /// The pattern cut at its stars.
+    parts: Vec<String>,
+    /// The parts without the optional ` *` tail, when it has one.
+    bare: Option<Vec<String>>,
+}
+
+impl CommandPattern {
+    fn new(pattern: &str) -> CommandPattern {
+        let cut = |p: &str| p.split('*').map(str::to_owned).collect::<Vec<_>>();
+        CommandPattern { parts: cut(pattern), bare: pattern.strip_suffix(" *").map(cut) }
+    }
+
+    fn is_match(&self, line: &str) -> bool {
+        wildcard(&self.parts, line) || self.bare.as_ref().is_some_and(|bare| wildcard(bare, line))
+    }
+}
+
+/// Whether `text` is `parts` joined by runs of characters that hold no line break.
+fn wildcard(parts: &[String], text: &str) -> bool {
+    let [first, middle @ .., last] = parts else {
+        return parts.first().is_some_and(|only| only == text);
+    };
+    if text.len() < first.len() + last.len() || !text.starts_with(first.as_str()) || !text.ends_with(last.as_str()) {
+        return false;
+    }
+    let mut rest = &text[first.len()..text.len() - last.len()];
+    for part in middle {
+        // The leftmost place is the right one: a later one would only make the star's run
+        // longer, and every later part has at least as much room after it.
+        let Some(at) = rest.find(part.as_str()) else { return false };
+        if rest[..at].contains('\n') {
+            return false;
+        }
+        rest = &rest[at + part.len()..];
+    }
+    !rest.contains('\n')
 }
 
 /// What a rule is matched against.
@@ -71,25 +114,6 @@ pub fn rule_key(tool: &str) -> &str {
     }
 }
 
-fn command_regex(pattern: &str) -> Regex {
-    let (body, optional_tail) = match pattern.strip_suffix(" *") {
-        Some(body) => (body, true),
-        None => (pattern, false),
-    };
-    let mut re = String::from("^");
-    for (i, part) in body.split('*').enumerate() {
-        if i > 0 {
-            re.push_str(".*");
-        }
-        re.push_str(&regex::escape(part));
-    }
-    if optional_tail {
-        re.push_str("(?: .*)?");
-    }
-    re.push('$');
-    Regex::new(&re).expect("an escaped pattern compiles")
-}
-
 /// How specific a pattern is: its characters that are not `*`.
 fn specificity(pattern: Option<&str>) -> usize {
     pattern.map_or(0, |p| p.chars().filter(|c| *c != '*').count())
@@ -98,11 +122,17 @@ fn specificity(pattern: Option<&str>) -> usize {
 impl RuleSet {
     /// The rules every session starts from (`permission/defaults.json`).
     pub fn defaults() -> RuleSet {
-        let mut set = RuleSet::default();
-        let text = lembas_spec::file("permission/defaults.json").expect("spec/permission/defaults.json is embedded");
-        let json: Value = serde_json::from_str(text).expect("defaults.json parses");
-        set.add_json(&json, Source::Defaults).expect("defaults.json holds rules");
-        set
+        static DEFAULTS: std::sync::OnceLock<RuleSet> = std::sync::OnceLock::new();
+        DEFAULTS
+            .get_or_init(|| {
+                let mut set = RuleSet::default();
+                let text =
+                    lembas_spec::file("permission/defaults.json").expect("spec/permission/defaults.json is embedded");
+                let json: Value = serde_json::from_str(text).expect("defaults.json parses");
+                set.add_json(&json, Source::Defaults).expect("defaults.json holds rules");
+                set
+            })
+            .clone()
     }
 
     /// Adds rules written as JSON (`{ tool: action | { pattern: action } }`); keys starting
@@ -134,7 +164,7 @@ impl RuleSet {
     }
 
     pub fn add(&mut self, tool: &str, pattern: Option<&str>, action: Action, source: Source) {
-        let command = pattern.map(command_regex);
+        let command = pattern.map(CommandPattern::new);
         self.rules.push(Rule {
             tool: rule_key(tool).to_owned(),
             pattern: pattern.map(str::to_owned),
@@ -171,7 +201,7 @@ impl RuleSet {
             .filter(|r| match (&r.pattern, subject) {
                 (None, _) => true,
                 (Some(_), Subject::Tool) => false,
-                (Some(_), Subject::Command(line)) => r.command.as_ref().is_some_and(|re| re.is_match(line)),
+                (Some(_), Subject::Command(line)) => r.command.as_ref().is_some_and(|p| p.is_match(line)),
                 (Some(p), Subject::Path { absolute, relative, home }) => {
                     Self::path_matches(p, absolute, relative, home)
                 }
@@ -184,6 +214,21 @@ impl RuleSet {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn command_patterns_match_as_their_stars_say() {
+        let p = |pattern: &str, line: &str| CommandPattern::new(pattern).is_match(line);
+        assert!(p("git status *", "git status") && p("git status *", "git status -s"));
+        assert!(!p("git status *", "git statusx") && !p("git status *", "git stat"));
+        assert!(p("ls", "ls") && !p("ls", "ls -l"));
+        assert!(p("cat *.env", "cat prod.env") && !p("cat *.env", "cat prod.env.bak"));
+        assert!(p("npm run * --watch", "npm run dev --watch") && !p("npm run * --watch", "npm run dev"));
+        assert!(p("a*b*c", "abc") && p("a*b*c", "aXbYbZc") && !p("a*b*c", "acb"));
+        assert!(p("*", "anything at all") && p("*", ""));
+        // A star stays on one line, as the regular expressions before it did.
+        assert!(!p("cat *", "cat a\nrm -rf /") && !p("echo * done", "echo a\nb done"));
+        assert!(!p("ab*ba", "aba"), "the two ends may not overlap");
+    }
 
     #[test]
     fn the_most_specific_pattern_wins() {
