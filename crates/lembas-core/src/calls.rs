@@ -274,7 +274,11 @@ impl Session {
                                 return ToolOutput::Error(format!("No MCP server offers {mcp_name} in this session."));
                             };
                             let out = hub.call(mcp_name, args, &cancel).await;
-                            return if out.is_error { ToolOutput::Error(out.text) } else { ToolOutput::Text(out.text) };
+                            return match out {
+                                out if out.is_error => ToolOutput::Error(out.text),
+                                out if out.images.is_empty() => ToolOutput::Text(out.text),
+                                out => ToolOutput::TextAndImages { text: out.text, images: out.images },
+                            };
                         }
                         _ => {}
                     }
@@ -327,6 +331,15 @@ impl Session {
                         data.len()
                     ))
                 }
+                ToolOutput::TextAndImages { text, images: pictures } if self.cfg.model.vision == Some(true) => {
+                    let n = pictures.len();
+                    images.extend(pictures);
+                    let follow = if n == 1 { "The image follows" } else { "The images follow" };
+                    ToolOutput::Text(format!("{text}\n({follow} this result.)"))
+                }
+                ToolOutput::TextAndImages { text, .. } => {
+                    ToolOutput::Text(format!("{text}\n(Images not sent: this model does not take images.)"))
+                }
                 other => other,
             };
             let read_file = match &output {
@@ -363,7 +376,7 @@ impl Session {
             });
         }
         if !images.is_empty() {
-            let message = Message::User { content: "[The images view_image opened:]".into(), images };
+            let message = Message::User { content: "[The images the results above refer to:]".into(), images };
             entries.push(Entry { message, turn: false, summary: false });
         }
         (entries, results)
@@ -391,7 +404,9 @@ impl Session {
                 };
                 (inserted.text, inserted.stored)
             }
-            ToolOutput::Image { .. } => unreachable!("images are turned into text before insertion"),
+            ToolOutput::Image { .. } | ToolOutput::TextAndImages { .. } => {
+                unreachable!("images are turned into text before insertion")
+            }
             ToolOutput::Text(text) | ToolOutput::Error(text) => {
                 let inserted = ledger.output(id, name, args, &text);
                 (inserted.text, inserted.stored)

@@ -150,3 +150,41 @@ async fn a_server_that_connects_late_joins_the_list_once_and_its_instructions_co
     assert_eq!(requests[2]["tools"], requests[3]["tools"]);
     hub.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_tools_images_go_to_a_model_that_sees_and_are_named_for_one_that_does_not() {
+    let Some(entry) = peer(&[]) else { return };
+    let h = Harness::new(vec![
+        Scripted::tool_call("mcp__peer__snapshot", json!({})),
+        Scripted::text("A pixel."),
+        Scripted::tool_call("mcp__peer__snapshot", json!({})),
+        Scripted::text("Something."),
+    ])
+    .await;
+    let mut cfg = h.config(Mode::Edit, 50);
+    cfg.model.vision = Some(true);
+    cfg.mcp = connect_mcp(vec![entry.clone()], &h.root);
+    let mut session = h.start_with(cfg);
+    session.prompt("Look at the screen.", &CancellationToken::new()).await;
+    let requests = h.server.chat_requests();
+    let messages = requests[1]["messages"].as_array().unwrap();
+    let result = tool_results(&requests[1]).pop().unwrap();
+    assert!(
+        result.contains("One pixel, transparent.") && result.contains("The image follows this result."),
+        "{result}"
+    );
+    let images = messages.last().unwrap();
+    assert_eq!(images["role"], "user");
+    let url = images["content"].as_array().unwrap().iter().find_map(|p| p["image_url"]["url"].as_str()).unwrap();
+    assert!(url.starts_with("data:image/png;base64,iVBORw0KGgo"), "{url}");
+
+    // A model that does not see gets the words only.
+    let mut cfg = h.config(Mode::Edit, 50);
+    cfg.mcp = connect_mcp(vec![entry], &h.root);
+    let mut session = h.start_with(cfg);
+    session.prompt("Look again.", &CancellationToken::new()).await;
+    let requests = h.server.chat_requests();
+    let result = tool_results(&requests[3]).pop().unwrap();
+    assert!(result.contains("Images not sent"), "{result}");
+    assert!(!requests[3].to_string().contains("data:image/png"));
+}

@@ -367,22 +367,22 @@ impl McpHub {
         };
         let (index, connection, tool) = match found {
             Some(Ok(found)) => found,
-            Some(Err(text)) => return CallOutput { text, is_error: true },
+            Some(Err(text)) => return CallOutput::failed(text),
             None => {
-                return CallOutput { text: format!("No connected MCP server offers {exposed} now."), is_error: true };
+                return CallOutput::failed(format!("No connected MCP server offers {exposed} now."));
             }
         };
         let arguments = match args {
             Value::Object(map) => map,
             Value::Null => serde_json::Map::new(),
-            _ => return CallOutput { text: "The arguments must be a JSON object.".into(), is_error: true },
+            _ => return CallOutput::failed("The arguments must be a JSON object."),
         };
         let params = CallToolRequestParams::new(tool).with_arguments(arguments);
         let call = tokio::time::timeout(connection.timeout, connection.peer.call_tool(params));
         let answer = tokio::select! {
             answer = call => answer,
             _ = cancel.cancelled() => {
-                return CallOutput { text: "Interrupted: the turn was stopped before the tool answered.".into(), is_error: true };
+                return CallOutput::failed("Interrupted: the turn was stopped before the tool answered.");
             }
         };
         match answer {
@@ -393,17 +393,11 @@ impl McpHub {
                     let reason = with_tail("it stopped".to_owned(), &connection.stderr_tail());
                     self.slots.lock().expect("mcp slots")[index] = Slot::Failed(reason.clone());
                     self.changed.send_modify(|n| *n += 1);
-                    return CallOutput {
-                        text: format!("The MCP server {server} is not connected: {reason}"),
-                        is_error: true,
-                    };
+                    return CallOutput::failed(format!("The MCP server {server} is not connected: {reason}"));
                 }
-                CallOutput { text: format!("The MCP server {server} answered with an error: {e}"), is_error: true }
+                CallOutput::failed(format!("The MCP server {server} answered with an error: {e}"))
             }
-            Err(_) => CallOutput {
-                text: format!("The tool did not answer within {} s.", connection.timeout.as_secs()),
-                is_error: true,
-            },
+            Err(_) => CallOutput::failed(format!("The tool did not answer within {} s.", connection.timeout.as_secs())),
         }
     }
 

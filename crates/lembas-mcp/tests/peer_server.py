@@ -12,6 +12,7 @@ import time
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.utilities.types import Image
 from mcp.types import ToolAnnotations
 
 delay = int(os.environ.get("PEER_DELAY_MS", "0"))
@@ -46,6 +47,19 @@ def die() -> str:
     """Ends the server's process at once, as a crash would."""
     print("peer: dying on request", file=sys.stderr, flush=True)
     os._exit(3)
+
+
+# The smallest PNG there is: one transparent pixel.
+PIXEL = bytes.fromhex(
+    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+    "1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082"
+)
+
+
+@server.tool(annotations=ToolAnnotations(readOnlyHint=True))
+def snapshot() -> list:
+    """Takes a picture of the screen (one pixel) and says so."""
+    return ["One pixel, transparent.", Image(data=PIXEL, format="png")]
 
 
 @server.tool()

@@ -38,6 +38,9 @@ pub enum ToolOutput {
     Image { call_path: String, file: PathBuf, mime: String, data: Vec<u8> },
     /// Any other answer.
     Text(String),
+    /// An answer with images (`data:` URLs) a model that sees is sent after the results (an
+    /// MCP tool's screenshot, say); the text names each one.
+    TextAndImages { text: String, images: Vec<String> },
     /// The call failed; the text says why, in a sentence.
     Error(String),
 }
