@@ -347,7 +347,18 @@ impl Session {
                 _ => None,
             };
             let diffs = match &output {
-                ToolOutput::Changes(changes) => changes.iter().map(|c| self.file_diff(c)).collect(),
+                ToolOutput::Changes(changes) => {
+                    let paths: Vec<PathBuf> = changes
+                        .iter()
+                        .map(|c| match c {
+                            lembas_context::FileChange::Created { path, .. }
+                            | lembas_context::FileChange::Changed { path, .. }
+                            | lembas_context::FileChange::Deleted { path } => self.ws.resolve(path),
+                        })
+                        .collect();
+                    self.model_changed(&paths);
+                    changes.iter().map(|c| self.file_diff(c)).collect()
+                }
                 _ => Vec::new(),
             };
             let (mut text, mut stored) = if name == "recall" && !is_error {

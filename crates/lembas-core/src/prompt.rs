@@ -19,6 +19,8 @@ pub(crate) fn text(path: &str) -> &'static str {
 pub struct Instruction {
     pub name: String,
     pub text: String,
+    /// The file it was read from.
+    pub path: std::path::PathBuf,
 }
 
 /// The instruction files a session starts with: the global `AGENTS.md`, then the project's
@@ -33,6 +35,7 @@ pub fn instructions(ws: &Workspace, global: Option<&Path>, extra: &[String], hom
             out.push(Instruction {
                 name: lembas_paths::prompt_name(path, &ws.root, home),
                 text: text.trim_end().to_owned(),
+                path: path.to_path_buf(),
             });
         }
     };

@@ -336,6 +336,7 @@ impl Session {
         session.state.told = Told::knows(Facts {
             mode: Some(session.cfg.mode.to_string()),
             mcp: session.state.mcp_instructions.clone(),
+            files: session.instruction_facts(),
             ..Facts::default()
         });
         session.system_prompt = session.make_system_prompt();
@@ -510,7 +511,41 @@ impl Session {
             date: Some((self.cfg.today)()),
             mode: Some(self.state.mode.to_string()),
             mcp: self.state.mcp_instructions.clone(),
+            files: self.instruction_facts(),
             ..Facts::default()
+        }
+    }
+
+    /// The instruction files the prompt is made from, as they read now, by the prompt's name
+    /// for each (a file the person edits during the session is noted on the next message).
+    fn instruction_files(&self) -> Vec<crate::Instruction> {
+        instructions(
+            &self.ws,
+            self.cfg.global_instructions.as_deref(),
+            &self.cfg.extra_instructions,
+            self.cfg.user_home.as_deref(),
+        )
+    }
+
+    pub(crate) fn instruction_facts(&self) -> std::collections::BTreeMap<String, String> {
+        self.instruction_files().into_iter().map(|i| (i.name, i.text)).collect()
+    }
+
+    /// The model changed these files itself: an instruction file among them needs no note (its
+    /// tool result already said what it wrote).
+    pub(crate) fn model_changed(&mut self, paths: &[PathBuf]) {
+        let now = self.instruction_files();
+        for file in &now {
+            if paths.iter().any(|p| *p == file.path || self.ws.real_path(p) == self.ws.real_path(&file.path)) {
+                self.state.told.facts.files.insert(file.name.clone(), file.text.clone());
+            }
+        }
+        // One it deleted (or emptied) is no longer read at all.
+        for path in paths {
+            let name = lembas_paths::prompt_name(path, &self.ws.root, self.cfg.user_home.as_deref());
+            if !now.iter().any(|f| f.name == name) {
+                self.state.told.facts.files.remove(&name);
+            }
         }
     }
 
@@ -561,12 +596,7 @@ impl Session {
     }
 
     pub(crate) fn make_system_prompt(&self) -> String {
-        let found = instructions(
-            &self.ws,
-            self.cfg.global_instructions.as_deref(),
-            &self.cfg.extra_instructions,
-            self.cfg.user_home.as_deref(),
-        );
+        let found = self.instruction_files();
         system_prompt(&PromptParts {
             ws: &self.ws,
             mode: self.state.mode,

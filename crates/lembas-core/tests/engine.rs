@@ -212,7 +212,11 @@ async fn a_resumed_session_sends_its_stored_prefix_unchanged() {
     let requests = h.server.chat_requests();
     assert_prefix_kept(&requests);
     assert_eq!(requests[2]["messages"].as_array().unwrap().len(), 6);
-    assert_eq!(requests[2]["messages"][5]["content"], "and now?", "same day, same mode: no note");
+    // Same day, same mode: the note says only what the person changed on disk meanwhile.
+    assert_eq!(
+        requests[2]["messages"][5]["content"],
+        "and now?\n\n<session-note>\nAGENTS.md changed; it now reads:\nSomething else.\n</session-note>"
+    );
 }
 
 #[tokio::test]
@@ -655,4 +659,52 @@ async fn calls_run_together_at_most_four_at_once_and_calls_on_one_file_in_order(
         std::fs::read_to_string(h.root.join("src/lib.rs")).unwrap(),
         "pub fn add(a: i32, b: i32) -> i32 {\n    a * b\n}\n"
     );
+}
+
+#[tokio::test]
+async fn an_instruction_file_the_person_edits_is_noted_once_and_one_the_model_edits_is_not() {
+    let h = Harness::new(vec![
+        Scripted::text("First."),
+        Scripted::text("Second."),
+        Scripted::tool_call("read", json!({"path": "AGENTS.md"})),
+        Scripted::tool_call(
+            "edit",
+            json!({"path": "AGENTS.md", "old_string": "nextest", "new_string": "nextest --all"}),
+        ),
+        Scripted::text("Third."),
+        Scripted::text("Fourth."),
+    ])
+    .await;
+    let (mut session, _rx) = h.start(Mode::Edit);
+    let none = CancellationToken::new();
+    session.prompt("one", &none).await;
+    std::fs::write(h.root.join("AGENTS.md"), "Run cargo nextest before you finish.\n").unwrap();
+    session.prompt("two", &none).await;
+    session.prompt("three: widen the test run", &none).await;
+    session.prompt("four", &none).await;
+
+    let requests = h.server.chat_requests();
+    let last_user = |r: &serde_json::Value| {
+        r["messages"].as_array().unwrap().iter().rev().find(|m| m["role"] == "user").unwrap()["content"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    let system = requests[0]["messages"][0]["content"].as_str().unwrap();
+    assert!(system.contains("Run cargo test before you finish."));
+    assert!(!last_user(&requests[0]).contains("changed;"), "the prompt already has it");
+    assert!(
+        last_user(&requests[1])
+            .ends_with("AGENTS.md changed; it now reads:\nRun cargo nextest before you finish.\n</session-note>"),
+        "{}",
+        last_user(&requests[1])
+    );
+    assert!(!last_user(&requests[2]).contains("changed;"), "said once");
+    // The model's own edit (requests 2–4 are the third prompt's steps) is not noted after.
+    assert_eq!(
+        std::fs::read_to_string(h.root.join("AGENTS.md")).unwrap(),
+        "Run cargo nextest --all before you finish.\n"
+    );
+    assert!(!last_user(&requests[5]).contains("changed;"), "{}", last_user(&requests[5]));
+    assert_eq!(requests[0]["messages"][0], requests[5]["messages"][0], "the system prompt is never remade for it");
 }
