@@ -61,6 +61,10 @@ fn title_of(name: &str, args: &Value) -> String {
     match (name, field) {
         ("apply_patch", _) => "patch".to_owned(),
         (_, Some(f)) => short_what(f),
+        // An MCP tool's arguments are its own: shown as given, cut to a line.
+        (n, None) if lembas_mcp::is_mcp_name(n) && args.as_object().is_some_and(|a| !a.is_empty()) => {
+            short_what(&args.to_string())
+        }
         _ => String::new(),
     }
 }
@@ -574,5 +578,19 @@ impl Session {
         let number = |key: &str| args.get(key).and_then(Value::as_u64).map(|n| n as usize);
         let stored = target.parse::<ResultId>().ok().and_then(|t| self.cfg.store.result(&self.id, t.0).ok().flatten());
         recall(id, target, stored.as_deref(), number("offset"), number("limit"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_calls_title_is_its_command_path_or_an_mcp_tools_arguments() {
+        assert_eq!(title_of("bash", &json!({"command": "cargo test\nmore"})), "cargo test");
+        assert_eq!(title_of("mcp__peer__add", &json!({"a": 2, "b": 40})), r#"{"a":2,"b":40}"#);
+        assert_eq!(title_of("mcp__fs__read_text_file", &json!({"path": "a.txt"})), "a.txt");
+        assert_eq!(title_of("mcp__peer__die", &json!({})), "");
     }
 }
