@@ -172,45 +172,81 @@ impl ModelClient {
         }
     }
 
-    fn body(&self, request: &ChatRequest, options: Options) -> (Value, SentFields) {
-        let mut body = Map::new();
-        body.insert("model".into(), json!(request.model));
-        body.insert("messages".into(), Value::Array(request.messages.clone()));
-        if !request.tools.is_empty() {
-            body.insert("tools".into(), request.tools.iter().map(|t| t.to_openai()).collect());
+    /// The request's JSON, written straight from its parts: the history is serialized where it
+    /// lies, never copied into a second tree (it grows with every step).
+    fn body(&self, request: &ChatRequest, options: Options) -> (Vec<u8>, SentFields) {
+        #[derive(serde::Serialize)]
+        struct Tool<'a> {
+            r#type: &'static str,
+            function: Function<'a>,
         }
-        body.insert("stream".into(), json!(options.stream));
+        #[derive(serde::Serialize)]
+        struct Function<'a> {
+            name: &'a str,
+            description: &'a str,
+            parameters: &'a Value,
+        }
+        #[derive(serde::Serialize)]
+        struct Body<'a> {
+            model: &'a str,
+            messages: &'a [Value],
+            #[serde(skip_serializing_if = "<[_]>::is_empty")]
+            tools: Vec<Tool<'a>>,
+            stream: bool,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            stream_options: Option<Value>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            return_progress: Option<bool>,
+            #[serde(flatten)]
+            extra: Map<String, Value>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            max_tokens: Option<u64>,
+        }
         let stream_options = options.stream && options.stream_options;
-        if stream_options {
-            body.insert("stream_options".into(), json!({ "include_usage": true }));
-        }
         let progress = options.stream && options.progress;
-        if progress {
-            body.insert("return_progress".into(), json!(true));
-        }
         let mut effort = false;
+        let mut extra = Map::new();
         for (key, value) in &request.extra {
             let is_effort = matches!(key.as_str(), "reasoning_effort" | "chat_template_kwargs");
             if is_effort && !options.effort {
                 continue;
             }
             effort |= is_effort;
-            body.insert(key.clone(), value.clone());
+            extra.insert(key.clone(), value.clone());
         }
-        if let Some(max) = request.max_tokens {
-            body.insert("max_tokens".into(), json!(max));
-        }
-        (Value::Object(body), SentFields { stream: options.stream, stream_options, effort, progress })
+        let body = Body {
+            model: &request.model,
+            messages: &request.messages,
+            tools: request
+                .tools
+                .iter()
+                .map(|t| Tool {
+                    r#type: "function",
+                    function: Function { name: &t.name, description: &t.description, parameters: &t.parameters },
+                })
+                .collect(),
+            stream: options.stream,
+            stream_options: stream_options.then(|| json!({ "include_usage": true })),
+            return_progress: progress.then_some(true),
+            extra,
+            max_tokens: request.max_tokens,
+        };
+        let bytes = serde_json::to_vec(&body).expect("a request serializes");
+        (bytes, SentFields { stream: options.stream, stream_options, effort, progress })
     }
 
     async fn attempt(
         &self,
-        body: &Value,
+        body: &[u8],
         sent: SentFields,
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
         cancel: &CancellationToken,
     ) -> Attempt {
-        let mut req = self.http.post(format!("{}/chat/completions", self.config.base_url)).json(body);
+        let mut req = self
+            .http
+            .post(format!("{}/chat/completions", self.config.base_url))
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .body(body.to_vec());
         if let Some(key) = &self.config.api_key {
             req = req.bearer_auth(key);
         }
