@@ -388,11 +388,12 @@ impl Session {
                 message: Message::Tool { tool_call_id: call.id.clone(), content: text },
                 turn: false,
                 summary: false,
+                wire: Default::default(),
             });
         }
         if !images.is_empty() {
             let message = Message::User { content: "[The images the results above refer to:]".into(), images };
-            entries.push(Entry { message, turn: false, summary: false });
+            entries.push(Entry { message, turn: false, summary: false, wire: Default::default() });
         }
         (entries, results)
     }

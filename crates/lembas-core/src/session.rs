@@ -145,11 +145,31 @@ pub(crate) struct Entry {
     /// A compaction's summary: the history starts afresh here.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub summary: bool,
+    /// Its wire form, made once (a message never changes once sent).
+    #[serde(skip)]
+    pub wire: WireCache,
+}
+
+/// An entry's message in the OpenAI dialect, without and with its reasoning, made the first time
+/// a request needs it. Not part of what an entry is: two entries are equal by their message.
+#[derive(Default, Clone)]
+pub(crate) struct WireCache([std::sync::OnceLock<lembas_model::WireMessage>; 2]);
+
+impl std::fmt::Debug for WireCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("WireCache")
+    }
+}
+
+impl PartialEq for WireCache {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
 }
 
 impl Entry {
     pub fn user(content: String, turn: bool) -> Entry {
-        Entry { message: Message::user(content), turn, summary: false }
+        Entry { message: Message::user(content), turn, summary: false, wire: WireCache::default() }
     }
 
     fn kind(&self) -> Kind {
@@ -635,11 +655,14 @@ impl Session {
     }
 
     /// The messages a request carries, reasoning only in the current turn.
-    pub(crate) fn request_messages(&self) -> Vec<serde_json::Value> {
+    pub(crate) fn request_messages(&self) -> Vec<lembas_model::WireMessage> {
         let kinds: Vec<Kind> = self.history.iter().map(Entry::kind).collect();
         let sends = sends_reasoning(&kinds);
-        std::iter::once(serde_json::json!({ "role": "system", "content": self.system_prompt }))
-            .chain(self.history.iter().zip(sends).map(|(e, send)| e.message.to_openai(send)))
+        let system = lembas_model::wire(&serde_json::json!({ "role": "system", "content": self.system_prompt }));
+        std::iter::once(system)
+            .chain(self.history.iter().zip(sends).map(|(e, send)| {
+                e.wire.0[usize::from(send)].get_or_init(|| lembas_model::wire(&e.message.to_openai(send))).clone()
+            }))
             .collect()
     }
 
@@ -673,6 +696,7 @@ fn repair(mut history: Vec<Entry>) -> Vec<Entry> {
             },
             turn: false,
             summary: false,
+            wire: Default::default(),
         })
         .collect();
     history.extend(missing);

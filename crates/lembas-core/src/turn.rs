@@ -186,6 +186,7 @@ impl Session {
                 },
                 turn: false,
                 summary: false,
+                wire: Default::default(),
             };
             if reply.tool_calls.is_empty() {
                 self.commit(vec![assistant], Vec::new()).map_err(|e| (e, steps))?;
@@ -216,7 +217,7 @@ impl Session {
         self.take_late_mcp_servers().await?;
         let mut messages = self.request_messages();
         if let Some(extra) = extra {
-            messages.push(Message::user(extra).to_openai(false));
+            messages.push(lembas_model::wire(&Message::user(extra).to_openai(false)));
         }
         let level = self.state.effort.clone().unwrap_or_else(|| self.cfg.model.start_level());
         let request = ChatRequest {
@@ -289,6 +290,7 @@ impl Session {
                 message: Message::Assistant { content: reply.text.clone(), reasoning: None, tool_calls: Vec::new() },
                 turn: false,
                 summary: false,
+                wire: Default::default(),
             },
         ];
         self.commit(entries, Vec::new())?;
@@ -329,7 +331,8 @@ impl Session {
             content.push_str("\n\n");
             content.push_str(&table);
         }
-        self.history = vec![Entry { message: Message::user(content), turn: true, summary: true }];
+        self.history =
+            vec![Entry { message: Message::user(content), turn: true, summary: true, wire: Default::default() }];
         self.system_prompt = self.make_system_prompt();
         // The new prompt says what stands now; the next message says the date again.
         self.state.told =

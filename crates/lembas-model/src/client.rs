@@ -189,7 +189,7 @@ impl ModelClient {
         #[derive(serde::Serialize)]
         struct Body<'a> {
             model: &'a str,
-            messages: &'a [Value],
+            messages: &'a [crate::wire::WireMessage],
             #[serde(skip_serializing_if = "<[_]>::is_empty")]
             tools: Vec<Tool<'a>>,
             stream: bool,

@@ -19,6 +19,6 @@ mod wire;
 pub use client::{ClientConfig, MAX_BACKOFF, ModelClient, ModelError};
 pub use quirks::{Learned, LearnedModel};
 pub use stream::{Assembler, StreamEvent, StreamedError};
-pub use wire::{ChatRequest, FinishReason, Message, Reply, ToolCall, ToolSchema, Usage};
+pub use wire::{ChatRequest, FinishReason, Message, Reply, ToolCall, ToolSchema, Usage, WireMessage, wire};
 
 pub use tokio_util::sync::CancellationToken;

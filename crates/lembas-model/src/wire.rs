@@ -92,13 +92,23 @@ impl ToolSchema {
     }
 }
 
+/// A message already in the OpenAI dialect, as the bytes that go on the wire: a session makes
+/// each of its messages' once and every later request shares them (a message never changes
+/// once sent).
+pub type WireMessage = std::sync::Arc<serde_json::value::RawValue>;
+
+/// A message in the OpenAI dialect, ready to send.
+pub fn wire(value: &Value) -> WireMessage {
+    std::sync::Arc::from(serde_json::value::to_raw_value(value).expect("a JSON value serializes"))
+}
+
 /// One request: the messages (already decided which carry reasoning), the tools, and fields a
 /// level or the caller adds (`reasoning_effort`, `chat_template_kwargs`, …).
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default)]
 pub struct ChatRequest {
     pub model: String,
     /// Messages in the OpenAI dialect, in order.
-    pub messages: Vec<Value>,
+    pub messages: Vec<WireMessage>,
     pub tools: Vec<ToolSchema>,
     pub extra: Map<String, Value>,
     pub max_tokens: Option<u64>,

@@ -19,7 +19,10 @@ fn client(server: &FakeServer) -> ModelClient {
 fn request() -> ChatRequest {
     ChatRequest {
         model: "fake-model".into(),
-        messages: vec![json!({"role": "system", "content": "be brief"}), json!({"role": "user", "content": "hi"})],
+        messages: vec![
+            lembas_model::wire(&json!({"role": "system", "content": "be brief"})),
+            lembas_model::wire(&json!({"role": "user", "content": "hi"})),
+        ],
         tools: vec![ToolSchema {
             name: "read".into(),
             description: "Read a file".into(),
