@@ -75,8 +75,7 @@ impl Session {
         }
         if self.adopt_mcp_servers() {
             if first {
-                self.system_prompt = self.make_system_prompt();
-                self.state.told.facts.mcp = self.state.mcp_instructions.clone();
+                self.remake_prompt(None);
             }
             self.save_prefix()?;
         }

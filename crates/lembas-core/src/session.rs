@@ -317,7 +317,7 @@ impl Session {
         let state = State {
             ledger: Ledger::default(),
             ids: IdCounter::default(),
-            told: Told::knows(Facts { mode: Some(cfg.mode.to_string()), ..Facts::default() }),
+            told: Told::default(),
             mode: cfg.mode,
             effort: cfg.effort.clone(),
             last_input: 0,
@@ -353,13 +353,7 @@ impl Session {
         // The servers connected by now are in the first list and the prompt (context.md §10
         // rule 4); the front end waited up to `mcp_wait_ms` for them.
         session.adopt_mcp_servers();
-        session.state.told = Told::knows(Facts {
-            mode: Some(session.cfg.mode.to_string()),
-            mcp: session.state.mcp_instructions.clone(),
-            files: session.instruction_facts(),
-            ..Facts::default()
-        });
-        session.system_prompt = session.make_system_prompt();
+        session.remake_prompt(None);
         let now = now_ms();
         session.cfg.store.create_session(&SessionRecord {
             id: session.id.clone(),
@@ -527,13 +521,27 @@ impl Session {
     /// What can change during the session, as it stands now (what a note compares with what the
     /// model was told).
     pub(crate) fn facts_now(&self) -> Facts {
+        self.facts_with(self.instruction_files())
+    }
+
+    /// The facts, with the instruction files as already read.
+    fn facts_with(&self, files: Vec<crate::Instruction>) -> Facts {
         Facts {
             date: Some((self.cfg.today)()),
             mode: Some(self.state.mode.to_string()),
             mcp: self.state.mcp_instructions.clone(),
-            files: self.instruction_facts(),
+            files: files.into_iter().map(|i| (i.name, i.text)).collect(),
             ..Facts::default()
         }
+    }
+
+    /// Makes the system prompt again from what stands now, and counts all of it as told; `date`
+    /// is what the model keeps knowing of the date, which the prompt does not carry. The
+    /// instruction files are read once for both.
+    pub(crate) fn remake_prompt(&mut self, date: Option<String>) {
+        let found = self.instruction_files();
+        self.system_prompt = self.system_prompt_from(&found);
+        self.state.told = Told::knows(Facts { date, ..self.facts_with(found) });
     }
 
     /// The instruction files the prompt is made from, as they read now, by the prompt's name
@@ -545,10 +553,6 @@ impl Session {
             &self.cfg.extra_instructions,
             self.cfg.user_home.as_deref(),
         )
-    }
-
-    pub(crate) fn instruction_facts(&self) -> std::collections::BTreeMap<String, String> {
-        self.instruction_files().into_iter().map(|i| (i.name, i.text)).collect()
     }
 
     /// The model changed these files itself: an instruction file among them needs no note (its
@@ -579,9 +583,7 @@ impl Session {
         if self.cfg.model.tools != Some(false) {
             self.tools.extend(mcp);
         }
-        self.system_prompt = self.make_system_prompt();
-        let date = self.state.told.facts.date.clone();
-        self.state.told = Told::knows(Facts { date, ..self.facts_now() });
+        self.remake_prompt(self.state.told.facts.date.clone());
         self.save_prefix()?;
         self.emit(Event::Model { model: self.cfg.model.id.clone() });
         Ok(())
@@ -615,13 +617,12 @@ impl Session {
         Ok(())
     }
 
-    pub(crate) fn make_system_prompt(&self) -> String {
-        let found = self.instruction_files();
+    fn system_prompt_from(&self, found: &[crate::Instruction]) -> String {
         system_prompt(&PromptParts {
             ws: &self.ws,
             mode: self.state.mode,
             unattended: !self.cfg.approver.present(),
-            instructions: &found,
+            instructions: found,
             mcp: &self.state.mcp_instructions,
         })
     }

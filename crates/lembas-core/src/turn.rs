@@ -333,10 +333,8 @@ impl Session {
         }
         self.history =
             vec![Entry { message: Message::user(content), turn: true, summary: true, wire: Default::default() }];
-        self.system_prompt = self.make_system_prompt();
         // The new prompt says what stands now; the next message says the date again.
-        self.state.told =
-            lembas_context::note::Told::knows(lembas_context::note::Facts { date: None, ..self.facts_now() });
+        self.remake_prompt(None);
         self.state.last_input = 0;
         let stored: Vec<_> = self.history.iter().map(Entry::stored).collect();
         self.cfg.store.replace_history(&self.id, &stored, &self.state_json(), &self.system_prompt, now_ms())?;
