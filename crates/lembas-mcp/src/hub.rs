@@ -95,13 +95,6 @@ struct Connection {
     timeout: Duration,
 }
 
-impl Connection {
-    fn stderr_tail(&self) -> String {
-        let lines = self.stderr.lock().expect("stderr lines");
-        lines.iter().cloned().collect::<Vec<_>>().join("\n")
-    }
-}
-
 enum Slot {
     Connecting,
     Ready(Arc<Connection>),
@@ -390,7 +383,7 @@ impl McpHub {
             Ok(Err(e)) => {
                 let server = &self.names[index];
                 if connection.peer.is_transport_closed() {
-                    let reason = with_tail("it stopped".to_owned(), &connection.stderr_tail());
+                    let reason = with_tail("it stopped".to_owned(), &stderr_text(&connection.stderr));
                     self.slots.lock().expect("mcp slots")[index] = Slot::Failed(reason.clone());
                     self.changed.send_modify(|n| *n += 1);
                     return CallOutput::failed(format!("The MCP server {server} is not connected: {reason}"));
