@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 use crate::quirks::{Learned, Refused, SentFields, refused_field};
 use crate::sse::{SseDecoder, SseEvent};
 use crate::stream::{Assembler, StreamEvent, error_text};
-use crate::wire::{ChatRequest, Reply};
+use crate::wire::{ChatRequest, Reply, ToolSchema};
 
 /// How the client talks to one server.
 #[derive(Debug, Clone)]
@@ -176,22 +176,11 @@ impl ModelClient {
     /// lies, never copied into a second tree (it grows with every step).
     fn body(&self, request: &ChatRequest, options: Options) -> (Vec<u8>, SentFields) {
         #[derive(serde::Serialize)]
-        struct Tool<'a> {
-            r#type: &'static str,
-            function: Function<'a>,
-        }
-        #[derive(serde::Serialize)]
-        struct Function<'a> {
-            name: &'a str,
-            description: &'a str,
-            parameters: &'a Value,
-        }
-        #[derive(serde::Serialize)]
         struct Body<'a> {
             model: &'a str,
             messages: &'a [crate::wire::WireMessage],
             #[serde(skip_serializing_if = "<[_]>::is_empty")]
-            tools: Vec<Tool<'a>>,
+            tools: Vec<crate::wire::OpenAiTool<'a>>,
             stream: bool,
             #[serde(skip_serializing_if = "Option::is_none")]
             stream_options: Option<Value>,
@@ -217,14 +206,7 @@ impl ModelClient {
         let body = Body {
             model: &request.model,
             messages: &request.messages,
-            tools: request
-                .tools
-                .iter()
-                .map(|t| Tool {
-                    r#type: "function",
-                    function: Function { name: &t.name, description: &t.description, parameters: &t.parameters },
-                })
-                .collect(),
+            tools: request.tools.iter().map(ToolSchema::to_openai).collect(),
             stream: options.stream,
             stream_options: stream_options.then(|| json!({ "include_usage": true })),
             return_progress: progress.then_some(true),

@@ -87,9 +87,17 @@ pub struct ToolSchema {
 }
 
 impl ToolSchema {
-    pub fn to_openai(&self) -> Value {
-        json!({ "type": "function", "function": { "name": self.name, "description": self.description, "parameters": self.parameters } })
+    /// The tool in the OpenAI dialect, borrowing its parts (`{"type": "function", "function": …}`).
+    pub(crate) fn to_openai(&self) -> OpenAiTool<'_> {
+        OpenAiTool { r#type: "function", function: self }
     }
+}
+
+/// A tool as a request lists it.
+#[derive(Serialize)]
+pub(crate) struct OpenAiTool<'a> {
+    r#type: &'static str,
+    function: &'a ToolSchema,
 }
 
 /// A message already in the OpenAI dialect, as the bytes that go on the wire: a session makes
