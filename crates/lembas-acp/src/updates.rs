@@ -50,6 +50,15 @@ pub fn updates(event: &Event) -> Vec<SessionUpdate> {
             let fields = ToolCallUpdateFields::new().status(status).content(content);
             vec![SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(call_id.clone(), fields))]
         }
+        // What a subagent does now shows in its task's call, replacing what it did before.
+        Event::Subagent { call_id, event, .. } => match event.as_ref() {
+            Event::ToolStart { tool, title, .. } => {
+                let now = if title.is_empty() { format!("→ {tool}") } else { format!("→ {tool} {title}") };
+                let fields = ToolCallUpdateFields::new().content(vec![ToolCallContent::from(text(&now))]);
+                vec![SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(call_id.clone(), fields))]
+            }
+            _ => Vec::new(),
+        },
         Event::Plan { plan } => {
             let entries = plan
                 .phases

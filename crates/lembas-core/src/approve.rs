@@ -14,6 +14,8 @@ pub struct ApprovalRequest {
     pub title: String,
     /// What it reaches (paths, resolved).
     pub reaches: Vec<String>,
+    /// The subagent whose call it is (its description); `None` for the main agent's own.
+    pub agent: Option<String>,
 }
 
 /// The person's answer.

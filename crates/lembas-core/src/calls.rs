@@ -46,6 +46,8 @@ enum Prepared {
         exclusive: bool,
         /// A line put before the result (the person corrected the command).
         note: Option<String>,
+        /// A `task` call's subagent, made and waiting to run.
+        task: Option<Box<crate::subagent::TaskRun>>,
     },
     /// Answered by the engine itself (recall, the plan, a question), in call order.
     Engine {
@@ -60,6 +62,7 @@ fn title_of(name: &str, args: &Value) -> String {
     let field = ["command", "path", "pattern", "id"].iter().find_map(|k| args.get(*k).and_then(Value::as_str));
     match (name, field) {
         ("apply_patch", _) => "patch".to_owned(),
+        ("task", _) => short_what(args.get("description").and_then(Value::as_str).unwrap_or_default()),
         (_, Some(f)) => short_what(f),
         // An MCP tool's arguments are its own: shown as given, cut to a line.
         (n, None) if lembas_mcp::is_mcp_name(n) && args.as_object().is_some_and(|a| !a.is_empty()) => {
@@ -146,6 +149,7 @@ impl Session {
                     tool: name.clone(),
                     title: title_of(&name, &args),
                     reaches: real.iter().map(|p| p.display().to_string()).collect(),
+                    agent: None,
                 };
                 let mut phases = Phases::new(self.events.clone());
                 phases.set(Phase::WaitingForPerson {
@@ -178,7 +182,14 @@ impl Session {
                             return self.denied(call, &name, reason);
                         }
                         let note = format!("(The person changed the command to: {corrected})");
-                        return Prepared::Run { name, args, paths, exclusive: def.exclusive, note: Some(note) };
+                        return Prepared::Run {
+                            name,
+                            args,
+                            paths,
+                            exclusive: def.exclusive,
+                            note: Some(note),
+                            task: None,
+                        };
                     }
                     Approval::Edited { .. } => {}
                     Approval::Deny { feedback } => {
@@ -194,7 +205,15 @@ impl Session {
         if matches!(name.as_str(), "plan_write" | "plan_update" | "plan_submit" | "ask_user") {
             return Prepared::Engine { name, args };
         }
-        Prepared::Run { name, args, paths, exclusive: def.exclusive, note: None }
+        let task = if name == "task" {
+            match self.prepare_task(&args) {
+                Ok(run) => Some(Box::new(run)),
+                Err(e) => return Prepared::Answer(ToolOutput::Error(e)),
+            }
+        } else {
+            None
+        };
+        Prepared::Run { name, args, paths, exclusive: def.exclusive, note: None, task }
     }
 
     fn denied(&self, call: &ToolCall, name: &str, reason: String) -> Prepared {
@@ -247,7 +266,18 @@ impl Session {
             batches.push(batch);
         }
         for batch in batches {
-            if let Some(&first) = batch.first()
+            // The subagents of this batch, taken out to run (each runs once).
+            let mut tasks: Vec<Option<Box<crate::subagent::TaskRun>>> = batch
+                .iter()
+                .map(|&i| match &mut prepared[i] {
+                    Prepared::Run { task, .. } => task.take(),
+                    _ => None,
+                })
+                .collect();
+            let waiting = tasks.iter().flatten().filter(|t| !t.background).count() as u64;
+            if waiting > 0 {
+                phases.set(Phase::WaitingForSubagents { running: waiting });
+            } else if let Some(&first) = batch.first()
                 && let Prepared::Run { name, args, .. } = &prepared[first]
             {
                 phases.set(Phase::RunningTool {
@@ -255,10 +285,13 @@ impl Session {
                     what: Some(title_of(name, args)).filter(|w| !w.is_empty()),
                 });
             }
-            let runs = batch.iter().map(|&i| {
+            let runs = batch.iter().zip(tasks.iter_mut()).map(|(&i, task)| {
                 let Prepared::Run { name, args, .. } = &prepared[i] else {
                     unreachable!("batches hold runnable calls")
                 };
+                let task = task.take();
+                let call_id = calls[i].id.clone();
+                let events = self.events.clone();
                 let ws = self.ws.clone();
                 let (name, args) = (name.clone(), args.clone());
                 let cancel = cancel.clone();
@@ -267,6 +300,13 @@ impl Session {
                 async move {
                     if cancel.is_cancelled() {
                         return ToolOutput::Error("Not run: the turn was interrupted.".into());
+                    }
+                    if let Some(task) = task {
+                        return if task.background {
+                            task.start_job(call_id, events, &jobs)
+                        } else {
+                            task.run(call_id, events, &cancel).await
+                        };
                     }
                     match name.as_str() {
                         "bash" => return run_bash(&ws, &args, &cancel, Some(&jobs)).await,

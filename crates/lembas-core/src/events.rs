@@ -127,6 +127,13 @@ pub enum Event {
     Notice {
         message: String,
     },
+    /// Something a subagent did: its own event, with the `task` call it works for and the
+    /// description it goes by.
+    Subagent {
+        call_id: String,
+        agent: String,
+        event: Box<Event>,
+    },
     Error {
         message: String,
     },

@@ -24,6 +24,7 @@ mod phase;
 mod plan;
 mod prompt;
 mod session;
+mod subagent;
 mod turn;
 
 pub use approve::{Approval, ApprovalRequest, Approver, Nobody, Question};

@@ -66,17 +66,28 @@ pub struct PromptParts<'a> {
     pub instructions: &'a [Instruction],
     /// The connected MCP servers' instructions, by server.
     pub mcp: &'a std::collections::BTreeMap<String, String>,
+    /// A subagent's standing (`blocks/subagent.md`, rendered): said at the end, in place of the
+    /// mode's text.
+    pub subagent: Option<&'a str>,
 }
 
 /// The system prompt: no clock in it and no absolute path of the machine.
 pub fn system_prompt(parts: &PromptParts) -> String {
     let mut environment = lembas_paths::environment_lines(&parts.ws.root, &parts.ws.started);
     environment.push(format!("Platform: {}", std::env::consts::OS));
-    let mut mode = text(&format!("modes/{}.md", parts.mode)).to_owned();
-    if parts.unattended {
-        mode.push('\n');
-        mode.push_str(text("modes/unattended.md"));
-    }
+    let mode = match parts.subagent {
+        Some(_) => String::new(),
+        None => {
+            let mut mode = format!("# Permission mode\n{}\n", text(&format!("modes/{}.md", parts.mode)));
+            if parts.unattended {
+                mode.push_str(text("modes/unattended.md"));
+                mode.push('\n');
+            }
+            mode.push('\n');
+            mode
+        }
+    };
+    let subagent = parts.subagent.map(|block| format!("\n\n{block}")).unwrap_or_default();
     let instructions = if parts.instructions.is_empty() {
         String::new()
     } else {
@@ -98,6 +109,7 @@ pub fn system_prompt(parts: &PromptParts) -> String {
             ("context", text("blocks/context.md")),
             ("instructions", &instructions),
             ("mcp", &mcp),
+            ("subagent", &subagent),
         ],
     )
 }
@@ -141,6 +153,7 @@ mod tests {
             unattended: true,
             instructions: &found,
             mcp: &Default::default(),
+            subagent: None,
         });
         assert!(prompt.contains(
             "Project: shop (paths are relative to its root)\nStarted in: web (relative to the project root)"

@@ -83,6 +83,9 @@ pub struct SessionConfig {
     pub today: Arc<dyn Fn() -> String + Send + Sync>,
     /// The MCP servers the session is configured with, connecting or connected.
     pub mcp: Option<Arc<lembas_mcp::McpHub>>,
+    /// The models the person may use (the login's), for subagents; the session's own model
+    /// counts whether or not it is listed.
+    pub models: Vec<ModelInfo>,
 }
 
 impl SessionConfig {
@@ -119,6 +122,7 @@ impl SessionConfig {
             user_home: None,
             today: Arc::new(local_today),
             mcp: None,
+            models: Vec::new(),
         }
     }
 }
@@ -237,6 +241,10 @@ pub(crate) struct State {
     /// Their instructions, by server.
     #[serde(default)]
     pub mcp_instructions: std::collections::BTreeMap<String, String>,
+    /// The models the person named in their own words (`subagents.md` §2), by id: the only
+    /// ones besides the session's own that a subagent may run on. Kept through compaction.
+    #[serde(default)]
+    pub named: Vec<String>,
 }
 
 /// A running session.
@@ -265,6 +273,8 @@ pub struct Session {
     pub(crate) mcp_seen: u64,
     /// The MCP servers whose failure the front ends were told of.
     pub(crate) mcp_failures_told: HashSet<String>,
+    /// Whom this session works for, when it is a subagent's.
+    pub(crate) subagent: Option<crate::subagent::SubagentOf>,
 }
 
 impl Drop for Session {
@@ -280,7 +290,8 @@ impl std::fmt::Debug for Session {
     }
 }
 
-fn offered_tools(model: &ModelInfo) -> Vec<ToolSchema> {
+/// The tools a session on `model` is offered; `task` only where subagents are.
+pub(crate) fn offered_tools(model: &ModelInfo, task: bool) -> Vec<ToolSchema> {
     if model.tools == Some(false) {
         return Vec::new();
     }
@@ -289,6 +300,7 @@ fn offered_tools(model: &ModelInfo) -> Vec<ToolSchema> {
     OFFERED
         .iter()
         .chain(vision.then_some(&"view_image"))
+        .chain(task.then_some(&"task"))
         .map(|name| {
             let def = lembas_spec::tool(name).unwrap_or_else(|| panic!("spec/tools/{name}.json"));
             ToolSchema {
@@ -314,6 +326,16 @@ impl Session {
             // Said once, as the session starts.
             let _ = events.send(Event::Notice { message: note });
         }
+        Session::create(cfg, ws, events, None)
+    }
+
+    /// A new session in `ws`: the person's own, or a subagent's working for another session.
+    pub(crate) fn create(
+        cfg: SessionConfig,
+        ws: Workspace,
+        events: UnboundedSender<Event>,
+        subagent: Option<crate::subagent::SubagentOf>,
+    ) -> Result<Session, EngineError> {
         let state = State {
             ledger: Ledger::default(),
             ids: IdCounter::default(),
@@ -326,12 +348,17 @@ impl Session {
             mode_before_plan: None,
             mcp_listed: Vec::new(),
             mcp_instructions: Default::default(),
+            named: Vec::new(),
         };
-        let tools = offered_tools(&cfg.model);
+        let mut tools =
+            offered_tools(&cfg.model, subagent.is_none() && crate::subagent::offered(&cfg.model, &cfg.models));
+        if subagent.is_some() {
+            tools.retain(|t| !crate::subagent::WITHHELD.contains(&t.name.as_str()));
+        }
         let id = uuid::Uuid::now_v7().to_string();
         let mut session = Session {
             id: id.clone(),
-            title: "New session".into(),
+            title: subagent.as_ref().map_or_else(|| "New session".into(), |s| s.label.clone()),
             ws,
             system_prompt: String::new(),
             tools,
@@ -339,7 +366,7 @@ impl Session {
             state,
             events,
             steer: Arc::default(),
-            fresh: true,
+            fresh: subagent.is_none(),
             judge: Judge::with_defaults(Context::default()),
             jobs: Jobs::new(cfg.jobs_dir.join(&id)),
             prompt_tokens: 0,
@@ -347,6 +374,7 @@ impl Session {
             jobs_told: Default::default(),
             mcp_seen: 0,
             mcp_failures_told: HashSet::new(),
+            subagent,
             cfg,
         };
         session.judge = session.make_judge();
@@ -366,6 +394,7 @@ impl Session {
             system_prompt: session.system_prompt.clone(),
             tools: serde_json::to_string(&session.tools).expect("tools serialize"),
             state: session.state_json(),
+            parent: session.subagent.as_ref().map(|s| s.parent.clone()),
         })?;
         Ok(session)
     }
@@ -407,6 +436,7 @@ impl Session {
             jobs_told: Default::default(),
             mcp_seen: 0,
             mcp_failures_told: HashSet::new(),
+            subagent: None,
         };
         session.judge = session.make_judge();
         if session.cfg.model.id != record.model {
@@ -579,7 +609,8 @@ impl Session {
         self.cfg.model = model;
         // The MCP servers' tools stay listed, after the model's own set.
         let mcp: Vec<ToolSchema> = self.tools.iter().filter(|t| lembas_mcp::is_mcp_name(&t.name)).cloned().collect();
-        self.tools = offered_tools(&self.cfg.model);
+        let task = self.tools.iter().any(|t| t.name == "task");
+        self.tools = offered_tools(&self.cfg.model, task);
         if self.cfg.model.tools != Some(false) {
             self.tools.extend(mcp);
         }
@@ -624,6 +655,7 @@ impl Session {
             unattended: !self.cfg.approver.present(),
             instructions: found,
             mcp: &self.state.mcp_instructions,
+            subagent: self.subagent.as_ref().map(|s| s.block.as_str()),
         })
     }
 

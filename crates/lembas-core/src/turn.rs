@@ -16,7 +16,12 @@ impl Session {
     /// Runs one prompt to its end and says how it ended. Everything it does is said as events;
     /// everything answered is stored as it goes.
     pub async fn prompt(&mut self, words: &str, cancel: &CancellationToken) -> DoneReason {
-        self.turn(words, false, cancel).await
+        self.turn(words, false, cancel).await.0
+    }
+
+    /// A subagent's one turn: how it ended, and its final reply (its report).
+    pub(crate) async fn run_for_report(&mut self, task: &str, cancel: &CancellationToken) -> (DoneReason, String) {
+        self.turn(task, false, cancel).await
     }
 
     /// After a prompt, with nobody to come back later: waits for the jobs still running, then
@@ -35,7 +40,7 @@ impl Session {
             if cancel.is_cancelled() {
                 return last;
             }
-            last = Some(self.turn(&note, true, cancel).await);
+            last = Some(self.turn(&note, true, cancel).await.0);
         }
     }
 
@@ -58,7 +63,7 @@ impl Session {
     /// note waits.
     pub async fn deliver_job_notes(&mut self, cancel: &CancellationToken) -> Option<DoneReason> {
         let note = self.job_notes()?;
-        Some(self.turn(&note, true, cancel).await)
+        Some(self.turn(&note, true, cancel).await.0)
     }
 
     /// Tells the front ends how many jobs run, when that changed since it was last told.
@@ -81,6 +86,12 @@ impl Session {
             .iter()
             .map(|job| {
                 let after = lembas_tools::elapsed_text(job.after);
+                if let Some(report) = &job.report {
+                    return render(
+                        &marks.report_body,
+                        &[("job", &job.id), ("what", &job.command), ("elapsed", &after), ("report", report)],
+                    );
+                }
                 match job.state {
                     lembas_tools::JobState::Exited(code) => render(
                         &marks.finished_body,
@@ -93,7 +104,7 @@ impl Session {
         Some(format!("{}\n{}", marks.finished, bodies.join("\n")))
     }
 
-    async fn turn(&mut self, words: &str, machine: bool, cancel: &CancellationToken) -> DoneReason {
+    async fn turn(&mut self, words: &str, machine: bool, cancel: &CancellationToken) -> (DoneReason, String) {
         let mut phases = Phases::new(self.events.clone());
         let (reason, text, steps) = match self.run_prompt(words, machine, cancel, &mut phases).await {
             Ok(done) => done,
@@ -115,8 +126,8 @@ impl Session {
             DoneReason::Limit => phases.set(Phase::Stopped { reason: Some(StopReason::Steps) }),
             DoneReason::Failed => {}
         }
-        self.emit(Event::Done { reason, text, steps });
-        reason
+        self.emit(Event::Done { reason, text: text.clone(), steps });
+        (reason, text)
     }
 
     async fn run_prompt(
@@ -127,6 +138,9 @@ impl Session {
         phases: &mut Phases,
     ) -> Result<(DoneReason, String, u32), (EngineError, u32)> {
         self.emit(Event::Prompt { text: words.to_owned(), machine });
+        if !machine && self.subagent.is_none() {
+            self.note_named(words);
+        }
         if self.fresh && !machine {
             self.fresh = false;
             self.title = title_from(words);
@@ -150,10 +164,11 @@ impl Session {
                 return Ok((DoneReason::Cancelled, String::new(), steps));
             }
             // Deliveries at a step boundary: words the person added, jobs that ended.
-            let mut delivered: Vec<Entry> = std::mem::take(&mut *self.steer.lock().expect("steer queue"))
-                .into_iter()
-                .map(|w| Entry::user(w, false))
-                .collect();
+            let steered = std::mem::take(&mut *self.steer.lock().expect("steer queue"));
+            if self.subagent.is_none() {
+                steered.iter().for_each(|w| self.note_named(w));
+            }
+            let mut delivered: Vec<Entry> = steered.into_iter().map(|w| Entry::user(w, false)).collect();
             if steps > 0
                 && let Some(note) = self.job_notes()
             {

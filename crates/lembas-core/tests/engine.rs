@@ -41,7 +41,9 @@ async fn a_turn_reads_edits_runs_a_command_and_answers_keeping_the_prefix() {
     assert_eq!(first["messages"][1]["content"], "fix add\n\n<session-note>\nToday is 2026-12-02.\n</session-note>");
     let names: Vec<&str> =
         first["tools"].as_array().unwrap().iter().map(|t| t["function"]["name"].as_str().unwrap()).collect();
-    assert_eq!(names, lembas_core::OFFERED);
+    // The fake model says nothing of its capacity: it may serve subagents itself.
+    assert_eq!(names[..names.len() - 1], *lembas_core::OFFERED);
+    assert_eq!(names.last(), Some(&"task"));
 
     let results = tool_results(&requests[3]);
     assert!(results[0].starts_with("[#0001 src/lib.rs lines 1-3 of 3 sha "), "{}", results[0]);

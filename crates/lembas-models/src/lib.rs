@@ -4,6 +4,9 @@
 //! when it takes none, the one level `default`. What a request carries for a level is
 //! [`request_fields`]; how a client shows the choice is [`Control`].
 
+mod named;
+pub use named::{names, names_model};
+
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 

@@ -78,6 +78,7 @@ pub struct JobMarks {
     pub finished: String,
     pub finished_body: String,
     pub killed_body: String,
+    pub report_body: String,
 }
 
 #[derive(Debug, Deserialize)]

@@ -41,6 +41,10 @@ pub struct SessionRecord {
     pub tools: String,
     /// The engine's state (JSON): ledger, id counter, mode, what notes have said.
     pub state: String,
+    /// The session a subagent works for; `None` for a session the person started. A subagent's
+    /// session is kept as long as its parent's and never listed or found on its own.
+    #[serde(default)]
+    pub parent: Option<String>,
 }
 
 /// One message as stored: its JSON, and its words for search.
@@ -145,6 +149,19 @@ CREATE TABLE IF NOT EXISTS usage (
 CREATE VIRTUAL TABLE IF NOT EXISTS said USING fts5 (session_id UNINDEXED, text);
 ";
 
+/// Makes the schema, and brings a store made by an earlier lembas up to it.
+fn migrate(conn: &Connection) -> rusqlite::Result<()> {
+    conn.execute_batch(SCHEMA)?;
+    let has_parent: bool =
+        conn.query_row("SELECT COUNT(*) > 0 FROM pragma_table_info('sessions') WHERE name = 'parent'", [], |r| {
+            r.get(0)
+        })?;
+    if !has_parent {
+        conn.execute_batch("ALTER TABLE sessions ADD COLUMN parent TEXT REFERENCES sessions (id) ON DELETE CASCADE;")?;
+    }
+    conn.execute_batch("CREATE INDEX IF NOT EXISTS sessions_by_parent ON sessions (parent);")
+}
+
 fn summary(row: &rusqlite::Row<'_>) -> rusqlite::Result<SessionSummary> {
     Ok(SessionSummary {
         id: row.get(0)?,
@@ -175,14 +192,14 @@ impl Store {
         let conn = Connection::open(path)
             .map_err(|e| StoreError::Open { path: path.display().to_string(), reason: e.to_string() })?;
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
-        conn.execute_batch(SCHEMA)?;
+        migrate(&conn)?;
         Ok(Store { conn: Mutex::new(conn) })
     }
 
     /// A store in memory (tests).
     pub fn in_memory() -> Result<Store, StoreError> {
         let conn = Connection::open_in_memory()?;
-        conn.execute_batch(SCHEMA)?;
+        migrate(&conn)?;
         Ok(Store { conn: Mutex::new(conn) })
     }
 
@@ -192,8 +209,8 @@ impl Store {
 
     pub fn create_session(&self, record: &SessionRecord) -> Result<(), StoreError> {
         self.conn().execute(
-            "INSERT INTO sessions (id, title, project, started, model, created_at, updated_at, system_prompt, tools, state)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            "INSERT INTO sessions (id, title, project, started, model, created_at, updated_at, system_prompt, tools, state, parent)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
             params![
                 record.id,
                 record.title,
@@ -204,7 +221,8 @@ impl Store {
                 record.updated_at,
                 record.system_prompt,
                 record.tools,
-                record.state
+                record.state,
+                record.parent
             ],
         )?;
         Ok(())
@@ -214,7 +232,7 @@ impl Store {
         Ok(self
             .conn()
             .query_row(
-                "SELECT id, title, project, started, model, created_at, updated_at, system_prompt, tools, state FROM sessions WHERE id = ?1",
+                "SELECT id, title, project, started, model, created_at, updated_at, system_prompt, tools, state, parent FROM sessions WHERE id = ?1",
                 [id],
                 |r| {
                     Ok(SessionRecord {
@@ -228,6 +246,7 @@ impl Store {
                         system_prompt: r.get(7)?,
                         tools: r.get(8)?,
                         state: r.get(9)?,
+                        parent: r.get(10)?,
                     })
                 },
             )
@@ -364,7 +383,7 @@ impl Store {
     pub fn list(&self, project: Option<&str>) -> Result<Vec<SessionSummary>, StoreError> {
         let conn = self.conn();
         let sql = format!(
-            "SELECT {SUMMARY_COLUMNS} FROM sessions s WHERE (?1 IS NULL OR s.project = ?1) ORDER BY s.updated_at DESC, s.rowid DESC"
+            "SELECT {SUMMARY_COLUMNS} FROM sessions s WHERE (?1 IS NULL OR s.project = ?1) AND s.parent IS NULL ORDER BY s.updated_at DESC, s.rowid DESC"
         );
         let mut stmt = conn.prepare(&sql)?;
         let rows = stmt.query_map([project], summary)?;
@@ -378,13 +397,28 @@ impl Store {
         }
     }
 
+    /// Deletes a session, and its subagents' sessions with it.
     pub fn delete(&self, id: &str) -> Result<(), StoreError> {
         let conn = self.conn();
-        conn.execute("DELETE FROM said WHERE session_id = ?1", [id])?;
+        conn.execute(
+            "WITH RECURSIVE tree(id) AS (SELECT ?1 UNION SELECT s.id FROM sessions s JOIN tree ON s.parent = tree.id)
+             DELETE FROM said WHERE session_id IN tree",
+            [id],
+        )?;
         match conn.execute("DELETE FROM sessions WHERE id = ?1", [id])? {
             0 => Err(StoreError::NoSession(id.to_owned())),
             _ => Ok(()),
         }
+    }
+
+    /// The sessions of a session's subagents, oldest first.
+    pub fn children(&self, id: &str) -> Result<Vec<SessionSummary>, StoreError> {
+        let conn = self.conn();
+        let sql =
+            format!("SELECT {SUMMARY_COLUMNS} FROM sessions s WHERE s.parent = ?1 ORDER BY s.created_at, s.rowid");
+        let mut stmt = conn.prepare(&sql)?;
+        let rows = stmt.query_map([id], summary)?;
+        Ok(rows.collect::<Result<_, _>>()?)
     }
 
     /// Sessions whose messages contain every word, best match first, with a snippet.
@@ -397,7 +431,7 @@ impl Store {
         let sql = format!(
             "SELECT {SUMMARY_COLUMNS}, snippet(said, 1, '[', ']', '…', 12) FROM said
              JOIN sessions s ON s.id = said.session_id
-             WHERE said MATCH ?1 ORDER BY bm25(said)"
+             WHERE said MATCH ?1 AND s.parent IS NULL ORDER BY bm25(said)"
         );
         let mut stmt = conn.prepare(&sql)?;
         let rows = stmt.query_map([query], |r| Ok(SearchHit { session: summary(r)?, snippet: r.get(7)? }))?;
@@ -414,7 +448,8 @@ impl Store {
     /// Resolves an id given in full or by a unique prefix.
     pub fn find_id(&self, prefix: &str) -> Result<Option<String>, StoreError> {
         let conn = self.conn();
-        let mut stmt = conn.prepare("SELECT id FROM sessions WHERE id LIKE ?1 || '%' ESCAPE '\\' LIMIT 2")?;
+        let mut stmt =
+            conn.prepare("SELECT id FROM sessions WHERE id LIKE ?1 || '%' ESCAPE '\\' AND parent IS NULL LIMIT 2")?;
         let escaped = prefix.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_");
         let ids: Vec<String> = stmt.query_map([escaped], |r| r.get(0))?.collect::<Result<_, _>>()?;
         Ok(if ids.len() == 1 { ids.into_iter().next() } else { None })
@@ -437,6 +472,7 @@ mod tests {
             system_prompt: "sys".into(),
             tools: "[]".into(),
             state: "{}".into(),
+            parent: None,
         }
     }
 
@@ -485,6 +521,44 @@ mod tests {
         store.delete("a1").unwrap();
         assert!(store.session("a1").unwrap().is_none());
         assert!(store.search("tokenizer").unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_subagents_session_is_kept_with_its_parent_and_never_listed_alone() {
+        let store = Store::in_memory().unwrap();
+        store.create_session(&record("main", "/p", 1)).unwrap();
+        store.create_session(&SessionRecord { parent: Some("main".into()), ..record("sub", "/p", 2) }).unwrap();
+        store.append("sub", &[msg("user", "find the parser")], &[], "{}", None, 3).unwrap();
+        let listed: Vec<String> = store.list(None).unwrap().into_iter().map(|s| s.id).collect();
+        assert_eq!(listed, ["main"]);
+        assert!(store.search("parser").unwrap().is_empty(), "a subagent's words are not a session of their own");
+        assert_eq!(store.find_id("su").unwrap(), None);
+        assert_eq!(store.children("main").unwrap()[0].id, "sub");
+        assert_eq!(store.session("sub").unwrap().unwrap().parent.as_deref(), Some("main"));
+        store.delete("main").unwrap();
+        assert!(store.session("sub").unwrap().is_none(), "deleted with its parent");
+        let left: i64 = store.conn().query_row("SELECT COUNT(*) FROM said", [], |r| r.get(0)).unwrap();
+        assert_eq!(left, 0);
+    }
+
+    #[test]
+    fn a_store_from_before_subagents_gains_the_parent_column() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("old.db");
+        {
+            let conn = Connection::open(&path).unwrap();
+            let old = SCHEMA.to_owned();
+            conn.execute_batch(&old).unwrap();
+            conn.execute(
+                "INSERT INTO sessions (id, title, project, started, model, created_at, updated_at, system_prompt, tools, state)
+                 VALUES ('old', 't', '/p', '/p', 'm', 1, 1, 's', '[]', '{}')",
+                [],
+            )
+            .unwrap();
+        }
+        let store = Store::open(&path).unwrap();
+        assert_eq!(store.session("old").unwrap().unwrap().parent, None);
+        assert_eq!(store.list(None).unwrap().len(), 1);
     }
 
     #[test]

@@ -63,6 +63,9 @@ impl Default for Llembas {
 #[derive(Debug, Default)]
 struct Shared {
     script: Mutex<VecDeque<Scripted>>,
+    /// Scripts of their own for requests whose system prompt contains a marker (a subagent's,
+    /// say), so conversations that run side by side each get their own replies in order.
+    routes: Mutex<Vec<(String, VecDeque<Scripted>)>>,
     recorded: Mutex<Vec<Recorded>>,
     models: Mutex<Value>,
     props: Mutex<Option<Value>>,
@@ -123,6 +126,12 @@ impl FakeServer {
     /// `http://127.0.0.1:PORT/v1`
     pub fn base_url(&self) -> String {
         format!("{}/v1", self.url())
+    }
+
+    /// Answers requests whose system prompt contains `marker` from `script`, in order, instead
+    /// of from the main script.
+    pub fn route(&self, marker: &str, script: Vec<Scripted>) {
+        self.shared.routes.lock().unwrap().push((marker.to_owned(), script.into()));
     }
 
     /// Adds replies to the end of the script.
@@ -228,7 +237,15 @@ async fn chat(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes
             return json_response(StatusCode::BAD_REQUEST, json!({ "error": { "message": message, "code": 400 } }));
         }
     }
-    let Some(scripted) = shared.script.lock().unwrap().pop_front() else {
+    let system = request["messages"][0]["content"].as_str().unwrap_or_default();
+    let routed = shared
+        .routes
+        .lock()
+        .unwrap()
+        .iter_mut()
+        .find(|(marker, _)| system.contains(marker.as_str()))
+        .map(|(_, script)| script.pop_front());
+    let Some(scripted) = routed.unwrap_or_else(|| shared.script.lock().unwrap().pop_front()) else {
         return json_response(
             StatusCode::INTERNAL_SERVER_ERROR,
             json!({ "error": { "message": "lembas-testkit: no scripted reply left" } }),

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use tokio::io::AsyncWriteExt;
+use tokio_util::sync::CancellationToken;
 
 /// The most `job_output` returns in one call.
 pub const READ_CHUNK: u64 = 256 * 1024;
@@ -73,6 +74,39 @@ struct Job {
     read: u64,
     pgid: Option<Pid>,
     stdin: Option<tokio::process::ChildStdin>,
+    /// A subagent's controls, when the job is one.
+    agent: Option<AgentControl>,
+}
+
+/// How a subagent job is stopped and messaged.
+#[derive(Debug)]
+struct AgentControl {
+    stop: CancellationToken,
+    /// Its steering queue: what job_send gives it arrives at its next step.
+    inbox: Arc<Mutex<Vec<String>>>,
+}
+
+/// A subagent job's log, for its progress lines and, when it ends, its report.
+#[derive(Debug, Clone)]
+pub struct AgentLog {
+    jobs: Jobs,
+    id: String,
+    file: Arc<Mutex<std::fs::File>>,
+}
+
+impl AgentLog {
+    /// A line of progress, for job_output.
+    pub fn write(&self, line: &str) {
+        use std::io::Write;
+        let _ = writeln!(self.file.lock().expect("agent log"), "{line}");
+        self.jobs.changed.notify_waiters();
+    }
+
+    /// The subagent ended: its report goes to the log and into the note that wakes the session.
+    pub fn finish(&self, state: JobState, report: String) {
+        self.write(&format!("\n{report}"));
+        self.jobs.finish_with(&self.id, state, Some(report));
+    }
 }
 
 /// A job that ended, for the note that wakes the session.
@@ -82,6 +116,8 @@ pub struct JobEnded {
     pub command: String,
     pub state: JobState,
     pub after: Duration,
+    /// A subagent's report.
+    pub report: Option<String>,
 }
 
 #[derive(Debug, Default)]
@@ -118,20 +154,7 @@ impl Jobs {
     /// follows too. Answers the job's id.
     pub(crate) fn adopt(&self, running: Running<'_>) -> Result<String, String> {
         let Running { command, mut child, pgid, sink, stdin, started, output_shown } = running;
-        let limit = lembas_spec::loop_spec().jobs.limit.default;
-        let (id, log) = {
-            let mut inner = self.lock();
-            if inner.jobs.iter().filter(|j| j.state == JobState::Running).count() >= limit {
-                return Err(format!("{limit} jobs are already running: stop one with job_stop first."));
-            }
-            inner.next += 1;
-            let id = format!("{}{}", lembas_spec::loop_spec().jobs.id_prefix, inner.next);
-            (id.clone(), self.dir.join(format!("{id}.log")))
-        };
-        std::fs::create_dir_all(&self.dir)
-            .map_err(|e| format!("cannot keep job output in {}: {e}", self.dir.display()))?;
-        let mut file =
-            std::fs::File::create(&log).map_err(|e| format!("cannot keep job output in {}: {e}", log.display()))?;
+        let (id, log, mut file) = self.new_job()?;
         let mut read = 0;
         {
             let mut guard = sink.lock().expect("output sink");
@@ -155,6 +178,7 @@ impl Jobs {
             read,
             pgid,
             stdin,
+            agent: None,
         });
         let jobs = self.clone();
         let job_id = id.clone();
@@ -168,7 +192,56 @@ impl Jobs {
         Ok(id)
     }
 
+    /// A new job's id and its log, unless too many run already.
+    fn new_job(&self) -> Result<(String, PathBuf, std::fs::File), String> {
+        let limit = lembas_spec::loop_spec().jobs.limit.default;
+        let (id, log) = {
+            let mut inner = self.lock();
+            if inner.jobs.iter().filter(|j| j.state == JobState::Running).count() >= limit {
+                return Err(format!("{limit} jobs are already running: stop one with job_stop first."));
+            }
+            inner.next += 1;
+            let id = format!("{}{}", lembas_spec::loop_spec().jobs.id_prefix, inner.next);
+            (id.clone(), self.dir.join(format!("{id}.log")))
+        };
+        std::fs::create_dir_all(&self.dir)
+            .map_err(|e| format!("cannot keep job output in {}: {e}", self.dir.display()))?;
+        let file =
+            std::fs::File::create(&log).map_err(|e| format!("cannot keep job output in {}: {e}", log.display()))?;
+        Ok((id, log, file))
+    }
+
+    /// Takes on a subagent working in the background as a job (`what` says what it does):
+    /// job_stop cancels `stop`, job_send adds to `inbox`. The caller writes its progress to the
+    /// log answered, and finishes the job with its report.
+    pub fn start_agent(
+        &self,
+        what: &str,
+        stop: CancellationToken,
+        inbox: Arc<Mutex<Vec<String>>>,
+    ) -> Result<(String, AgentLog), String> {
+        let (id, log, file) = self.new_job()?;
+        self.lock().jobs.push(Job {
+            id: id.clone(),
+            command: format!("subagent: {what}"),
+            log,
+            started: Instant::now(),
+            ended: None,
+            state: JobState::Running,
+            read: 0,
+            pgid: None,
+            stdin: None,
+            agent: Some(AgentControl { stop, inbox }),
+        });
+        self.changed.notify_waiters();
+        Ok((id.clone(), AgentLog { jobs: self.clone(), id, file: Arc::new(Mutex::new(file)) }))
+    }
+
     fn finish(&self, id: &str, state: JobState) {
+        self.finish_with(id, state, None);
+    }
+
+    fn finish_with(&self, id: &str, state: JobState, report: Option<String>) {
         let mut inner = self.lock();
         let Some(job) = inner.jobs.iter_mut().find(|j| j.id == id) else { return };
         if job.state != JobState::Running {
@@ -183,6 +256,7 @@ impl Jobs {
             command: job.command.clone(),
             state: job.state.clone(),
             after: job.started.elapsed(),
+            report,
         };
         inner.ended.push(ended);
         drop(inner);
@@ -279,12 +353,16 @@ impl Jobs {
 
     /// `job_send`: a line to the job's standard input.
     pub async fn send(&self, id: &str, input: &str) -> Result<String, String> {
-        let stdin = {
+        let stdin: tokio::process::ChildStdin = {
             let mut inner = self.lock();
             let job =
                 inner.jobs.iter_mut().find(|j| j.id == id).ok_or_else(|| format!("No job {id} in this session."))?;
             if job.state != JobState::Running {
                 return Err(format!("{} has ended: it reads nothing more.", job.id));
+            }
+            if let Some(agent) = &job.agent {
+                agent.inbox.lock().expect("subagent inbox").push(input.to_owned());
+                return Ok(format!("Sent to {id}: the subagent reads it at its next step."));
             }
             job.stdin
                 .take()
@@ -310,6 +388,9 @@ impl Jobs {
             if job.state != JobState::Running {
                 return Ok(format!("{}.", Self::state_line(job)));
             }
+            if let Some(agent) = &job.agent {
+                agent.stop.cancel();
+            }
             job.pgid
         };
         if let Some(job) = self.lock().jobs.iter_mut().find(|j| j.id == id) {
@@ -331,6 +412,9 @@ impl Jobs {
         for job in inner.jobs.iter_mut().filter(|j| j.state == JobState::Running) {
             if let Some(pgid) = job.pgid {
                 let _ = killpg(pgid, Signal::SIGKILL);
+            }
+            if let Some(agent) = &job.agent {
+                agent.stop.cancel();
             }
             job.state = JobState::Stopped;
             job.ended = Some(Instant::now());
@@ -356,6 +440,9 @@ impl Drop for Inner {
         for job in self.jobs.iter().filter(|j| j.state == JobState::Running) {
             if let Some(pgid) = job.pgid {
                 let _ = killpg(pgid, Signal::SIGKILL);
+            }
+            if let Some(agent) = &job.agent {
+                agent.stop.cancel();
             }
         }
     }

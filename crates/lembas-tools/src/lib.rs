@@ -24,7 +24,7 @@ use lembas_context::FileChange;
 use serde_json::Value;
 
 pub use bash::run_bash;
-pub use jobs::{JobEnded, JobState, Jobs, elapsed_text};
+pub use jobs::{AgentLog, JobEnded, JobState, Jobs, elapsed_text};
 pub use workspace::{EditorFiles, FileTimes, Workspace};
 
 /// What a tool call produced, before the engine gives it an id and a bracket.

@@ -248,6 +248,26 @@ impl App {
         }
     }
 
+    /// What a subagent's event changes: its task's block shows what it does now, and its
+    /// tokens count toward the turn's (never toward the main agent's window).
+    fn apply_subagent(&mut self, call_id: &str, event: &Event) {
+        match event {
+            Event::ToolStart { tool, title, .. } => {
+                let block =
+                    self.running.iter_mut().find(|b| matches!(b, Block::Tool { call_id: id, .. } if id == call_id));
+                if let Some(Block::Tool { summary, .. }) = block {
+                    *summary = if title.is_empty() { format!("→ {tool}") } else { format!("→ {tool} {title}") };
+                }
+            }
+            Event::Usage { input, output, .. } => {
+                self.turn_tokens += input + output;
+                self.used.0 += input;
+                self.used.1 += output;
+            }
+            _ => {}
+        }
+    }
+
     /// What an engine event changes.
     pub fn apply(&mut self, event: &Event) {
         match event {
@@ -333,6 +353,7 @@ impl App {
                 self.finished.push(Block::Notice("The conversation was summarised to make room.".into()))
             }
             Event::Notice { message } => self.finished.push(Block::Notice(message.clone())),
+            Event::Subagent { call_id, event, .. } => self.apply_subagent(call_id, event),
             Event::McpServers { servers } => self.finished.push(Block::Notice(mcp_report(servers))),
             Event::Error { message } => self.finished.push(Block::Error(message.clone())),
             Event::Done { reason, steps, .. } => {

@@ -184,10 +184,14 @@ fn draw_card(frame: &mut Frame, card: &Card, words: &str, area: Rect, theme: The
                 body.push(Line::from(Span::styled(format!("reaches {first}"), theme.fg(Color::DarkGray))));
             }
             body.push(Line::from("[y] once  [a] this session  [n] no"));
-            (" Allow? ", body)
+            match &request.agent {
+                // A subagent's call: the card says whose it is.
+                Some(agent) => (format!(" Allow the subagent \"{agent}\"? "), body),
+                None => (" Allow? ".to_owned(), body),
+            }
         }
         Card::LooserMode(mode) => {
-            (" Looser mode ", vec![Line::from(format!("Switch to {mode}? It asks less. [y] yes  [n] no"))])
+            (" Looser mode ".to_owned(), vec![Line::from(format!("Switch to {mode}? It asks less. [y] yes  [n] no"))])
         }
         Card::Question(q) => {
             let mut body =
@@ -195,13 +199,13 @@ fn draw_card(frame: &mut Frame, card: &Card, words: &str, area: Rect, theme: The
             let options: Vec<String> = q.options.iter().enumerate().map(|(i, o)| format!("[{}] {o}", i + 1)).collect();
             body.push(Line::from(options.join("  ")));
             body.push(Line::from(format!("› {words}")));
-            (" Question ", body)
+            (" Question ".to_owned(), body)
         }
         Card::Plan(plan) => {
             let room = usize::from(area.height.saturating_sub(3));
             let mut body: Vec<Line> = plan.lines().take(room).map(|l| Line::from(l.to_owned())).collect();
             body.push(Line::from("[y] approve and start  [n] not yet"));
-            (" The plan ", body)
+            (" The plan ".to_owned(), body)
         }
     };
     frame.render_widget(

@@ -117,14 +117,45 @@ fn an_approval_card_is_answered_by_a_key() {
         tool: "edit".into(),
         title: "notes.txt".into(),
         reaches: vec!["/p/notes.txt".into()],
+        agent: None,
     });
     let shown = screen(&app, 0);
     assert!(shown.contains("Allow?") && shown.contains("edit notes.txt") && shown.contains("[y] once"), "{shown}");
     assert_eq!(app.key(key(KeyCode::Char('a'))), Some(Action::Answer(Approval::Always)));
     assert!(app.card.is_none());
-    app.ask(ApprovalRequest { call_id: "c".into(), tool: "bash".into(), title: "make".into(), reaches: vec![] });
+    app.ask(ApprovalRequest {
+        call_id: "c".into(),
+        tool: "bash".into(),
+        title: "make".into(),
+        reaches: vec![],
+        agent: Some("run the tests".into()),
+    });
+    let shown = screen(&app, 0);
+    assert!(shown.contains("Allow the subagent \"run the tests\"?") && shown.contains("bash make"), "{shown}");
     assert_eq!(app.key(key(KeyCode::Char('x'))), None, "other keys do nothing while a card waits");
     assert_eq!(app.key(key(KeyCode::Char('n'))), Some(Action::Answer(Approval::Deny { feedback: None })));
+}
+
+#[test]
+fn a_task_block_shows_what_its_subagent_does_now() {
+    let mut app = App::new("m", Mode::Edit, None, 0);
+    app.apply(&Event::ToolStart {
+        call_id: "t1".into(),
+        tool: "task".into(),
+        title: "find the parser".into(),
+        args: serde_json::json!({}),
+        paths: vec![],
+    });
+    let inner = Event::ToolStart {
+        call_id: "s1".into(),
+        tool: "grep".into(),
+        title: "fn parse".into(),
+        args: serde_json::json!({}),
+        paths: vec![],
+    };
+    app.apply(&Event::Subagent { call_id: "t1".into(), agent: "find the parser".into(), event: Box::new(inner) });
+    let shown = screen(&app, 0);
+    assert!(shown.contains("task find the parser") && shown.contains("→ grep fn parse"), "{shown}");
 }
 
 #[test]

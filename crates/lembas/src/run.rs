@@ -109,6 +109,8 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
     let mut cfg =
         setup::session_config(&home, &config, store.clone(), client.clone(), model, effort, mode, approver, rules);
     cfg.mcp = mcp.clone();
+    // Subagents may run on another of the login's models, when the person names it.
+    cfg.models = login.models.clone();
 
     let (tx, mut rx) = unbounded_channel();
     let resumed = resume_id.is_some();
@@ -144,6 +146,12 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
                     eprintln!("› {tool} {title}");
                 }
                 Event::ToolDenied { tool, reason, .. } => eprintln!("  {tool} not run: {reason}"),
+                // A subagent's calls, under its task's line.
+                Event::Subagent { agent, event, .. } => match *event {
+                    Event::ToolStart { tool, title, .. } => eprintln!("  › {agent}: {tool} {title}"),
+                    Event::ToolDenied { tool, reason, .. } => eprintln!("  › {agent}: {tool} not run: {reason}"),
+                    _ => {}
+                },
                 Event::Error { message } | Event::Notice { message } => eprintln!("lembas: {message}"),
                 Event::Done { .. } if !ended_with_newline => {
                     let _ = writeln!(out);

@@ -20,7 +20,7 @@ pub async fn serve() -> Result<u8, Failure> {
     let rules = setup::rules(&home, &config, None)?;
     let (home_for_mcp, config_for_mcp) = (home.clone(), config.clone());
     // The approver is replaced by the editor's for every session.
-    let template = setup::session_config(
+    let mut template = setup::session_config(
         &home,
         &config,
         store,
@@ -31,6 +31,7 @@ pub async fn serve() -> Result<u8, Failure> {
         Arc::new(Nobody),
         rules,
     );
+    template.models = login.models.clone();
     // Each session connects the MCP servers configured for its project (and the client's own).
     let mcp_of: lembas_acp::McpOf = Arc::new(move |root| setup::mcp_entries(&home_for_mcp, &config_for_mcp, root));
     let result = lembas_acp::serve_stdio(template, lembas_acp::Setup { root_of: setup::project_root, mcp_of }).await;

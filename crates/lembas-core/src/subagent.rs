@@ -1,0 +1,359 @@
+//! Subagents started with `task` (`subagents.md`): a session of its own that works for this one,
+//! in the same project, with the same permission mode and rules, and whose final reply comes back
+//! as the call's result — or, in the background, as a job's note.
+//!
+//! What it keeps to:
+//! - **Its model** is the session's, unless the person named another in their own words (§2); a
+//!   model the server cannot hold beside the session's is refused (§3). Nothing else picks one.
+//! - **Never more than its parent**: the same mode, rules and what the person allowed for the
+//!   session; what would be asked goes to the person, on a card that names the subagent.
+//! - **No task, no questions, no plan** in its tool list: only the main agent makes subagents,
+//!   and a subagent cannot ask the person anything.
+//! - **Kept**: its conversation is stored as a session whose parent is this one (never listed on
+//!   its own; deleted with its parent).
+
+use std::sync::Arc;
+
+use lembas_model::CancellationToken;
+use lembas_models::ModelInfo;
+use lembas_spec::{loop_spec, render};
+use lembas_tools::ToolOutput;
+use serde_json::Value;
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
+
+use crate::approve::{Approval, ApprovalRequest, Approver, Question};
+use crate::session::Session;
+use crate::{DoneReason, Event};
+
+/// The tools a subagent is never given.
+pub(crate) const WITHHELD: &[&str] = &["task", "ask_user", "plan_write", "plan_update", "plan_submit"];
+
+/// Whom a subagent's session works for.
+#[derive(Debug, Clone)]
+pub(crate) struct SubagentOf {
+    /// The parent session's id.
+    pub parent: String,
+    /// What the person reads it as: the call's description.
+    pub label: String,
+    /// Its standing, said at the end of its system prompt.
+    pub block: String,
+}
+
+fn group(model: &ModelInfo) -> Option<&str> {
+    model.capacity.as_ref().and_then(|c| c.group.as_deref())
+}
+
+fn one_request(model: &ModelInfo) -> bool {
+    model.capacity.as_ref().and_then(|c| c.parallel()) == Some(1)
+}
+
+/// Whether `other` is another model on `own`'s one-model server.
+fn same_server(own: &ModelInfo, other: &ModelInfo) -> bool {
+    other.id != own.id && group(own).is_some() && group(own) == group(other)
+}
+
+/// Whether a session on `model` is offered subagents at all (§4): its model serves two or more
+/// requests at once, or another usable model is not on its one-model server.
+pub(crate) fn offered(model: &ModelInfo, usable: &[ModelInfo]) -> bool {
+    !one_request(model) || usable.iter().any(|m| m.id != model.id && !same_server(model, m))
+}
+
+fn text(key: &str) -> String {
+    loop_spec().other["subagents"]["texts"][key].as_str().unwrap_or_else(|| panic!("subagents.texts.{key}")).to_owned()
+}
+
+/// The model a subagent runs on (§2–§3): the session's, or the one asked for by its id or
+/// display name — only when the person named it, and only where its server can hold it.
+pub(crate) fn choose_model(
+    own: &ModelInfo,
+    asked: Option<&str>,
+    usable: &[ModelInfo],
+    named: &[String],
+) -> Result<ModelInfo, String> {
+    let asked = asked.map(str::trim).filter(|a| !a.is_empty());
+    let model = match asked {
+        None => own.clone(),
+        Some(asked) => {
+            let is = |m: &ModelInfo| {
+                m.id.eq_ignore_ascii_case(asked)
+                    || m.name.as_deref().is_some_and(|n| {
+                        n.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase()
+                            == asked.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase()
+                    })
+            };
+            let found = std::iter::once(own).chain(usable).find(|m| is(m)).cloned();
+            let Some(found) = found else {
+                let mut ids: Vec<&str> = std::iter::once(own).chain(usable).map(|m| m.id.as_str()).collect();
+                ids.dedup();
+                return Err(format!("There is no model called {asked} here. The models are: {}.", ids.join(", ")));
+            };
+            found
+        }
+    };
+    if model.id != own.id && !named.contains(&model.id) {
+        return Err(text("not_named"));
+    }
+    if same_server(own, &model) {
+        return Err(text("same_group"));
+    }
+    if model.id == own.id && one_request(own) {
+        return Err(text("one_request"));
+    }
+    Ok(model)
+}
+
+/// A subagent's approvals go to the person, named: the same card and answers as the main agent's.
+struct OnBehalf {
+    inner: Arc<dyn Approver>,
+    label: String,
+}
+
+impl Approver for OnBehalf {
+    fn present(&self) -> bool {
+        self.inner.present()
+    }
+
+    fn ask(
+        &self,
+        mut request: ApprovalRequest,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Approval> + Send + '_>> {
+        request.agent = Some(self.label.clone());
+        self.inner.ask(request)
+    }
+
+    fn question(
+        &self,
+        _: Question,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Option<String>> + Send + '_>> {
+        // It has no ask_user; should one be called anyway, nobody answers it.
+        Box::pin(async { None })
+    }
+}
+
+/// A subagent ready to run: its session, and where its events come out.
+pub(crate) struct TaskRun {
+    child: Session,
+    prompt: String,
+    label: String,
+    events: UnboundedReceiver<Event>,
+    pub background: bool,
+}
+
+impl Session {
+    /// Notes which usable models the person's own words name (§2); a name stays named for the
+    /// rest of the session.
+    pub(crate) fn note_named(&mut self, words: &str) {
+        for model in std::iter::once(&self.cfg.model).chain(&self.cfg.models) {
+            if !self.state.named.contains(&model.id) && lembas_models::names_model(words, model) {
+                self.state.named.push(model.id.clone());
+            }
+        }
+    }
+
+    /// A `task` call's subagent, made and stored but not started; the error is the call's result.
+    pub(crate) fn prepare_task(&self, args: &Value) -> Result<TaskRun, String> {
+        if self.subagent.is_some() {
+            return Err(loop_spec().other["team"]["texts"]["only_main"].as_str().unwrap_or_default().to_owned());
+        }
+        let field = |k: &str| args.get(k).and_then(Value::as_str).map(str::trim).unwrap_or_default();
+        let prompt = field("prompt");
+        if prompt.is_empty() {
+            return Err("`prompt` is required: the whole task, standing on its own.".into());
+        }
+        let label = match field("description") {
+            "" => lembas_progress::short_what(prompt),
+            d => lembas_progress::short_what(d),
+        };
+        let model = choose_model(
+            &self.cfg.model,
+            args.get("model").and_then(Value::as_str),
+            &self.cfg.models,
+            &self.state.named,
+        )?;
+        let mut cfg = self.cfg.clone();
+        if model.id != cfg.model.id {
+            cfg.effort = None;
+        } else {
+            cfg.effort = self.state.effort.clone();
+        }
+        cfg.model = model;
+        cfg.mode = self.state.mode;
+        cfg.max_steps = loop_spec().steps.subagent_max;
+        cfg.approver = Arc::new(OnBehalf { inner: self.cfg.approver.clone(), label: label.clone() });
+        // What the person allowed for this session holds for its subagents too: never more.
+        cfg.rules = self.judge.rules.clone();
+        let read_only = if self.state.mode == lembas_permissions::Mode::Plan {
+            "\n\nThe session is in plan mode: read and search, but change nothing."
+        } else {
+            ""
+        };
+        let block = render(
+            crate::prompt::text("blocks/subagent.md"),
+            &[
+                ("name", &label),
+                (
+                    "instructions",
+                    "Work on it with your tools until it is done, deciding for yourself where the task leaves a choice.",
+                ),
+                ("report", ""),
+                ("read_only", read_only),
+            ],
+        );
+        let of = crate::subagent::SubagentOf { parent: self.id.clone(), label: label.clone(), block };
+        let (sender, events) = unbounded_channel();
+        let child = Session::create(cfg, self.ws.clone(), sender, Some(of)).map_err(|e| e.to_string())?;
+        let background = args.get("background").and_then(Value::as_bool).unwrap_or(false);
+        Ok(TaskRun { child, prompt: prompt.to_owned(), label, events, background })
+    }
+}
+
+/// The result a parent gets for how its subagent's turn ended.
+fn report_result(label: &str, reason: DoneReason, report: String, error: Option<String>) -> ToolOutput {
+    let report = report.trim().to_owned();
+    match reason {
+        DoneReason::Answered if report.is_empty() => {
+            ToolOutput::Error(format!("The subagent \"{label}\" ended without a report."))
+        }
+        DoneReason::Answered => ToolOutput::Text(report),
+        DoneReason::Limit => ToolOutput::Text(format!(
+            "(The subagent \"{label}\" reached its step limit; what it could report:)\n\n{report}"
+        )),
+        DoneReason::Cancelled => ToolOutput::Error(format!("The subagent \"{label}\" was stopped before it finished.")),
+        DoneReason::Failed => ToolOutput::Error(format!(
+            "The subagent \"{label}\" failed: {}",
+            error.unwrap_or_else(|| "no reason was given".into())
+        )),
+    }
+}
+
+/// Passes a subagent's events on to its parent's front ends, marked with the call they belong
+/// to; answers the last error it said, if any.
+async fn forward(
+    mut events: UnboundedReceiver<Event>,
+    parent: UnboundedSender<Event>,
+    call_id: String,
+    label: String,
+    mut log: Option<lembas_tools::AgentLog>,
+) -> Option<String> {
+    let mut error = None;
+    while let Some(event) = events.recv().await {
+        if let Event::Error { message } = &event {
+            error = Some(message.clone());
+        }
+        if let Some(log) = log.as_mut()
+            && let Some(line) = log_line(&event)
+        {
+            log.write(&line);
+        }
+        let _ = parent.send(Event::Subagent { call_id: call_id.clone(), agent: label.clone(), event: Box::new(event) });
+    }
+    error
+}
+
+/// What a background subagent's log (its `job_output`) shows of an event.
+fn log_line(event: &Event) -> Option<String> {
+    match event {
+        Event::ToolStart { tool, title, .. } if title.is_empty() => Some(format!("→ {tool}")),
+        Event::ToolStart { tool, title, .. } => Some(format!("→ {tool} {title}")),
+        Event::ToolDenied { tool, reason, .. } => Some(format!("  {tool} not run: {reason}")),
+        Event::Error { message } => Some(format!("error: {message}")),
+        _ => None,
+    }
+}
+
+impl TaskRun {
+    /// Runs the subagent to its report (the foreground: the call waits for it).
+    pub(crate) async fn run(
+        self,
+        call_id: String,
+        parent: UnboundedSender<Event>,
+        cancel: &CancellationToken,
+    ) -> ToolOutput {
+        let TaskRun { mut child, prompt, label, events, .. } = self;
+        let forwarding = tokio::spawn(forward(events, parent, call_id, label.clone(), None));
+        let (reason, report) = Box::pin(child.run_for_report(&prompt, cancel)).await;
+        // Its background commands end with it (and its event channel closes).
+        drop(child);
+        let error = forwarding.await.ok().flatten();
+        report_result(&label, reason, report, error)
+    }
+
+    /// Starts the subagent as one of `jobs`, answering at once with the job's id; its report
+    /// arrives as the job's note.
+    pub(crate) fn start_job(
+        self,
+        call_id: String,
+        parent: UnboundedSender<Event>,
+        jobs: &lembas_tools::Jobs,
+    ) -> ToolOutput {
+        let TaskRun { mut child, prompt, label, events, .. } = self;
+        let stop = CancellationToken::new();
+        let (id, log) = match jobs.start_agent(&label, stop.clone(), child.steer_handle()) {
+            Ok(started) => started,
+            Err(e) => return ToolOutput::Error(e),
+        };
+        let finisher = log.clone();
+        let answer = format!(
+            "Started {id}: the subagent \"{label}\" works in the background. Its report comes to you as a message when it ends; job_output {id} shows its progress meanwhile."
+        );
+        tokio::spawn(async move {
+            let forwarding = tokio::spawn(forward(events, parent, call_id, label.clone(), Some(log)));
+            let (reason, report) = Box::pin(child.run_for_report(&prompt, &stop)).await;
+            drop(child);
+            let error = forwarding.await.ok().flatten();
+            let state = match reason {
+                DoneReason::Cancelled => lembas_tools::JobState::Stopped,
+                DoneReason::Failed => lembas_tools::JobState::Exited(1),
+                _ => lembas_tools::JobState::Exited(0),
+            };
+            let text = match report_result(&label, reason, report, error) {
+                ToolOutput::Text(t) | ToolOutput::Error(t) => t,
+                _ => String::new(),
+            };
+            finisher.finish(state, text);
+        });
+        ToolOutput::Text(answer)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lembas_models::Capacity;
+
+    fn model(id: &str, group: Option<&str>, parallel: Option<u32>) -> ModelInfo {
+        ModelInfo {
+            id: id.into(),
+            capacity: Some(Capacity { group: group.map(Into::into), single_session: None, parallel }),
+            ..ModelInfo::default()
+        }
+    }
+
+    #[test]
+    fn a_subagent_runs_on_the_sessions_model_unless_the_person_named_another() {
+        let own = model("qwen-27b", None, None);
+        let other = ModelInfo { name: Some("Coder 30B".into()), ..model("coder-30b", None, None) };
+        let usable = vec![own.clone(), other.clone()];
+        assert_eq!(choose_model(&own, None, &usable, &[]).unwrap().id, "qwen-27b");
+        assert_eq!(choose_model(&own, Some("qwen-27b"), &usable, &[]).unwrap().id, "qwen-27b");
+        assert_eq!(choose_model(&own, Some("coder-30b"), &usable, &[]).unwrap_err(), text("not_named"));
+        let named = vec!["coder-30b".to_owned()];
+        assert_eq!(choose_model(&own, Some("coder  30b"), &usable, &named).unwrap().id, "coder-30b");
+        assert!(choose_model(&own, Some("gpt-9"), &usable, &named).unwrap_err().contains("no model called gpt-9"));
+    }
+
+    #[test]
+    fn capacity_refusals_come_in_the_specs_order() {
+        let own = model("a", Some("box"), Some(1));
+        let twin = model("b", Some("box"), None);
+        let away = model("c", Some("other"), Some(1));
+        let usable = vec![own.clone(), twin.clone(), away.clone()];
+        let named = vec!["b".to_owned(), "c".to_owned()];
+        assert_eq!(choose_model(&own, Some("b"), &usable, &named).unwrap_err(), text("same_group"));
+        assert_eq!(choose_model(&own, None, &usable, &named).unwrap_err(), text("one_request"));
+        assert_eq!(choose_model(&own, Some("c"), &usable, &named).unwrap().id, "c", "one request is fine elsewhere");
+        assert!(offered(&own, &usable), "another server has a model");
+        assert!(!offered(&own, &[own.clone(), twin]), "only its own one-model server");
+        assert!(offered(&model("solo", None, None), &[]), "no limit said: it serves subagents itself");
+    }
+}

@@ -1,0 +1,236 @@
+//! `task`: a subagent works in a session of its own and only its report comes back — checked on
+//! the wire against the fake model server (each conversation answered from its own script).
+
+mod common;
+
+use std::sync::{Arc, Mutex};
+
+use common::{Harness, assert_prefix_kept, drain, tool_results};
+use lembas_core::{Approval, ApprovalRequest, DoneReason, Event, Session};
+use lembas_model::CancellationToken;
+use lembas_models::ModelInfo;
+use lembas_permissions::Mode;
+use lembas_testkit::Scripted;
+use serde_json::{Value, json};
+use tokio::sync::mpsc::unbounded_channel;
+
+/// What marks a subagent's requests: its standing, in its system prompt.
+const SUBAGENT: &str = "You work for the main agent";
+
+fn system(request: &Value) -> &str {
+    request["messages"][0]["content"].as_str().unwrap()
+}
+
+fn tool_names(request: &Value) -> Vec<String> {
+    request["tools"].as_array().map_or_else(Vec::new, |tools| {
+        tools.iter().map(|t| t["function"]["name"].as_str().unwrap().to_owned()).collect()
+    })
+}
+
+fn task(args: Value) -> Scripted {
+    Scripted::tool_call("task", args)
+}
+
+#[tokio::test]
+async fn a_subagent_works_in_its_own_session_and_only_its_report_comes_back() {
+    let h = Harness::new(vec![
+        task(json!({"description": "find add", "prompt": "Where is add defined? Report the line."})),
+        Scripted::text("add is wrong: it subtracts (src/lib.rs:2)."),
+    ])
+    .await;
+    h.server.route(
+        SUBAGENT,
+        vec![
+            Scripted::tool_call("read", json!({"path": "src/lib.rs"})),
+            Scripted::text("add is defined at src/lib.rs:1 and returns a - b (src/lib.rs:2)."),
+        ],
+    );
+    let (mut session, mut rx) = h.start(Mode::Edit);
+    let done = session.prompt("Why does add fail?", &CancellationToken::new()).await;
+    assert_eq!(done, DoneReason::Answered);
+
+    let requests = h.server.chat_requests();
+    assert_eq!(requests.len(), 4);
+    let (main, sub): (Vec<&Value>, Vec<&Value>) = requests.iter().partition(|r| !system(r).contains(SUBAGENT));
+    assert!(tool_names(main[0]).contains(&"task".to_owned()));
+
+    // The subagent's own prompt: its standing in place of the mode, and no task, question or plan.
+    let sub_system = system(sub[0]);
+    assert!(sub_system.contains("You are the \"find add\" subagent."), "{sub_system}");
+    assert!(!sub_system.contains("# Permission mode"));
+    let names = tool_names(sub[0]);
+    for withheld in ["task", "ask_user", "plan_write", "plan_update", "plan_submit"] {
+        assert!(!names.contains(&withheld.to_owned()), "{withheld} offered to a subagent");
+    }
+    assert!(names.contains(&"read".to_owned()) && names.contains(&"edit".to_owned()));
+    let brief = sub[0]["messages"][1]["content"].as_str().unwrap();
+    assert!(brief.starts_with("Where is add defined? Report the line."), "{brief}");
+    assert!(!brief.contains("Why does add fail?"), "the subagent sees nothing of the conversation");
+    assert!(tool_results(sub[1])[0].contains("a - b"), "it read the file itself");
+
+    // The main agent gets the report alone, as the task's result, and its prefix holds.
+    let results = tool_results(main[1]);
+    assert_eq!(results.len(), 1);
+    assert!(results[0].starts_with("[#0001]"), "{}", results[0]);
+    assert!(results[0].contains("add is defined at src/lib.rs:1"), "{}", results[0]);
+    assert!(!results[0].contains("pub fn add"), "the file's text stays in the subagent's context");
+    assert_prefix_kept(&[main[0].clone(), main[1].clone()]);
+
+    // The front ends saw the subagent's steps, marked with the task's call.
+    let events = drain(&mut rx);
+    let call_id = events
+        .iter()
+        .find_map(|e| match e {
+            Event::ToolStart { call_id, tool, title, .. } if tool == "task" => {
+                assert_eq!(title, "find add");
+                Some(call_id.clone())
+            }
+            _ => None,
+        })
+        .unwrap();
+    assert!(events.iter().any(|e| matches!(e,
+        Event::Subagent { call_id: c, agent, event } if *c == call_id && agent == "find add"
+            && matches!(event.as_ref(), Event::ToolStart { tool, .. } if tool == "read"))));
+    assert!(events.iter().any(|e| matches!(e,
+        Event::Phase { progress: Some(p) } if matches!(p.phase, lembas_progress::Phase::WaitingForSubagents { running: 1 }))));
+
+    // Its conversation is kept, under the session it worked for, and never listed on its own.
+    let children = h.store.children(session.id()).unwrap();
+    assert_eq!(children.len(), 1);
+    assert_eq!(children[0].title, "find add");
+    assert_eq!(children[0].messages, 4, "brief, call, result, report");
+    assert!(h.store.list(None).unwrap().iter().all(|s| s.id != children[0].id));
+}
+
+#[tokio::test]
+async fn another_model_only_when_the_person_named_it() {
+    let h = Harness::new(vec![
+        task(json!({"description": "review", "prompt": "Review src/lib.rs.", "model": "big-coder"})),
+        Scripted::text("I will do it myself."),
+        task(json!({"description": "review", "prompt": "Review src/lib.rs.", "model": "big-coder"})),
+        Scripted::text("Reviewed."),
+    ])
+    .await;
+    h.server.route(SUBAGENT, vec![Scripted::text("The review: add subtracts.")]);
+    let mut cfg = h.config(Mode::Edit, 20);
+    let own = cfg.model.clone();
+    cfg.models = vec![own, ModelInfo { id: "big-coder".into(), name: Some("Big Coder".into()), ..Default::default() }];
+    let mut session = h.start_with(cfg);
+    let cancel = CancellationToken::new();
+    session.prompt("Review the library.", &cancel).await;
+    let refused = tool_results(&h.server.chat_requests()[1]);
+    assert!(refused[0].ends_with("Use another model for subagents only when the person names it."), "{refused:?}");
+
+    // Named in the person's own words (by its display name): now it may run there.
+    session.prompt("Have big coder review it.", &cancel).await;
+    session.prompt("Ask Big Coder, then.", &cancel).await;
+    let requests = h.server.chat_requests();
+    let sub: Vec<&Value> = requests.iter().filter(|r| system(r).contains(SUBAGENT)).collect();
+    assert_eq!(sub.len(), 1);
+    assert_eq!(sub[0]["model"], "big-coder");
+    let last = requests.iter().rev().find(|r| !system(r).contains(SUBAGENT)).unwrap();
+    assert!(tool_results(last).last().unwrap().contains("The review: add subtracts."));
+}
+
+/// Answers every approval at once, keeping what it was asked.
+#[derive(Default)]
+struct Recording(Mutex<Vec<ApprovalRequest>>);
+
+impl lembas_core::Approver for Recording {
+    fn present(&self) -> bool {
+        true
+    }
+    fn ask(
+        &self,
+        request: ApprovalRequest,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Approval> + Send + '_>> {
+        self.0.lock().unwrap().push(request);
+        Box::pin(async { Approval::Once })
+    }
+}
+
+#[tokio::test]
+async fn a_subagent_has_its_parents_mode_and_asks_the_person_by_name() {
+    let h = Harness::new(vec![
+        task(json!({"description": "fix add", "prompt": "Make add in src/lib.rs add."})),
+        Scripted::text("Fixed."),
+    ])
+    .await;
+    h.server.route(
+        SUBAGENT,
+        vec![
+            Scripted::tool_call("read", json!({"path": "src/lib.rs"})),
+            Scripted::tool_call("edit", json!({"path": "src/lib.rs", "old_string": "a - b", "new_string": "a + b"})),
+            Scripted::tool_call("bash", json!({"command": "rm -rf /"})),
+            Scripted::text("Changed a - b to a + b (src/lib.rs:2)."),
+        ],
+    );
+    let approver = Arc::new(Recording::default());
+    let mut cfg = h.config(Mode::Manual, 20);
+    cfg.approver = approver.clone();
+    let mut session = h.start_with(cfg);
+    session.prompt("Fix add.", &CancellationToken::new()).await;
+
+    // Manual mode holds for the subagent: its edit was asked, on a card naming it.
+    let asked = approver.0.lock().unwrap().clone();
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert_eq!(asked[0].tool, "edit");
+    assert_eq!(asked[0].agent.as_deref(), Some("fix add"));
+    assert!(std::fs::read_to_string(h.root.join("src/lib.rs")).unwrap().contains("a + b"));
+    // The floor holds too: never asked, refused.
+    let sub: Vec<Value> = h.server.chat_requests().into_iter().filter(|r| system(r).contains(SUBAGENT)).collect();
+    let results = tool_results(&sub[3]);
+    assert!(results[2].contains("Refused in every mode"), "{results:?}");
+}
+
+#[tokio::test]
+async fn a_background_subagents_report_wakes_the_session_as_a_job_note() {
+    let h = Harness::new(vec![
+        task(json!({"description": "count files", "prompt": "Count the files in src.", "background": true})),
+        Scripted::text("It runs; I will wait for its report."),
+        Scripted::text("The subagent says there is one file."),
+    ])
+    .await;
+    h.server.route(
+        SUBAGENT,
+        vec![Scripted::tool_call("list", json!({"path": "src"})), Scripted::text("One file: src/lib.rs.")],
+    );
+    let (tx, mut rx) = unbounded_channel();
+    let mut session = Session::start(h.config(Mode::Edit, 20), &h.root, &h.root, tx).unwrap();
+    let cancel = CancellationToken::new();
+    session.prompt("How many files are in src?", &cancel).await;
+    let main: Vec<Value> = h.server.chat_requests().into_iter().filter(|r| !system(r).contains(SUBAGENT)).collect();
+    let started = tool_results(&main[1]);
+    assert!(started[0].contains("Started job1"), "{started:?}");
+
+    // Nobody comes back later: the session waits for its job, and the report wakes it.
+    let woke = tokio::time::timeout(std::time::Duration::from_secs(20), session.settle(&cancel)).await.unwrap();
+    assert_eq!(woke, Some(DoneReason::Answered));
+    let requests = h.server.chat_requests();
+    let last = requests.iter().rev().find(|r| !system(r).contains(SUBAGENT)).unwrap();
+    let note = last["messages"].as_array().unwrap().last().unwrap()["content"].as_str().unwrap();
+    assert!(note.starts_with("[A background job you started has finished:]"), "{note}");
+    assert!(note.contains("job1 (subagent: count files) ended after"), "{note}");
+    assert!(note.contains("One file: src/lib.rs."), "{note}");
+    let events = drain(&mut rx);
+    assert!(events.iter().any(|e| matches!(e, Event::Prompt { machine: true, .. })));
+}
+
+#[tokio::test]
+async fn a_background_subagent_is_stopped_with_job_stop() {
+    let h = Harness::new(vec![
+        task(json!({"description": "slow", "prompt": "Take your time.", "background": true})),
+        Scripted::tool_call("job_stop", json!({"id": "job1"})),
+        Scripted::tool_call("job_list", json!({})),
+        Scripted::text("Stopped it."),
+    ])
+    .await;
+    // The subagent's reply is slow enough to be stopped in the middle.
+    h.server.route(SUBAGENT, vec![Scripted::text("x ".repeat(400)).with_delay_ms(20)]);
+    let (mut session, _rx) = h.start(Mode::Edit);
+    session.prompt("Start it, then stop it.", &CancellationToken::new()).await;
+    let requests: Vec<Value> = h.server.chat_requests().into_iter().filter(|r| !system(r).contains(SUBAGENT)).collect();
+    let results = tool_results(requests.last().unwrap());
+    assert_eq!(results[1], "[#0002]\nStopped job1.", "{results:?}");
+    assert!(results[2].contains("job1 was stopped") && results[2].contains("subagent: slow"), "{results:?}");
+}
