@@ -176,7 +176,11 @@ impl Approver for ClientApprover {
     fn ask(&self, request: ApprovalRequest) -> Pin<Box<dyn Future<Output = Approval> + Send + '_>> {
         Box::pin(async move {
             let session_id = self.session_id.lock().expect("session id").clone();
-            let title = format!("{} {}", request.tool, request.title);
+            let title = match &request.agent {
+                // Asked under the subagent's task call: the title says whose call it is.
+                Some(agent) => format!("{agent}: {} {}", request.tool, request.title),
+                None => format!("{} {}", request.tool, request.title),
+            };
             let options = vec![
                 PermissionOption::new("allow_once", "Allow once", PermissionOptionKind::AllowOnce),
                 PermissionOption::new("allow_always", "Allow for this session", PermissionOptionKind::AllowAlways),

@@ -19,7 +19,7 @@ pub fn kind_of(tool: &str) -> ToolKind {
         "write" | "edit" | "multiedit" | "apply_patch" => ToolKind::Edit,
         "glob" | "grep" => ToolKind::Search,
         "bash" | "job_stop" | "job_send" => ToolKind::Execute,
-        "plan_write" | "plan_update" | "plan_submit" => ToolKind::Think,
+        "plan_write" | "plan_update" | "plan_submit" | "task" => ToolKind::Think,
         _ => ToolKind::Other,
     }
 }

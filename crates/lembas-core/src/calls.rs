@@ -206,7 +206,7 @@ impl Session {
             return Prepared::Engine { name, args };
         }
         let task = if name == "task" {
-            match self.prepare_task(&args) {
+            match self.prepare_task(&call.id, &args) {
                 Ok(run) => Some(Box::new(run)),
                 Err(e) => return Prepared::Answer(ToolOutput::Error(e)),
             }

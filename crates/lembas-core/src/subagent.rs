@@ -103,9 +103,11 @@ pub(crate) fn choose_model(
 }
 
 /// A subagent's approvals go to the person, named: the same card and answers as the main agent's.
+/// They are asked under the parent's `task` call, the one call of it a client knows.
 struct OnBehalf {
     inner: Arc<dyn Approver>,
     label: String,
+    task_call: String,
 }
 
 impl Approver for OnBehalf {
@@ -118,6 +120,7 @@ impl Approver for OnBehalf {
         mut request: ApprovalRequest,
     ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Approval> + Send + '_>> {
         request.agent = Some(self.label.clone());
+        request.call_id = self.task_call.clone();
         self.inner.ask(request)
     }
 
@@ -151,7 +154,7 @@ impl Session {
     }
 
     /// A `task` call's subagent, made and stored but not started; the error is the call's result.
-    pub(crate) fn prepare_task(&self, args: &Value) -> Result<TaskRun, String> {
+    pub(crate) fn prepare_task(&self, call_id: &str, args: &Value) -> Result<TaskRun, String> {
         if self.subagent.is_some() {
             return Err(loop_spec().other["team"]["texts"]["only_main"].as_str().unwrap_or_default().to_owned());
         }
@@ -179,7 +182,11 @@ impl Session {
         cfg.model = model;
         cfg.mode = self.state.mode;
         cfg.max_steps = loop_spec().steps.subagent_max;
-        cfg.approver = Arc::new(OnBehalf { inner: self.cfg.approver.clone(), label: label.clone() });
+        cfg.approver = Arc::new(OnBehalf {
+            inner: self.cfg.approver.clone(),
+            label: label.clone(),
+            task_call: call_id.to_owned(),
+        });
         // What the person allowed for this session holds for its subagents too: never more.
         cfg.rules = self.judge.rules.clone();
         let read_only = if self.state.mode == lembas_permissions::Mode::Plan {
@@ -216,7 +223,7 @@ fn report_result(label: &str, reason: DoneReason, report: String, error: Option<
         }
         DoneReason::Answered => ToolOutput::Text(report),
         DoneReason::Limit => ToolOutput::Text(format!(
-            "(The subagent \"{label}\" reached its step limit; what it could report:)\n\n{report}"
+            "(The subagent \"{label}\" stopped at a limit — its steps or its context window — before it finished; what it could report:)\n\n{report}"
         )),
         DoneReason::Cancelled => ToolOutput::Error(format!("The subagent \"{label}\" was stopped before it finished.")),
         DoneReason::Failed => ToolOutput::Error(format!(

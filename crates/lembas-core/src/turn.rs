@@ -216,6 +216,11 @@ impl Session {
                 return Ok((DoneReason::Cancelled, String::new(), steps));
             }
             if self.window_is_full() {
+                if self.subagent.is_some() {
+                    // A subagent does not compact (subagents.md §9): it reports what it has.
+                    let text = self.wrap_up("context", cancel, phases).await.map_err(|e| (e, steps))?;
+                    return Ok((DoneReason::Limit, text, steps));
+                }
                 self.compact_with(cancel, phases).await.map_err(|e| (e, steps))?;
             }
         }

@@ -176,6 +176,9 @@ async fn a_subagent_has_its_parents_mode_and_asks_the_person_by_name() {
     assert_eq!(asked.len(), 1, "{asked:?}");
     assert_eq!(asked[0].tool, "edit");
     assert_eq!(asked[0].agent.as_deref(), Some("fix add"));
+    let main = h.server.chat_requests().into_iter().rev().find(|r| !system(r).contains(SUBAGENT)).unwrap();
+    let task_call = main["messages"][2]["tool_calls"][0]["id"].as_str().unwrap().to_owned();
+    assert_eq!(asked[0].call_id, task_call, "asked under the task call, the one a client knows");
     assert!(std::fs::read_to_string(h.root.join("src/lib.rs")).unwrap().contains("a + b"));
     // The floor holds too: never asked, refused.
     let sub: Vec<Value> = h.server.chat_requests().into_iter().filter(|r| system(r).contains(SUBAGENT)).collect();
@@ -233,4 +236,31 @@ async fn a_background_subagent_is_stopped_with_job_stop() {
     let results = tool_results(requests.last().unwrap());
     assert_eq!(results[1], "[#0002]\nStopped job1.", "{results:?}");
     assert!(results[2].contains("job1 was stopped") && results[2].contains("subagent: slow"), "{results:?}");
+}
+
+#[tokio::test]
+async fn a_subagent_whose_window_fills_reports_instead_of_compacting() {
+    let h = Harness::new(vec![
+        task(json!({"description": "read it all", "prompt": "Read everything."})),
+        Scripted::text("It ran out of room; here is what it found."),
+    ])
+    .await;
+    h.server.route(
+        SUBAGENT,
+        vec![
+            // 90,000 of the window's 100,000 tokens: past where compaction would start.
+            Scripted::tool_call("read", json!({"path": "src/lib.rs"})).with_usage(90_000, 10, 0),
+            Scripted::text("So far: add subtracts (src/lib.rs:2)."),
+        ],
+    );
+    let (mut session, _rx) = h.start(Mode::Edit);
+    session.prompt("Read the project.", &CancellationToken::new()).await;
+    let requests = h.server.chat_requests();
+    let sub: Vec<&Value> = requests.iter().filter(|r| system(r).contains(SUBAGENT)).collect();
+    assert_eq!(sub.len(), 2, "no compaction request");
+    let last = sub[1]["messages"].as_array().unwrap().last().unwrap()["content"].as_str().unwrap();
+    assert!(last.starts_with("The context window for this prompt has been reached"), "{last}");
+    let main = requests.iter().rev().find(|r| !system(r).contains(SUBAGENT)).unwrap();
+    let report = tool_results(main).pop().unwrap();
+    assert!(report.contains("stopped at a limit") && report.contains("So far: add subtracts"), "{report}");
 }

@@ -23,7 +23,8 @@ impl Approver for TerminalApprover {
 
     fn ask(&self, request: ApprovalRequest) -> Pin<Box<dyn Future<Output = Approval> + Send + '_>> {
         Box::pin(async move {
-            let mut card = format!("\nlembas wants to run {}: {}\n", request.tool, request.title);
+            let who = request.agent.as_ref().map_or_else(|| "lembas".to_owned(), |a| format!("the subagent \"{a}\""));
+            let mut card = format!("\n{who} wants to run {}: {}\n", request.tool, request.title);
             for path in &request.reaches {
                 card.push_str(&format!("  reaches {path}\n"));
             }
