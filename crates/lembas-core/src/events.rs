@@ -95,6 +95,9 @@ pub enum Event {
     /// How many background jobs run now (sent when the number changes).
     Jobs {
         running: usize,
+        /// Of them, subagents working in the background.
+        #[serde(default)]
+        subagents: usize,
     },
     /// What fills the context window, by category (asked for with `Session::report_context`).
     Context {

@@ -267,8 +267,9 @@ pub struct Session {
     pub(crate) prompt_tokens: u64,
     /// Instruction files below the start directory already handed to the model.
     pub(crate) nearby_seen: HashSet<PathBuf>,
-    /// How many jobs the front ends were last told run (an `Event::Jobs` goes out on a change).
-    pub(crate) jobs_told: std::sync::atomic::AtomicUsize,
+    /// How many jobs, and of them subagents, the front ends were last told run (an
+    /// `Event::Jobs` goes out on a change).
+    pub(crate) jobs_told: Mutex<(usize, usize)>,
     /// The MCP hub's generation last looked at (a change may mean a server connected).
     pub(crate) mcp_seen: u64,
     /// The MCP servers whose failure the front ends were told of.

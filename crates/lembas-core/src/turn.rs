@@ -68,9 +68,10 @@ impl Session {
 
     /// Tells the front ends how many jobs run, when that changed since it was last told.
     pub(crate) fn report_jobs(&self) {
-        let running = self.jobs.running_count();
-        if self.jobs_told.swap(running, std::sync::atomic::Ordering::Relaxed) != running {
-            self.emit(Event::Jobs { running });
+        let now = (self.jobs.running_count(), self.jobs.running_agents());
+        let told = std::mem::replace(&mut *self.jobs_told.lock().expect("jobs told"), now);
+        if told != now {
+            self.emit(Event::Jobs { running: now.0, subagents: now.1 });
         }
     }
 

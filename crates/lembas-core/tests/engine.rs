@@ -403,12 +403,12 @@ async fn a_job_that_ends_between_turns_wakes_an_open_session() {
     assert!(tokio::time::timeout(wait, session.job_ended()).await.is_err(), "no job runs: nothing to wait for");
     let cancel = CancellationToken::new();
     assert_eq!(session.prompt("start it", &cancel).await, DoneReason::Answered);
-    assert!(drain(&mut rx).iter().any(|e| matches!(e, Event::Jobs { running: 1 })));
+    assert!(drain(&mut rx).iter().any(|e| matches!(e, Event::Jobs { running: 1, .. })));
 
     tokio::time::timeout(std::time::Duration::from_secs(10), session.job_ended()).await.expect("the job's end");
     assert_eq!(session.deliver_job_notes(&cancel).await, Some(DoneReason::Answered));
     let events = drain(&mut rx);
-    assert!(events.iter().any(|e| matches!(e, Event::Jobs { running: 0 })));
+    assert!(events.iter().any(|e| matches!(e, Event::Jobs { running: 0, .. })));
     assert!(events.iter().any(|e| matches!(e, Event::Prompt { machine: true, .. })));
     let woke = h.server.chat_requests()[2]["messages"].as_array().unwrap().clone();
     assert!(

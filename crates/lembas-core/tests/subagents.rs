@@ -264,3 +264,54 @@ async fn a_subagent_whose_window_fills_reports_instead_of_compacting() {
     let report = tool_results(main).pop().unwrap();
     assert!(report.contains("stopped at a limit") && report.contains("So far: add subtracts"), "{report}");
 }
+
+#[tokio::test]
+async fn tasks_in_one_reply_run_side_by_side() {
+    let h = Harness::new(vec![
+        Scripted::tool_call("task", json!({"description": "alpha", "prompt": "Look at src."}))
+            .with_call("task", &json!({"description": "beta", "prompt": "Look at AGENTS.md."}).to_string()),
+        Scripted::text("Both reported."),
+    ])
+    .await;
+    for name in ["alpha", "beta"] {
+        h.server.route(
+            &format!("You are the \"{name}\" subagent."),
+            vec![
+                // Slow enough that, run one after the other, the second could not start in time.
+                Scripted::tool_call("list", json!({})).with_delay_ms(150),
+                Scripted::text(format!("{name} is done.")),
+            ],
+        );
+    }
+    let (mut session, _rx) = h.start(Mode::Edit);
+    session.prompt("Look at both.", &CancellationToken::new()).await;
+    let requests = h.server.chat_requests();
+    let who = |r: &Value| ["alpha", "beta"].into_iter().find(|n| system(r).contains(&format!("\"{n}\" subagent")));
+    let order: Vec<(&str, usize)> =
+        requests.iter().filter_map(|r| who(r).map(|n| (n, r["messages"].as_array().unwrap().len()))).collect();
+    assert_eq!(order.len(), 4, "{order:?}");
+    // Both had asked their first question before either asked its second.
+    assert!(order[..2].iter().all(|(_, messages)| *messages == 2), "{order:?}");
+    let results = tool_results(requests.last().unwrap());
+    assert!(results[0].contains("alpha is done.") && results[1].contains("beta is done."), "{results:?}");
+}
+
+#[tokio::test]
+async fn stopping_the_turn_stops_its_subagent() {
+    let h = Harness::new(vec![task(json!({"description": "slow", "prompt": "Take your time."}))]).await;
+    h.server.route(SUBAGENT, vec![Scripted::text("x ".repeat(500)).with_delay_ms(20)]);
+    let (mut session, _rx) = h.start(Mode::Edit);
+    let cancel = CancellationToken::new();
+    let stopper = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        stopper.cancel();
+    });
+    let done = tokio::time::timeout(std::time::Duration::from_secs(5), session.prompt("Go.", &cancel)).await;
+    assert_eq!(done.expect("the subagent stops with the turn"), DoneReason::Cancelled);
+    // The stored conversation is one a server accepts: the task call has its result.
+    let messages = h.store.messages(session.id()).unwrap();
+    let last: Value = serde_json::from_str(&messages.last().unwrap().json).unwrap();
+    assert_eq!(last["role"], "tool", "{last}");
+    assert!(last["content"].as_str().unwrap().contains("was stopped before it finished"), "{last}");
+}

@@ -278,6 +278,11 @@ impl Jobs {
         self.lock().jobs.iter().filter(|j| j.state == JobState::Running).count()
     }
 
+    /// How many of the running jobs are subagents.
+    pub fn running_agents(&self) -> usize {
+        self.lock().jobs.iter().filter(|j| j.state == JobState::Running && j.agent.is_some()).count()
+    }
+
     /// Whether a job has ended whose note has not been taken yet.
     pub fn has_ended(&self) -> bool {
         !self.lock().ended.is_empty()

@@ -90,8 +90,10 @@ pub struct App {
     pub compact_at: f64,
     /// The last block shown folded, whole: (what it is, its text), for Ctrl-O.
     pub expandable: Option<(String, String)>,
-    /// Background jobs running.
+    /// Background jobs running (commands; subagents are counted apart).
     pub jobs: usize,
+    /// Subagents working in the background.
+    pub background_subagents: usize,
     /// What fills the window, by category, as the engine last measured it.
     pub shares: Vec<lembas_core::ContextShare>,
     /// Cached input tokens of the last request.
@@ -268,6 +270,12 @@ impl App {
         }
     }
 
+    /// Subagents working now: those the turn waits for, and those in the background.
+    pub fn subagents_running(&self) -> usize {
+        let waited = self.running.iter().filter(|b| matches!(b, Block::Tool { tool, .. } if tool == "task")).count();
+        waited + self.background_subagents
+    }
+
     /// What an engine event changes.
     pub fn apply(&mut self, event: &Event) {
         match event {
@@ -336,7 +344,10 @@ impl App {
                 self.used.1 += output;
                 self.last_cached = *cached;
             }
-            Event::Jobs { running } => self.jobs = *running,
+            Event::Jobs { running, subagents } => {
+                self.jobs = running - subagents;
+                self.background_subagents = *subagents;
+            }
             Event::Context { window, shares } => {
                 self.shares = shares.clone();
                 // Before the first counted request (a new or resumed session) the engine's

@@ -113,6 +113,11 @@ pub fn status_line(app: &App) -> String {
     if let Some(cost) = app.month.as_ref().and_then(|m| m.cost_text()) {
         parts.push(format!("this month {cost}"));
     }
+    match app.subagents_running() {
+        0 => {}
+        1 => parts.push("1 subagent".into()),
+        n => parts.push(format!("{n} subagents")),
+    }
     match app.jobs {
         0 => {}
         1 => parts.push("1 job running".into()),

@@ -156,6 +156,11 @@ fn a_task_block_shows_what_its_subagent_does_now() {
     app.apply(&Event::Subagent { call_id: "t1".into(), agent: "find the parser".into(), event: Box::new(inner) });
     let shown = screen(&app, 0);
     assert!(shown.contains("task find the parser") && shown.contains("→ grep fn parse"), "{shown}");
+    assert!(lembas_tui::status_line(&app).contains("1 subagent"), "{}", lembas_tui::status_line(&app));
+    // Two more in the background, beside one command: counted apart.
+    app.apply(&Event::Jobs { running: 3, subagents: 2 });
+    let status = lembas_tui::status_line(&app);
+    assert!(status.contains("3 subagents") && status.contains("1 job running"), "{status}");
 }
 
 #[test]
@@ -219,7 +224,7 @@ fn slash_commands_for_context_model_and_effort() {
     assert!(report.contains(&format!("[███▓▓▓▒{}]", "░".repeat(23))), "{report}");
     assert!(report.contains("  ▒ tool results          500 tokens   5%"), "{report}");
 
-    app.apply(&Event::Jobs { running: 2 });
+    app.apply(&Event::Jobs { running: 2, subagents: 0 });
     assert!(
         lembas_tui::view::status_line(&app).ends_with(" · 2 jobs running"),
         "{}",
