@@ -35,7 +35,7 @@ pub use lembas_tools::EditorFiles;
 pub use mcp::connect_mcp;
 pub use plan::{Plan, PlanPhase, Status, Task};
 pub use prompt::{Instruction, PromptParts, instructions, system_prompt, title_from};
-pub use session::{OFFERED, Session, SessionConfig, local_today};
+pub use session::{OFFERED, Session, SessionConfig, local_today, stored_transcript};
 
 /// Why the engine could not do what it was asked.
 #[derive(Debug, thiserror::Error)]

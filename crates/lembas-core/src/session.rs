@@ -467,50 +467,7 @@ impl Session {
     /// The conversation so far as events (a client that opens the session draws it): the
     /// person's words without their notes, replies, reasoning, tool calls and their results.
     pub fn transcript(&self) -> Vec<Event> {
-        let mut events = Vec::new();
-        for entry in &self.history {
-            match &entry.message {
-                Message::User { content, .. } if entry.turn && !entry.summary => {
-                    events.push(Event::Prompt { text: without_note(content).to_owned(), machine: false });
-                }
-                Message::Assistant { content, reasoning, tool_calls } => {
-                    if let Some(r) = reasoning.as_ref().filter(|r| !r.is_empty()) {
-                        events.push(Event::Reasoning { delta: r.clone() });
-                    }
-                    if !content.is_empty() {
-                        events.push(Event::Text { delta: content.clone() });
-                    }
-                    for call in tool_calls {
-                        let args: serde_json::Value =
-                            serde_json::from_str(&call.arguments).unwrap_or(serde_json::Value::Null);
-                        let title = ["command", "path", "pattern", "id"]
-                            .iter()
-                            .find_map(|k| args.get(*k).and_then(|v| v.as_str()))
-                            .unwrap_or("");
-                        events.push(Event::ToolStart {
-                            call_id: call.id.clone(),
-                            tool: call.name.clone(),
-                            title: lembas_progress::short_what(title),
-                            args,
-                            paths: Vec::new(),
-                        });
-                    }
-                }
-                Message::Tool { tool_call_id, content } => {
-                    let tool = String::new();
-                    events.push(Event::ToolEnd {
-                        call_id: tool_call_id.clone(),
-                        tool,
-                        result_id: None,
-                        text: content.clone(),
-                        is_error: false,
-                        diffs: Vec::new(),
-                    });
-                }
-                _ => {}
-            }
-        }
-        events
+        transcript_of(&self.history)
     }
 
     /// Says which session this is (an `Event::Session`), for a front end that shows it.
@@ -704,6 +661,67 @@ impl Session {
     pub(crate) fn window(&self) -> u64 {
         self.cfg.model.context.unwrap_or(self.cfg.context_window)
     }
+}
+
+/// A history as events: the person's words without their notes, replies, reasoning, tool calls
+/// and their results.
+fn transcript_of(history: &[Entry]) -> Vec<Event> {
+    let mut events = Vec::new();
+    for entry in history {
+        match &entry.message {
+            Message::User { content, .. } if entry.turn && !entry.summary => {
+                events.push(Event::Prompt { text: without_note(content).to_owned(), machine: false });
+            }
+            Message::Assistant { content, reasoning, tool_calls } => {
+                if let Some(r) = reasoning.as_ref().filter(|r| !r.is_empty()) {
+                    events.push(Event::Reasoning { delta: r.clone() });
+                }
+                if !content.is_empty() {
+                    events.push(Event::Text { delta: content.clone() });
+                }
+                for call in tool_calls {
+                    let args: serde_json::Value =
+                        serde_json::from_str(&call.arguments).unwrap_or(serde_json::Value::Null);
+                    let title = ["command", "path", "pattern", "id"]
+                        .iter()
+                        .find_map(|k| args.get(*k).and_then(|v| v.as_str()))
+                        .unwrap_or("");
+                    events.push(Event::ToolStart {
+                        call_id: call.id.clone(),
+                        tool: call.name.clone(),
+                        title: lembas_progress::short_what(title),
+                        args,
+                        paths: Vec::new(),
+                    });
+                }
+            }
+            Message::Tool { tool_call_id, content } => {
+                let tool = String::new();
+                events.push(Event::ToolEnd {
+                    call_id: tool_call_id.clone(),
+                    tool,
+                    result_id: None,
+                    text: content.clone(),
+                    is_error: false,
+                    diffs: Vec::new(),
+                });
+            }
+            _ => {}
+        }
+    }
+    events
+}
+
+/// A stored session's conversation as events, read-only: how the person reads a subagent's
+/// transcript, while it works and after it ended.
+pub fn stored_transcript(store: &Store, id: &str) -> Result<Vec<Event>, EngineError> {
+    let history = store
+        .messages(id)?
+        .into_iter()
+        .map(|m| serde_json::from_str::<Entry>(&m.json))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| EngineError::Corrupt(e.to_string()))?;
+    Ok(transcript_of(&history))
 }
 
 /// A history cut by a crash mid-step: an assistant message whose calls lack results gets them,

@@ -48,6 +48,8 @@ pub enum Action {
     Open(Option<String>),
     /// Show the stored sessions (or those that mention these words).
     List(Option<String>),
+    /// Show this session's subagents, or one's transcript (by its number in that list).
+    Subagents(Option<usize>),
 }
 
 /// A card waiting for the person: an approval, or a switch to a looser mode.
@@ -110,6 +112,8 @@ pub struct App {
     pub to_notify: Option<String>,
     /// The session's title, for notices.
     pub title: String,
+    /// The session's id (its subagents are found by it).
+    pub session_id: String,
     /// The sessions last listed, by number, for `/resume N`.
     pub listed: Vec<String>,
     /// The project's files, for completing `@path`.
@@ -122,12 +126,29 @@ const MODES: [Mode; 4] = [Mode::Manual, Mode::Edit, Mode::Auto, Mode::Plan];
 
 const HELP: &str = "Enter sends; Esc stops the turn; Ctrl-C twice quits; Shift-Tab changes the mode; Ctrl-O shows the last folded block whole; Up and Down walk the history.\n\
 /help · /mode manual|edit|auto|plan · /model NAME · /effort LEVEL · /context · /usage · /compact · /rename TITLE · /init\n\
-/sessions · /search WORDS · /resume N · /new · /mcp · /clear · /exit";
+/sessions · /search WORDS · /resume N · /new · /subagents [N] · /mcp · /clear · /exit";
 
 /// The slash commands, for completion.
-const COMMANDS: [&str; 18] = [
-    "help", "mode", "model", "effort", "context", "usage", "compact", "rename", "init", "sessions", "search", "resume",
-    "new", "mcp", "settings", "clear", "exit", "quit",
+const COMMANDS: [&str; 19] = [
+    "help",
+    "mode",
+    "model",
+    "effort",
+    "context",
+    "usage",
+    "compact",
+    "rename",
+    "init",
+    "sessions",
+    "search",
+    "resume",
+    "new",
+    "subagents",
+    "mcp",
+    "settings",
+    "clear",
+    "exit",
+    "quit",
 ];
 
 /// The marks that tell the categories apart in `/context`'s bar (colour is not always there).
@@ -398,7 +419,8 @@ impl App {
                     self.to_notify = Some(format!("lembas: {} — the reply is ready", self.title));
                 }
             }
-            Event::Session { model, mode, title, resumed, .. } => {
+            Event::Session { id, model, mode, title, resumed } => {
+                self.session_id = id.clone();
                 self.title = title.clone();
                 self.context.0 = 0;
                 let what = if *resumed { "Resumed" } else { "Session" };
@@ -480,6 +502,16 @@ impl App {
                     None
                 }
                 "sessions" => Some(Action::List(None)),
+                "subagents" => match arg {
+                    "" => Some(Action::Subagents(None)),
+                    n => match n.parse::<usize>() {
+                        Ok(n) if n > 0 => Some(Action::Subagents(Some(n))),
+                        _ => {
+                            self.finished.push(Block::Error("/subagents N: N is a number from the list.".into()));
+                            None
+                        }
+                    },
+                },
                 "search" if !arg.is_empty() => Some(Action::List(Some(arg.to_owned()))),
                 "resume" => {
                     let id = arg
@@ -754,7 +786,7 @@ fn fold(text: &str) -> (String, bool) {
 }
 
 /// A result's first line, without its id bracket.
-fn summary_of(text: &str) -> String {
+pub(crate) fn summary_of(text: &str) -> String {
     let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
     let body = match first.strip_prefix('[').and_then(|rest| rest.split_once(']')) {
         Some((_, rest)) if rest.trim().is_empty() => text.lines().nth(1).unwrap_or(""),

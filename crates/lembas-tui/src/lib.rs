@@ -6,6 +6,7 @@
 //! now, the progress line, the input (or an approval card) and the status bar.
 
 pub mod app;
+mod subagents;
 mod text;
 pub mod view;
 
@@ -356,6 +357,7 @@ pub async fn run(
                     let _ = commands.send(Command::Open(id));
                 }
                 Some(Action::List(words)) => app.show_sessions(&store, words.as_deref()),
+                Some(Action::Subagents(pick)) => app.show_subagents(&store, pick),
                 Some(Action::Cancel) => cancel.lock().expect("cancel").cancel(),
                 Some(Action::Answer(approval)) => {
                     if let Some(reply) = answer.take() {

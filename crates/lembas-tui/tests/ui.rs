@@ -392,3 +392,67 @@ fn the_months_cost_is_in_the_status_bar_and_usage_says_it_all() {
     assert!(!lembas_tui::status_line(&app).contains("month"));
     assert!(app.usage_report().contains("cost nothing priced"));
 }
+
+#[test]
+fn subagents_lists_the_sessions_subagents_and_shows_one_read_only() {
+    use lembas_store::{NewMessage, SessionRecord, Store};
+    let store = Store::in_memory().unwrap();
+    let record = |id: &str, title: &str, parent: Option<&str>| SessionRecord {
+        id: id.into(),
+        title: title.into(),
+        project: "/p".into(),
+        started: "/p".into(),
+        model: "m".into(),
+        created_at: 1,
+        updated_at: 1,
+        system_prompt: "s".into(),
+        tools: "[]".into(),
+        state: "{}".into(),
+        parent: parent.map(Into::into),
+    };
+    store.create_session(&record("main", "fix it", None)).unwrap();
+    let mut app = App::new("m", Mode::Edit, None, 0);
+    app.apply(&Event::Session {
+        id: "main".into(),
+        title: "fix it".into(),
+        model: "m".into(),
+        mode: "edit".into(),
+        resumed: false,
+    });
+    app.show_subagents(&store, None);
+    assert!(matches!(app.finished.last(), Some(Block::Notice(n)) if n.contains("No subagents")));
+
+    store.create_session(&record("sub", "find the parser", Some("main"))).unwrap();
+    let message = |json: serde_json::Value| NewMessage {
+        role: json["role"].as_str().unwrap().into(),
+        json: json.to_string(),
+        text: String::new(),
+    };
+    let call = serde_json::json!({"id": "c1", "name": "grep", "arguments": "{\"pattern\":\"fn parse\"}"});
+    store
+        .append(
+            "sub",
+            &[
+                message(serde_json::json!({"role": "user", "content": "Where is parse?", "turn": true})),
+                message(serde_json::json!({"role": "assistant", "content": "", "tool_calls": [call]})),
+                message(serde_json::json!({"role": "tool", "tool_call_id": "c1", "content": "[#0001]\nsrc/parse.rs:3: fn parse"})),
+                message(serde_json::json!({"role": "assistant", "content": "parse is at src/parse.rs:3."})),
+            ],
+            &[],
+            "{}",
+            None,
+            2,
+        )
+        .unwrap();
+    app.show_subagents(&store, None);
+    assert!(matches!(app.finished.last(), Some(Block::Notice(n)) if n.contains(" 1. find the parser — 4 messages")));
+    app.finished.clear();
+    app.show_subagents(&store, Some(1));
+    let shown: String = app.finished.iter().flat_map(lines).collect::<Vec<_>>().join("\n");
+    assert!(shown.contains("subagent \"find the parser\", read-only"), "{shown}");
+    assert!(shown.contains("Its task: Where is parse?"), "{shown}");
+    assert!(shown.contains("grep fn parse") && shown.contains("src/parse.rs:3: fn parse"), "{shown}");
+    assert!(shown.contains("parse is at src/parse.rs:3."), "{shown}");
+    app.show_subagents(&store, Some(2));
+    assert!(matches!(app.finished.last(), Some(Block::Error(e)) if e.contains("no subagent 2")));
+}

@@ -1,0 +1,70 @@
+//! `/subagents`: the session's subagents, and any one's transcript, read-only (`subagents.md`
+//! §11) — read from the store, so it shows what a working subagent has done so far as well as
+//! what an ended one did.
+
+use lembas_core::Event;
+
+use crate::app::{App, Block, ToolState, summary_of};
+
+impl App {
+    /// Lists this session's subagents, or shows the transcript of the one numbered `pick`.
+    pub fn show_subagents(&mut self, store: &lembas_store::Store, pick: Option<usize>) {
+        let children = match store.children(&self.session_id) {
+            Ok(children) => children,
+            Err(e) => return self.finished.push(Block::Error(e.to_string())),
+        };
+        if children.is_empty() {
+            return self.finished.push(Block::Notice("No subagents in this session yet.".into()));
+        }
+        let Some(n) = pick else {
+            let lines: Vec<String> = children
+                .iter()
+                .enumerate()
+                .map(|(i, c)| format!("{:>2}. {} — {} messages", i + 1, c.title, c.messages))
+                .collect();
+            let list = lines.join("\n");
+            return self.finished.push(Block::Notice(format!("{list}\n/subagents N shows one's transcript.")));
+        };
+        let Some(child) = children.get(n - 1) else {
+            return self
+                .finished
+                .push(Block::Error(format!("There is no subagent {n}: the list has {}.", children.len())));
+        };
+        match lembas_core::stored_transcript(store, &child.id) {
+            Ok(events) => {
+                self.finished.push(Block::Notice(format!("── subagent \"{}\", read-only ──", child.title)));
+                self.finished.extend(transcript_blocks(&events));
+                self.finished.push(Block::Notice(format!("── end of \"{}\" ──", child.title)));
+            }
+            Err(e) => self.finished.push(Block::Error(e.to_string())),
+        }
+    }
+}
+
+/// A stored conversation as blocks: its brief, its replies, each call with its result's first
+/// line.
+fn transcript_blocks(events: &[Event]) -> Vec<Block> {
+    let mut blocks = Vec::new();
+    for event in events {
+        match event {
+            Event::Prompt { text, .. } => blocks.push(Block::Notice(format!("Its task: {text}"))),
+            Event::Text { delta } => blocks.push(Block::Assistant(delta.clone())),
+            Event::ToolStart { call_id, tool, title, .. } => blocks.push(Block::Tool {
+                call_id: call_id.clone(),
+                tool: tool.clone(),
+                title: title.clone(),
+                state: ToolState::Done,
+                summary: String::new(),
+            }),
+            Event::ToolEnd { call_id, text, .. } => {
+                let call =
+                    blocks.iter_mut().rev().find(|b| matches!(b, Block::Tool { call_id: id, .. } if id == call_id));
+                if let Some(Block::Tool { summary, .. }) = call {
+                    *summary = summary_of(text);
+                }
+            }
+            _ => {}
+        }
+    }
+    blocks
+}
