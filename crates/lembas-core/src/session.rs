@@ -352,7 +352,7 @@ impl Session {
             named: Vec::new(),
         };
         let mut tools =
-            offered_tools(&cfg.model, subagent.is_none() && crate::subagent::offered(&cfg.model, &cfg.models));
+            offered_tools(&cfg.model, subagent.is_none() && lembas_models::subagent_offered(&cfg.model, &cfg.models));
         if subagent.is_some() {
             tools.retain(|t| !crate::subagent::WITHHELD.contains(&t.name.as_str()));
         }

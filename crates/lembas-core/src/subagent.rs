@@ -15,7 +15,6 @@
 use std::sync::Arc;
 
 use lembas_model::CancellationToken;
-use lembas_models::ModelInfo;
 use lembas_spec::{loop_spec, render};
 use lembas_tools::ToolOutput;
 use serde_json::Value;
@@ -37,69 +36,6 @@ pub(crate) struct SubagentOf {
     pub label: String,
     /// Its standing, said at the end of its system prompt.
     pub block: String,
-}
-
-fn group(model: &ModelInfo) -> Option<&str> {
-    model.capacity.as_ref().and_then(|c| c.group.as_deref())
-}
-
-fn one_request(model: &ModelInfo) -> bool {
-    model.capacity.as_ref().and_then(|c| c.parallel()) == Some(1)
-}
-
-/// Whether `other` is another model on `own`'s one-model server.
-fn same_server(own: &ModelInfo, other: &ModelInfo) -> bool {
-    other.id != own.id && group(own).is_some() && group(own) == group(other)
-}
-
-/// Whether a session on `model` is offered subagents at all (§4): its model serves two or more
-/// requests at once, or another usable model is not on its one-model server.
-pub(crate) fn offered(model: &ModelInfo, usable: &[ModelInfo]) -> bool {
-    !one_request(model) || usable.iter().any(|m| m.id != model.id && !same_server(model, m))
-}
-
-fn text(key: &str) -> String {
-    loop_spec().other["subagents"]["texts"][key].as_str().unwrap_or_else(|| panic!("subagents.texts.{key}")).to_owned()
-}
-
-/// The model a subagent runs on (§2–§3): the session's, or the one asked for by its id or
-/// display name — only when the person named it, and only where its server can hold it.
-pub(crate) fn choose_model(
-    own: &ModelInfo,
-    asked: Option<&str>,
-    usable: &[ModelInfo],
-    named: &[String],
-) -> Result<ModelInfo, String> {
-    let asked = asked.map(str::trim).filter(|a| !a.is_empty());
-    let model = match asked {
-        None => own.clone(),
-        Some(asked) => {
-            let is = |m: &ModelInfo| {
-                m.id.eq_ignore_ascii_case(asked)
-                    || m.name.as_deref().is_some_and(|n| {
-                        n.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase()
-                            == asked.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase()
-                    })
-            };
-            let found = std::iter::once(own).chain(usable).find(|m| is(m)).cloned();
-            let Some(found) = found else {
-                let mut ids: Vec<&str> = std::iter::once(own).chain(usable).map(|m| m.id.as_str()).collect();
-                ids.dedup();
-                return Err(format!("There is no model called {asked} here. The models are: {}.", ids.join(", ")));
-            };
-            found
-        }
-    };
-    if model.id != own.id && !named.contains(&model.id) {
-        return Err(text("not_named"));
-    }
-    if same_server(own, &model) {
-        return Err(text("same_group"));
-    }
-    if model.id == own.id && one_request(own) {
-        return Err(text("one_request"));
-    }
-    Ok(model)
 }
 
 /// A subagent's approvals go to the person, named: the same card and answers as the main agent's.
@@ -167,7 +103,7 @@ impl Session {
             "" => lembas_progress::short_what(prompt),
             d => lembas_progress::short_what(d),
         };
-        let model = choose_model(
+        let model = lembas_models::subagent_model(
             &self.cfg.model,
             args.get("model").and_then(Value::as_str),
             &self.cfg.models,
@@ -320,47 +256,5 @@ impl TaskRun {
             finisher.finish(state, text);
         });
         ToolOutput::Text(answer)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use lembas_models::Capacity;
-
-    fn model(id: &str, group: Option<&str>, parallel: Option<u32>) -> ModelInfo {
-        ModelInfo {
-            id: id.into(),
-            capacity: Some(Capacity { group: group.map(Into::into), single_session: None, parallel }),
-            ..ModelInfo::default()
-        }
-    }
-
-    #[test]
-    fn a_subagent_runs_on_the_sessions_model_unless_the_person_named_another() {
-        let own = model("qwen-27b", None, None);
-        let other = ModelInfo { name: Some("Coder 30B".into()), ..model("coder-30b", None, None) };
-        let usable = vec![own.clone(), other.clone()];
-        assert_eq!(choose_model(&own, None, &usable, &[]).unwrap().id, "qwen-27b");
-        assert_eq!(choose_model(&own, Some("qwen-27b"), &usable, &[]).unwrap().id, "qwen-27b");
-        assert_eq!(choose_model(&own, Some("coder-30b"), &usable, &[]).unwrap_err(), text("not_named"));
-        let named = vec!["coder-30b".to_owned()];
-        assert_eq!(choose_model(&own, Some("coder  30b"), &usable, &named).unwrap().id, "coder-30b");
-        assert!(choose_model(&own, Some("gpt-9"), &usable, &named).unwrap_err().contains("no model called gpt-9"));
-    }
-
-    #[test]
-    fn capacity_refusals_come_in_the_specs_order() {
-        let own = model("a", Some("box"), Some(1));
-        let twin = model("b", Some("box"), None);
-        let away = model("c", Some("other"), Some(1));
-        let usable = vec![own.clone(), twin.clone(), away.clone()];
-        let named = vec!["b".to_owned(), "c".to_owned()];
-        assert_eq!(choose_model(&own, Some("b"), &usable, &named).unwrap_err(), text("same_group"));
-        assert_eq!(choose_model(&own, None, &usable, &named).unwrap_err(), text("one_request"));
-        assert_eq!(choose_model(&own, Some("c"), &usable, &named).unwrap().id, "c", "one request is fine elsewhere");
-        assert!(offered(&own, &usable), "another server has a model");
-        assert!(!offered(&own, &[own.clone(), twin]), "only its own one-model server");
-        assert!(offered(&model("solo", None, None), &[]), "no limit said: it serves subagents itself");
     }
 }

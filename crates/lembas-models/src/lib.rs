@@ -4,8 +4,8 @@
 //! when it takes none, the one level `default`. What a request carries for a level is
 //! [`request_fields`]; how a client shows the choice is [`Control`].
 
-mod named;
-pub use named::{names, names_model};
+mod subagents;
+pub use subagents::{names, names_model, subagent_model, subagent_offered};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};

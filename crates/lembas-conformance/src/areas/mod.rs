@@ -25,6 +25,7 @@ pub(crate) const ALL: &[(&str, Runner)] = &[
     ("delegation", permissions::delegation),
     ("monitor", permissions::monitor),
     ("prefix", prefix::run),
+    ("subagent_model", rules::subagent_model),
 ];
 
 /// A case's string field.

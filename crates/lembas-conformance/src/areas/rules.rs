@@ -93,3 +93,31 @@ pub(crate) fn scheduled(case: &Value) -> Result<Value, String> {
         Err(refusal) => Ok(json!({ "refused": refusal.reason })),
     }
 }
+
+fn model_of(case: &Value, key: &str) -> Result<ModelInfo, String> {
+    serde_json::from_value(case[key].clone()).map_err(|e| format!("{key}: {e}"))
+}
+
+/// lembas' own cases for `subagents.md` §2–§4: names, the model a subagent runs on, and when
+/// subagents are offered.
+pub(crate) fn subagent_model(case: &Value) -> Result<Value, String> {
+    let models = |key: &str| -> Result<Vec<ModelInfo>, String> {
+        serde_json::from_value(case[key].clone()).map_err(|e| format!("{key}: {e}"))
+    };
+    match text(case, "op")? {
+        "named" => Ok(json!({ "named": lembas_models::names(text(case, "text")?, text(case, "name")?) })),
+        "model" => {
+            let named: Vec<String> =
+                serde_json::from_value(case["named"].clone()).map_err(|e| format!("named: {e}"))?;
+            let asked = case.get("asked").and_then(Value::as_str);
+            Ok(match lembas_models::subagent_model(&model_of(case, "session")?, asked, &models("usable")?, &named) {
+                Ok(model) => json!({ "result": null, "model": model.id }),
+                Err(refusal) => json!({ "result": refusal, "model": null }),
+            })
+        }
+        "offered" => {
+            Ok(json!({ "offered": lembas_models::subagent_offered(&model_of(case, "session")?, &models("usable")?) }))
+        }
+        op => Err(unknown_op(op)),
+    }
+}
