@@ -30,7 +30,7 @@ impl Session {
                     if self.tools.iter().any(|t| t.name == tool.exposed) {
                         continue;
                     }
-                    self.tools.push(ToolSchema {
+                    std::sync::Arc::make_mut(&mut self.tools).push(ToolSchema {
                         name: tool.exposed.clone(),
                         description: tool.description.clone(),
                         parameters: tool.parameters.clone(),

@@ -254,7 +254,8 @@ pub struct Session {
     pub(crate) cfg: SessionConfig,
     pub(crate) ws: Workspace,
     pub(crate) system_prompt: String,
-    pub(crate) tools: Vec<ToolSchema>,
+    /// The tool list, fixed for the session; shared with every request.
+    pub(crate) tools: Arc<Vec<ToolSchema>>,
     pub(crate) history: Vec<Entry>,
     pub(crate) state: State,
     pub(crate) events: UnboundedSender<Event>,
@@ -357,6 +358,7 @@ impl Session {
             tools.retain(|t| !crate::subagent::WITHHELD.contains(&t.name.as_str()));
         }
         let id = uuid::Uuid::now_v7().to_string();
+        let tools = Arc::new(tools);
         let mut session = Session {
             id: id.clone(),
             title: subagent.as_ref().map_or_else(|| "New session".into(), |s| s.label.clone()),
@@ -406,8 +408,8 @@ impl Session {
         let record = store.session(id)?.ok_or_else(|| EngineError::NoSession(id.to_owned()))?;
         let (mut ws, _) = Workspace::new(Path::new(&record.project), Path::new(&record.started));
         ws.editor = cfg.editor_files.clone();
-        let tools: Vec<ToolSchema> =
-            serde_json::from_str(&record.tools).map_err(|e| EngineError::Corrupt(e.to_string()))?;
+        let tools: Arc<Vec<ToolSchema>> =
+            Arc::new(serde_json::from_str(&record.tools).map_err(|e| EngineError::Corrupt(e.to_string()))?);
         let mut state: State = serde_json::from_str(&record.state).map_err(|e| EngineError::Corrupt(e.to_string()))?;
         let history = store
             .messages(id)?
@@ -568,10 +570,11 @@ impl Session {
         // The MCP servers' tools stay listed, after the model's own set.
         let mcp: Vec<ToolSchema> = self.tools.iter().filter(|t| lembas_mcp::is_mcp_name(&t.name)).cloned().collect();
         let task = self.tools.iter().any(|t| t.name == "task");
-        self.tools = offered_tools(&self.cfg.model, task);
+        let mut tools = offered_tools(&self.cfg.model, task);
         if self.cfg.model.tools != Some(false) {
-            self.tools.extend(mcp);
+            tools.extend(mcp);
         }
+        self.tools = Arc::new(tools);
         self.remake_prompt(self.state.told.facts.date.clone());
         self.save_prefix()?;
         self.emit(Event::Model { model: self.cfg.model.id.clone() });

@@ -117,7 +117,8 @@ pub struct ChatRequest {
     pub model: String,
     /// Messages in the OpenAI dialect, in order.
     pub messages: Vec<WireMessage>,
-    pub tools: Vec<ToolSchema>,
+    /// Shared with the session that made it: the list is fixed, so no request copies it.
+    pub tools: std::sync::Arc<Vec<ToolSchema>>,
     pub extra: Map<String, Value>,
     pub max_tokens: Option<u64>,
 }

@@ -23,11 +23,11 @@ fn request() -> ChatRequest {
             lembas_model::wire(&json!({"role": "system", "content": "be brief"})),
             lembas_model::wire(&json!({"role": "user", "content": "hi"})),
         ],
-        tools: vec![ToolSchema {
+        tools: std::sync::Arc::new(vec![ToolSchema {
             name: "read".into(),
             description: "Read a file".into(),
             parameters: json!({"type": "object"}),
-        }],
+        }]),
         extra: Map::new(),
         max_tokens: None,
     }
