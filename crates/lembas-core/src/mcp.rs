@@ -19,6 +19,8 @@ impl Session {
         }
         self.mcp_seen = generation;
         let offers_tools = self.cfg.model.tools != Some(false);
+        // An explore subagent gets only the tools that say they only read.
+        let reads_only = self.subagent.as_ref().is_some_and(|s| s.read_only);
         let mut added = false;
         for server in hub.ready() {
             if self.state.mcp_listed.contains(&server.name) {
@@ -27,7 +29,7 @@ impl Session {
             let mut count = 0;
             if offers_tools {
                 for tool in &server.tools {
-                    if self.tools.iter().any(|t| t.name == tool.exposed) {
+                    if self.tools.iter().any(|t| t.name == tool.exposed) || (reads_only && !tool.read_only) {
                         continue;
                     }
                     std::sync::Arc::make_mut(&mut self.tools).push(ToolSchema {

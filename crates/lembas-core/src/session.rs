@@ -354,8 +354,11 @@ impl Session {
         };
         let mut tools =
             offered_tools(&cfg.model, subagent.is_none() && lembas_models::subagent_offered(&cfg.model, &cfg.models));
-        if subagent.is_some() {
+        if let Some(of) = &subagent {
             tools.retain(|t| !crate::subagent::WITHHELD.contains(&t.name.as_str()));
+            if of.read_only {
+                tools.retain(|t| crate::subagent::EXPLORE.contains(&t.name.as_str()));
+            }
         }
         let id = uuid::Uuid::now_v7().to_string();
         let tools = Arc::new(tools);

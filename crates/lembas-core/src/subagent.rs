@@ -27,6 +27,10 @@ use crate::{DoneReason, Event};
 /// The tools a subagent is never given.
 pub(crate) const WITHHELD: &[&str] = &["task", "ask_user", "plan_write", "plan_update", "plan_submit"];
 
+/// All an `explore` subagent is given (with the MCP tools that only read): it reads and searches,
+/// and can neither change anything nor run a command.
+pub(crate) const EXPLORE: &[&str] = &["read", "glob", "grep", "list", "recall", "view_image"];
+
 /// Whom a subagent's session works for.
 #[derive(Debug, Clone)]
 pub(crate) struct SubagentOf {
@@ -36,6 +40,8 @@ pub(crate) struct SubagentOf {
     pub label: String,
     /// Its standing, said at the end of its system prompt.
     pub block: String,
+    /// An `explore` subagent: reading tools only.
+    pub read_only: bool,
 }
 
 /// A subagent's approvals go to the person, named: the same card and answers as the main agent's.
@@ -125,7 +131,18 @@ impl Session {
         });
         // What the person allowed for this session holds for its subagents too: never more.
         cfg.rules = self.judge.rules.clone();
-        let read_only = if self.state.mode == lembas_permissions::Mode::Plan {
+        let explore = match field("agent") {
+            "" | "general" => false,
+            "explore" => true,
+            other => {
+                return Err(format!(
+                    "There is no agent called {other}. The agents: general (does the work), explore (reads and searches only)."
+                ));
+            }
+        };
+        let read_only = if explore {
+            "\n\nYou explore: you have tools to read and search, and none to change anything or run commands."
+        } else if self.state.mode == lembas_permissions::Mode::Plan {
             "\n\nThe session is in plan mode: read and search, but change nothing."
         } else {
             ""
@@ -142,7 +159,7 @@ impl Session {
                 ("read_only", read_only),
             ],
         );
-        let of = crate::subagent::SubagentOf { parent: self.id.clone(), label: label.clone(), block };
+        let of = SubagentOf { parent: self.id.clone(), label: label.clone(), block, read_only: explore };
         let (sender, events) = unbounded_channel();
         let child = Session::create(cfg, self.ws.clone(), sender, Some(of)).map_err(|e| e.to_string())?;
         let background = args.get("background").and_then(Value::as_bool).unwrap_or(false);

@@ -315,3 +315,33 @@ async fn stopping_the_turn_stops_its_subagent() {
     assert_eq!(last["role"], "tool", "{last}");
     assert!(last["content"].as_str().unwrap().contains("was stopped before it finished"), "{last}");
 }
+
+#[tokio::test]
+async fn an_explore_subagent_only_reads_and_searches() {
+    let h = Harness::new(vec![
+        task(json!({"description": "survey", "prompt": "What is in src?", "agent": "explore"})),
+        task(json!({"description": "survey", "prompt": "What is in src?", "agent": "wizard"})),
+        Scripted::text("Surveyed."),
+    ])
+    .await;
+    h.server.route(
+        SUBAGENT,
+        vec![
+            // Asked for a tool it does not have, it is told which it has.
+            Scripted::tool_call("bash", json!({"command": "touch x"})),
+            Scripted::text("src has lib.rs."),
+        ],
+    );
+    let (mut session, _rx) = h.start(Mode::Auto);
+    session.prompt("Survey the code.", &CancellationToken::new()).await;
+    let requests = h.server.chat_requests();
+    let sub: Vec<&Value> = requests.iter().filter(|r| system(r).contains(SUBAGENT)).collect();
+    assert_eq!(tool_names(sub[0]), ["read", "glob", "grep", "list", "recall"]);
+    assert!(system(sub[0]).contains("none to change anything or run commands"));
+    assert!(tool_results(sub[1])[0].contains("There is no tool called bash here"), "{:?}", tool_results(sub[1]));
+    assert!(!h.root.join("x").exists());
+    let main: Vec<&Value> = requests.iter().filter(|r| !system(r).contains(SUBAGENT)).collect();
+    let results = tool_results(main.last().unwrap());
+    assert!(results[0].contains("src has lib.rs."));
+    assert!(results[1].contains("There is no agent called wizard"), "{results:?}");
+}
