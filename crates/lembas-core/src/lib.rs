@@ -26,6 +26,7 @@ mod prompt;
 mod session;
 mod subagent;
 mod turn;
+mod worktree;
 
 pub use approve::{Approval, ApprovalRequest, Approver, Nobody, Question};
 pub use context_use::ContextShare;

@@ -22,6 +22,7 @@ use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 
 use crate::approve::{Approval, ApprovalRequest, Approver, Question};
 use crate::session::Session;
+use crate::worktree::Worktree;
 use crate::{DoneReason, Event};
 
 /// The tools a subagent is never given.
@@ -82,6 +83,8 @@ pub(crate) struct TaskRun {
     label: String,
     events: UnboundedReceiver<Event>,
     pub background: bool,
+    /// Its own checkout, when it was asked for one.
+    worktree: Option<Worktree>,
 }
 
 impl Session {
@@ -147,23 +150,34 @@ impl Session {
         } else {
             ""
         };
+        let (worktree, ws) = if args.get("worktree").and_then(Value::as_bool).unwrap_or(false) {
+            let under = self.cfg.jobs_dir.join(&self.id).join("worktrees");
+            let unique = uuid::Uuid::now_v7().simple().to_string();
+            let tree = Worktree::create(&self.ws.root, &under, &label, &unique[unique.len() - 6..])?;
+            let (mut ws, _) = lembas_tools::Workspace::new(&tree.path, &tree.started(&self.ws.root, &self.ws.started));
+            ws.editor = None;
+            (Some(tree), ws)
+        } else {
+            (None, self.ws.clone())
+        };
+        let mut instructions =
+            "Work on it with your tools until it is done, deciding for yourself where the task leaves a choice."
+                .to_owned();
+        if let Some(tree) = &worktree {
+            instructions.push_str(&format!(
+                " You work in a git worktree of the project of your own, on branch {}: what you change there is committed on that branch when you finish, for the main agent to merge.",
+                tree.branch
+            ));
+        }
         let block = render(
             crate::prompt::text("blocks/subagent.md"),
-            &[
-                ("name", &label),
-                (
-                    "instructions",
-                    "Work on it with your tools until it is done, deciding for yourself where the task leaves a choice.",
-                ),
-                ("report", ""),
-                ("read_only", read_only),
-            ],
+            &[("name", &label), ("instructions", &instructions), ("report", ""), ("read_only", read_only)],
         );
         let of = SubagentOf { parent: self.id.clone(), label: label.clone(), block, read_only: explore };
         let (sender, events) = unbounded_channel();
-        let child = Session::create(cfg, self.ws.clone(), sender, Some(of)).map_err(|e| e.to_string())?;
+        let child = Session::create(cfg, ws, sender, Some(of)).map_err(|e| e.to_string())?;
         let background = args.get("background").and_then(Value::as_bool).unwrap_or(false);
-        Ok(TaskRun { child, prompt: prompt.to_owned(), label, events, background })
+        Ok(TaskRun { child, prompt: prompt.to_owned(), label, events, background, worktree })
     }
 }
 
@@ -183,6 +197,20 @@ fn report_result(label: &str, reason: DoneReason, report: String, error: Option<
             "The subagent \"{label}\" failed: {}",
             error.unwrap_or_else(|| "no reason was given".into())
         )),
+    }
+}
+
+/// A result with what became of the subagent's worktree, if it had one.
+async fn with_worktree(result: ToolOutput, worktree: Option<Worktree>, label: &str) -> ToolOutput {
+    let Some(tree) = worktree else { return result };
+    let label = label.to_owned();
+    let line = tokio::task::spawn_blocking(move || tree.finish(&label))
+        .await
+        .unwrap_or_else(|e| format!("(Its worktree could not be closed: {e})"));
+    match result {
+        ToolOutput::Text(text) => ToolOutput::Text(format!("{text}\n\n{line}")),
+        ToolOutput::Error(text) => ToolOutput::Error(format!("{text}\n\n{line}")),
+        other => other,
     }
 }
 
@@ -229,13 +257,13 @@ impl TaskRun {
         parent: UnboundedSender<Event>,
         cancel: &CancellationToken,
     ) -> ToolOutput {
-        let TaskRun { mut child, prompt, label, events, .. } = self;
+        let TaskRun { mut child, prompt, label, events, worktree, .. } = self;
         let forwarding = tokio::spawn(forward(events, parent, call_id, label.clone(), None));
         let (reason, report) = Box::pin(child.run_for_report(&prompt, cancel)).await;
         // Its background commands end with it (and its event channel closes).
         drop(child);
         let error = forwarding.await.ok().flatten();
-        report_result(&label, reason, report, error)
+        with_worktree(report_result(&label, reason, report, error), worktree, &label).await
     }
 
     /// Starts the subagent as one of `jobs`, answering at once with the job's id; its report
@@ -246,7 +274,7 @@ impl TaskRun {
         parent: UnboundedSender<Event>,
         jobs: &lembas_tools::Jobs,
     ) -> ToolOutput {
-        let TaskRun { mut child, prompt, label, events, .. } = self;
+        let TaskRun { mut child, prompt, label, events, worktree, .. } = self;
         let stop = CancellationToken::new();
         let (id, log) = match jobs.start_agent(&label, stop.clone(), child.steer_handle()) {
             Ok(started) => started,
@@ -266,7 +294,7 @@ impl TaskRun {
                 DoneReason::Failed => lembas_tools::JobState::Exited(1),
                 _ => lembas_tools::JobState::Exited(0),
             };
-            let text = match report_result(&label, reason, report, error) {
+            let text = match with_worktree(report_result(&label, reason, report, error), worktree, &label).await {
                 ToolOutput::Text(t) | ToolOutput::Error(t) => t,
                 _ => String::new(),
             };

@@ -345,3 +345,69 @@ async fn an_explore_subagent_only_reads_and_searches() {
     assert!(results[0].contains("src has lib.rs."));
     assert!(results[1].contains("There is no agent called wizard"), "{results:?}");
 }
+
+fn git(dir: &std::path::Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git").arg("-C").arg(dir).args(args).output().unwrap();
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+#[tokio::test]
+async fn subagents_in_worktrees_change_files_on_branches_of_their_own() {
+    let h = Harness::new(vec![
+        Scripted::tool_call("task", json!({"description": "plus", "prompt": "Make add add.", "worktree": true}))
+            .with_call("task", &json!({"description": "look", "prompt": "Read lib.rs.", "worktree": true}).to_string()),
+        Scripted::text("Merged nothing yet."),
+    ])
+    .await;
+    git(&h.root, &["init", "-q"]);
+    git(&h.root, &["add", "-A"]);
+    git(&h.root, &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "first"]);
+    h.server.route(
+        "You are the \"plus\" subagent.",
+        vec![
+            Scripted::tool_call("read", json!({"path": "src/lib.rs"})),
+            Scripted::tool_call("edit", json!({"path": "src/lib.rs", "old_string": "a - b", "new_string": "a + b"})),
+            Scripted::text("add adds now (src/lib.rs:2)."),
+        ],
+    );
+    h.server.route(
+        "You are the \"look\" subagent.",
+        vec![Scripted::tool_call("read", json!({"path": "src/lib.rs"})), Scripted::text("It subtracts.")],
+    );
+    let (mut session, _rx) = h.start(Mode::Auto);
+    session.prompt("Fix add, and have a look too.", &CancellationToken::new()).await;
+
+    // The project itself is untouched; the change is a commit on the subagent's branch.
+    assert!(std::fs::read_to_string(h.root.join("src/lib.rs")).unwrap().contains("a - b"));
+    let branches = git(&h.root, &["branch", "--list", "lembas/*", "--format=%(refname:short)"]);
+    let branches: Vec<&str> = branches.lines().collect();
+    assert_eq!(branches.len(), 1, "the one that changed nothing left no branch: {branches:?}");
+    assert!(branches[0].starts_with("lembas/plus-"));
+    assert!(git(&h.root, &["show", &format!("{}:src/lib.rs", branches[0])]).contains("a + b"));
+    assert_eq!(git(&h.root, &["log", "-1", "--format=%s", branches[0]]), "lembas subagent: plus");
+
+    let requests = h.server.chat_requests();
+    let main = requests.iter().rev().find(|r| !system(r).contains(SUBAGENT)).unwrap();
+    let results = tool_results(main);
+    assert!(results[0].contains(&format!("committed on branch {}", branches[0])), "{results:?}");
+    assert!(results[0].contains(&format!("git merge {}", branches[0])), "{results:?}");
+    assert!(results[1].contains("It changed no file; its worktree was removed."), "{results:?}");
+    // Each worked in its own checkout: a read there shows the project's paths, not the checkout's.
+    let sub = requests.iter().find(|r| system(r).contains("\"plus\" subagent")).unwrap();
+    assert!(system(sub).contains(&format!("on branch {}", branches[0])), "it is told where it works");
+    assert!(!system(sub).contains(&h.root.display().to_string()), "the prompt names no machine path");
+}
+
+#[tokio::test]
+async fn a_worktree_needs_a_git_repository() {
+    let h = Harness::new(vec![
+        task(json!({"description": "x", "prompt": "Do it.", "worktree": true})),
+        Scripted::text("Could not."),
+    ])
+    .await;
+    let (mut session, _rx) = h.start(Mode::Auto);
+    session.prompt("Go.", &CancellationToken::new()).await;
+    let results = tool_results(&h.server.chat_requests()[1]);
+    assert!(results[0].contains("worktree: true needs a git repository"), "{results:?}");
+}

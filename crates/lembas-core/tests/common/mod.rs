@@ -46,7 +46,7 @@ impl Harness {
         let today = self.today.clone();
         let client = ModelClient::new(client).unwrap();
         let model = ModelInfo { id: "fake-model".into(), context: Some(100_000), ..Default::default() };
-        let jobs = std::env::temp_dir().join("lembas-test-jobs");
+        let jobs = self._dir.path().join("jobs");
         let mut cfg = SessionConfig::new(self.store.clone(), client, model, mode, jobs, 32_768);
         cfg.max_steps = steps;
         cfg.today = Arc::new(move || today.lock().unwrap().clone());
