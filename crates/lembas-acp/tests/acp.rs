@@ -25,6 +25,10 @@ use lembas_testkit::{FakeServer, Scripted};
 use serde_json::json;
 use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 
+/// Every permission request any test's client was sent: (tool call id, title). Tests look for
+/// their own by its title.
+static PERMISSION_ASKS: Mutex<Vec<(String, String)>> = Mutex::new(Vec::new());
+
 fn template(server: &FakeServer, mode: Mode) -> SessionConfig {
     let client = ModelClient::new(ClientConfig::new(server.base_url())).unwrap();
     let model = ModelInfo { id: "fake-model".into(), context: Some(100_000), ..Default::default() };
@@ -89,6 +93,10 @@ where
         .on_receive_request(
             async move |request: RequestPermissionRequest, responder, _cx| {
                 *asked2.lock().unwrap() += 1;
+                PERMISSION_ASKS.lock().unwrap().push((
+                    request.tool_call.tool_call_id.0.to_string(),
+                    request.tool_call.fields.title.clone().unwrap_or_default(),
+                ));
                 let kind = if approve { PermissionOptionKind::AllowOnce } else { PermissionOptionKind::RejectOnce };
                 let option = request.options.iter().find(|o| o.kind == kind).unwrap().option_id.clone();
                 responder.respond(RequestPermissionResponse::new(RequestPermissionOutcome::Selected(
@@ -309,4 +317,62 @@ async fn mcp_servers_the_client_passes_are_connected_and_their_tools_offered() {
     assert!(requests[0]["messages"][0]["content"].as_str().unwrap().contains("Sums go through add."));
     let result = requests[1]["messages"].as_array().unwrap().iter().find(|m| m["role"] == "tool").unwrap();
     assert!(result["content"].as_str().unwrap().contains("42"), "{result}");
+}
+
+#[tokio::test]
+async fn a_subagents_approval_is_asked_under_its_task_call_and_its_steps_shown_there() {
+    let server = FakeServer::start(vec![
+        Scripted::tool_call(
+            "task",
+            json!({"description": "mend the note", "prompt": "Change old to new in notes.txt."}),
+        ),
+        Scripted::text("The subagent mended it."),
+    ])
+    .await;
+    server.route(
+        "You work for the main agent",
+        vec![
+            Scripted::tool_call("read", json!({"path": "notes.txt"})),
+            Scripted::tool_call(
+                "edit",
+                json!({"path": "notes.txt", "old_string": "old line", "new_string": "new line"}),
+            ),
+            Scripted::text("notes.txt:1 now says new line."),
+        ],
+    );
+    let (_dir, root) = project();
+    let cfg = template(&server, Mode::Manual);
+    let root2 = root.clone();
+    with_client(cfg, true, async move |cx, seen, asked| {
+        cx.send_request(InitializeRequest::new(ProtocolVersion::V1)).block_task().await?;
+        let session = cx.send_request(NewSessionRequest::new(root2.clone())).block_task().await?;
+        let done =
+            cx.send_request(PromptRequest::new(session.session_id.clone(), text("mend it"))).block_task().await?;
+        assert_eq!(done.stop_reason, StopReason::EndTurn);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert_eq!(*asked.lock().unwrap(), 1, "the subagent's edit was put to the client");
+        let seen = seen.lock().unwrap();
+        // One call the client knows: the task; the subagent's steps are its content.
+        let task_id = seen
+            .iter()
+            .find_map(|u| match u {
+                SessionUpdate::ToolCall(call) if call.title == "task mend the note" => {
+                    Some(call.tool_call_id.0.to_string())
+                }
+                _ => None,
+            })
+            .expect("the task call");
+        assert_eq!(seen.iter().filter(|u| matches!(u, SessionUpdate::ToolCall(_))).count(), 1);
+        assert!(seen.iter().any(|u| matches!(u, SessionUpdate::ToolCallUpdate(t)
+            if t.tool_call_id.0.as_ref() == task_id
+                && format!("{:?}", t.fields.content).contains("→ edit notes.txt"))));
+        let asks = PERMISSION_ASKS.lock().unwrap();
+        let ask =
+            asks.iter().find(|(_, title)| title.starts_with("mend the note:")).expect("asked, naming the subagent");
+        assert_eq!(ask.0, task_id);
+        assert_eq!(ask.1, "mend the note: edit notes.txt");
+        Ok(())
+    })
+    .await;
+    assert_eq!(std::fs::read_to_string(root.join("notes.txt")).unwrap(), "new line\n");
 }
