@@ -35,13 +35,19 @@ pub fn sessions(action: Option<SessionsAction>, json: bool) -> Result<u8, Failur
             }
         }
         SessionsAction::Show { id } => {
-            let id = resolve(&store, &id)?;
+            // A subagent's session is shown by its full id (its parent's listing gives it).
+            let id = match store.session(&id)? {
+                Some(_) => id,
+                None => resolve(&store, &id)?,
+            };
+            let subagents = store.children(&id)?;
             let record = store.session(&id)?.ok_or_else(|| Failure::new(exit::USAGE, format!("no session {id}")))?;
             let messages: Vec<Value> =
                 store.messages(&id)?.iter().filter_map(|m| serde_json::from_str(&m.json).ok()).collect();
             if json {
                 let out = json!({ "id": record.id, "title": record.title, "project": record.project, "model": record.model,
-                                  "created_at": record.created_at, "updated_at": record.updated_at, "messages": messages });
+                                  "created_at": record.created_at, "updated_at": record.updated_at, "messages": messages,
+                                  "parent": record.parent, "subagents": subagents });
                 println!("{out}");
                 return Ok(exit::OK);
             }
@@ -72,6 +78,10 @@ pub fn sessions(action: Option<SessionsAction>, json: bool) -> Result<u8, Failur
                     Some("tool") => println!("  {}", content.lines().next().unwrap_or("")),
                     _ => {}
                 }
+            }
+            if !subagents.is_empty() {
+                println!("Subagents (`lembas sessions show ID` shows one):");
+                subagents.iter().for_each(|s| println!("  {}  {} — {} messages", s.id, s.title, s.messages));
             }
         }
         SessionsAction::Rename { id, title } => {

@@ -51,6 +51,19 @@ async fn a_headless_run_hands_work_to_a_subagent_on_the_model_the_person_named()
     let listed = env.run(&["sessions", "--json"]).await;
     let sessions: Value = serde_json::from_str(&stdout(&listed)).unwrap();
     assert_eq!(sessions.as_array().unwrap().len(), 1, "{sessions}");
+    let main_id = sessions[0]["id"].as_str().unwrap();
+    let shown = env.run(&["sessions", "show", main_id]).await;
+    let text = stdout(&shown);
+    assert!(text.contains("Subagents (`lembas sessions show ID` shows one):"), "{text}");
+    let line = text.lines().rev().find(|l| l.contains("find the note")).unwrap();
+    let sub_id = line.split_whitespace().next().unwrap();
+    // Its transcript, by its full id: the brief, its call, its report.
+    let sub = stdout(&env.run(&["sessions", "show", sub_id, "--json"]).await);
+    let sub: Value = serde_json::from_str(&sub).unwrap();
+    assert_eq!(sub["parent"], main_id);
+    assert_eq!(sub["model"], "other");
+    assert_eq!(sub["messages"].as_array().unwrap().len(), 4);
+    assert_eq!(sub["messages"][3]["content"], "notes.txt:1 says: remember the milk.");
 }
 
 #[tokio::test]
