@@ -414,12 +414,7 @@ impl Session {
         let tools: Arc<Vec<ToolSchema>> =
             Arc::new(serde_json::from_str(&record.tools).map_err(|e| EngineError::Corrupt(e.to_string()))?);
         let mut state: State = serde_json::from_str(&record.state).map_err(|e| EngineError::Corrupt(e.to_string()))?;
-        let history = store
-            .messages(id)?
-            .into_iter()
-            .map(|m| serde_json::from_str::<Entry>(&m.json))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| EngineError::Corrupt(e.to_string()))?;
+        let history = stored_history(&store, id)?;
         // A resumed session is asked with its own mode unless the person set another.
         state.mode = cfg.mode;
         let jobs = Jobs::new(cfg.jobs_dir.join(&record.id));
@@ -721,13 +716,17 @@ fn transcript_of(history: &[Entry]) -> Vec<Event> {
 /// A stored session's conversation as events, read-only: how the person reads a subagent's
 /// transcript, while it works and after it ended.
 pub fn stored_transcript(store: &Store, id: &str) -> Result<Vec<Event>, EngineError> {
-    let history = store
+    Ok(transcript_of(&stored_history(store, id)?))
+}
+
+/// A stored session's history, as sent.
+fn stored_history(store: &Store, id: &str) -> Result<Vec<Entry>, EngineError> {
+    store
         .messages(id)?
         .into_iter()
         .map(|m| serde_json::from_str::<Entry>(&m.json))
         .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| EngineError::Corrupt(e.to_string()))?;
-    Ok(transcript_of(&history))
+        .map_err(|e| EngineError::Corrupt(e.to_string()))
 }
 
 /// A history cut by a crash mid-step: an assistant message whose calls lack results gets them,
