@@ -33,6 +33,8 @@ pub struct Config {
     pub budget_seconds: Option<u64>,
     /// Desktop notifications from the terminal UI.
     pub notify: Option<bool>,
+    /// Subagents (`task`); `false` switches them off, and the model is not offered them.
+    pub subagents: Option<bool>,
     /// Instruction files read after the project's chain.
     pub instructions: Vec<String>,
     /// Permission rules, in the shape of `permission/defaults.json`: a tool → allow, ask or

@@ -86,6 +86,8 @@ pub struct SessionConfig {
     /// The models the person may use (the login's), for subagents; the session's own model
     /// counts whether or not it is listed.
     pub models: Vec<ModelInfo>,
+    /// Subagents are enabled (`subagents.md` §4 rule 1): `task` may be offered at all.
+    pub subagents: bool,
 }
 
 impl SessionConfig {
@@ -123,6 +125,7 @@ impl SessionConfig {
             today: Arc::new(local_today),
             mcp: None,
             models: Vec::new(),
+            subagents: true,
         }
     }
 }
@@ -352,8 +355,10 @@ impl Session {
             mcp_instructions: Default::default(),
             named: Vec::new(),
         };
-        let mut tools =
-            offered_tools(&cfg.model, subagent.is_none() && lembas_models::subagent_offered(&cfg.model, &cfg.models));
+        let mut tools = offered_tools(
+            &cfg.model,
+            subagent.is_none() && cfg.subagents && lembas_models::subagent_offered(&cfg.model, &cfg.models),
+        );
         if let Some(of) = &subagent {
             tools.retain(|t| !crate::subagent::WITHHELD.contains(&t.name.as_str()));
             if of.read_only {

@@ -411,3 +411,18 @@ async fn a_worktree_needs_a_git_repository() {
     let results = tool_results(&h.server.chat_requests()[1]);
     assert!(results[0].contains("worktree: true needs a git repository"), "{results:?}");
 }
+
+#[tokio::test]
+async fn subagents_switched_off_or_impossible_are_not_offered() {
+    let h = Harness::new(vec![Scripted::text("Alone."), Scripted::text("Alone again.")]).await;
+    let mut off = h.config(Mode::Edit, 5);
+    off.subagents = false;
+    h.start_with(off).prompt("hi", &CancellationToken::new()).await;
+    // A model that serves one request at a time, with no other model to turn to.
+    let mut single = h.config(Mode::Edit, 5);
+    single.model.capacity = Some(lembas_models::Capacity { group: None, single_session: Some(true), parallel: None });
+    h.start_with(single).prompt("hi", &CancellationToken::new()).await;
+    for request in h.server.chat_requests() {
+        assert!(!tool_names(&request).contains(&"task".to_owned()));
+    }
+}

@@ -173,5 +173,6 @@ pub fn session_config(
     cfg.global_instructions = Some(home.global_instructions());
     cfg.extra_instructions = config.instructions.clone();
     cfg.user_home = home.user_home.clone();
+    cfg.subagents = config.subagents.unwrap_or(true);
     cfg
 }
