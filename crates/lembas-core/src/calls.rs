@@ -242,6 +242,13 @@ impl Session {
             prepared.push(self.prepare(call).await);
         }
 
+        // Files a call will change are kept as they are first, for an undo.
+        for prepared in &prepared {
+            if let Prepared::Run { name, paths, .. } = prepared {
+                self.back_up(name, paths);
+            }
+        }
+
         // Batches that may run together: at most `parallel.max`, an exclusive call alone, and
         // never two calls on one file.
         let max = loop_spec().parallel.max.max(1);

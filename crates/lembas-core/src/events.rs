@@ -130,6 +130,13 @@ pub enum Event {
     Notice {
         message: String,
     },
+    /// The last turn was taken back: its words (to offer again) and the files put back.
+    Undone {
+        prompt: String,
+        files: Vec<String>,
+        /// It ran commands, whose effects an undo does not reach.
+        ran_commands: bool,
+    },
     /// Something a subagent did: its own event, with the `task` call it works for and the
     /// description it goes by.
     Subagent {

@@ -26,6 +26,7 @@ mod prompt;
 mod session;
 mod subagent;
 mod turn;
+mod undo;
 mod worktree;
 
 pub use approve::{Approval, ApprovalRequest, Approver, Nobody, Question};
@@ -37,6 +38,7 @@ pub use mcp::connect_mcp;
 pub use plan::{Plan, PlanPhase, Status, Task};
 pub use prompt::{Instruction, PromptParts, instructions, system_prompt, title_from};
 pub use session::{OFFERED, Session, SessionConfig, local_today, stored_transcript};
+pub use undo::Undone;
 
 /// Why the engine could not do what it was asked.
 #[derive(Debug, thiserror::Error)]
@@ -51,6 +53,8 @@ pub enum EngineError {
     Model(#[from] lembas_model::ModelError),
     #[error("{0}")]
     Compaction(String),
+    #[error("{0}")]
+    Undo(String),
 }
 
 /// The step backstop of a prompt (`loop.json` `steps.max`), unless the configuration sets one.

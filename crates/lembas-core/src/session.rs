@@ -214,7 +214,7 @@ impl Entry {
 }
 
 /// The person's words without the session note lembas appended to them.
-fn without_note(content: &str) -> &str {
+pub(crate) fn without_note(content: &str) -> &str {
     let open = &lembas_spec::loop_spec().context.note.open;
     content.split_once(&format!("\n\n{open}")).map_or(content, |(words, _)| words)
 }
@@ -280,6 +280,9 @@ pub struct Session {
     pub(crate) mcp_failures_told: HashSet<String>,
     /// Whom this session works for, when it is a subagent's.
     pub(crate) subagent: Option<crate::subagent::SubagentOf>,
+    /// Where the running turn the person started began (the checkpoint its files are kept
+    /// under, for an undo).
+    pub(crate) turn_seq: Option<i64>,
 }
 
 impl Drop for Session {
@@ -386,6 +389,7 @@ impl Session {
             mcp_seen: 0,
             mcp_failures_told: HashSet::new(),
             subagent,
+            turn_seq: None,
             cfg,
         };
         session.judge = session.make_judge();
@@ -443,6 +447,7 @@ impl Session {
             mcp_seen: 0,
             mcp_failures_told: HashSet::new(),
             subagent: None,
+            turn_seq: None,
         };
         session.judge = session.make_judge();
         if session.cfg.model.id != record.model {

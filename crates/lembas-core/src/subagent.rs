@@ -43,6 +43,10 @@ pub(crate) struct SubagentOf {
     pub block: String,
     /// An `explore` subagent: reading tools only.
     pub read_only: bool,
+    /// The parent's turn its file changes are kept under, for an undo there.
+    pub backup_to: Option<(String, i64)>,
+    /// It works in a worktree of its own: nothing of the project's to keep.
+    pub in_worktree: bool,
 }
 
 /// A subagent's approvals go to the person, named: the same card and answers as the main agent's.
@@ -173,7 +177,14 @@ impl Session {
             crate::prompt::text("blocks/subagent.md"),
             &[("name", &label), ("instructions", &instructions), ("report", ""), ("read_only", read_only)],
         );
-        let of = SubagentOf { parent: self.id.clone(), label: label.clone(), block, read_only: explore };
+        let of = SubagentOf {
+            parent: self.id.clone(),
+            label: label.clone(),
+            block,
+            read_only: explore,
+            backup_to: self.turn_seq.map(|seq| (self.id.clone(), seq)),
+            in_worktree: worktree.is_some(),
+        };
         let (sender, events) = unbounded_channel();
         let child = Session::create(cfg, ws, sender, Some(of)).map_err(|e| e.to_string())?;
         let background = args.get("background").and_then(Value::as_bool).unwrap_or(false);

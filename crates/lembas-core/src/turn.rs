@@ -150,6 +150,10 @@ impl Session {
         // A server that connected since the last turn joins now, so its instructions are in
         // this message's note.
         self.take_late_mcp_servers().await.map_err(|e| (e, 0))?;
+        if !machine && self.subagent.is_none() {
+            // Where an undo goes back to: before this turn's first message.
+            self.mark_turn().map_err(|e| (e, 0))?;
+        }
         let now = self.facts_now();
         let content = match self.state.told.note(&now) {
             Some(note) => format!("{words}\n\n{note}"),

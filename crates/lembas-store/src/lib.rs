@@ -84,6 +84,15 @@ pub struct SessionSummary {
     pub messages: i64,
 }
 
+/// Where a turn the person started began: the first message's `seq`, how many messages the
+/// history held before it, and the engine's state then.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Checkpoint {
+    pub seq: i64,
+    pub history_len: usize,
+    pub state: String,
+}
+
 /// A search hit: the session and a snippet of what matched.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SearchHit {
@@ -147,6 +156,24 @@ CREATE TABLE IF NOT EXISTS usage (
     cached INTEGER
 );
 CREATE VIRTUAL TABLE IF NOT EXISTS said USING fts5 (session_id UNINDEXED, text);
+-- Where each turn the person started began, and the engine's state then: what an undo goes
+-- back to.
+CREATE TABLE IF NOT EXISTS checkpoints (
+    session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+    seq INTEGER NOT NULL,
+    history_len INTEGER NOT NULL,
+    state TEXT NOT NULL,
+    PRIMARY KEY (session_id, seq)
+);
+-- A file as it was before a turn first changed it (NULL: it did not exist).
+CREATE TABLE IF NOT EXISTS file_backups (
+    session_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    path TEXT NOT NULL,
+    before BLOB,
+    PRIMARY KEY (session_id, seq, path),
+    FOREIGN KEY (session_id, seq) REFERENCES checkpoints (session_id, seq) ON DELETE CASCADE
+);
 ";
 
 /// Makes the schema, and brings a store made by an earlier lembas up to it.
@@ -313,6 +340,8 @@ impl Store {
             let tx = conn.transaction()?;
             // The compacted messages stay searchable: only the history sent to the model changes.
             tx.execute("UPDATE messages SET live = 0 WHERE session_id = ?1", [id])?;
+            // An undo does not reach back past a summary.
+            tx.execute("DELETE FROM checkpoints WHERE session_id = ?1", [id])?;
             tx.commit()?;
         }
         self.append(id, messages, &[], state, Some(system_prompt), now)
@@ -409,6 +438,62 @@ impl Store {
             0 => Err(StoreError::NoSession(id.to_owned())),
             _ => Ok(()),
         }
+    }
+
+    /// Marks where a turn begins: its first message will be the next one appended.
+    pub fn checkpoint(&self, id: &str, history_len: usize, state: &str) -> Result<i64, StoreError> {
+        let conn = self.conn();
+        let seq: i64 =
+            conn.query_row("SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE session_id = ?1", [id], |r| r.get(0))?;
+        conn.execute(
+            "INSERT OR REPLACE INTO checkpoints (session_id, seq, history_len, state) VALUES (?1, ?2, ?3, ?4)",
+            params![id, seq, history_len as i64, state],
+        )?;
+        Ok(seq)
+    }
+
+    /// Keeps a file as it was before the turn begun at `seq` first changed it; a later change in
+    /// the same turn keeps nothing more.
+    pub fn back_up(&self, id: &str, seq: i64, path: &str, before: Option<&[u8]>) -> Result<(), StoreError> {
+        self.conn().execute(
+            "INSERT OR IGNORE INTO file_backups (session_id, seq, path, before) VALUES (?1, ?2, ?3, ?4)",
+            params![id, seq, path, before],
+        )?;
+        Ok(())
+    }
+
+    /// The last turn's checkpoint, if any.
+    pub fn last_checkpoint(&self, id: &str) -> Result<Option<Checkpoint>, StoreError> {
+        Ok(self
+            .conn()
+            .query_row(
+                "SELECT seq, history_len, state FROM checkpoints WHERE session_id = ?1 ORDER BY seq DESC LIMIT 1",
+                [id],
+                |r| Ok(Checkpoint { seq: r.get(0)?, history_len: r.get::<_, i64>(1)? as usize, state: r.get(2)? }),
+            )
+            .optional()?)
+    }
+
+    /// The files the turn begun at `seq` changed, each as it was before.
+    pub fn backups(&self, id: &str, seq: i64) -> Result<Vec<(String, Option<Vec<u8>>)>, StoreError> {
+        let conn = self.conn();
+        let mut stmt =
+            conn.prepare("SELECT path, before FROM file_backups WHERE session_id = ?1 AND seq = ?2 ORDER BY path")?;
+        let rows = stmt.query_map(params![id, seq], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Takes back everything from the message `seq` on: those messages, the checkpoint there
+    /// and its backups; the session's state becomes `state`. One transaction.
+    pub fn take_back(&self, id: &str, seq: i64, state: &str, now: i64) -> Result<(), StoreError> {
+        let mut conn = self.conn();
+        let tx = conn.transaction()?;
+        tx.execute("DELETE FROM messages WHERE session_id = ?1 AND seq >= ?2", params![id, seq])?;
+        tx.execute("DELETE FROM file_backups WHERE session_id = ?1 AND seq >= ?2", params![id, seq])?;
+        tx.execute("DELETE FROM checkpoints WHERE session_id = ?1 AND seq >= ?2", params![id, seq])?;
+        tx.execute("UPDATE sessions SET state = ?2, updated_at = ?3 WHERE id = ?1", params![id, state, now])?;
+        tx.commit()?;
+        Ok(())
     }
 
     /// The sessions of a session's subagents, oldest first.

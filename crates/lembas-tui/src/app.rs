@@ -50,6 +50,8 @@ pub enum Action {
     List(Option<String>),
     /// Show this session's subagents, or one's transcript (by its number in that list).
     Subagents(Option<usize>),
+    /// Take back the last turn.
+    Undo,
 }
 
 /// A card waiting for the person: an approval, or a switch to a looser mode.
@@ -125,11 +127,11 @@ pub struct App {
 const MODES: [Mode; 4] = [Mode::Manual, Mode::Edit, Mode::Auto, Mode::Plan];
 
 const HELP: &str = "Enter sends; Esc stops the turn; Ctrl-C twice quits; Shift-Tab changes the mode; Ctrl-O shows the last folded block whole; Up and Down walk the history.\n\
-/help · /mode manual|edit|auto|plan · /model NAME · /effort LEVEL · /context · /usage · /compact · /rename TITLE · /init\n\
+/help · /mode manual|edit|auto|plan · /model NAME · /effort LEVEL · /context · /usage · /compact · /undo · /rename TITLE · /init\n\
 /sessions · /search WORDS · /resume N · /new · /subagents [N] · /mcp · /clear · /exit";
 
 /// The slash commands, for completion.
-const COMMANDS: [&str; 19] = [
+const COMMANDS: [&str; 20] = [
     "help",
     "mode",
     "model",
@@ -137,6 +139,7 @@ const COMMANDS: [&str; 19] = [
     "context",
     "usage",
     "compact",
+    "undo",
     "rename",
     "init",
     "sessions",
@@ -386,6 +389,22 @@ impl App {
             }
             Event::Notice { message } => self.finished.push(Block::Notice(message.clone())),
             Event::Subagent { call_id, event, .. } => self.apply_subagent(call_id, event),
+            Event::Undone { prompt, files, ran_commands } => {
+                let mut said = match files.len() {
+                    0 => "Undone: the last turn is out of the conversation; it changed no file.".to_owned(),
+                    _ => {
+                        format!("Undone: the last turn is out of the conversation, and put back: {}.", files.join(", "))
+                    }
+                };
+                if *ran_commands {
+                    said.push_str(" What its commands changed is not undone.");
+                }
+                self.finished.push(Block::Notice(said));
+                // Its words come back to the input, to change and send again.
+                if self.input.is_empty() {
+                    self.input = prompt.clone();
+                }
+            }
             Event::McpServers { servers } => self.finished.push(Block::Notice(mcp_report(servers))),
             Event::Error { message } => self.finished.push(Block::Error(message.clone())),
             Event::Done { reason, steps, .. } => {
@@ -477,6 +496,11 @@ impl App {
                     None
                 }
                 "compact" => Some(Action::Compact),
+                "undo" if self.busy => {
+                    self.finished.push(Block::Notice("A turn is running: stop it (Esc) first, then /undo.".into()));
+                    None
+                }
+                "undo" => Some(Action::Undo),
                 "mcp" => Some(Action::Mcp),
                 "context" => {
                     self.finished.push(Block::Notice(self.context_report()));

@@ -113,6 +113,7 @@ enum Command {
     SetEffort(Option<String>),
     Rename(String),
     Mcp,
+    Undo,
     /// A background job ended while nothing ran: its note wakes the session.
     JobEnded,
 }
@@ -240,6 +241,11 @@ pub async fn run(
                     Err(e) => say(e.to_string()),
                 },
                 Command::Mcp => session.report_mcp(),
+                Command::Undo => {
+                    if let Err(e) = session.undo() {
+                        say(e.to_string());
+                    }
+                }
                 Command::Compact => {
                     let token = CancellationToken::new();
                     *turn_cancel.lock().expect("cancel") = token.clone();
@@ -374,6 +380,9 @@ pub async fn run(
                 }
                 Some(Action::Compact) => {
                     let _ = commands.send(Command::Compact);
+                }
+                Some(Action::Undo) => {
+                    let _ = commands.send(Command::Undo);
                 }
                 Some(Action::SetModel(model)) => {
                     let _ = commands.send(Command::SetModel(model));

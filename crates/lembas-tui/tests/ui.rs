@@ -456,3 +456,23 @@ fn subagents_lists_the_sessions_subagents_and_shows_one_read_only() {
     app.show_subagents(&store, Some(2));
     assert!(matches!(app.finished.last(), Some(Block::Error(e)) if e.contains("no subagent 2")));
 }
+
+#[test]
+fn undo_is_refused_mid_turn_and_brings_the_words_back() {
+    let mut app = App::new("m", Mode::Edit, None, 0);
+    app.busy = true;
+    app.input = "/undo".into();
+    assert_eq!(app.key(key(KeyCode::Enter)), None);
+    assert!(matches!(app.finished.last(), Some(Block::Notice(n)) if n.contains("stop it (Esc) first")));
+    app.busy = false;
+    app.input = "/undo".into();
+    assert_eq!(app.key(key(KeyCode::Enter)), Some(Action::Undo));
+    app.apply(&Event::Undone {
+        prompt: "make it multiply".into(),
+        files: vec!["src/lib.rs".into()],
+        ran_commands: true,
+    });
+    assert_eq!(app.input, "make it multiply");
+    let said = lines(app.finished.last().unwrap()).concat();
+    assert!(said.contains("put back: src/lib.rs") && said.contains("commands changed is not undone"), "{said}");
+}

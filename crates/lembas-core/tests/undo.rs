@@ -1,0 +1,115 @@
+//! Undo: the last turn the person started is taken back — its file changes put back, its
+//! messages out of the conversation — and the next request keeps everything before it.
+
+mod common;
+
+use common::{Harness, tool_results};
+use lembas_core::{EngineError, Event};
+use lembas_model::CancellationToken;
+use lembas_permissions::Mode;
+use lembas_testkit::Scripted;
+use serde_json::{Value, json};
+
+fn edit(old: &str, new: &str) -> Scripted {
+    Scripted::tool_call("edit", json!({"path": "src/lib.rs", "old_string": old, "new_string": new}))
+}
+
+#[tokio::test]
+async fn undo_puts_the_files_back_and_takes_the_turn_out_of_the_conversation() {
+    let h = Harness::new(vec![
+        Scripted::tool_call("read", json!({"path": "src/lib.rs"})),
+        edit("a - b", "a + b"),
+        Scripted::text("Fixed add."),
+        edit("a + b", "a * b"),
+        Scripted::tool_call("write", json!({"path": "src/extra.rs", "content": "pub fn extra() {}\n"})),
+        Scripted::text("Made it multiply, and added extra."),
+        Scripted::tool_call("read", json!({"path": "src/lib.rs"})),
+        Scripted::text("It adds."),
+    ])
+    .await;
+    let (mut session, mut rx) = h.start(Mode::Auto);
+    let cancel = CancellationToken::new();
+    session.prompt("fix add", &cancel).await;
+    session.prompt("make it multiply", &cancel).await;
+    assert!(std::fs::read_to_string(h.root.join("src/lib.rs")).unwrap().contains("a * b"));
+    assert!(h.root.join("src/extra.rs").exists());
+    let stored_before = h.store.messages(session.id()).unwrap().len();
+
+    let undone = session.undo().unwrap();
+    assert_eq!(undone.prompt, "make it multiply");
+    assert_eq!(undone.files, ["src/extra.rs", "src/lib.rs"]);
+    assert!(!undone.ran_commands);
+    assert!(std::fs::read_to_string(h.root.join("src/lib.rs")).unwrap().contains("a + b"), "as the first turn left it");
+    assert!(!h.root.join("src/extra.rs").exists(), "made in the undone turn: gone");
+    assert_eq!(h.store.messages(session.id()).unwrap().len(), stored_before - 6, "the turn's six messages");
+    while let Ok(event) = rx.try_recv() {
+        if let Event::Undone { prompt, .. } = event {
+            assert_eq!(prompt, "make it multiply");
+        }
+    }
+
+    // The next request: the first turn as it was sent, then the new words.
+    session.prompt("what does add do now?", &cancel).await;
+    let requests = h.server.chat_requests();
+    let (first_turn_last, after) = (&requests[2], &requests[6]);
+    let before: &Vec<Value> = first_turn_last["messages"].as_array().unwrap();
+    let now: &Vec<Value> = after["messages"].as_array().unwrap();
+    assert_eq!(now[..before.len() + 1][..before.len()], before[..], "nothing before the undone turn changed");
+    assert!(now[before.len() + 1]["content"].as_str().unwrap().starts_with("what does add do now?"));
+    // Ids are never reused: the undone turn had #0003 and #0004.
+    let results = tool_results(&requests[7]);
+    assert!(results.last().unwrap().starts_with("[#0005 src/lib.rs"), "{results:?}");
+
+    // A second undo takes back the turn just made; a third the first turn; then nothing is left.
+    session.undo().unwrap();
+    assert_eq!(session.undo().unwrap().prompt, "fix add");
+    assert!(std::fs::read_to_string(h.root.join("src/lib.rs")).unwrap().contains("a - b"));
+    assert!(matches!(session.undo(), Err(EngineError::Undo(m)) if m.contains("nothing to undo")));
+}
+
+#[tokio::test]
+async fn a_subagents_changes_are_undone_with_the_turn_that_started_it() {
+    let h = Harness::new(vec![
+        Scripted::tool_call("task", json!({"description": "fix", "prompt": "Make add add."})),
+        Scripted::text("Done."),
+    ])
+    .await;
+    h.server.route(
+        "You work for the main agent",
+        vec![
+            Scripted::tool_call("read", json!({"path": "src/lib.rs"})),
+            edit("a - b", "a + b"),
+            Scripted::tool_call("bash", json!({"command": "echo hi"})),
+            Scripted::text("Fixed."),
+        ],
+    );
+    let (mut session, _rx) = h.start(Mode::Auto);
+    session.prompt("fix add with a subagent", &CancellationToken::new()).await;
+    assert!(std::fs::read_to_string(h.root.join("src/lib.rs")).unwrap().contains("a + b"));
+    let undone = session.undo().unwrap();
+    assert_eq!(undone.files, ["src/lib.rs"]);
+    assert!(std::fs::read_to_string(h.root.join("src/lib.rs")).unwrap().contains("a - b"));
+}
+
+#[tokio::test]
+async fn undo_says_when_commands_ran_and_stops_at_a_summary() {
+    let h = Harness::new(vec![
+        Scripted::tool_call("bash", json!({"command": "touch made-by-bash"})),
+        Scripted::text("Ran it."),
+        Scripted::text("Summary: a command ran."),
+    ])
+    .await;
+    let (mut session, _rx) = h.start(Mode::Auto);
+    let cancel = CancellationToken::new();
+    session.prompt("run it", &cancel).await;
+    // Compaction makes a new start: an undo does not reach back past it.
+    session.compact(&cancel).await.unwrap();
+    assert!(matches!(session.undo(), Err(EngineError::Undo(_))));
+
+    let h =
+        Harness::new(vec![Scripted::tool_call("bash", json!({"command": "true"})), Scripted::text("Ran it.")]).await;
+    let (mut session, _rx) = h.start(Mode::Auto);
+    session.prompt("run it", &cancel).await;
+    let undone = session.undo().unwrap();
+    assert!(undone.ran_commands && undone.files.is_empty());
+}
