@@ -81,7 +81,7 @@ impl Session {
             matches!(&e.message, Message::Assistant { tool_calls, .. } if tool_calls.iter().any(|c| c.name == "bash"))
         });
         let mut files = Vec::new();
-        for (path, before) in self.cfg.store.backups(&self.id, checkpoint.seq)? {
+        for lembas_store::Backup { path, before } in self.cfg.store.backups(&self.id, checkpoint.seq)? {
             let path = PathBuf::from(path);
             let put_back = match &before {
                 Some(bytes) => {

@@ -93,6 +93,13 @@ pub struct Checkpoint {
     pub state: String,
 }
 
+/// A file as a turn found it before changing it: its bytes, or `None` when it did not exist.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Backup {
+    pub path: String,
+    pub before: Option<Vec<u8>>,
+}
+
 /// A search hit: the session and a snippet of what matched.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SearchHit {
@@ -475,11 +482,11 @@ impl Store {
     }
 
     /// The files the turn begun at `seq` changed, each as it was before.
-    pub fn backups(&self, id: &str, seq: i64) -> Result<Vec<(String, Option<Vec<u8>>)>, StoreError> {
+    pub fn backups(&self, id: &str, seq: i64) -> Result<Vec<Backup>, StoreError> {
         let conn = self.conn();
         let mut stmt =
             conn.prepare("SELECT path, before FROM file_backups WHERE session_id = ?1 AND seq = ?2 ORDER BY path")?;
-        let rows = stmt.query_map(params![id, seq], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        let rows = stmt.query_map(params![id, seq], |r| Ok(Backup { path: r.get(0)?, before: r.get(1)? }))?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
