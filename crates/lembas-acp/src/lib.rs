@@ -44,11 +44,15 @@ pub type RootOf = fn(&Path) -> PathBuf;
 /// The MCP servers the person configured for a project root.
 pub type McpOf = Arc<dyn Fn(&Path) -> Vec<ServerEntry> + Send + Sync>;
 
+/// Where a project root's sessions find skills.
+pub type SkillsOf = Arc<dyn Fn(&Path) -> lembas_core::SkillPlaces + Send + Sync>;
+
 /// What the server needs from the program around it besides the session template.
 #[derive(Clone)]
 pub struct Setup {
     pub root_of: RootOf,
     pub mcp_of: McpOf,
+    pub skills_of: SkillsOf,
 }
 
 impl std::fmt::Debug for Setup {
@@ -60,7 +64,7 @@ impl std::fmt::Debug for Setup {
 impl Setup {
     /// Roots as given, and no configured MCP servers.
     pub fn plain(root_of: RootOf) -> Setup {
-        Setup { root_of, mcp_of: Arc::new(|_| Vec::new()) }
+        Setup { root_of, mcp_of: Arc::new(|_| Vec::new()), skills_of: Arc::new(|_| Default::default()) }
     }
 }
 
@@ -281,6 +285,7 @@ impl Server {
         }
         // They connect while the session opens; its first request waits for them a little.
         cfg.mcp = lembas_core::connect_mcp(entries, &root);
+        cfg.skills = (self.setup.skills_of)(&root);
         let mcp = cfg.mcp.clone();
         cfg.approver = approver.clone();
         let (reads, writes) = *self.client_fs.lock().expect("client fs");

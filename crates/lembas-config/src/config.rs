@@ -35,6 +35,8 @@ pub struct Config {
     pub notify: Option<bool>,
     /// Subagents (`task`); `false` switches them off, and the model is not offered them.
     pub subagents: Option<bool>,
+    /// Folders of skills searched after the project's and the person's own, in order.
+    pub skill_dirs: Vec<String>,
     /// Instruction files read after the project's chain.
     pub instructions: Vec<String>,
     /// Permission rules, in the shape of `permission/defaults.json`: a tool → allow, ask or

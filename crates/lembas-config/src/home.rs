@@ -60,6 +60,12 @@ impl Home {
         self.state.join("learned.json")
     }
 
+    /// The person's own skills (outside the configuration folder, which no tool may write:
+    /// `edit` works on a skill file too).
+    pub fn skills_dir(&self) -> PathBuf {
+        self.data.join("skills")
+    }
+
     pub fn jobs_dir(&self) -> PathBuf {
         self.state.join("jobs")
     }

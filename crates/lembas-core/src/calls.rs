@@ -304,6 +304,7 @@ impl Session {
                 let cancel = cancel.clone();
                 let jobs = self.jobs.clone();
                 let mcp = self.cfg.mcp.clone();
+                let skills = self.cfg.skills.clone();
                 async move {
                     if cancel.is_cancelled() {
                         return ToolOutput::Error("Not run: the turn was interrupted.".into());
@@ -319,6 +320,13 @@ impl Session {
                         "bash" => return run_bash(&ws, &args, &cancel, Some(&jobs)).await,
                         "job_list" | "job_output" | "job_send" | "job_stop" => {
                             return job_tool(&jobs, &name, &args).await;
+                        }
+                        "skills_list" | "skill_view" | "skill_manage" => {
+                            return tokio::task::spawn_blocking(move || {
+                                lembas_tools::run_skill_tool(&skills, &name, &args)
+                            })
+                            .await
+                            .unwrap_or_else(|e| ToolOutput::Error(format!("The tool failed: {e}")));
                         }
                         mcp_name if lembas_mcp::is_mcp_name(mcp_name) => {
                             let Some(hub) = mcp else {

@@ -33,7 +33,7 @@ pub use approve::{Approval, ApprovalRequest, Approver, Nobody, Question};
 pub use context_use::ContextShare;
 pub use events::{DoneReason, Event, FileDiff};
 pub use lembas_mcp::{McpHub, ServerEntry, ServerState, ServerStatus};
-pub use lembas_tools::EditorFiles;
+pub use lembas_tools::{EditorFiles, SkillPlaces};
 pub use mcp::connect_mcp;
 pub use plan::{Plan, PlanPhase, Status, Task};
 pub use prompt::{Instruction, PromptParts, instructions, system_prompt, title_from};

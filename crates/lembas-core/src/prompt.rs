@@ -69,6 +69,8 @@ pub struct PromptParts<'a> {
     /// A subagent's standing (`blocks/subagent.md`, rendered): said at the end, in place of the
     /// mode's text.
     pub subagent: Option<&'a str>,
+    /// The skills found when the prompt was made.
+    pub skills: &'a [lembas_tools::Skill],
 }
 
 /// The system prompt: no clock in it and no absolute path of the machine.
@@ -88,6 +90,11 @@ pub fn system_prompt(parts: &PromptParts) -> String {
         }
     };
     let subagent = parts.subagent.map(|block| format!("\n\n{block}")).unwrap_or_default();
+    let skills = if parts.skills.is_empty() {
+        String::new()
+    } else {
+        render(text("blocks/skills.md"), &[("skills", &lembas_tools::skills_index(parts.skills))])
+    };
     let instructions = if parts.instructions.is_empty() {
         String::new()
     } else {
@@ -108,6 +115,7 @@ pub fn system_prompt(parts: &PromptParts) -> String {
             ("mode", &mode),
             ("context", text("blocks/context.md")),
             ("instructions", &instructions),
+            ("skills", &skills),
             ("mcp", &mcp),
             ("subagent", &subagent),
         ],
@@ -154,6 +162,7 @@ mod tests {
             instructions: &found,
             mcp: &Default::default(),
             subagent: None,
+            skills: &[],
         });
         assert!(prompt.contains(
             "Project: shop (paths are relative to its root)\nStarted in: web (relative to the project root)"

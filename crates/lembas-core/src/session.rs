@@ -44,6 +44,9 @@ pub const OFFERED: &[&str] = &[
     "plan_update",
     "plan_submit",
     "ask_user",
+    "skills_list",
+    "skill_view",
+    "skill_manage",
 ];
 
 /// Everything a session needs from the outside.
@@ -88,6 +91,8 @@ pub struct SessionConfig {
     pub models: Vec<ModelInfo>,
     /// Subagents are enabled (`subagents.md` §4 rule 1): `task` may be offered at all.
     pub subagents: bool,
+    /// Where skills are found, and where new ones go.
+    pub skills: lembas_tools::SkillPlaces,
 }
 
 impl SessionConfig {
@@ -126,6 +131,7 @@ impl SessionConfig {
             mcp: None,
             models: Vec::new(),
             subagents: true,
+            skills: Default::default(),
         }
     }
 }
@@ -625,6 +631,7 @@ impl Session {
             instructions: found,
             mcp: &self.state.mcp_instructions,
             subagent: self.subagent.as_ref().map(|s| s.block.as_str()),
+            skills: &lembas_tools::discover_skills(&self.cfg.skills),
         })
     }
 

@@ -30,7 +30,8 @@ pub(crate) const WITHHELD: &[&str] = &["task", "ask_user", "plan_write", "plan_u
 
 /// All an `explore` subagent is given (with the MCP tools that only read): it reads and searches,
 /// and can neither change anything nor run a command.
-pub(crate) const EXPLORE: &[&str] = &["read", "glob", "grep", "list", "recall", "view_image"];
+pub(crate) const EXPLORE: &[&str] =
+    &["read", "glob", "grep", "list", "recall", "view_image", "skills_list", "skill_view"];
 
 /// Whom a subagent's session works for.
 #[derive(Debug, Clone)]

@@ -16,6 +16,7 @@ mod files;
 mod jobs;
 mod patch;
 mod search;
+mod skills;
 mod workspace;
 
 use std::path::PathBuf;
@@ -25,6 +26,7 @@ use serde_json::Value;
 
 pub use bash::run_bash;
 pub use jobs::{AgentLog, JobEnded, JobState, Jobs, elapsed_text};
+pub use skills::{Skill, SkillPlaces, discover as discover_skills, index as skills_index, run_skill_tool};
 pub use workspace::{EditorFiles, FileTimes, Workspace};
 
 /// What a tool call produced, before the engine gives it an id and a bracket.

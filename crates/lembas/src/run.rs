@@ -112,6 +112,7 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
     cfg.mcp = mcp.clone();
     // Subagents may run on another of the login's models, when the person names it.
     cfg.models = login.models.clone();
+    cfg.skills = setup::skill_places(&home, &config, &root);
 
     let (tx, mut rx) = unbounded_channel();
     let resumed = resume_id.is_some();

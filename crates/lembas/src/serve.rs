@@ -34,7 +34,11 @@ pub async fn serve() -> Result<u8, Failure> {
     template.models = login.models.clone();
     // Each session connects the MCP servers configured for its project (and the client's own).
     let mcp_of: lembas_acp::McpOf = Arc::new(move |root| setup::mcp_entries(&home_for_mcp, &config_for_mcp, root));
-    let result = lembas_acp::serve_stdio(template, lembas_acp::Setup { root_of: setup::project_root, mcp_of }).await;
+    let (home_for_skills, config_for_skills) = (home.clone(), config.clone());
+    let skills_of: lembas_acp::SkillsOf =
+        Arc::new(move |root| setup::skill_places(&home_for_skills, &config_for_skills, root));
+    let result =
+        lembas_acp::serve_stdio(template, lembas_acp::Setup { root_of: setup::project_root, mcp_of, skills_of }).await;
     setup::save_learned(&home, &client);
     result.map(|()| exit::OK).map_err(|e| Failure::new(exit::FAILED, e.to_string()))
 }

@@ -146,6 +146,27 @@ pub fn mcp_entries(home: &Home, config: &Config, root: &Path) -> Vec<lembas_core
         .collect()
 }
 
+/// Where sessions in the project at `root` find skills (`filesystem.md`, *Skills*): a trusted
+/// project's `.agent/skills/`, then the person's own (where new ones are made), then the
+/// configuration's `skill_dirs` (`~/` is the person's home; relative ones the project's).
+pub fn skill_places(home: &Home, config: &Config, root: &Path) -> lembas_core::SkillPlaces {
+    let root = std::fs::canonicalize(root).unwrap_or(root.to_path_buf());
+    let own = home.skills_dir();
+    let mut search = Vec::new();
+    if trusted(home, &root).unwrap_or(false) {
+        search.push(root.join(".agent").join("skills"));
+    }
+    search.push(own.clone());
+    for dir in &config.skill_dirs {
+        let path = match (dir.strip_prefix("~/"), &home.user_home) {
+            (Some(rest), Some(user)) => user.join(rest),
+            _ => root.join(dir),
+        };
+        search.push(path);
+    }
+    lembas_core::SkillPlaces { search, own: Some(own) }
+}
+
 /// A session's configuration from the person's settings and the chosen model, mode and approver.
 #[allow(clippy::too_many_arguments)]
 pub fn session_config(

@@ -67,6 +67,7 @@ pub async fn tui() -> Result<u8, Failure> {
     cfg.mcp = mcp.clone();
     // Subagents may run on another of the login's models, when the person names it.
     cfg.models = login.models.clone();
+    cfg.skills = setup::skill_places(&home, &config, &root);
     let (tx, rx) = unbounded_channel();
     let session_tx = tx.clone();
     let open: lembas_tui::Open = Box::new(move |id| {

@@ -1,0 +1,58 @@
+//! Skills: the index in the system prompt, and the model loading, listing and making them.
+
+mod common;
+
+use common::{Harness, tool_results};
+use lembas_core::SkillPlaces;
+use lembas_model::CancellationToken;
+use lembas_permissions::Mode;
+use lembas_testkit::Scripted;
+use serde_json::json;
+
+#[tokio::test]
+async fn the_index_is_in_the_prompt_and_skills_are_loaded_and_made_by_the_model() {
+    let h = Harness::new(vec![
+        Scripted::tool_call("skill_view", json!({"name": "release"})),
+        Scripted::tool_call(
+            "skill_manage",
+            json!({"action": "create", "name": "changelog", "description": "Use when writing the changelog.", "instructions": "Newest first."}),
+        ),
+        Scripted::tool_call("skills_list", json!({})),
+        Scripted::text("Ready to release."),
+    ])
+    .await;
+    let places = h.root.join("skills");
+    std::fs::create_dir_all(places.join("release")).unwrap();
+    std::fs::write(
+        places.join("release/SKILL.md"),
+        "---\nname: release\ndescription: Use when cutting a release.\n---\nBump the version, then tag.\n",
+    )
+    .unwrap();
+    let own = h.root.join("own-skills");
+    let mut cfg = h.config(Mode::Edit, 10);
+    cfg.skills = SkillPlaces { search: vec![places, own.clone()], own: Some(own.clone()) };
+    let mut session = h.start_with(cfg);
+    session.prompt("cut a release", &CancellationToken::new()).await;
+
+    let requests = h.server.chat_requests();
+    let system = requests[0]["messages"][0]["content"].as_str().unwrap();
+    assert!(system.contains("# Skills\n") && system.contains("- release: Use when cutting a release."), "{system}");
+    let results = tool_results(&requests[3]);
+    assert!(results[0].contains("Bump the version, then tag."), "{results:?}");
+    assert!(results[1].contains("Created the skill changelog"), "{results:?}");
+    assert!(own.join("changelog/SKILL.md").exists());
+    assert!(
+        results[2].contains("- release: Use when cutting a release.\n- changelog: Use when writing the changelog.")
+    );
+    // The prompt stays as it was made: the new skill waits for the next session's index.
+    assert_eq!(requests[3]["messages"][0]["content"], requests[0]["messages"][0]["content"]);
+}
+
+#[tokio::test]
+async fn with_no_skills_the_prompt_has_no_index() {
+    let h = Harness::new(vec![Scripted::text("Hi.")]).await;
+    let (mut session, _rx) = h.start(Mode::Edit);
+    session.prompt("hi", &CancellationToken::new()).await;
+    let system = h.server.chat_requests()[0]["messages"][0]["content"].as_str().unwrap().to_owned();
+    assert!(!system.contains("# Skills"));
+}
