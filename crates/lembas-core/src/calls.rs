@@ -405,6 +405,7 @@ impl Session {
                 ToolOutput::Read { file, .. } => Some(file.clone()),
                 _ => None,
             };
+            let mut skill_notes = String::new();
             let diffs = match &output {
                 ToolOutput::Changes(changes) => {
                     let paths: Vec<PathBuf> = changes
@@ -416,6 +417,12 @@ impl Session {
                         })
                         .collect();
                     self.model_changed(&paths);
+                    for path in &paths {
+                        if let Some(note) = lembas_tools::skill_written_note(&self.cfg.skills, path) {
+                            skill_notes.push('\n');
+                            skill_notes.push_str(&note);
+                        }
+                    }
                     changes.iter().map(|c| self.file_diff(c)).collect()
                 }
                 _ => Vec::new(),
@@ -426,6 +433,9 @@ impl Session {
             } else {
                 self.insert(id, &name, &args, output)
             };
+            // A note the tool adds follows the diff (context.md §5).
+            text.push_str(&skill_notes);
+            stored.push_str(&skill_notes);
             if let Some(nearby) = read_file.and_then(|f| self.nearby_instructions(&f)) {
                 text.push_str(&nearby);
                 stored.push_str(&nearby);

@@ -56,3 +56,34 @@ async fn with_no_skills_the_prompt_has_no_index() {
     let system = h.server.chat_requests()[0]["messages"][0]["content"].as_str().unwrap().to_owned();
     assert!(!system.contains("# Skills"));
 }
+
+#[tokio::test]
+async fn a_skill_file_written_with_a_file_tool_gets_a_note_after_its_diff() {
+    let h = Harness::new(vec![
+        Scripted::tool_call("read", json!({"path": "skills/release/SKILL.md"})),
+        Scripted::tool_call(
+            "write",
+            json!({"path": "skills/release/SKILL.md", "content": "# Release\nNo frontmatter any more.\n"}),
+        ),
+        Scripted::text("Rewrote it."),
+    ])
+    .await;
+    let places = h.root.join("skills");
+    std::fs::create_dir_all(places.join("release")).unwrap();
+    std::fs::write(
+        places.join("release/SKILL.md"),
+        "---\nname: release\ndescription: Use when releasing.\n---\nTag.\n",
+    )
+    .unwrap();
+    let mut cfg = h.config(Mode::Auto, 10);
+    cfg.skills = SkillPlaces { search: vec![places], own: None };
+    let mut session = h.start_with(cfg);
+    session.prompt("rewrite the release skill", &CancellationToken::new()).await;
+    let results = tool_results(&h.server.chat_requests()[2]);
+    let written = results.last().unwrap();
+    assert!(written.starts_with("[#0002 skills/release/SKILL.md sha"), "{written}");
+    assert!(
+        written.ends_with("\n(The skill file of release is no longer a skill — SKILL.md must start with a frontmatter block (---); skill_manage writes a valid one.)"),
+        "{written}"
+    );
+}

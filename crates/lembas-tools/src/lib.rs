@@ -26,7 +26,10 @@ use serde_json::Value;
 
 pub use bash::run_bash;
 pub use jobs::{AgentLog, JobEnded, JobState, Jobs, elapsed_text};
-pub use skills::{Skill, SkillPlaces, discover as discover_skills, index as skills_index, run_skill_tool};
+pub use skills::{
+    Skill, SkillPlaces, discover as discover_skills, index as skills_index, run_skill_tool,
+    written_note as skill_written_note,
+};
 pub use workspace::{EditorFiles, FileTimes, Workspace};
 
 /// What a tool call produced, before the engine gives it an id and a bracket.

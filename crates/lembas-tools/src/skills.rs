@@ -48,7 +48,7 @@ fn key(name: &str) -> String {
 }
 
 /// The frontmatter's `name` and `description`, and the body after it.
-pub fn parse(text: &str) -> Result<(String, String, String), String> {
+pub fn parse(text: &str) -> Result<(String, String, String), &'static str> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let rest = text.strip_prefix("---").ok_or("SKILL.md must start with a frontmatter block (---)")?;
     let rest = rest.trim_start_matches([' ', '\t']).strip_prefix('\n').ok_or("the frontmatter's first line is ---")?;
@@ -64,7 +64,7 @@ pub fn parse(text: &str) -> Result<(String, String, String), String> {
     let name = field("name").filter(|n| !n.is_empty()).ok_or("the frontmatter has no name")?;
     let description = field("description").filter(|d| !d.is_empty()).ok_or("the frontmatter has no description")?;
     if name.chars().count() > 64 {
-        return Err(format!("the name {name:?} is longer than 64 characters"));
+        return Err("the name is longer than 64 characters");
     }
     Ok((name, description, body.to_owned()))
 }
@@ -103,6 +103,32 @@ fn unknown(skills: &[Skill], name: &str) -> ToolOutput {
         format!("There is no skill {name}: no skills are installed.")
     } else {
         format!("There is no skill {name}. The skills: {}.", names.join(", "))
+    })
+}
+
+/// The note after a change that wrote a skill's `SKILL.md` with a file tool rather than
+/// `skill_manage` (`context.md` §5): whether it still reads as a skill, since nothing else checks.
+pub fn written_note(places: &SkillPlaces, path: &Path) -> Option<String> {
+    if path.file_name()? != "SKILL.md" {
+        return None;
+    }
+    let dir = path.parent()?;
+    let place = dir.parent()?;
+    let real = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    if !places.search.iter().any(|p| real(p) == real(place)) {
+        return None;
+    }
+    let folder = dir.file_name()?.to_string_lossy().into_owned();
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) => return Some(format!("(The skill file of {folder} cannot be read back: {e}.)")),
+    };
+    Some(match parse(&text) {
+        Ok((name, _, _)) if !valid_name(&key(&name)) => format!(
+            "(The skill file of {folder} names it {name:?}, which is not a skill name: lowercase letters, digits and -, at most 64.)"
+        ),
+        Ok((name, _, _)) => format!("(The skill {name} reads well: skill_view loads it.)"),
+        Err(e) => format!("(The skill file of {folder} is no longer a skill — {e}; skill_manage writes a valid one.)"),
     })
 }
 
