@@ -178,6 +178,8 @@ pub async fn run(
     ask_month();
     let theme = Theme { no_color: std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()) };
     let session = open(None).map_err(std::io::Error::other)?;
+    // The first session is not announced (the screen starts clean), but `/subagents` needs its id.
+    app.session_id = session.id().to_owned();
     // How full the window starts, for `/context` and the status bar before the first request.
     session.report_context();
     // Words typed during a turn go to the current session's queue (it changes with /resume).
@@ -330,7 +332,9 @@ pub async fn run(
                     app.month = Some(usage);
                     None
                 }
-                Some(ask) = asks.recv() => {
+                // One card at a time: subagents working side by side may ask together, and the
+                // next waits until this one is answered.
+                Some(ask) = asks.recv(), if answer.is_none() && reply_to.is_none() => {
                     match ask {
                         Ask::Approval(request, reply) => {
                             app.ask(request);

@@ -14,7 +14,9 @@ use crate::cli::{RunArgs, exit};
 use crate::{Failure, setup};
 
 /// Approvals asked on the terminal the run was started from.
-struct TerminalApprover;
+/// Asks at the terminal, one question at a time (subagents side by side may ask together).
+#[derive(Default)]
+struct TerminalApprover(tokio::sync::Mutex<()>);
 
 impl Approver for TerminalApprover {
     fn present(&self) -> bool {
@@ -23,6 +25,7 @@ impl Approver for TerminalApprover {
 
     fn ask(&self, request: ApprovalRequest) -> Pin<Box<dyn Future<Output = Approval> + Send + '_>> {
         Box::pin(async move {
+            let _turn = self.0.lock().await;
             let who = request.agent.as_ref().map_or_else(|| "lembas".to_owned(), |a| format!("the subagent \"{a}\""));
             let mut card = format!("\n{who} wants to run {}: {}\n", request.tool, request.title);
             for path in &request.reaches {
@@ -104,7 +107,8 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
     let mode = setup::choose_mode(args.mode.as_deref().or(config.mode.as_deref()))?;
 
     let interactive = !args.json && std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
-    let approver: Arc<dyn Approver> = if interactive { Arc::new(TerminalApprover) } else { Arc::new(Nobody) };
+    let approver: Arc<dyn Approver> =
+        if interactive { Arc::new(TerminalApprover::default()) } else { Arc::new(Nobody) };
     let client = setup::client(&home, &login)?;
     let rules = setup::rules(&home, &config, Some(&root))?;
     let mut cfg =

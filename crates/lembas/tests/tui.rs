@@ -46,34 +46,25 @@ impl Drop for Tmux {
     }
 }
 
-fn tmux_available() -> bool {
-    let present = Command::new("tmux").arg("-V").output().is_ok_and(|o| o.status.success());
-    assert!(present || std::env::var_os("LEMBAS_TMUX").is_none(), "LEMBAS_TMUX is set but tmux is missing");
-    present
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_person_asks_for_a_change_approves_it_and_sees_it_happen() {
-    if !tmux_available() {
-        eprintln!("tmux is not installed: the terminal UI test runs in CI (.ci/run installs tmux)");
-        return;
-    }
-    let server = FakeServer::start(vec![
-        Scripted::tool_call("read", json!({"path": "notes.txt"})).with_reasoning("Read it first."),
-        Scripted::tool_call("edit", json!({"path": "notes.txt", "old_string": "old", "new_string": "new"})),
-        Scripted::text("## Changed\n\nThe note now says **new text**.").with_delay_ms(20),
-    ])
-    .await;
+/// A project holding `files` (in manual mode, logged in to `server`), and the real binary opened
+/// in it inside a tmux session of its own, 100×30.
+async fn open_ui(
+    name: &str,
+    server: &FakeServer,
+    files: &[(&str, &str)],
+) -> (Tmux, tempfile::TempDir, std::path::PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let project = std::fs::canonicalize(dir.path()).unwrap().join("proj");
     std::fs::create_dir_all(project.join(".git")).unwrap();
-    std::fs::write(project.join("notes.txt"), "old text\n").unwrap();
+    for (path, text) in files {
+        std::fs::write(project.join(path), text).unwrap();
+    }
     let home = dir.path().join("home");
     std::fs::create_dir_all(home.join("config")).unwrap();
     std::fs::write(home.join("config/config.toml"), "mode = \"manual\"\n").unwrap();
-    common::log_in(&home, &server).await;
+    common::log_in(&home, server).await;
 
-    let tmux = Tmux { name: format!("lembas-test-{}", std::process::id()) };
+    let tmux = Tmux { name: format!("lembas-test-{name}-{}", std::process::id()) };
     let command = format!(
         "sleep 0.3; LEMBAS_HOME={} {}; echo LEMBAS-EXITED-$?; sleep 60",
         home.display(),
@@ -96,7 +87,28 @@ async fn a_person_asks_for_a_change_approves_it_and_sees_it_happen() {
         .status()
         .unwrap();
     assert!(started.success());
+    (tmux, dir, project)
+}
 
+fn tmux_available() -> bool {
+    let present = Command::new("tmux").arg("-V").output().is_ok_and(|o| o.status.success());
+    assert!(present || std::env::var_os("LEMBAS_TMUX").is_none(), "LEMBAS_TMUX is set but tmux is missing");
+    present
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_asks_for_a_change_approves_it_and_sees_it_happen() {
+    if !tmux_available() {
+        eprintln!("tmux is not installed: the terminal UI test runs in CI (.ci/run installs tmux)");
+        return;
+    }
+    let server = FakeServer::start(vec![
+        Scripted::tool_call("read", json!({"path": "notes.txt"})).with_reasoning("Read it first."),
+        Scripted::tool_call("edit", json!({"path": "notes.txt", "old_string": "old", "new_string": "new"})),
+        Scripted::text("## Changed\n\nThe note now says **new text**.").with_delay_ms(20),
+    ])
+    .await;
+    let (tmux, _dir, project) = open_ui("change", &server, &[("notes.txt", "old text\n")]).await;
     tmux.wait_for("Trust this project?").await;
     tmux.send(&["y", "Enter"]);
     tmux.wait_for("mode: manual").await;
@@ -133,4 +145,56 @@ async fn a_person_asks_for_a_change_approves_it_and_sees_it_happen() {
     tmux.send(&["C-c"]);
     let after = tmux.wait_for("LEMBAS-EXITED-0").await;
     assert!(after.contains("› fix the note"), "the conversation stays in the terminal after the UI exits:\n{after}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn subagents_side_by_side_ask_one_card_at_a_time_and_undo_takes_their_work_back() {
+    if !tmux_available() {
+        eprintln!("tmux is not installed: the terminal UI test runs in CI (.ci/run installs tmux)");
+        return;
+    }
+    let server = FakeServer::start(vec![
+        Scripted::tool_call("task", json!({"description": "fix a", "prompt": "Change a.txt."}))
+            .with_call("task", &json!({"description": "fix b", "prompt": "Change b.txt."}).to_string()),
+        Scripted::text("Both files are changed."),
+    ])
+    .await;
+    for file in ["a", "b"] {
+        server.route(
+            &format!("You are the \"fix {file}\" subagent."),
+            vec![
+                Scripted::tool_call("read", json!({"path": format!("{file}.txt")})),
+                Scripted::tool_call("write", json!({"path": format!("{file}.txt"), "content": "changed\n"})),
+                Scripted::text(format!("{file}.txt changed.")),
+            ],
+        );
+    }
+    let (tmux, _dir, project) = open_ui("subagents", &server, &[("a.txt", "old\n"), ("b.txt", "old\n")]).await;
+    tmux.wait_for("Trust this project?").await;
+    tmux.send(&["y", "Enter"]);
+    tmux.wait_for("mode: manual").await;
+    tmux.send(&["fix both files", "Enter"]);
+    // Both subagents want to write; the cards come one after the other, each naming its subagent.
+    let first = tmux.wait_for("Allow the subagent").await;
+    assert!(first.contains("2 subagents"), "{first}");
+    tmux.send(&["y"]);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    tmux.wait_for("Allow the subagent").await;
+    tmux.send(&["y"]);
+    let done = tmux.wait_for("Both files are changed.").await;
+    assert!(done.contains("task fix a") && done.contains("task fix b"), "{done}");
+    for file in ["a.txt", "b.txt"] {
+        assert_eq!(std::fs::read_to_string(project.join(file)).unwrap(), "changed\n", "{file}");
+    }
+
+    tmux.send(&["/subagents", "Enter"]);
+    tmux.wait_for("/subagents N shows one's transcript.").await;
+    tmux.send(&["/undo", "Enter"]);
+    let undone = tmux.wait_for("Undone:").await;
+    assert!(undone.contains("a.txt") && undone.contains("b.txt"), "{undone}");
+    for file in ["a.txt", "b.txt"] {
+        assert_eq!(std::fs::read_to_string(project.join(file)).unwrap(), "old\n", "{file} is put back");
+    }
+    tmux.send(&["C-c"]);
+    tmux.send(&["C-c"]);
 }
