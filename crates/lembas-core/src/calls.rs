@@ -159,14 +159,18 @@ impl Session {
                 match self.cfg.approver.ask(request).await {
                     Approval::Once => {}
                     Approval::Always if !confirm => {
-                        match command {
-                            Some(line) => {
-                                for part in lembas_permissions::command::split(line) {
-                                    self.state.always.push(("bash".into(), Some(always_pattern(&part.argv))));
-                                }
-                            }
-                            None => self.state.always.push((name.clone(), None)),
+                        let allowed: Vec<(String, Option<String>)> = match command {
+                            Some(line) => lembas_permissions::command::split(line)
+                                .iter()
+                                .map(|part| ("bash".to_owned(), Some(always_pattern(&part.argv))))
+                                .collect(),
+                            None => vec![(name.clone(), None)],
+                        };
+                        // A subagent's card speaks for the whole session: its parent takes it up.
+                        if let Some(of) = &self.subagent {
+                            of.granted.lock().expect("granted").extend(allowed.iter().cloned());
                         }
+                        self.state.always.extend(allowed);
                         self.judge = self.make_judge();
                     }
                     Approval::Always => {}

@@ -289,6 +289,9 @@ pub struct Session {
     /// Where the running turn the person started began (the checkpoint its files are kept
     /// under, for an undo).
     pub(crate) turn_seq: Option<i64>,
+    /// What the person allowed "for this session" on a subagent's card, for the session itself
+    /// to take up (the subagent has it at once; the session at its next step).
+    pub(crate) granted: Arc<Mutex<Vec<(String, Option<String>)>>>,
 }
 
 impl Drop for Session {
@@ -396,6 +399,7 @@ impl Session {
             mcp_failures_told: HashSet::new(),
             subagent,
             turn_seq: None,
+            granted: Arc::default(),
             cfg,
         };
         session.judge = session.make_judge();
@@ -454,6 +458,7 @@ impl Session {
             mcp_failures_told: HashSet::new(),
             subagent: None,
             turn_seq: None,
+            granted: Arc::default(),
         };
         session.judge = session.make_judge();
         if session.cfg.model.id != record.model {

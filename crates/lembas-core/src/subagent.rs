@@ -48,6 +48,8 @@ pub(crate) struct SubagentOf {
     pub backup_to: Option<(String, i64)>,
     /// It works in a worktree of its own: nothing of the project's to keep.
     pub in_worktree: bool,
+    /// Where what the person allows "for this session" on its cards goes, for the parent.
+    pub granted: Arc<std::sync::Mutex<Vec<(String, Option<String>)>>>,
 }
 
 /// A subagent's approvals go to the person, named: the same card and answers as the main agent's.
@@ -93,6 +95,22 @@ pub(crate) struct TaskRun {
 }
 
 impl Session {
+    /// Takes up what the person allowed "for this session" on a subagent's card: it holds for
+    /// the whole session, never only for that subagent.
+    pub(crate) fn take_up_grants(&mut self) {
+        let granted = std::mem::take(&mut *self.granted.lock().expect("granted"));
+        let mut changed = false;
+        for grant in granted {
+            if !self.state.always.contains(&grant) {
+                self.state.always.push(grant);
+                changed = true;
+            }
+        }
+        if changed {
+            self.judge = self.make_judge();
+        }
+    }
+
     /// Notes which usable models the person's own words name (§2); a name stays named for the
     /// rest of the session.
     pub(crate) fn note_named(&mut self, words: &str) {
@@ -185,6 +203,7 @@ impl Session {
             read_only: explore,
             backup_to: self.turn_seq.map(|seq| (self.id.clone(), seq)),
             in_worktree: worktree.is_some(),
+            granted: self.granted.clone(),
         };
         let (sender, events) = unbounded_channel();
         let child = Session::create(cfg, ws, sender, Some(of)).map_err(|e| e.to_string())?;

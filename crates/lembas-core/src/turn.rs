@@ -147,6 +147,8 @@ impl Session {
             self.title = title_from(words);
             self.cfg.store.rename(&self.id, &self.title).map_err(|e| (e.into(), 0))?;
         }
+        // What the person allowed on a background subagent's card since the last turn.
+        self.take_up_grants();
         // A server that connected since the last turn joins now, so its instructions are in
         // this message's note.
         self.take_late_mcp_servers().await.map_err(|e| (e, 0))?;
@@ -213,6 +215,7 @@ impl Session {
                 return Ok((DoneReason::Answered, reply.text, steps));
             }
             let (entries, results) = self.run_calls(&reply.tool_calls, cancel, phases).await;
+            self.take_up_grants();
             self.report_jobs();
             let mut step = vec![assistant];
             step.extend(entries);

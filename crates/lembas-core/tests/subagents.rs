@@ -426,3 +426,44 @@ async fn subagents_switched_off_or_impossible_are_not_offered() {
         assert!(!tool_names(&request).contains(&"task".to_owned()));
     }
 }
+
+/// Answers every approval "for this session", keeping what it was asked.
+#[derive(Default)]
+struct AlwaysRecording(Mutex<Vec<ApprovalRequest>>);
+
+impl lembas_core::Approver for AlwaysRecording {
+    fn present(&self) -> bool {
+        true
+    }
+    fn ask(
+        &self,
+        request: ApprovalRequest,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Approval> + Send + '_>> {
+        self.0.lock().unwrap().push(request);
+        Box::pin(async { Approval::Always })
+    }
+}
+
+#[tokio::test]
+async fn for_this_session_on_a_subagents_card_holds_for_the_whole_session() {
+    let h = Harness::new(vec![
+        task(json!({"description": "make it", "prompt": "Touch made.txt."})),
+        Scripted::tool_call("bash", json!({"command": "touch made.txt"})),
+        Scripted::text("Touched it again."),
+    ])
+    .await;
+    h.server.route(
+        SUBAGENT,
+        vec![Scripted::tool_call("bash", json!({"command": "touch made.txt"})), Scripted::text("Touched.")],
+    );
+    let approver = Arc::new(AlwaysRecording::default());
+    let mut cfg = h.config(Mode::Manual, 20);
+    cfg.approver = approver.clone();
+    let mut session = h.start_with(cfg);
+    session.prompt("Touch it twice.", &CancellationToken::new()).await;
+    let asked = approver.0.lock().unwrap().clone();
+    assert_eq!(asked.len(), 1, "the main agent's own call was allowed by the subagent's answer: {asked:?}");
+    assert_eq!(asked[0].agent.as_deref(), Some("make it"));
+    let main: Vec<Value> = h.server.chat_requests().into_iter().filter(|r| !system(r).contains(SUBAGENT)).collect();
+    assert!(!tool_results(main.last().unwrap()).last().unwrap().contains("Not run"));
+}
