@@ -225,6 +225,10 @@ pub(crate) fn without_note(content: &str) -> &str {
     content.split_once(&format!("\n\n{open}")).map_or(content, |(words, _)| words)
 }
 
+/// What the person allowed for the rest of the session: (tool, pattern), shared with the
+/// session's subagents.
+pub(crate) type Grants = Arc<Mutex<Vec<(String, Option<String>)>>>;
+
 /// What a session keeps besides its messages.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct State {
@@ -291,7 +295,7 @@ pub struct Session {
     pub(crate) turn_seq: Option<i64>,
     /// What the person allowed "for this session" on a subagent's card, for the session itself
     /// to take up (the subagent has it at once; the session at its next step).
-    pub(crate) granted: Arc<Mutex<Vec<(String, Option<String>)>>>,
+    pub(crate) granted: Grants,
 }
 
 impl Drop for Session {

@@ -49,7 +49,7 @@ pub(crate) struct SubagentOf {
     /// It works in a worktree of its own: nothing of the project's to keep.
     pub in_worktree: bool,
     /// Where what the person allows "for this session" on its cards goes, for the parent.
-    pub granted: Arc<std::sync::Mutex<Vec<(String, Option<String>)>>>,
+    pub granted: crate::session::Grants,
 }
 
 /// A subagent's approvals go to the person, named: the same card and answers as the main agent's.
