@@ -68,10 +68,15 @@ impl Session {
     /// Takes back the last turn the person started (and any turn a job's note started after it).
     pub fn undo(&mut self) -> Result<Undone, EngineError> {
         let nothing = || EngineError::Undo("There is nothing to undo in this session.".into());
-        let checkpoint = self.cfg.store.last_checkpoint(&self.id)?.ok_or_else(nothing)?;
-        if checkpoint.history_len >= self.history.len() {
-            return Err(nothing());
-        }
+        let checkpoint = loop {
+            let checkpoint = self.cfg.store.last_checkpoint(&self.id)?.ok_or_else(nothing)?;
+            if checkpoint.history_len < self.history.len() {
+                break checkpoint;
+            }
+            // A turn that failed before its first message was kept: nothing of it to take back,
+            // so the undo goes to the turn before.
+            self.cfg.store.take_back(&self.id, checkpoint.seq, &self.state_json(), now_ms())?;
+        };
         let taken = &self.history[checkpoint.history_len..];
         let prompt = match taken.first().map(|e| &e.message) {
             Some(Message::User { content, .. }) => crate::session::without_note(content).to_owned(),

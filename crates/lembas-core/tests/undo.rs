@@ -113,3 +113,20 @@ async fn undo_says_when_commands_ran_and_stops_at_a_summary() {
     let undone = session.undo().unwrap();
     assert!(undone.ran_commands && undone.files.is_empty());
 }
+
+#[tokio::test]
+async fn a_turn_that_never_got_its_message_in_does_not_block_the_undo_before_it() {
+    let h = Harness::new(vec![edit_after_read().0, edit_after_read().1, Scripted::text("Fixed.")]).await;
+    let (mut session, _rx) = h.start(Mode::Auto);
+    session.prompt("fix add", &CancellationToken::new()).await;
+    // As a turn whose first message failed to be written leaves it: a checkpoint and nothing after.
+    let kept = h.store.messages(session.id()).unwrap().len();
+    h.store.checkpoint(session.id(), kept, "{}").unwrap();
+    let undone = session.undo().unwrap();
+    assert_eq!(undone.prompt, "fix add");
+    assert!(std::fs::read_to_string(h.root.join("src/lib.rs")).unwrap().contains("a - b"));
+}
+
+fn edit_after_read() -> (Scripted, Scripted) {
+    (Scripted::tool_call("read", json!({"path": "src/lib.rs"})), edit("a - b", "a + b"))
+}
