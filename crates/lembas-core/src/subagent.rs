@@ -269,6 +269,13 @@ async fn forward(
     error
 }
 
+/// The forwarder's answer once the subagent's events are all passed on. Its channel closes when
+/// the subagent's session is gone; should anything it started still hold a sender, the report
+/// does not wait for it past a moment.
+async fn forwarded(forwarding: tokio::task::JoinHandle<Option<String>>) -> Option<String> {
+    tokio::time::timeout(std::time::Duration::from_secs(2), forwarding).await.ok().and_then(Result::ok).flatten()
+}
+
 /// What a background subagent's log (its `job_output`) shows of an event.
 fn log_line(event: &Event) -> Option<String> {
     match event {
@@ -293,7 +300,7 @@ impl TaskRun {
         let (reason, report) = Box::pin(child.run_for_report(&prompt, cancel)).await;
         // Its background commands end with it (and its event channel closes).
         drop(child);
-        let error = forwarding.await.ok().flatten();
+        let error = forwarded(forwarding).await;
         with_worktree(report_result(&label, reason, report, error), worktree, &label).await
     }
 
@@ -319,7 +326,7 @@ impl TaskRun {
             let forwarding = tokio::spawn(forward(events, parent, call_id, label.clone(), Some(log)));
             let (reason, report) = Box::pin(child.run_for_report(&prompt, &stop)).await;
             drop(child);
-            let error = forwarding.await.ok().flatten();
+            let error = forwarded(forwarding).await;
             let state = match reason {
                 DoneReason::Cancelled => lembas_tools::JobState::Stopped,
                 DoneReason::Failed => lembas_tools::JobState::Exited(1),
