@@ -297,14 +297,14 @@ async fn an_approval_for_the_session_covers_what_its_arity_says() {
         Scripted::text("done"),
     ])
     .await;
-    let approver = Arc::new(Answering(lembas_core::Approval::Always, Default::default()));
+    let approver = Arc::new(Answering::new(lembas_core::Approval::Always));
     let mut cfg = h.config(Mode::Edit, 50);
     cfg.approver = approver.clone();
     let mut session = h.start_with(cfg);
     session.prompt("go", &CancellationToken::new()).await;
     // git status is allowed by the default rules; `touch a.txt` is asked once, and then `touch *`
     // is covered — but not `mkdir`, which is asked again.
-    assert_eq!(approver.1.load(std::sync::atomic::Ordering::SeqCst), 2);
+    assert_eq!(approver.asked().len(), 2);
     assert!(h.root.join("a.txt").exists() && h.root.join("b.txt").exists() && h.root.join("c").is_dir());
 }
 
@@ -313,10 +313,7 @@ async fn a_declined_call_tells_the_model_the_persons_words() {
     let h =
         Harness::new(vec![Scripted::tool_call("bash", json!({"command": "make deploy"})), Scripted::text("ok")]).await;
     let mut cfg = h.config(Mode::Edit, 50);
-    cfg.approver = Arc::new(Answering(
-        lembas_core::Approval::Deny { feedback: Some("not on a Friday".into()) },
-        Default::default(),
-    ));
+    cfg.approver = Arc::new(Answering::new(lembas_core::Approval::Deny { feedback: Some("not on a Friday".into()) }));
     let mut session = h.start_with(cfg);
     session.prompt("ship it", &CancellationToken::new()).await;
     let results = tool_results(&h.server.chat_requests()[1]);
@@ -620,8 +617,7 @@ async fn a_corrected_command_runs_once_but_never_past_the_floor() {
     ])
     .await;
     let mut cfg = h.config(Mode::Edit, 50);
-    cfg.approver =
-        Arc::new(Answering(lembas_core::Approval::Edited { command: "echo corrected".into() }, Default::default()));
+    cfg.approver = Arc::new(Answering::new(lembas_core::Approval::Edited { command: "echo corrected".into() }));
     let mut session = h.start_with(cfg);
     session.prompt("build", &CancellationToken::new()).await;
     let results = tool_results(&h.server.chat_requests()[2]);
@@ -630,8 +626,7 @@ async fn a_corrected_command_runs_once_but_never_past_the_floor() {
     let h =
         Harness::new(vec![Scripted::tool_call("bash", json!({"command": "make build"})), Scripted::text("ok")]).await;
     let mut cfg = h.config(Mode::Edit, 50);
-    cfg.approver =
-        Arc::new(Answering(lembas_core::Approval::Edited { command: "rm -rf /".into() }, Default::default()));
+    cfg.approver = Arc::new(Answering::new(lembas_core::Approval::Edited { command: "rm -rf /".into() }));
     let mut session = h.start_with(cfg);
     session.prompt("build", &CancellationToken::new()).await;
     assert!(tool_results(&h.server.chat_requests()[1])[0].contains("Refused in every mode"));

@@ -78,14 +78,14 @@ async fn a_tool_that_only_reads_runs_and_one_that_acts_is_asked_in_manual_mode()
         Scripted::text("Done."),
     ])
     .await;
-    let approver = Arc::new(Answering(Approval::Deny { feedback: Some("not now".into()) }, Default::default()));
+    let approver = Arc::new(Answering::new(Approval::Deny { feedback: Some("not now".into()) }));
     let mut cfg = h.config(Mode::Manual, 50);
     cfg.approver = approver.clone();
     cfg.mcp = connect_mcp(vec![entry], &h.root);
     let mut session = h.start_with(cfg);
     session.prompt("Add, then note.", &CancellationToken::new()).await;
 
-    assert_eq!(approver.1.load(std::sync::atomic::Ordering::SeqCst), 1, "only the acting tool is asked");
+    assert_eq!(approver.asked().len(), 1, "only the acting tool is asked");
     let results = tool_results(&h.server.chat_requests()[1]);
     assert!(results[0].contains('3'), "{results:?}");
     assert!(results[1].contains("declined") && results[1].contains("not now"), "{results:?}");

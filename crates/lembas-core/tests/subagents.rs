@@ -3,10 +3,10 @@
 
 mod common;
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use common::{Harness, assert_prefix_kept, drain, tool_results};
-use lembas_core::{Approval, ApprovalRequest, DoneReason, Event, Session};
+use common::{Answering, Harness, assert_prefix_kept, drain, tool_results};
+use lembas_core::{Approval, DoneReason, Event, Session};
 use lembas_model::CancellationToken;
 use lembas_models::ModelInfo;
 use lembas_permissions::Mode;
@@ -132,23 +132,6 @@ async fn another_model_only_when_the_person_named_it() {
     assert!(tool_results(last).last().unwrap().contains("The review: add subtracts."));
 }
 
-/// Answers every approval at once, keeping what it was asked.
-#[derive(Default)]
-struct Recording(Mutex<Vec<ApprovalRequest>>);
-
-impl lembas_core::Approver for Recording {
-    fn present(&self) -> bool {
-        true
-    }
-    fn ask(
-        &self,
-        request: ApprovalRequest,
-    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Approval> + Send + '_>> {
-        self.0.lock().unwrap().push(request);
-        Box::pin(async { Approval::Once })
-    }
-}
-
 #[tokio::test]
 async fn a_subagent_has_its_parents_mode_and_asks_the_person_by_name() {
     let h = Harness::new(vec![
@@ -165,14 +148,14 @@ async fn a_subagent_has_its_parents_mode_and_asks_the_person_by_name() {
             Scripted::text("Changed a - b to a + b (src/lib.rs:2)."),
         ],
     );
-    let approver = Arc::new(Recording::default());
+    let approver = Arc::new(Answering::new(Approval::Once));
     let mut cfg = h.config(Mode::Manual, 20);
     cfg.approver = approver.clone();
     let mut session = h.start_with(cfg);
     session.prompt("Fix add.", &CancellationToken::new()).await;
 
     // Manual mode holds for the subagent: its edit was asked, on a card naming it.
-    let asked = approver.0.lock().unwrap().clone();
+    let asked = approver.asked();
     assert_eq!(asked.len(), 1, "{asked:?}");
     assert_eq!(asked[0].tool, "edit");
     assert_eq!(asked[0].agent.as_deref(), Some("fix add"));
@@ -427,23 +410,6 @@ async fn subagents_switched_off_or_impossible_are_not_offered() {
     }
 }
 
-/// Answers every approval "for this session", keeping what it was asked.
-#[derive(Default)]
-struct AlwaysRecording(Mutex<Vec<ApprovalRequest>>);
-
-impl lembas_core::Approver for AlwaysRecording {
-    fn present(&self) -> bool {
-        true
-    }
-    fn ask(
-        &self,
-        request: ApprovalRequest,
-    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Approval> + Send + '_>> {
-        self.0.lock().unwrap().push(request);
-        Box::pin(async { Approval::Always })
-    }
-}
-
 #[tokio::test]
 async fn for_this_session_on_a_subagents_card_holds_for_the_whole_session() {
     let h = Harness::new(vec![
@@ -456,12 +422,12 @@ async fn for_this_session_on_a_subagents_card_holds_for_the_whole_session() {
         SUBAGENT,
         vec![Scripted::tool_call("bash", json!({"command": "touch made.txt"})), Scripted::text("Touched.")],
     );
-    let approver = Arc::new(AlwaysRecording::default());
+    let approver = Arc::new(Answering::new(Approval::Always));
     let mut cfg = h.config(Mode::Manual, 20);
     cfg.approver = approver.clone();
     let mut session = h.start_with(cfg);
     session.prompt("Touch it twice.", &CancellationToken::new()).await;
-    let asked = approver.0.lock().unwrap().clone();
+    let asked = approver.asked();
     assert_eq!(asked.len(), 1, "the main agent's own call was allowed by the subagent's answer: {asked:?}");
     assert_eq!(asked[0].agent.as_deref(), Some("make it"));
     let main: Vec<Value> = h.server.chat_requests().into_iter().filter(|r| !system(r).contains(SUBAGENT)).collect();

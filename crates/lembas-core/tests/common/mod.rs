@@ -101,8 +101,19 @@ pub fn assert_prefix_kept(requests: &[Value]) {
     }
 }
 
-/// Answers every approval the same way and counts them.
-pub struct Answering(pub lembas_core::Approval, pub std::sync::atomic::AtomicUsize);
+/// Answers every approval the same way and keeps what it was asked.
+pub struct Answering(pub lembas_core::Approval, pub Mutex<Vec<lembas_core::ApprovalRequest>>);
+
+impl Answering {
+    pub fn new(answer: lembas_core::Approval) -> Answering {
+        Answering(answer, Mutex::default())
+    }
+
+    /// The requests it was asked, in order.
+    pub fn asked(&self) -> Vec<lembas_core::ApprovalRequest> {
+        self.1.lock().unwrap().clone()
+    }
+}
 
 impl lembas_core::Approver for Answering {
     fn present(&self) -> bool {
@@ -110,9 +121,9 @@ impl lembas_core::Approver for Answering {
     }
     fn ask(
         &self,
-        _: lembas_core::ApprovalRequest,
+        request: lembas_core::ApprovalRequest,
     ) -> std::pin::Pin<Box<dyn std::future::Future<Output = lembas_core::Approval> + Send + '_>> {
-        self.1.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.1.lock().unwrap().push(request);
         let answer = self.0.clone();
         Box::pin(async move { answer })
     }
