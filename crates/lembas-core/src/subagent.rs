@@ -124,7 +124,7 @@ impl Session {
     /// A `task` call's subagent, made and stored but not started; the error is the call's result.
     pub(crate) fn prepare_task(&self, call_id: &str, args: &Value) -> Result<TaskRun, String> {
         if self.subagent.is_some() {
-            return Err(loop_spec().other["team"]["texts"]["only_main"].as_str().unwrap_or_default().to_owned());
+            return Err(lembas_permissions::delegation::team_text("only_main"));
         }
         let field = |k: &str| args.get(k).and_then(Value::as_str).map(str::trim).unwrap_or_default();
         let prompt = field("prompt");

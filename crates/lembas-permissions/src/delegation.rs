@@ -12,7 +12,8 @@ use crate::command::split;
 use crate::judge::{Call, Decision, Judge};
 use crate::rules::{Action, RuleSet, Source, Subject};
 
-fn team_text(key: &str) -> String {
+/// A text of `loop.json` `team.texts`, word for word.
+pub fn team_text(key: &str) -> String {
     let team = &loop_spec().other["team"]["texts"];
     team.get(key).and_then(Value::as_str).unwrap_or_else(|| panic!("loop.json team.texts.{key}")).to_owned()
 }

@@ -99,7 +99,6 @@ impl AgentLog {
     pub fn write(&self, line: &str) {
         use std::io::Write;
         let _ = writeln!(self.file.lock().expect("agent log"), "{line}");
-        self.jobs.changed.notify_waiters();
     }
 
     /// The subagent ended: its report goes to the log and into the note that wakes the session.
