@@ -2,7 +2,7 @@
 //! always refused, in auto mode too.
 #![no_main]
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use libfuzzer_sys::fuzz_target;
 use lembas_permissions::{Call, Context, Decision, Judge, Mode};
@@ -14,9 +14,8 @@ fuzz_target!(|data: &[u8]| {
         return;
     }
     let judge = Judge::with_defaults(Context { root: "/p".into(), home: Some("/home/u".into()), ..Context::default() });
-    let resolve = |w: &str| -> PathBuf { lembas_paths::resolve(Path::new("/p"), w) };
     let line = format!("{prefix}\nrm -rf /");
     let call = Call { tool: "bash", risk: lembas_spec::RiskClass::Execute, command: Some(&line), paths: &[] };
-    let decision = judge.evaluate(Mode::Auto, &call, &resolve);
+    let decision = judge.evaluate(Mode::Auto, &call, Path::new("/p"), &Path::to_path_buf);
     assert!(matches!(decision, Decision::Refuse(_)), "{line:?} → {decision:?}");
 });

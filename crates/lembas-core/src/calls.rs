@@ -2,7 +2,7 @@
 //! that waits on the person alone; calls on one file in order), then inserted in call order
 //! through the context ledger.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use lembas_context::{ResultId, change_result, patch_result, recall};
 use lembas_model::{CancellationToken, Message, ToolCall};
@@ -111,29 +111,20 @@ impl Session {
             return Prepared::Engine { name, args };
         }
         let paths = paths_of(&self.ws, &name, &args);
-        let real: Vec<PathBuf> = paths.iter().map(|p| self.ws.real_path(p)).collect();
+        let real_paths: Vec<PathBuf> = paths.iter().map(|p| self.ws.real_path(p)).collect();
         let mode = self.state.mode;
         let command = if name == "bash" { args.get("command").and_then(Value::as_str) } else { None };
-        let cwd = self.ws.resolve(args.get("cwd").and_then(Value::as_str).unwrap_or("."));
-        let home = self.cfg.user_home.clone();
+        let cwd = self.ws.real_path(&self.ws.resolve(args.get("cwd").and_then(Value::as_str).unwrap_or(".")));
         let ws = &self.ws;
-        let resolve = |word: &str| -> PathBuf {
-            let expanded = match (&home, word.strip_prefix('~')) {
-                (Some(h), Some(rest)) if rest.is_empty() || rest.starts_with('/') => format!("{}{rest}", h.display()),
-                _ => word.to_owned(),
-            };
-            let expanded = match &home {
-                Some(h) => {
-                    expanded.replace("${HOME}", &h.display().to_string()).replace("$HOME", &h.display().to_string())
-                }
-                None => expanded,
-            };
-            ws.real_path(&lembas_paths::resolve(&cwd, &expanded))
-        };
-        let call_facts = Call { tool: &name, risk: def.risk, command, paths: &real };
-        let mut decision = self.judge.evaluate(mode, &call_facts, &resolve);
-        // Asked in every mode, and never remembered.
-        let confirm = def.confirm.as_deref() == Some("always");
+        let real = |p: &Path| ws.real_path(p);
+        let call_facts = Call { tool: &name, risk: def.risk, command, paths: &real_paths };
+        let mut decision = self.judge.evaluate(mode, &call_facts, &cwd, &real);
+        // Asked in every mode, and never remembered: a confirm-always tool, and a change to what
+        // decides lembas' own permissions later.
+        // skill_manage writes the person's own skills, which reach every later session.
+        let confirm = def.confirm.as_deref() == Some("always")
+            || name == "skill_manage"
+            || self.judge.touches_trust(&call_facts, &cwd, &real);
         if confirm && decision == Decision::Allow {
             decision = Decision::Ask;
         }
@@ -148,7 +139,7 @@ impl Session {
                     call_id: call.id.clone(),
                     tool: name.clone(),
                     title: title_of(&name, &args),
-                    reaches: real.iter().map(|p| p.display().to_string()).collect(),
+                    reaches: real_paths.iter().map(|p| p.display().to_string()).collect(),
                     agent: None,
                 };
                 let mut phases = Phases::new(self.events.clone());
@@ -178,10 +169,8 @@ impl Session {
                         // The person's own line runs once — but never past the floor.
                         let mut args = args.clone();
                         args["command"] = Value::String(corrected.clone());
-                        let facts = Call { tool: &name, risk: def.risk, command: Some(&corrected), paths: &real };
-                        let root = self.ws.root.clone();
-                        let decision =
-                            self.judge.evaluate(mode, &facts, &|w| self.ws.real_path(&lembas_paths::resolve(&root, w)));
+                        let facts = Call { tool: &name, risk: def.risk, command: Some(&corrected), paths: &real_paths };
+                        let decision = self.judge.evaluate(mode, &facts, &cwd, &|p| self.ws.real_path(p));
                         if let Decision::Refuse(reason) = decision {
                             return self.denied(call, &name, reason);
                         }

@@ -62,8 +62,10 @@ pub struct SessionConfig {
     /// The permission rules: the defaults, then the person's global ones (and a trusted
     /// project's).
     pub rules: RuleSet,
-    /// lembas' own configuration folder, which no tool may write.
+    /// lembas' own configuration folder, which no tool may read or write.
     pub lembas_config: Option<PathBuf>,
+    /// lembas' other folders (sessions, logs, job output), which no tool may read or write.
+    pub lembas_private: Vec<PathBuf>,
     /// Where plan mode may write plans.
     pub plans_dir: Option<PathBuf>,
     /// Where jobs keep their output (each session in a folder of its own below it).
@@ -116,6 +118,7 @@ impl SessionConfig {
             approver: Arc::new(crate::Nobody),
             rules: RuleSet::defaults(),
             lembas_config: None,
+            lembas_private: Vec::new(),
             plans_dir: None,
             jobs_dir,
             editor_files: None,
@@ -343,6 +346,7 @@ impl Session {
     ) -> Result<Session, EngineError> {
         let (mut ws, note) = Workspace::new(root, started);
         ws.editor = cfg.editor_files.clone();
+        ws.home = cfg.user_home.clone();
         if let Some(note) = note {
             // Said once, as the session starts.
             let _ = events.send(Event::Notice { message: note });
@@ -434,6 +438,7 @@ impl Session {
         let record = store.session(id)?.ok_or_else(|| EngineError::NoSession(id.to_owned()))?;
         let (mut ws, _) = Workspace::new(Path::new(&record.project), Path::new(&record.started));
         ws.editor = cfg.editor_files.clone();
+        ws.home = cfg.user_home.clone();
         let tools: Arc<Vec<ToolSchema>> =
             Arc::new(serde_json::from_str(&record.tools).map_err(|e| EngineError::Corrupt(e.to_string()))?);
         let mut state: State = serde_json::from_str(&record.state).map_err(|e| EngineError::Corrupt(e.to_string()))?;
@@ -655,7 +660,9 @@ impl Session {
             home: self.cfg.user_home.clone(),
             root: self.ws.root.clone(),
             lembas_config: self.cfg.lembas_config.clone(),
+            lembas_private: self.cfg.lembas_private.clone(),
             plans_dir: self.cfg.plans_dir.clone(),
+            skills_dir: self.cfg.skills.own.clone(),
         };
         Judge { rules, ctx }
     }

@@ -179,6 +179,7 @@ impl Session {
             let tree = Worktree::create(&self.ws.root, &under, &label, &unique[unique.len() - 6..])?;
             let (mut ws, _) = lembas_tools::Workspace::new(&tree.path, &tree.started(&self.ws.root, &self.ws.started));
             ws.editor = None;
+            ws.home = self.ws.home.clone();
             (Some(tree), ws)
         } else {
             (None, self.ws.clone())

@@ -9,7 +9,16 @@ pub struct SimpleCommand {
     pub argv: Vec<String>,
     /// Targets of `>`, `>>`, `&>`, `2>` …: files the command writes.
     pub writes: Vec<String>,
+    /// `NAME=value` words before the program (and `env`'s), in order: what the line sets.
+    pub assigns: Vec<(String, String)>,
+    /// The text inside each `$(…)` or backticks in `argv`, in the order their marks appear.
+    pub substitutions: Vec<String>,
+    /// The same for the redirection targets in `writes`.
+    pub write_substitutions: Vec<String>,
 }
+
+/// How a substitution stands in a word once spelled plainly.
+pub const SUBSTITUTION: &str = "$(…)";
 
 impl SimpleCommand {
     /// The command as one plainly spelled line (what rules and the hardline read).
@@ -79,7 +88,10 @@ impl Lexer {
         let mut commands = Vec::new();
         let mut current = SimpleCommand::default();
         let mut pending_redirect: Option<bool> = None;
-        while let Some(token) = self.token() {
+        loop {
+            let before = self.nested.len();
+            let Some(token) = self.token() else { break };
+            let found = self.nested[before..].to_vec();
             match token {
                 Token::Separator => {
                     if !current.argv.is_empty() || !current.writes.is_empty() {
@@ -90,9 +102,15 @@ impl Lexer {
                 Token::Redirect { writes } => pending_redirect = Some(writes),
                 Token::Nothing => {}
                 Token::Word(word) => match pending_redirect.take() {
-                    Some(true) => current.writes.push(word),
+                    Some(true) => {
+                        current.writes.push(word);
+                        current.write_substitutions.extend(found);
+                    }
                     Some(false) => {}
-                    None => current.argv.push(word),
+                    None => {
+                        current.argv.push(word);
+                        current.substitutions.extend(found);
+                    }
                 },
             }
         }
@@ -314,13 +332,29 @@ fn is_assignment(word: &str) -> bool {
 }
 
 /// Removes wrappers that only run another command, and reads `sh -c` scripts as commands.
+/// Takes the first word away, with the substitutions in it.
+fn drop_first(command: &mut SimpleCommand) -> String {
+    let word = command.argv.remove(0);
+    let marks = word.matches(SUBSTITUTION).count().min(command.substitutions.len());
+    command.substitutions.drain(..marks);
+    word
+}
+
+/// Takes the leading `NAME=value` words away, keeping them as what the line sets.
+fn take_assignments(command: &mut SimpleCommand) {
+    while command.argv.first().is_some_and(|w| is_assignment(w)) {
+        let word = command.argv.first().cloned().unwrap_or_default();
+        if let Some((name, value)) = word.split_once('=') {
+            command.assigns.push((name.to_owned(), value.to_owned()));
+        }
+        drop_first(command);
+    }
+}
+
 fn unwrap(mut command: SimpleCommand, depth: usize, out: &mut Vec<SimpleCommand>) {
     loop {
-        while command.argv.first().is_some_and(|w| is_assignment(w)) {
-            command.argv.remove(0);
-        }
+        take_assignments(&mut command);
         let program = command.program().to_owned();
-        let argv = &mut command.argv;
         // Options of a wrapper that take a value.
         let valued: &[&str] = match program.as_str() {
             "sudo" | "doas" => &["-u", "-g", "-C", "-h", "-p", "-U", "-r", "-t", "-D"],
@@ -350,44 +384,47 @@ fn unwrap(mut command: SimpleCommand, depth: usize, out: &mut Vec<SimpleCommand>
         match program.as_str() {
             "sudo" | "doas" | "env" | "nice" | "timeout" | "xargs" | "exec" | "command" | "builtin" | "nohup"
             | "time" | "stdbuf" | "unbuffer" | "setsid" => {
-                argv.remove(0);
-                while let Some(first) = argv.first() {
+                drop_first(&mut command);
+                while let Some(first) = command.argv.first() {
                     if first == "--" {
-                        argv.remove(0);
+                        drop_first(&mut command);
                         break;
                     }
                     if !first.starts_with('-') || first == "-" {
                         break;
                     }
                     let takes_value = valued.contains(&first.as_str());
-                    argv.remove(0);
-                    if takes_value && !argv.is_empty() {
-                        argv.remove(0);
+                    drop_first(&mut command);
+                    if takes_value && !command.argv.is_empty() {
+                        drop_first(&mut command);
                     }
                 }
-                if program == "timeout" && !argv.is_empty() {
-                    argv.remove(0); // the duration
+                if program == "timeout" && !command.argv.is_empty() {
+                    drop_first(&mut command); // the duration
                 }
                 if program == "env" {
-                    while argv.first().is_some_and(|w| is_assignment(w)) {
-                        argv.remove(0);
-                    }
+                    take_assignments(&mut command);
                 }
-                if argv.is_empty() {
+                if command.argv.is_empty() {
+                    // Nothing left to run, but what it wrote is still written.
+                    if !command.writes.is_empty() {
+                        out.push(command);
+                    }
                     return;
                 }
             }
             "bash" | "sh" | "zsh" | "dash" | "ksh" | "fish" => {
-                let script = argv
+                let script = command
+                    .argv
                     .iter()
                     .position(|a| a.starts_with('-') && !a.starts_with("--") && a.contains('c'))
-                    .and_then(|i| argv.get(i + 1))
+                    .and_then(|i| command.argv.get(i + 1))
                     .cloned();
                 match script {
                     Some(script) => {
                         split_into(&script, depth + 1, out);
                         if !command.writes.is_empty() {
-                            out.push(SimpleCommand { argv: Vec::new(), writes: command.writes });
+                            out.push(SimpleCommand { argv: Vec::new(), writes: command.writes, ..Default::default() });
                         }
                         return;
                     }
@@ -395,7 +432,7 @@ fn unwrap(mut command: SimpleCommand, depth: usize, out: &mut Vec<SimpleCommand>
                 }
             }
             "eval" => {
-                let script = argv[1..].join(" ");
+                let script = command.argv[1..].join(" ");
                 split_into(&script, depth + 1, out);
                 return;
             }
@@ -450,6 +487,20 @@ mod tests {
         assert_eq!(parts[0].argv, ["echo", "hi"]);
         assert_eq!(parts[0].writes, ["out.txt", "log"]);
         assert_eq!(split("cat x &> all.log")[0].writes, ["all.log"]);
+    }
+
+    #[test]
+    fn substitutions_and_assignments_are_kept_beside_the_words() {
+        let parts = split("X=$HOME sudo rm -rf \"$(echo ~)\" > \"$(pwd)/log\" $(echo y)");
+        assert_eq!(parts[0].argv, ["rm", "-rf", "$(…)", "$(…)"]);
+        assert_eq!(parts[0].assigns, [("X".to_owned(), "$HOME".to_owned())]);
+        assert_eq!(parts[0].substitutions, ["echo ~", "echo y"]);
+        assert_eq!(parts[0].write_substitutions, ["pwd"]);
+        let parts = split("$(echo sudo) rm $(echo x)");
+        assert_eq!(parts[0].substitutions, ["echo sudo", "echo x"]);
+        let parts = split("sudo $(echo rm) x < $(pick)");
+        assert_eq!(parts[0].argv, ["$(…)", "x"]);
+        assert_eq!(parts[0].substitutions, ["echo rm"]);
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! request options let a narrowed one ask the main agent; a call nobody in the tree can allow
 //! goes to the person.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use lembas_spec::{RiskClass, loop_spec, render};
 use serde_json::Value;
@@ -69,11 +69,12 @@ pub fn subagent_call(
     request: &[RiskClass],
     grants: &[Grant],
     call: &Call,
-    resolve: &dyn Fn(&str) -> PathBuf,
+    cwd: &Path,
+    real: &dyn Fn(&Path) -> PathBuf,
     unattended: Option<&str>,
 ) -> SubagentAnswer {
-    let own = judge.evaluate(mode, call, resolve);
-    let main = || judge.evaluate(main_mode, call, resolve);
+    let own = judge.evaluate(mode, call, cwd, real);
+    let main = || judge.evaluate(main_mode, call, cwd, real);
     let own = match own {
         // A grant lets the call run, but never past what the main agent itself could allow.
         Decision::Ask if granted(grants, call) && main() == Decision::Allow => Decision::Allow,

@@ -8,7 +8,9 @@ use std::sync::OnceLock;
 use lembas_spec::render;
 use serde::Deserialize;
 
-use crate::command::SimpleCommand;
+use crate::command::{SUBSTITUTION, SimpleCommand};
+use crate::effects::effects;
+use crate::words::Scope;
 
 #[derive(Debug, Deserialize)]
 struct Protected {
@@ -16,6 +18,9 @@ struct Protected {
     home: BTreeMap<String, String>,
     git: String,
     lembas: String,
+    private: String,
+    trust: String,
+    unreadable: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -46,8 +51,12 @@ pub struct Context {
     pub root: PathBuf,
     /// lembas' own configuration folder (login, settings).
     pub lembas_config: Option<PathBuf>,
+    /// lembas' other folders (sessions, logs, job output): neither read nor written by a tool.
+    pub lembas_private: Vec<PathBuf>,
     /// Where plan mode may write plans.
     pub plans_dir: Option<PathBuf>,
+    /// The person's own skills folder: readable, and a change to it is asked in every mode.
+    pub skills_dir: Option<PathBuf>,
 }
 
 fn refused(key: &str) -> String {
@@ -80,41 +89,36 @@ fn is_device(target: &str) -> bool {
     spec().devices.iter().any(|d| target.starts_with(d.as_str()))
 }
 
-/// Whether an `rm` target names the root, the home directory or a system directory.
-fn dangerous_rm_target(target: &str, resolve: &dyn Fn(&str) -> PathBuf, ctx: &Context) -> bool {
-    let trimmed = if target.len() > 1 { target.trim_end_matches('/') } else { target };
-    if spec().rm_targets.iter().any(|t| t == target || t == trimmed) {
-        return true;
-    }
-    let path = resolve(target);
+/// Whether deleting `path` (or, when `vague`, anything in it) takes the root, the home
+/// directory, a system directory, or a folder holding the project or the home directory.
+fn dangerous_place(path: &Path, ctx: &Context) -> bool {
+    let system = spec().rm_targets.iter().any(|t| t.starts_with('/') && !t.contains('*') && Path::new(t) == path);
+    let holds = |inner: &Path| inner.starts_with(path) && inner != path;
     path == Path::new("/")
-        || ctx.home.as_deref() == Some(path.as_path())
-        || path == ctx.root.parent().unwrap_or(Path::new("/"))
+        || system
+        || ctx.home.as_deref() == Some(path)
+        || ctx.home.as_deref().is_some_and(holds)
+        || holds(&ctx.root)
 }
 
-/// Why one simple command is refused in every mode, if it is.
-fn command_refusal(command: &SimpleCommand, resolve: &dyn Fn(&str) -> PathBuf, ctx: &Context) -> Option<String> {
+/// Why one simple command is refused in every mode, if it is — for what its name and options
+/// say; where its words lead is [`line_floor`]'s.
+fn command_refusal(command: &SimpleCommand) -> Option<String> {
     let program = command.program();
     let args = &command.argv[command.argv.len().min(1)..];
-    let options: Vec<&str> =
-        args.iter().map(String::as_str).take_while(|a| *a != "--").filter(|a| a.starts_with('-')).collect();
     let operands: Vec<&str> = args.iter().map(String::as_str).filter(|a| !a.starts_with('-')).collect();
-    let recursive =
-        options.iter().any(|o| *o == "--recursive" || (!o.starts_with("--") && (o.contains('r') || o.contains('R'))));
     match program {
-        "rm" if options.contains(&"--no-preserve-root") => return Some(refused("rm_root")),
-        "rm" if recursive && operands.iter().any(|t| dangerous_rm_target(t, resolve, ctx)) => {
-            return Some(refused("rm_root"));
-        }
-        "chmod" | "chown" | "chgrp"
-            if recursive && operands.iter().skip(1).any(|t| dangerous_rm_target(t, resolve, ctx)) =>
+        "rm" if args.iter().any(|a| a == "--no-preserve-root") => return Some(refused("rm_root")),
+        "rm" if args.iter().any(|a| spec().rm_targets.contains(a))
+            && args.iter().any(|a| {
+                a == "--recursive" || (a.starts_with('-') && !a.starts_with("--") && a.contains(['r', 'R']))
+            }) =>
         {
-            return Some(refused("chmod_root"));
+            return Some(refused("rm_root"));
         }
         "dd" if args.iter().any(|a| a.strip_prefix("of=").is_some_and(is_device)) => {
             return Some(refused("device_write"));
         }
-        "shred" | "wipe" if operands.iter().any(|t| is_device(t)) => return Some(refused("device_write")),
         p if spec().format_commands.iter().any(|f| f == p) || p.starts_with("mkfs.") => return Some(refused("format")),
         p if spec().power_commands.iter().any(|f| f == p) => return Some(refused("system_power")),
         "init" | "telinit" if operands.first().is_some_and(|a| *a == "0" || *a == "6") => {
@@ -124,9 +128,6 @@ fn command_refusal(command: &SimpleCommand, resolve: &dyn Fn(&str) -> PathBuf, c
             return Some(refused("system_power"));
         }
         _ => {}
-    }
-    if command.writes.iter().any(|t| is_device(t)) {
-        return Some(refused("device_write"));
     }
     None
 }
@@ -145,7 +146,13 @@ fn is_fork_bomb(line: &str) -> bool {
             .into_iter()
             .rev()
             .collect();
-        if !name.is_empty() && squeezed[at + 3..].starts_with(&format!("{name}|{name}&")) {
+        // A function that starts itself in the background or into a pipe: `:|:&`, `:&:&`, ….
+        let body = &squeezed[at + 3..];
+        let body = &body[..body.find('}').unwrap_or(body.len())];
+        if !name.is_empty()
+            && (body.contains(&format!("{name}&")) || body.contains(&format!("{name}|")))
+            && body.matches(name.as_str()).count() >= 2
+        {
             return true;
         }
         search = at + 3;
@@ -153,48 +160,173 @@ fn is_fork_bomb(line: &str) -> bool {
     false
 }
 
-/// The paths a simple command writes: its redirections, and the operands of commands that
-/// change files.
-pub fn written_paths(command: &SimpleCommand) -> Vec<&str> {
-    let mut out: Vec<&str> = command.writes.iter().map(String::as_str).collect();
-    let operands: Vec<&str> = command.argv.iter().skip(1).map(String::as_str).filter(|a| !a.starts_with('-')).collect();
-    match command.program() {
-        "rm" | "rmdir" | "unlink" | "shred" | "truncate" | "touch" | "tee" | "chmod" | "chown" | "mkdir" => {
-            out.extend(&operands)
-        }
-        "mv" => out.extend(&operands),
-        "cp" | "ln" | "install" | "rsync" | "scp" => out.extend(operands.last()),
-        "sed" if command.argv.iter().any(|a| a == "-i" || a.starts_with("-i") || a == "--in-place") => {
-            out.extend(operands.iter().skip(1))
-        }
-        "dd" => out.extend(command.argv.iter().filter_map(|a| a.strip_prefix("of="))),
-        _ => {}
-    }
-    out
+/// What the floor says of a command line: refused in every mode, or asked in every mode.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Floor {
+    Refuse(String),
+    /// Asked whatever the mode (refused with nobody there), with why.
+    Ask(String),
 }
 
-/// Why a command line is refused in every mode, if it is: every part, plainly spelled, and
-/// every path it writes.
-pub fn line_refusal(
+/// Why reading or writing `path` (real, absolute) is refused in every mode, if it is: lembas'
+/// own private files (the login, sessions, logs, job output).
+pub fn private(path: &Path, ctx: &Context) -> Option<String> {
+    let open = |d: &Option<PathBuf>| d.as_ref().is_some_and(|d| path.starts_with(d));
+    // A subagent's worktree lives among lembas' files, and is its project.
+    if open(&ctx.plans_dir) || open(&ctx.skills_dir) || path.starts_with(&ctx.root) {
+        return None;
+    }
+    ctx.lembas_private
+        .iter()
+        .chain(&ctx.lembas_config)
+        .any(|d| path.starts_with(d))
+        .then(|| render(&spec().protected.private, &[("path", &path.display().to_string())]))
+}
+
+/// Why a change to `path` (real, absolute) is asked in every mode, if it is: files that decide
+/// what lembas may do in later sessions — a project's `.lembas/`, `.mcp.json`, its hooks,
+/// commands, agents and skills, and the person's own skills.
+pub fn trust_bearing(path: &Path, ctx: &Context) -> Option<String> {
+    let say = || render(&spec().protected.trust, &[("path", &path.display().to_string())]);
+    if ctx.skills_dir.as_ref().is_some_and(|d| path.starts_with(d)) {
+        return Some(say());
+    }
+    let rel = path.strip_prefix(&ctx.root).ok()?;
+    let mut parts = rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned());
+    let first = parts.next()?;
+    let second = parts.next();
+    let bearing = match (first.as_str(), second.as_deref()) {
+        (".lembas" | ".mcp.json", _) => true,
+        (".agent" | ".claude" | ".codex" | ".opencode", None) => true,
+        (".agent" | ".claude" | ".codex" | ".opencode", Some(sub)) => {
+            matches!(
+                sub,
+                "commands" | "agents" | "skills" | "hooks" | "settings.json" | "settings.local.json" | "config.toml"
+            )
+        }
+        _ => false,
+    };
+    bearing.then(say)
+}
+
+/// The floor for a command line: every part, plainly spelled, with its words resolved as the
+/// line goes (`cd`, `X=…`, `~`, `$HOME`, braces, globs) from `cwd`, and `real` giving each
+/// place's real path (links followed).
+pub fn line_floor(
     line: &str,
     parts: &[SimpleCommand],
-    resolve: &dyn Fn(&str) -> PathBuf,
+    cwd: &Path,
+    real: &dyn Fn(&Path) -> PathBuf,
     ctx: &Context,
-) -> Option<String> {
+) -> Option<Floor> {
     if is_fork_bomb(line) {
-        return Some(refused("fork_bomb"));
+        return Some(Floor::Refuse(refused("fork_bomb")));
     }
+    let mut scope = Scope::new(cwd, ctx.home.as_deref());
+    let mut ask: Option<String> = None;
     for part in parts {
-        if let Some(reason) = command_refusal(part, resolve, ctx) {
-            return Some(reason);
+        let part = &read_program(part);
+        if let Some(reason) = command_refusal(part) {
+            return Some(Floor::Refuse(reason));
         }
-        for target in written_paths(part) {
-            if let Some(reason) = protected(&resolve(target), ctx) {
-                return Some(reason);
+        let mut fx = effects(part);
+        let program_unknown = part.program().contains(SUBSTITUTION) || part.program().starts_with('$');
+        if program_unknown {
+            // Whatever it turns out to be, it must not be able to take the home folder.
+            fx.deletes.extend(part.argv.iter().skip(1).filter(|a| !a.starts_with('-')).cloned());
+            fx.recursive = true;
+        }
+        let reach = |word: &str, write: bool| {
+            let subs = if write { part.write_substitutions_of(word) } else { part.substitutions_of(word) };
+            let mut r = scope.reach(word, &subs);
+            for place in &mut r.places {
+                place.path = real(&place.path);
+            }
+            r
+        };
+        for word in &fx.deletes {
+            let r = reach(word, false);
+            for place in &r.places {
+                if (fx.recursive || place.vague) && dangerous_place(&place.path, ctx) {
+                    return Some(Floor::Refuse(refused(if part.program() == "chmod" {
+                        "chmod_root"
+                    } else {
+                        "rm_root"
+                    })));
+                }
+                if let Some(reason) = protected(&place.path, ctx).or_else(|| private(&place.path, ctx)) {
+                    return Some(Floor::Refuse(reason));
+                }
+                if place.vague && !place.path.starts_with(&ctx.root) {
+                    ask.get_or_insert_with(|| unreadable(word, "deletes"));
+                }
+            }
+            if r.unknown {
+                ask.get_or_insert_with(|| unreadable(word, "deletes"));
             }
         }
+        if matches!(part.program(), "chmod" | "chown" | "chgrp") && fx.recursive {
+            for word in &fx.writes {
+                if reach(word, false).places.iter().any(|p| dangerous_place(&p.path, ctx)) {
+                    return Some(Floor::Refuse(refused("chmod_root")));
+                }
+            }
+        }
+        let redirected: Vec<&String> = part.writes.iter().collect();
+        for word in &fx.writes {
+            if is_device(word) {
+                return Some(Floor::Refuse(refused("device_write")));
+            }
+            let r = reach(word, redirected.contains(&word));
+            for place in &r.places {
+                if is_device(&place.path.to_string_lossy()) {
+                    return Some(Floor::Refuse(refused("device_write")));
+                }
+                if let Some(reason) = protected(&place.path, ctx).or_else(|| private(&place.path, ctx)) {
+                    return Some(Floor::Refuse(reason));
+                }
+                if let Some(reason) = trust_bearing(&place.path, ctx) {
+                    ask.get_or_insert(reason);
+                }
+                if place.vague && !place.path.starts_with(&ctx.root) {
+                    ask.get_or_insert_with(|| unreadable(word, "writes"));
+                }
+            }
+            if r.unknown {
+                ask.get_or_insert_with(|| unreadable(word, "writes"));
+            }
+        }
+        // Reading lembas' private files is refused too: every word that names a place there.
+        for word in part.argv.iter().skip(1) {
+            let value = word.split_once('=').map_or(word.as_str(), |(_, v)| v);
+            if !value.contains(['/', '~', '$']) {
+                continue;
+            }
+            for place in reach(value, false).places.iter().filter(|p| !p.vague) {
+                if let Some(reason) = private(&place.path, ctx) {
+                    return Some(Floor::Refuse(reason));
+                }
+            }
+        }
+        scope.follow(part);
     }
-    None
+    ask.map(Floor::Ask)
+}
+
+/// A command whose program is a substitution that only echoes a name, read as that name.
+fn read_program(part: &SimpleCommand) -> SimpleCommand {
+    let mut part = part.clone();
+    if part.argv.first().is_some_and(|p| p == SUBSTITUTION)
+        && let Some(name) = part.substitutions.first().and_then(|s| crate::words::echoed(s))
+    {
+        part.argv[0] = name;
+        part.substitutions.remove(0);
+    }
+    part
+}
+
+fn unreadable(word: &str, what: &str) -> String {
+    render(&spec().protected.unreadable, &[("word", word), ("what", what)])
 }
 
 #[cfg(test)]
@@ -207,17 +339,81 @@ mod tests {
             home: Some("/home/ada".into()),
             root: "/home/ada/src/app".into(),
             lembas_config: Some("/home/ada/.config/lembas".into()),
-            plans_dir: None,
+            lembas_private: vec!["/home/ada/.local/share/lembas".into(), "/home/ada/.local/state/lembas".into()],
+            plans_dir: Some("/home/ada/.local/state/lembas/plans".into()),
+            skills_dir: Some("/home/ada/.local/share/lembas/skills".into()),
         }
     }
 
-    fn resolve(word: &str) -> PathBuf {
-        let expanded = word.replacen("~", "/home/ada", 1).replace("${HOME}", "/home/ada").replace("$HOME", "/home/ada");
-        lembas_paths::resolve(Path::new("/home/ada/src/app"), &expanded)
+    fn floor_in(cwd: &str, line: &str) -> Option<Floor> {
+        line_floor(line, &split(line), Path::new(cwd), &|p: &Path| p.to_path_buf(), &ctx())
+    }
+
+    fn floor(line: &str) -> Option<Floor> {
+        floor_in("/home/ada/src/app", line)
     }
 
     fn refused_line(line: &str) -> bool {
-        line_refusal(line, &split(line), &resolve, &ctx()).is_some()
+        matches!(floor(line), Some(Floor::Refuse(_)))
+    }
+
+    fn asked_line(line: &str) -> bool {
+        matches!(floor(line), Some(Floor::Ask(_)))
+    }
+
+    #[test]
+    fn what_a_line_does_is_judged_not_how_it_is_spelled() {
+        for line in [
+            "cd / && rm -rf *",
+            "rm -rf /u*",
+            "rm -rf {/,}",
+            "find / -delete",
+            "find ~ -delete",
+            "find / -exec rm -rf {} +",
+            "cp /dev/zero /dev/sda",
+            "cat /dev/zero | tee /dev/sda",
+            ":(){ :&:& };:",
+            "X=$HOME; rm -rf \"$X\"",
+            "$(echo rm) -rf ~",
+            "rm -rf \"$(echo ~)\"",
+            "rm -rf ${HOME%/}",
+            "cd ~/.ssh && echo k >> authorized_keys",
+            "echo k >> \"$(echo ~)/.ssh/authorized_keys\"",
+            "rm -rf ~/*",
+            "rm -rf /home",
+            "mv ~ /tmp/gone",
+            "rsync -a --delete empty/ ~/",
+            "cat ~/.config/lembas/credentials.json",
+            "cp ~/.local/share/lembas/sessions.db /tmp/x",
+            "echo x > ~/.config/lembas/config.toml",
+        ] {
+            assert!(refused_line(line), "{line}: {:?}", floor(line));
+        }
+        assert!(matches!(floor_in("/", "rm -rf *"), Some(Floor::Refuse(_))));
+    }
+
+    #[test]
+    fn what_cannot_be_read_before_it_runs_is_asked() {
+        for line in [
+            "rm -rf \"$X\"",
+            "rm -rf \"$(mktemp -d)\"",
+            "rm -rf /tmp/build-*",
+            "echo x > \"$OUT\"",
+            "cd \"$D\" && rm -rf *",
+            "echo '{}' > .lembas/permissions.json",
+            "cp evil.json .mcp.json",
+        ] {
+            assert!(asked_line(line), "{line}: {:?}", floor(line));
+        }
+        for line in [
+            "rm -rf build/*",
+            "rm -rf target",
+            "echo x > notes.txt",
+            "X=build; rm -rf $X",
+            "cat ~/.local/state/lembas/plans/p.md",
+        ] {
+            assert_eq!(floor(line), None, "{line}");
+        }
     }
 
     #[test]
@@ -236,6 +432,7 @@ mod tests {
             "cat image > /dev/sdb",
             ":(){ :|:& };:",
             "bomb(){ bomb|bomb& }; bomb",
+            "f() { f & f & }; f",
             "sudo shutdown -h now",
             "chmod -R 777 /",
         ] {
@@ -275,6 +472,19 @@ mod tests {
         ] {
             assert!(!refused_line(line), "{line}");
         }
+    }
+
+    #[test]
+    fn trust_bearing_and_private_files() {
+        let c = ctx();
+        assert!(trust_bearing(Path::new("/home/ada/src/app/.lembas/permissions.json"), &c).is_some());
+        assert!(trust_bearing(Path::new("/home/ada/src/app/.claude/commands/x.md"), &c).is_some());
+        assert!(trust_bearing(Path::new("/home/ada/.local/share/lembas/skills/s/SKILL.md"), &c).is_some());
+        assert!(trust_bearing(Path::new("/home/ada/src/app/.agent/notes.md"), &c).is_none());
+        assert!(trust_bearing(Path::new("/home/ada/src/app/src/mcp.json"), &c).is_none());
+        assert!(private(Path::new("/home/ada/.local/state/lembas/jobs/x.log"), &c).is_some());
+        assert!(private(Path::new("/home/ada/.local/state/lembas/plans/p.md"), &c).is_none());
+        assert!(private(Path::new("/home/ada/.local/share/lembas/skills/s/SKILL.md"), &c).is_none());
     }
 
     #[test]

@@ -13,8 +13,10 @@ use lembas_spec::{RiskClass, modes};
 
 use crate::Mode;
 use crate::command::{SimpleCommand, split};
-use crate::hardline::{Context, line_refusal, protected};
+use crate::effects::effects;
+use crate::hardline::{Context, Floor, line_floor, private, protected, trust_bearing};
 use crate::rules::{Action, RuleSet, Subject};
+use crate::words::Scope;
 
 /// The outcome of judging one call.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,16 +50,39 @@ pub struct Judge {
 enum Said {
     Nothing,
     Allow,
+    /// Every part is allowed, and some write or delete these places (real paths; `None` for a
+    /// place that cannot be told): judged as a change to them — unless every one is what an
+    /// allowed program is for (`touch` making a file), which its rule covers outside plan mode.
+    AllowWriting {
+        places: Vec<Option<PathBuf>>,
+        natural: bool,
+    },
     Ask,
     Deny(String),
 }
 
-fn combine(actions: impl IntoIterator<Item = (Option<Action>, String)>) -> Said {
+/// What the rules say of one part or path.
+enum PartSaid {
+    Rule(Option<Action>),
+    Writing { places: Vec<Option<PathBuf>>, natural: bool },
+}
+
+fn combine(actions: impl IntoIterator<Item = (PartSaid, String)>) -> Said {
     let mut all_allow = true;
     let mut ask = false;
     let mut any = false;
-    for (action, what) in actions {
+    let mut writing: Option<(Vec<Option<PathBuf>>, bool)> = None;
+    for (said, what) in actions {
         any = true;
+        let action = match said {
+            PartSaid::Rule(action) => action,
+            PartSaid::Writing { places, natural } => {
+                let all = writing.get_or_insert_with(|| (Vec::new(), true));
+                all.0.extend(places);
+                all.1 &= natural;
+                Some(Action::Allow)
+            }
+        };
         match action {
             Some(Action::Deny) => return Said::Deny(format!("Refused by a permission rule: {what}.")),
             Some(Action::Ask) => ask = true,
@@ -69,11 +94,22 @@ fn combine(actions: impl IntoIterator<Item = (Option<Action>, String)>) -> Said 
         }
     }
     match (any, all_allow, ask) {
-        (true, true, _) => Said::Allow,
+        (true, true, _) => writing.map_or(Said::Allow, |(places, natural)| Said::AllowWriting { places, natural }),
         (_, _, true) => Said::Ask,
         _ => Said::Nothing,
     }
 }
+
+/// Programs whose purpose is to delete or move what they are given: a rule that allows one
+/// allows that (the floor still guards where). Any other program that deletes does so through
+/// an option, which its rule never covers.
+const DELETERS: &[&str] = &["rm", "unlink", "rmdir", "shred", "mv", "rsync"];
+
+/// Programs whose purpose is to write what they are given (besides the [`DELETERS`]).
+const WRITERS: &[&str] = &[
+    "cp", "ln", "install", "scp", "tee", "touch", "truncate", "mkdir", "mkfifo", "mknod", "chmod", "chown", "chgrp",
+    "chattr", "setfacl", "dd",
+];
 
 impl Judge {
     /// The default rules and nothing else, for a project at `root`.
@@ -89,41 +125,96 @@ impl Judge {
         }
     }
 
-    fn said(&self, call: &Call, parts: &[SimpleCommand]) -> Said {
+    /// What the rules say of one part of a command line, given what the part does: a rule that
+    /// allows its words does not allow an option that runs other code, and what it writes is
+    /// judged as a change.
+    fn part_said(&self, tool: &str, part: &SimpleCommand, scope: &Scope, real: &dyn Fn(&Path) -> PathBuf) -> PartSaid {
+        let plain = part.line();
+        let action = if part.argv.is_empty() { None } else { self.rules.matching(tool, Subject::Command(&plain)) };
+        if action != Some(Action::Allow) && !part.argv.is_empty() {
+            return PartSaid::Rule(action);
+        }
+        let fx = effects(part);
+        if fx.runs.is_some() || (!fx.deletes.is_empty() && !DELETERS.contains(&part.program())) {
+            return PartSaid::Rule(None);
+        }
+        let redirected: Vec<&String> = part.writes.iter().collect();
+        let places: Vec<Option<PathBuf>> = fx
+            .writes
+            .iter()
+            .chain(&fx.deletes)
+            .flat_map(|word| {
+                let subs = if redirected.contains(&word) {
+                    part.write_substitutions_of(word)
+                } else {
+                    part.substitutions_of(word)
+                };
+                let reach = scope.reach(word, &subs);
+                let mut out: Vec<Option<PathBuf>> =
+                    reach.places.iter().map(|p| (!p.vague || fx.deletes.is_empty()).then(|| real(&p.path))).collect();
+                if reach.unknown || reach.places.iter().any(|p| p.vague) {
+                    out.push(None);
+                }
+                out
+            })
+            .collect();
+        let program = part.program();
+        let natural = part.writes.iter().all(|w| crate::effects::is_sink(w))
+            && (DELETERS.contains(&program) || WRITERS.contains(&program));
+        if places.is_empty() { PartSaid::Rule(action) } else { PartSaid::Writing { places, natural } }
+    }
+
+    fn said(&self, call: &Call, parts: &[SimpleCommand], cwd: &Path, real: &dyn Fn(&Path) -> PathBuf) -> Said {
         if let Some(line) = call.command {
             if parts.is_empty() {
                 return Said::Nothing;
             }
-            return combine(parts.iter().filter(|p| !p.argv.is_empty() || p.writes.is_empty()).map(|p| {
-                let plain = p.line();
-                let action =
-                    if p.argv.is_empty() { None } else { self.rules.matching(call.tool, Subject::Command(&plain)) };
-                (action, format!("`{}`", if plain.is_empty() { line } else { &plain }))
-            }));
+            let mut scope = Scope::new(cwd, self.ctx.home.as_deref());
+            let mut said = Vec::with_capacity(parts.len());
+            for part in parts {
+                let plain = part.line();
+                said.push((
+                    self.part_said(call.tool, part, &scope, real),
+                    format!("`{}`", if plain.is_empty() { line } else { &plain }),
+                ));
+                scope.follow(part);
+            }
+            return combine(said);
         }
         if call.paths.is_empty() {
-            return combine([(self.rules.matching(call.tool, Subject::Tool), call.tool.to_owned())]);
+            return combine([(PartSaid::Rule(self.rules.matching(call.tool, Subject::Tool)), call.tool.to_owned())]);
         }
         combine(
-            call.paths.iter().map(|p| (self.rules.matching(call.tool, self.path_subject(p)), p.display().to_string())),
+            call.paths.iter().map(|p| {
+                (PartSaid::Rule(self.rules.matching(call.tool, self.path_subject(p))), p.display().to_string())
+            }),
         )
     }
 
-    /// Judges `call` in `mode`. `resolve` turns a word of a command (a path as written) into the
-    /// real path it names, relative to where the command runs.
-    pub fn evaluate(&self, mode: Mode, call: &Call, resolve: &dyn Fn(&str) -> PathBuf) -> Decision {
+    /// Judges `call` in `mode`. A command's words are resolved from `cwd` (where it runs);
+    /// `real` gives a place's real path (every link followed).
+    pub fn evaluate(&self, mode: Mode, call: &Call, cwd: &Path, real: &dyn Fn(&Path) -> PathBuf) -> Decision {
         let parts = call.command.map(split).unwrap_or_default();
-        if let Some(line) = call.command
-            && let Some(reason) = line_refusal(line, &parts, resolve, &self.ctx)
-        {
+        let mut always_ask: Option<String> = None;
+        if let Some(line) = call.command {
+            match line_floor(line, &parts, cwd, real, &self.ctx) {
+                Some(Floor::Refuse(reason)) => return Decision::Refuse(reason),
+                Some(Floor::Ask(reason)) => always_ask = Some(reason),
+                None => {}
+            }
+        }
+        if let Some(reason) = call.paths.iter().find_map(|p| private(p, &self.ctx)) {
             return Decision::Refuse(reason);
         }
-        if call.risk == RiskClass::Write
-            && let Some(reason) = call.paths.iter().find_map(|p| protected(p, &self.ctx))
-        {
-            return Decision::Refuse(reason);
+        if call.risk == RiskClass::Write {
+            if let Some(reason) = call.paths.iter().find_map(|p| protected(p, &self.ctx)) {
+                return Decision::Refuse(reason);
+            }
+            if let Some(reason) = call.paths.iter().find_map(|p| trust_bearing(p, &self.ctx)) {
+                always_ask.get_or_insert(reason);
+            }
         }
-        let said = self.said(call, &parts);
+        let said = self.said(call, &parts, cwd, real);
         if let Said::Deny(reason) = said {
             return Decision::Refuse(reason);
         }
@@ -131,20 +222,38 @@ impl Judge {
         let refused = || {
             Decision::Refuse(spec.refused.clone().unwrap_or_else(|| format!("The {mode} mode does not allow this.")))
         };
+        let in_plans = |p: &PathBuf| self.ctx.plans_dir.as_ref().is_some_and(|d| p.starts_with(d));
         let outside = call.risk == RiskClass::Write && call.paths.iter().any(|p| !p.starts_with(&self.ctx.root));
         if mode == Mode::Plan {
-            return match call.risk {
-                RiskClass::Write => {
-                    let in_plans = |p: &PathBuf| self.ctx.plans_dir.as_ref().is_some_and(|d| p.starts_with(d));
-                    if !call.paths.is_empty() && call.paths.iter().all(in_plans) { Decision::Allow } else { refused() }
+            return match (call.risk, &said) {
+                (RiskClass::Write, _) => {
+                    if !call.paths.is_empty() && call.paths.iter().all(in_plans) {
+                        Decision::Allow
+                    } else {
+                        refused()
+                    }
                 }
-                RiskClass::Execute if said == Said::Allow => Decision::Allow,
-                RiskClass::Execute => refused(),
-                _ => match said {
-                    Said::Allow => Decision::Allow,
-                    _ if call.risk == RiskClass::Read && said == Said::Nothing => Decision::Allow,
-                    _ => Decision::Ask,
-                },
+                (_, Said::AllowWriting { places, .. }) if places.iter().all(|p| p.as_ref().is_some_and(in_plans)) => {
+                    Decision::Allow
+                }
+                (_, Said::AllowWriting { .. }) => refused(),
+                _ if always_ask.is_some() => refused(),
+                (RiskClass::Execute, Said::Allow) => Decision::Allow,
+                (RiskClass::Execute, _) => refused(),
+                (_, Said::Allow) => Decision::Allow,
+                (RiskClass::Read, Said::Nothing) => Decision::Allow,
+                _ => Decision::Ask,
+            };
+        }
+        if always_ask.is_some() {
+            return Decision::Ask;
+        }
+        // A command every part of which a rule allows, but that writes: judged as the change.
+        if let Said::AllowWriting { places, natural: false } = &said {
+            let inside = places.iter().all(|p| p.as_ref().is_some_and(|p| p.starts_with(&self.ctx.root)));
+            return match spec.write.as_str() {
+                "allow" if inside => Decision::Allow,
+                _ => Decision::Ask,
             };
         }
         let word = match call.risk {
@@ -156,6 +265,7 @@ impl Judge {
         if outside && said != Said::Allow {
             return Decision::Ask;
         }
+        let said = if let Said::AllowWriting { .. } = said { Said::Allow } else { said };
         match (word.as_str(), said) {
             ("allow", Said::Ask) if mode != Mode::Auto => Decision::Ask,
             ("allow", _) => Decision::Allow,
@@ -165,6 +275,16 @@ impl Judge {
             (_, Said::Nothing) if call.risk == RiskClass::Read => Decision::Allow,
             _ => Decision::Ask,
         }
+    }
+
+    /// Whether `call` changes a file that decides what lembas may do later: such an approval is
+    /// for this once only, never remembered for the session.
+    pub fn touches_trust(&self, call: &Call, cwd: &Path, real: &dyn Fn(&Path) -> PathBuf) -> bool {
+        if call.risk == RiskClass::Write && call.paths.iter().any(|p| trust_bearing(p, &self.ctx).is_some()) {
+            return true;
+        }
+        call.command
+            .is_some_and(|line| matches!(line_floor(line, &split(line), cwd, real, &self.ctx), Some(Floor::Ask(_))))
     }
 }
 
@@ -177,7 +297,9 @@ mod tests {
             home: Some("/home/ada".into()),
             root: "/home/ada/app".into(),
             lembas_config: Some("/home/ada/.config/lembas".into()),
+            lembas_private: vec!["/home/ada/.local/state/lembas".into()],
             plans_dir: Some("/home/ada/.local/state/lembas/plans".into()),
+            skills_dir: None,
         })
     }
 
@@ -185,17 +307,24 @@ mod tests {
         lembas_paths::resolve(Path::new("/home/ada/app"), &word.replacen('~', "/home/ada", 1))
     }
 
+    const ROOT: &str = "/home/ada/app";
+
+    fn same(p: &Path) -> PathBuf {
+        p.to_path_buf()
+    }
+
     fn bash(mode: Mode, line: &str) -> Decision {
         judge().evaluate(
             mode,
             &Call { tool: "bash", risk: RiskClass::Execute, command: Some(line), paths: &[] },
-            &resolve,
+            Path::new(ROOT),
+            &same,
         )
     }
 
     fn file(mode: Mode, tool: &str, risk: RiskClass, path: &str) -> Decision {
         let paths = [resolve(path)];
-        judge().evaluate(mode, &Call { tool, risk, command: None, paths: &paths }, &resolve)
+        judge().evaluate(mode, &Call { tool, risk, command: None, paths: &paths }, Path::new(ROOT), &same)
     }
 
     #[test]
@@ -238,13 +367,83 @@ mod tests {
     }
 
     #[test]
+    fn an_allowed_program_that_writes_or_runs_is_judged_by_what_it_does() {
+        use Mode::*;
+        let plan_refused = |line: &str| assert!(matches!(bash(Plan, line), Decision::Refuse(_)), "{line}");
+        for line in [
+            "echo x > f",
+            "cat /dev/null > f",
+            "sort -o f a",
+            "uniq IN OUT",
+            "git diff --output=../x",
+            "git log --output=../x",
+            "find . -fprint ../x",
+            "find -delete",
+            "find -exec touch x \\;",
+            "git grep --open-files-in-pager=vim x",
+            "git -c core.pager=sh log",
+            "echo $LEMBAS_API_KEY > k",
+        ] {
+            plan_refused(line);
+        }
+        // Reading stays allowed in plan mode.
+        for line in
+            ["git status", "git diff HEAD", "find . -name '*.rs'", "sort a | uniq", "ls 2>/dev/null", "grep -r x ."]
+        {
+            assert_eq!(bash(Plan, line), Decision::Allow, "{line}");
+        }
+        // A write the rules' words allow is a change: run in edit inside the project, asked outside
+        // it or in manual.
+        assert_eq!(bash(Edit, "echo x > notes.txt"), Decision::Allow);
+        assert_eq!(bash(Edit, "echo x > /tmp/notes.txt"), Decision::Ask);
+        assert_eq!(bash(Manual, "echo x > notes.txt"), Decision::Ask);
+        assert_eq!(bash(Manual, "find -delete"), Decision::Ask);
+        assert_eq!(bash(Edit, "find . -exec rm {} +"), Decision::Ask);
+        assert_eq!(bash(Edit, "git grep -O x"), Decision::Ask);
+        // A program made to write is allowed to by a rule that names it — but never in plan mode.
+        let mut j = judge();
+        j.rules.add("bash", Some("touch *"), Action::Allow, crate::Source::Session);
+        let touch = |mode| {
+            j.evaluate(
+                mode,
+                &Call { tool: "bash", risk: RiskClass::Execute, command: Some("touch a"), paths: &[] },
+                Path::new(ROOT),
+                &same,
+            )
+        };
+        assert_eq!(touch(Manual), Decision::Allow);
+        assert!(matches!(touch(Plan), Decision::Refuse(_)));
+        // Plan files may be written by a command in plan mode too.
+        assert_eq!(bash(Plan, "echo x > ~/.local/state/lembas/plans/p.md"), Decision::Allow);
+    }
+
+    #[test]
+    fn trust_bearing_files_are_asked_in_every_mode_and_private_files_refused() {
+        use Mode::*;
+        assert_eq!(file(Auto, "write", RiskClass::Write, ".lembas/permissions.json"), Decision::Ask);
+        assert_eq!(file(Edit, "write", RiskClass::Write, ".mcp.json"), Decision::Ask);
+        assert_eq!(bash(Auto, "echo '{}' > .mcp.json"), Decision::Ask);
+        assert!(matches!(
+            file(Edit, "read", RiskClass::Read, "~/.config/lembas/credentials.json"),
+            Decision::Refuse(_)
+        ));
+        assert!(matches!(
+            file(Auto, "read", RiskClass::Read, "~/.local/state/lembas/learned.json"),
+            Decision::Refuse(_)
+        ));
+        assert!(matches!(bash(Auto, "cat ~/.config/lembas/credentials.json"), Decision::Refuse(_)));
+        assert_eq!(file(Plan, "read", RiskClass::Read, "~/.local/state/lembas/plans/p.md"), Decision::Allow);
+    }
+
+    #[test]
     fn a_deny_rule_refuses_even_in_auto() {
         let mut j = judge();
         j.rules.add("bash", Some("make deploy*"), Action::Deny, crate::Source::Global);
         let d = j.evaluate(
             Mode::Auto,
             &Call { tool: "bash", risk: RiskClass::Execute, command: Some("make deploy"), paths: &[] },
-            &resolve,
+            Path::new(ROOT),
+            &same,
         );
         assert_eq!(d, Decision::Refuse("Refused by a permission rule: `make deploy`.".into()));
     }

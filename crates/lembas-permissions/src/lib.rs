@@ -12,10 +12,12 @@
 mod arity;
 pub mod command;
 pub mod delegation;
+pub mod effects;
 pub mod hardline;
 mod judge;
 mod mode;
 mod rules;
+pub mod words;
 
 pub use arity::always_pattern;
 pub use hardline::Context;

@@ -46,6 +46,8 @@ pub struct Workspace {
     /// Where the session started (at or below the root).
     pub started: PathBuf,
     pub times: FileTimes,
+    /// The person's home folder, for `~` in a path.
+    pub home: Option<PathBuf>,
     /// The editor's view of the files, when the session runs in one that offers it.
     pub editor: Option<Arc<dyn EditorFiles>>,
 }
@@ -59,31 +61,27 @@ impl Workspace {
         let note = (canonical != root).then(|| {
             format!("The project root {} is {} on disk; paths are judged there.", root.display(), canonical.display())
         });
-        (Workspace { root: canonical, started, times: FileTimes::default(), editor: None }, note)
+        let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
+        (Workspace { root: canonical, started, times: FileTimes::default(), home, editor: None }, note)
     }
 
-    /// The one resolution of a call's path.
+    /// The one resolution of a call's path: relative to the project root, and `~` (alone or
+    /// before a `/`) as the person's home folder, as in a shell.
     pub fn resolve(&self, path: &str) -> PathBuf {
-        lembas_paths::resolve(&self.root, path.trim())
+        let path = path.trim();
+        match (&self.home, path.strip_prefix('~')) {
+            (Some(home), Some(rest)) if rest.is_empty() || rest.starts_with('/') => {
+                lembas_paths::resolve(home, rest.trim_start_matches('/'))
+            }
+            _ => lembas_paths::resolve(&self.root, path),
+        }
     }
 
-    /// Where `path` really is: symlinks followed as far as the path exists, the rest by its
-    /// text. What containment and protected paths are judged on.
+    /// Where `path` really is: every symlink on the way followed — a link whose target does
+    /// not exist yet too, since a write through it lands at its target — and what does not
+    /// exist taken by its text. What containment and protected paths are judged on.
     pub fn real_path(&self, path: &Path) -> PathBuf {
-        let mut existing = path.to_path_buf();
-        let mut rest = Vec::new();
-        while !existing.exists() {
-            match (existing.parent(), existing.file_name()) {
-                (Some(parent), Some(name)) => {
-                    rest.push(name.to_os_string());
-                    existing = parent.to_path_buf();
-                }
-                _ => break,
-            }
-        }
-        let mut real = std::fs::canonicalize(&existing).unwrap_or(existing);
-        real.extend(rest.iter().rev());
-        real
+        real_path(path)
     }
 
     /// Whether `path` (resolved) really lies inside the project.
@@ -99,6 +97,57 @@ impl Workspace {
     pub(crate) fn error(&self, key: &str, path: &Path) -> String {
         filesystem().error(key, &path.display().to_string())
     }
+}
+
+/// Where `path` (absolute) really is: each component's symlink followed in turn, dangling ones
+/// included; at most 40 links, as the kernel allows, after which the rest is taken by its text.
+pub fn real_path(path: &Path) -> PathBuf {
+    use std::collections::VecDeque;
+    use std::path::Component;
+    let mut pending: VecDeque<std::ffi::OsString> = VecDeque::new();
+    let mut real = PathBuf::from("/");
+    let push_components = |pending: &mut VecDeque<std::ffi::OsString>, p: &Path, front: bool| {
+        let parts: Vec<std::ffi::OsString> = p
+            .components()
+            .filter_map(|c| match c {
+                Component::Normal(n) => Some(n.to_os_string()),
+                Component::ParentDir => Some("..".into()),
+                _ => None,
+            })
+            .collect();
+        if front {
+            for part in parts.into_iter().rev() {
+                pending.push_front(part);
+            }
+        } else {
+            pending.extend(parts);
+        }
+    };
+    push_components(&mut pending, path, false);
+    let mut hops = 0;
+    while let Some(part) = pending.pop_front() {
+        if part == ".." {
+            real.pop();
+            continue;
+        }
+        let next = real.join(&part);
+        match std::fs::symlink_metadata(&next) {
+            Ok(meta) if meta.file_type().is_symlink() && hops < 40 => {
+                hops += 1;
+                match std::fs::read_link(&next) {
+                    Ok(target) => {
+                        if target.is_absolute() {
+                            real = PathBuf::from("/");
+                        }
+                        push_components(&mut pending, &target, true);
+                    }
+                    Err(_) => real = next,
+                }
+            }
+            _ => real = next,
+        }
+    }
+    real
 }
 
 #[cfg(test)]
@@ -119,6 +168,38 @@ mod tests {
         #[cfg(unix)]
         assert!(!ws.contains(&ws.resolve("link/key")));
         assert!(!ws.contains(&ws.resolve("../secret/key")));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_dangling_symlink_is_judged_by_where_it_lands() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().join("p");
+        let elsewhere = dir.path().join("elsewhere");
+        std::fs::create_dir_all(&project).unwrap();
+        std::fs::create_dir_all(&elsewhere).unwrap();
+        std::os::unix::fs::symlink(elsewhere.join("new.txt"), project.join("dang")).unwrap();
+        std::os::unix::fs::symlink("../elsewhere/deeper/x", project.join("rel")).unwrap();
+        std::os::unix::fs::symlink("loop", project.join("loop")).unwrap();
+        let (ws, _) = Workspace::new(&project, &project);
+        let real_elsewhere = std::fs::canonicalize(&elsewhere).unwrap();
+        assert_eq!(ws.real_path(&ws.resolve("dang")), real_elsewhere.join("new.txt"));
+        assert!(!ws.contains(&ws.resolve("dang")));
+        assert_eq!(ws.real_path(&ws.resolve("rel/y")), real_elsewhere.join("deeper/x/y"));
+        assert!(!ws.contains(&ws.resolve("rel")));
+        // A loop ends; what is left is taken by its text.
+        let _ = ws.real_path(&ws.resolve("loop/a"));
+        assert!(ws.contains(&ws.resolve("src/new/deep.rs")));
+    }
+
+    #[test]
+    fn a_tilde_means_the_home_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut ws, _) = Workspace::new(dir.path(), dir.path());
+        ws.home = Some("/home/ada".into());
+        assert_eq!(ws.resolve("~/.ssh/authorized_keys"), Path::new("/home/ada/.ssh/authorized_keys"));
+        assert_eq!(ws.resolve("~"), Path::new("/home/ada"));
+        assert_eq!(ws.resolve("~x"), ws.root.join("~x"));
     }
 
     #[test]

@@ -186,6 +186,7 @@ pub fn session_config(
     cfg.approver = approver;
     cfg.rules = rules;
     cfg.lembas_config = Some(home.config.clone());
+    cfg.lembas_private = vec![home.data.clone(), home.state.clone()];
     cfg.plans_dir = Some(home.state.join("plans"));
     cfg.max_steps = config.steps.unwrap_or(cfg.max_steps);
     cfg.budget_tokens = config.budget_tokens;

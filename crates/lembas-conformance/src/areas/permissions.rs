@@ -78,7 +78,8 @@ pub(crate) fn delegation(case: &Value) -> Result<Value, String> {
                 &request,
                 &grants,
                 &Call { tool, risk, command: line, paths: &paths },
-                &resolve,
+                Path::new("/project"),
+                &Path::to_path_buf,
                 unattended,
             );
             let own_reason = case.get("own_reason").and_then(Value::as_bool).unwrap_or(false);
@@ -129,7 +130,7 @@ pub(crate) fn monitor(case: &Value) -> Result<Value, String> {
             }
             let line = text(case, "line")?;
             let call = Call { tool: "bash", risk: lembas_spec::RiskClass::Execute, command: Some(line), paths: &[] };
-            Ok(match judge.evaluate(mode(case, "mode")?, &call, &resolve) {
+            Ok(match judge.evaluate(mode(case, "mode")?, &call, Path::new("/project"), &Path::to_path_buf) {
                 Decision::Allow => json!("run"),
                 Decision::Ask => json!({ "refused": "asks" }),
                 Decision::Refuse(_) => json!({ "refused": "denied" }),

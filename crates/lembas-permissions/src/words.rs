@@ -1,0 +1,378 @@
+//! What a word of a command names, as far as it can be told without running anything: `~`,
+//! `$HOME` and the variables the line itself set are read, brace alternatives are each taken,
+//! `$(echo …)` is read as what it echoes, and `cd` moves where later words are resolved. What
+//! cannot be read — another variable, a substitution, a glob — leaves the word *vague*: it may
+//! name anything at or under the part that could be read.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use crate::command::{SUBSTITUTION, SimpleCommand};
+
+/// Where a line's words are resolved, as the line goes along.
+#[derive(Debug, Clone)]
+pub struct Scope {
+    /// Where the next command runs; `None` once a `cd` went somewhere that cannot be read.
+    pub cwd: Option<PathBuf>,
+    pub home: Option<PathBuf>,
+    /// Variables the line set (`X=…`); `None` for a value that cannot be read.
+    vars: HashMap<String, Option<String>>,
+}
+
+/// One place a word may name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Place {
+    /// The path (lexically resolved, absolute).
+    pub path: PathBuf,
+    /// Whether the word may name anything at or under `path` rather than `path` itself.
+    pub vague: bool,
+}
+
+/// Everything a word may name.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Reach {
+    pub places: Vec<Place>,
+    /// Whether some alternative could not be read at all (`$X`, `$(cmd)` alone).
+    pub unknown: bool,
+}
+
+impl Reach {
+    pub fn is_vague(&self) -> bool {
+        self.unknown || self.places.iter().any(|p| p.vague)
+    }
+}
+
+/// At most this many brace alternatives are taken; past it a word is unknown.
+const MAX_ALTERNATIVES: usize = 64;
+
+impl Scope {
+    pub fn new(cwd: &Path, home: Option<&Path>) -> Scope {
+        Scope { cwd: Some(cwd.to_path_buf()), home: home.map(Path::to_path_buf), vars: HashMap::new() }
+    }
+
+    /// Takes in what one simple command does to the scope of the commands after it: its
+    /// assignments, and a `cd`/`pushd`.
+    pub fn follow(&mut self, command: &SimpleCommand) {
+        for (name, value) in &command.assigns {
+            let read = if value.contains('$') || value.contains('`') {
+                self.expand_vars(value).filter(|v| !v.contains(['*', '?', '[']))
+            } else {
+                Some(value.clone())
+            };
+            self.vars.insert(name.clone(), read);
+        }
+        if matches!(command.program(), "cd" | "pushd" | "popd") {
+            let target = command.argv.iter().skip(1).find(|a| !a.starts_with('-') || *a == "-");
+            self.cwd = match (command.program(), target) {
+                ("popd", _) => None,
+                (_, None) => self.home.clone(),
+                (_, Some(t)) if t == "-" => None,
+                (_, Some(t)) => {
+                    let reach = self.reach(t, &command.substitutions_of(t));
+                    match reach.places.as_slice() {
+                        [one] if !one.vague && !reach.unknown => Some(one.path.clone()),
+                        _ => None,
+                    }
+                }
+            };
+        }
+    }
+
+    fn var(&self, name: &str) -> Option<String> {
+        if let Some(value) = self.vars.get(name) {
+            return value.clone();
+        }
+        match name {
+            "HOME" => self.home.as_ref().map(|h| h.display().to_string()),
+            "PWD" => self.cwd.as_ref().map(|c| c.display().to_string()),
+            _ => None,
+        }
+    }
+
+    /// `$NAME` and `${NAME}` replaced where their value is known; `None` when one is not.
+    /// `${NAME%…}`-style forms count as unknown except that they keep the name, so
+    /// [`Scope::reach`] can still see `${HOME%/}` is about the home folder.
+    fn expand_vars(&self, text: &str) -> Option<String> {
+        let mut out = String::new();
+        let mut rest = text;
+        while let Some(at) = rest.find('$') {
+            out.push_str(&rest[..at]);
+            let after = &rest[at + 1..];
+            let (name, len, plain) = if let Some(inner) = after.strip_prefix('{') {
+                let end = inner.find('}')?;
+                let body = &inner[..end];
+                let name: String = body.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+                (name.clone(), end + 2, name.len() == body.len())
+            } else {
+                let name: String = after.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+                if name.is_empty() {
+                    return None;
+                }
+                (name.clone(), name.len(), true)
+            };
+            if !plain {
+                return None;
+            }
+            out.push_str(&self.var(&name)?);
+            rest = &after[len..];
+        }
+        out.push_str(rest);
+        Some(out)
+    }
+
+    /// What `word` (one word of `argv` or a redirection target, with `subs` the text of its
+    /// substitutions in order) may name.
+    pub fn reach(&self, word: &str, subs: &[String]) -> Reach {
+        let mut reach = Reach::default();
+        let Some(alternatives) = braces(word) else {
+            reach.unknown = true;
+            return reach;
+        };
+        for alternative in alternatives {
+            match self.place(&alternative, subs) {
+                Some(place) => reach.places.push(place),
+                None => reach.unknown = true,
+            }
+        }
+        reach
+    }
+
+    /// One brace alternative: its place, or `None` when nothing of it can be read.
+    fn place(&self, word: &str, subs: &[String]) -> Option<Place> {
+        let mut text = word.to_owned();
+        // Whether the word may name more than `text` says, and whether what could not be read
+        // stood first (then not even where it is can be told).
+        let mut vague = false;
+        let mut cut_at_start = false;
+        let mut cut = |text: &mut String, at: usize, vague: &mut bool| {
+            cut_at_start |= at == 0;
+            text.truncate(at);
+            *vague = true;
+        };
+        // A substitution that only echoes a word is that word.
+        for sub in subs {
+            let Some(at) = text.find(SUBSTITUTION) else { break };
+            match echoed(sub) {
+                Some(value) => text.replace_range(at..at + SUBSTITUTION.len(), &value),
+                None => {
+                    cut(&mut text, at, &mut vague);
+                    break;
+                }
+            }
+        }
+        if let Some(at) = text.find(SUBSTITUTION) {
+            cut(&mut text, at, &mut vague);
+        }
+        // `~` at the start.
+        if let Some(rest) = text.strip_prefix('~')
+            && (rest.is_empty() || rest.starts_with('/'))
+        {
+            text = format!("{}{rest}", self.home.as_ref()?.display());
+        }
+        // Variables: known ones read; at the first unknown, the word is cut there — except a
+        // `${HOME…}` form, which is taken as (somewhere at or under) the home folder.
+        let mut whole_home = false;
+        if let Some(at) = text.find('$') {
+            match self.expand_vars(&text) {
+                Some(read) => text = read,
+                None => {
+                    let after = &text[at + 1..];
+                    let name: String = after
+                        .trim_start_matches('{')
+                        .chars()
+                        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                        .collect();
+                    let prefix = self.expand_vars(&text[..at]);
+                    match (prefix, self.var(&name)) {
+                        (Some(prefix), Some(value)) if after.starts_with('{') => {
+                            text = format!("{prefix}{value}");
+                            vague = true;
+                            whole_home = true;
+                        }
+                        (Some(prefix), _) => {
+                            text = prefix;
+                            let at = text.len();
+                            cut(&mut text, at, &mut vague);
+                        }
+                        (None, _) => cut(&mut text, 0, &mut vague),
+                    }
+                }
+            }
+        }
+        // A glob: the part before its first pattern character, in the folder it searches.
+        if let Some(at) = text.find(['*', '?', '[']) {
+            text.truncate(at);
+            vague = true;
+        }
+        if vague && !whole_home && !text.ends_with('/') {
+            // Cut inside a name: the place is the folder around it.
+            match text.rfind('/') {
+                Some(slash) => text.truncate(slash + 1),
+                None => text.clear(),
+            }
+        }
+        if text.is_empty() {
+            if cut_at_start {
+                return None;
+            }
+            text = ".".to_owned();
+        }
+        let cwd = if Path::new(&text).is_absolute() { Path::new("/") } else { self.cwd.as_deref()? };
+        Some(Place { path: lembas_paths::resolve(cwd, &text), vague })
+    }
+}
+
+impl SimpleCommand {
+    /// The substitutions of one word of `argv` (the first word spelled so).
+    pub fn substitutions_of(&self, word: &str) -> Vec<String> {
+        let mut before = 0;
+        for w in &self.argv {
+            let marks = w.matches(SUBSTITUTION).count();
+            if w == word {
+                return self.substitutions.iter().skip(before).take(marks).cloned().collect();
+            }
+            before += marks;
+        }
+        Vec::new()
+    }
+
+    /// The substitutions of one redirection target.
+    pub fn write_substitutions_of(&self, target: &str) -> Vec<String> {
+        let mut before = 0;
+        for w in &self.writes {
+            let marks = w.matches(SUBSTITUTION).count();
+            if w == target {
+                return self.write_substitutions.iter().skip(before).take(marks).cloned().collect();
+            }
+            before += marks;
+        }
+        Vec::new()
+    }
+}
+
+/// What a substitution prints when it only echoes one word: `echo W`, `printf %s W`,
+/// `realpath W`, `readlink -f W`.
+pub(crate) fn echoed(inner: &str) -> Option<String> {
+    let words: Vec<&str> = inner.split_whitespace().collect();
+    let word = match words.as_slice() {
+        ["echo", w] | ["printf", "%s", w] | ["realpath", w] | ["readlink", "-f", w] => *w,
+        _ => return None,
+    };
+    let word = word.trim_matches(|c| c == '"' || c == '\'');
+    (!word.contains('`') && !word.contains("$(")).then(|| word.to_owned())
+}
+
+/// A word's brace alternatives (`{a,b}`, `{1..3}` read as unknown), nested ones included;
+/// `None` past [`MAX_ALTERNATIVES`] or for a range.
+fn braces(word: &str) -> Option<Vec<String>> {
+    let Some(open) = word.find('{') else { return Some(vec![word.to_owned()]) };
+    // `${…}` is a variable, not braces.
+    if open > 0 && word.as_bytes()[open - 1] == b'$' {
+        let close = word[open..].find('}')? + open;
+        let rest = braces(&word[close + 1..])?;
+        return Some(rest.into_iter().map(|r| format!("{}{r}", &word[..=close])).collect());
+    }
+    let mut depth = 0;
+    let mut close = None;
+    let mut commas = Vec::new();
+    for (i, c) in word[open..].char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => {
+                depth -= 1;
+                if depth == 0 {
+                    close = Some(open + i);
+                    break;
+                }
+            }
+            ',' if depth == 1 => commas.push(open + i),
+            _ => {}
+        }
+    }
+    let Some(close) = close else { return Some(vec![word.to_owned()]) };
+    let inner = &word[open + 1..close];
+    if commas.is_empty() {
+        if inner.contains("..") {
+            return None;
+        }
+        // `{}` or `{x}` stands as written.
+        let rest = braces(&word[close + 1..])?;
+        return Some(rest.into_iter().map(|r| format!("{}{r}", &word[..=close])).collect());
+    }
+    let mut bounds = vec![open];
+    bounds.extend(&commas);
+    bounds.push(close);
+    let mut out = Vec::new();
+    for pair in bounds.windows(2) {
+        let middle = &word[pair[0] + 1..pair[1]];
+        for expanded in braces(&format!("{}{middle}{}", &word[..open], &word[close + 1..]))? {
+            out.push(expanded);
+            if out.len() > MAX_ALTERNATIVES {
+                return None;
+            }
+        }
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::command::split;
+
+    fn scope() -> Scope {
+        Scope::new(Path::new("/home/ada/app"), Some(Path::new("/home/ada")))
+    }
+
+    fn place(path: &str, vague: bool) -> Place {
+        Place { path: path.into(), vague }
+    }
+
+    #[test]
+    fn plain_words_tilde_and_home() {
+        let s = scope();
+        assert_eq!(s.reach("src/a.rs", &[]).places, [place("/home/ada/app/src/a.rs", false)]);
+        assert_eq!(s.reach("~/.ssh", &[]).places, [place("/home/ada/.ssh", false)]);
+        assert_eq!(s.reach("$HOME", &[]).places, [place("/home/ada", false)]);
+        assert_eq!(s.reach("${HOME}/x", &[]).places, [place("/home/ada/x", false)]);
+        assert_eq!(s.reach("${HOME%/}", &[]).places, [place("/home/ada", true)]);
+    }
+
+    #[test]
+    fn globs_and_unknowns_are_vague() {
+        let s = scope();
+        assert_eq!(s.reach("/u*", &[]).places, [place("/", true)]);
+        assert_eq!(s.reach("*", &[]).places, [place("/home/ada/app", true)]);
+        assert_eq!(s.reach("src/$X", &[]).places, [place("/home/ada/app/src", true)]);
+        assert_eq!(s.reach("build/*", &[]).places, [place("/home/ada/app/build", true)]);
+        assert!(s.reach("$X", &[]).unknown);
+        assert_eq!(s.reach("/tmp/$X", &[]).places, [place("/tmp", true)]);
+        assert!(s.reach("$(…)", &["whoami".to_owned()]).unknown);
+        assert_eq!(s.reach("$(…)", &["echo ~".to_owned()]).places, [place("/home/ada", false)]);
+        assert_eq!(s.reach("$(…)/.ssh/k", &["echo ~".to_owned()]).places, [place("/home/ada/.ssh/k", false)]);
+    }
+
+    #[test]
+    fn braces_are_each_alternative() {
+        let s = scope();
+        assert_eq!(s.reach("{/,}", &[]).places, [place("/", false), place("/home/ada/app", false)]);
+        assert_eq!(s.reach("a{b,c{d,e}}", &[]).places.len(), 3);
+        assert!(s.reach("{1..9}", &[]).unknown);
+        assert!(s.reach(&"{a,b}".repeat(8), &[]).unknown);
+    }
+
+    #[test]
+    fn cd_and_assignments_carry_to_later_commands() {
+        let mut s = scope();
+        let parts = split("X=$HOME; cd ~/.ssh && echo k >> authorized_keys");
+        s.follow(&parts[0]);
+        s.follow(&parts[1]);
+        assert_eq!(s.cwd.as_deref(), Some(Path::new("/home/ada/.ssh")));
+        assert_eq!(s.reach("$X", &[]).places, [place("/home/ada", false)]);
+        let mut s = scope();
+        s.follow(&split("cd $(mktemp -d)")[0]);
+        assert_eq!(s.cwd, None);
+        assert!(s.reach("x", &[]).unknown);
+        assert_eq!(s.reach("/etc", &[]).places, [place("/etc", false)]);
+    }
+}
