@@ -44,6 +44,24 @@ pub struct Config {
     pub permissions: Option<serde_json::Value>,
     /// MCP servers every session connects (`[mcp_servers.<name>]`).
     pub mcp_servers: std::collections::BTreeMap<String, crate::McpServer>,
+    /// The OS sandbox commands run in (`[sandbox]`).
+    pub sandbox: SandboxSettings,
+}
+
+/// `[sandbox]`: whether commands run sandboxed, and where else they may write.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SandboxSettings {
+    /// `false` runs commands without the sandbox (the judgement alone stands).
+    pub enabled: bool,
+    /// More folders every command may write (`~/` is the home folder), e.g. `~/.local/bin`.
+    pub writable: Vec<String>,
+}
+
+impl Default for SandboxSettings {
+    fn default() -> Self {
+        SandboxSettings { enabled: true, writable: Vec::new() }
+    }
 }
 
 impl Config {

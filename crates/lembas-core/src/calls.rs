@@ -10,7 +10,7 @@ use lembas_permissions::{Call, Decision, always_pattern};
 use lembas_progress::{Phase, short_what};
 use lembas_spec::loop_spec;
 use lembas_store::NewResult;
-use lembas_tools::{ToolOutput, paths_of, run_bash, run_file_tool};
+use lembas_tools::{ToolOutput, paths_of, run_file_tool};
 use serde_json::Value;
 
 use crate::Event;
@@ -48,6 +48,8 @@ enum Prepared {
         note: Option<String>,
         /// A `task` call's subagent, made and waiting to run.
         task: Option<Box<crate::subagent::TaskRun>>,
+        /// The person approved this call (a command then gets the caches too).
+        approved: bool,
     },
     /// Answered by the engine itself (recall, the plan, a question), in call order.
     Engine {
@@ -128,6 +130,7 @@ impl Session {
         if confirm && decision == Decision::Allow {
             decision = Decision::Ask;
         }
+        let mut approved = false;
         match decision {
             Decision::Allow => {}
             Decision::Refuse(reason) => return self.denied(call, &name, reason),
@@ -147,6 +150,7 @@ impl Session {
                     what: lembas_progress::PersonWait::Approval,
                     tool: Some(name.clone()),
                 });
+                approved = true;
                 match self.cfg.approver.ask(request).await {
                     Approval::Once => {}
                     Approval::Always if !confirm => {
@@ -182,6 +186,7 @@ impl Session {
                             exclusive: def.exclusive,
                             note: Some(note),
                             task: None,
+                            approved: true,
                         };
                     }
                     Approval::Edited { .. } => {}
@@ -206,7 +211,7 @@ impl Session {
         } else {
             None
         };
-        Prepared::Run { name, args, paths, exclusive: def.exclusive, note: None, task }
+        Prepared::Run { name, args, paths, exclusive: def.exclusive, note: None, task, approved }
     }
 
     fn denied(&self, call: &ToolCall, name: &str, reason: String) -> Prepared {
@@ -286,10 +291,11 @@ impl Session {
                 });
             }
             let runs = batch.iter().zip(tasks.iter_mut()).map(|(&i, task)| {
-                let Prepared::Run { name, args, .. } = &prepared[i] else {
+                let Prepared::Run { name, args, approved, .. } = &prepared[i] else {
                     unreachable!("batches hold runnable calls")
                 };
                 let task = task.take();
+                let bash = (name == "bash").then(|| self.command_runner(*approved, &calls[i].id));
                 let call_id = calls[i].id.clone();
                 let events = self.events.clone();
                 let ws = self.ws.clone();
@@ -310,7 +316,10 @@ impl Session {
                         };
                     }
                     match name.as_str() {
-                        "bash" => return run_bash(&ws, &args, &cancel, Some(&jobs)).await,
+                        "bash" => {
+                            let runner = bash.expect("made for bash");
+                            return runner.run(&ws, &args, &cancel, &jobs).await;
+                        }
                         "job_list" | "job_output" | "job_send" | "job_stop" => {
                             return job_tool(&jobs, &name, &args).await;
                         }

@@ -39,6 +39,10 @@ pub enum Event {
         model: String,
         mode: String,
         resumed: bool,
+        /// Whether commands run in the OS sandbox: `active`, `off` (the person's setting), or
+        /// `unavailable: <why>` (the judgement alone stands).
+        #[serde(default)]
+        sandbox: String,
     },
     /// The words that started a turn: the person's, or the harness's own (`machine`: a job's
     /// note waking an idle session).

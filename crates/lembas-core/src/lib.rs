@@ -23,6 +23,7 @@ mod mcp;
 mod phase;
 mod plan;
 mod prompt;
+mod sandboxing;
 mod session;
 mod subagent;
 mod turn;

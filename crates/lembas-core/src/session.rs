@@ -68,6 +68,10 @@ pub struct SessionConfig {
     pub lembas_private: Vec<PathBuf>,
     /// Where plan mode may write plans.
     pub plans_dir: Option<PathBuf>,
+    /// Commands run in the OS sandbox (where the kernel can).
+    pub sandbox: bool,
+    /// More folders commands may write, besides what their mode gives.
+    pub sandbox_writable: Vec<PathBuf>,
     /// Where jobs keep their output (each session in a folder of its own below it).
     pub jobs_dir: PathBuf,
     /// The editor's files, when the session runs in an editor that offers them (ACP).
@@ -120,6 +124,8 @@ impl SessionConfig {
             lembas_config: None,
             lembas_private: Vec::new(),
             plans_dir: None,
+            sandbox: true,
+            sandbox_writable: Vec::new(),
             jobs_dir,
             editor_files: None,
             max_steps: crate::default_max_steps(),
@@ -508,7 +514,17 @@ impl Session {
             model: self.cfg.model.id.clone(),
             mode: self.state.mode.to_string(),
             resumed,
+            sandbox: self.sandbox_state(),
         });
+        if self.cfg.sandbox
+            && let Err(why) = lembas_tools::sandbox::support()
+        {
+            self.emit(Event::Notice {
+                message: format!(
+                    "Commands run without a sandbox: {why}. Only lembas' judgement of each command stands."
+                ),
+            });
+        }
         self.report_context();
     }
 

@@ -248,8 +248,11 @@ impl Judge {
         if always_ask.is_some() {
             return Decision::Ask;
         }
-        // A command every part of which a rule allows, but that writes: judged as the change.
-        if let Said::AllowWriting { places, natural: false } = &said {
+        // A command every part of which a rule allows, but that writes: judged as the change
+        // (in auto mode commands run anyway, and the sandbox bounds where they write).
+        if let Said::AllowWriting { places, natural: false } = &said
+            && mode != Mode::Auto
+        {
             let inside = places.iter().all(|p| p.as_ref().is_some_and(|p| p.starts_with(&self.ctx.root)));
             return match spec.write.as_str() {
                 "allow" if inside => Decision::Allow,

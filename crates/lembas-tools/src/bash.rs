@@ -13,6 +13,7 @@ use tokio::io::AsyncReadExt;
 use tokio_util::sync::CancellationToken;
 
 use crate::jobs::{Jobs, Running, SharedSink, Sink};
+use crate::sandbox::Sandbox;
 use crate::{Args, ToolOutput, Workspace};
 
 /// The default time a command runs in the foreground.
@@ -26,9 +27,58 @@ pub const MAX_OUTPUT_BYTES: usize = 16 * 1024 * 1024;
 /// Runs `args.command` and answers its output, with a line saying how it ended unless it exited
 /// with 0 — or, for a job, how to follow it.
 pub async fn run_bash(ws: &Workspace, args: &Value, cancel: &CancellationToken, jobs: Option<&Jobs>) -> ToolOutput {
-    match run(ws, &Args(args), cancel, jobs).await {
-        Ok(text) => ToolOutput::Text(text),
-        Err(e) => ToolOutput::Error(e),
+    run_bash_in(ws, args, cancel, jobs, &Sandbox::none()).await.output
+}
+
+/// What a sandboxed command came to.
+#[derive(Debug, Clone)]
+pub struct BashOutcome {
+    pub output: ToolOutput,
+    /// It failed in an active sandbox with an error that a blocked write gives.
+    pub maybe_blocked: bool,
+}
+
+/// Runs `args.command` inside `sandbox`.
+pub async fn run_bash_in(
+    ws: &Workspace,
+    args: &Value,
+    cancel: &CancellationToken,
+    jobs: Option<&Jobs>,
+    sandbox: &Sandbox,
+) -> BashOutcome {
+    match run(ws, &Args(args), cancel, jobs, sandbox).await {
+        Ok((text, failed)) => {
+            let maybe_blocked = failed && sandbox.is_active() && crate::sandbox::looks_blocked(&text);
+            BashOutcome { output: ToolOutput::Text(text), maybe_blocked }
+        }
+        Err(e) => BashOutcome { output: ToolOutput::Error(e), maybe_blocked: false },
+    }
+}
+
+/// The environment a command gets: lembas' own variables (an API key among them) taken out, and
+/// in plan mode git kept from running what a repository's configuration names.
+fn command_env(command: &mut tokio::process::Command, sandbox: &Sandbox) {
+    for (name, _) in std::env::vars_os() {
+        if name.to_string_lossy().starts_with("LEMBAS_") {
+            command.env_remove(&name);
+        }
+    }
+    if sandbox.tmpdir.is_some() {
+        // Plan mode: `git status` must not start `core.fsmonitor`, a pager, an external diff
+        // or a hook the repository names. (The sandbox still stops what such a program writes.)
+        let config = [
+            ("core.fsmonitor", "false"),
+            ("core.hooksPath", "/dev/null"),
+            ("core.pager", "cat"),
+            ("diff.external", ""),
+            ("core.sshCommand", "false"),
+            ("gpg.program", "false"),
+        ];
+        command.env("GIT_CONFIG_COUNT", config.len().to_string());
+        for (i, (key, value)) in config.iter().enumerate() {
+            command.env(format!("GIT_CONFIG_KEY_{i}"), key).env(format!("GIT_CONFIG_VALUE_{i}"), value);
+        }
+        command.env("GIT_OPTIONAL_LOCKS", "0");
     }
 }
 
@@ -41,12 +91,14 @@ fn ending_text(text: String, ending: Option<String>) -> String {
     }
 }
 
+/// The command's text, and whether it failed.
 async fn run(
     ws: &Workspace,
     args: &Args<'_>,
     cancel: &CancellationToken,
     jobs: Option<&Jobs>,
-) -> Result<String, String> {
+    sandbox: &Sandbox,
+) -> Result<(String, bool), String> {
     let command = args.str("command")?;
     if command.trim().is_empty() {
         return Err("`command` is empty.".to_owned());
@@ -62,8 +114,8 @@ async fn run(
         return Err("Background jobs are not available here: run it in the foreground.".to_owned());
     }
 
-    let mut child = tokio::process::Command::new("bash")
-        .arg("-c")
+    let mut bash = tokio::process::Command::new("bash");
+    bash.arg("-c")
         .arg(command)
         .current_dir(&cwd)
         .stdin(if background { Stdio::piped() } else { Stdio::null() })
@@ -73,9 +125,9 @@ async fn run(
         .env("GIT_PAGER", "cat")
         .env("GIT_TERMINAL_PROMPT", "0")
         .env("LEMBAS", "1")
-        .process_group(0)
-        .spawn()
-        .map_err(|e| format!("bash could not be started: {e}"))?;
+        .process_group(0);
+    command_env(&mut bash, sandbox);
+    let mut child = crate::sandbox::spawn(bash, sandbox).map_err(|e| format!("bash could not be started: {e}"))?;
     let pgid = child.id().map(|id| Pid::from_raw(id as i32));
     let started = Instant::now();
 
@@ -106,8 +158,11 @@ async fn run(
     if let (true, Some(jobs)) = (background, jobs) {
         let stdin = child.stdin.take();
         let id = jobs.adopt(Running { command, child, pgid, sink: &sink, stdin, started, output_shown: false })?;
-        return Ok(format!(
-            "Started {id} in the background. job_output shows what it prints, job_send gives it input, job_stop ends it; you are told when it ends."
+        return Ok((
+            format!(
+                "Started {id} in the background. job_output shows what it prints, job_send gives it input, job_stop ends it; you are told when it ends."
+            ),
+            false,
         ));
     }
 
@@ -121,6 +176,7 @@ async fn run(
         () = tokio::time::sleep(timeout) => End::TimedOut,
         () = cancel.cancelled() => End::Cancelled,
     };
+    let failed = !matches!(end, End::Exited(Some(0)));
     let ending = match end {
         End::TimedOut if jobs.is_some() => {
             let jobs = jobs.expect("checked");
@@ -137,12 +193,15 @@ async fn run(
                 started,
                 output_shown: true,
             }) {
-                Ok(id) => Ok(ending_text(
-                    so_far,
-                    Some(format!(
-                        "(still running after {} s: it goes on in the background as {id}; job_output shows the rest, job_stop ends it)",
-                        started.elapsed().as_secs()
-                    )),
+                Ok(id) => Ok((
+                    ending_text(
+                        so_far,
+                        Some(format!(
+                            "(still running after {} s: it goes on in the background as {id}; job_output shows the rest, job_stop ends it)",
+                            started.elapsed().as_secs()
+                        )),
+                    ),
+                    false,
                 )),
                 Err(e) => {
                     stop_group(pgid).await;
@@ -179,7 +238,7 @@ async fn run(
     if dropped > 0 {
         text.push_str(&format!("\n[{dropped} more bytes of output were dropped]"));
     }
-    Ok(ending_text(text, ending))
+    Ok((ending_text(text, ending), failed))
 }
 
 /// Ends a command's whole process group: a polite signal, then a kill.

@@ -15,6 +15,7 @@ mod edit;
 mod files;
 mod jobs;
 mod patch;
+pub mod sandbox;
 mod search;
 mod skills;
 mod workspace;
@@ -24,8 +25,9 @@ use std::path::PathBuf;
 use lembas_context::FileChange;
 use serde_json::Value;
 
-pub use bash::run_bash;
+pub use bash::{BashOutcome, run_bash, run_bash_in};
 pub use jobs::{AgentLog, JobEnded, JobState, Jobs, elapsed_text};
+pub use sandbox::{Reach as SandboxReach, Sandbox, SandboxPlaces};
 pub use skills::{
     Skill, SkillPlaces, discover as discover_skills, index as skills_index, run_skill_tool,
     written_note as skill_written_note,

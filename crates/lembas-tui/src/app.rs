@@ -438,7 +438,7 @@ impl App {
                     self.to_notify = Some(format!("lembas: {} — the reply is ready", self.title));
                 }
             }
-            Event::Session { id, model, mode, title, resumed } => {
+            Event::Session { id, model, mode, title, resumed, .. } => {
                 self.session_id = id.clone();
                 self.title = title.clone();
                 self.context.0 = 0;

@@ -418,6 +418,7 @@ fn subagents_lists_the_sessions_subagents_and_shows_one_read_only() {
         model: "m".into(),
         mode: "edit".into(),
         resumed: false,
+        sandbox: "active".into(),
     });
     app.show_subagents(&store, None);
     assert!(matches!(app.finished.last(), Some(Block::Notice(n)) if n.contains("No subagents")));

@@ -167,6 +167,14 @@ pub fn skill_places(home: &Home, config: &Config, root: &Path) -> lembas_core::S
     lembas_core::SkillPlaces { search, own: Some(own) }
 }
 
+/// A folder named in `config.toml`: `~/` is the home folder.
+fn config_folder(word: &str, home: Option<&Path>) -> std::path::PathBuf {
+    match (word.strip_prefix("~/"), home) {
+        (Some(rest), Some(home)) => home.join(rest),
+        _ => std::path::PathBuf::from(word),
+    }
+}
+
 /// A session's configuration from the person's settings and the chosen model, mode and approver.
 #[allow(clippy::too_many_arguments)]
 pub fn session_config(
@@ -187,6 +195,9 @@ pub fn session_config(
     cfg.rules = rules;
     cfg.lembas_config = Some(home.config.clone());
     cfg.lembas_private = vec![home.data.clone(), home.state.clone()];
+    cfg.sandbox = config.sandbox.enabled;
+    cfg.sandbox_writable =
+        config.sandbox.writable.iter().map(|w| config_folder(w, home.user_home.as_deref())).collect();
     cfg.plans_dir = Some(home.state.join("plans"));
     cfg.max_steps = config.steps.unwrap_or(cfg.max_steps);
     cfg.budget_tokens = config.budget_tokens;

@@ -1,0 +1,108 @@
+//! Commands in the sandbox: how far each may write (its mode, and whether the person approved
+//! it), and the way out of the sandbox — only with the person's approval, never in plan mode.
+
+use std::sync::Arc;
+
+use lembas_permissions::Mode;
+use lembas_tools::{Jobs, Sandbox, SandboxPlaces, SandboxReach, ToolOutput, Workspace, run_bash_in};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::{Approval, ApprovalRequest, Approver, Session};
+
+/// One command's run: its sandbox and who may let it out.
+pub(crate) struct CommandRunner {
+    sandbox: Sandbox,
+    approver: Arc<dyn Approver>,
+    /// Whether it may be run again outside the sandbox once the person says so.
+    may_leave: bool,
+    call_id: String,
+}
+
+impl Session {
+    /// Where commands may write in this session's mode.
+    pub(crate) fn sandbox_for(&self, approved: bool) -> Sandbox {
+        if !self.cfg.sandbox {
+            return Sandbox::none();
+        }
+        let reach = match self.state.mode {
+            Mode::Plan => SandboxReach::Plans,
+            Mode::Auto => SandboxReach::ProjectAndCaches,
+            _ if approved => SandboxReach::ProjectAndCaches,
+            _ => SandboxReach::Project,
+        };
+        SandboxPlaces {
+            root: self.ws.root.clone(),
+            home: self.cfg.user_home.clone(),
+            plans_dir: self.cfg.plans_dir.clone(),
+            private_tmp: std::env::temp_dir().join(format!("lembas-{}", self.id)),
+            extra: self.cfg.sandbox_writable.clone(),
+        }
+        .sandbox(reach)
+    }
+
+    /// Whether commands run sandboxed, as the session's announcement says it.
+    pub(crate) fn sandbox_state(&self) -> String {
+        match (self.cfg.sandbox, lembas_tools::sandbox::support()) {
+            (false, _) => "off".to_owned(),
+            (true, Ok(())) => "active".to_owned(),
+            (true, Err(why)) => format!("unavailable: {why}"),
+        }
+    }
+
+    pub(crate) fn command_runner(&self, approved: bool, call_id: &str) -> CommandRunner {
+        CommandRunner {
+            sandbox: self.sandbox_for(approved),
+            approver: self.cfg.approver.clone(),
+            may_leave: self.state.mode != Mode::Plan,
+            call_id: call_id.to_owned(),
+        }
+    }
+}
+
+impl CommandRunner {
+    pub(crate) async fn run(self, ws: &Workspace, args: &Value, cancel: &CancellationToken, jobs: &Jobs) -> ToolOutput {
+        let out = run_bash_in(ws, args, cancel, Some(jobs), &self.sandbox).await;
+        if !out.maybe_blocked {
+            return out.output;
+        }
+        let ToolOutput::Text(text) = out.output else { return out.output };
+        let allowed = match &self.sandbox.writable {
+            Some(places) => places.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "),
+            None => String::new(),
+        };
+        let said = format!("(The sandbox may have stopped a write: commands here may write only under {allowed}.");
+        if !self.may_leave {
+            return ToolOutput::Text(format!("{text}\n{said} Plan mode changes nothing but the plan.)"));
+        }
+        if !self.approver.present() {
+            return ToolOutput::Text(format!(
+                "{text}\n{said} Running it outside the sandbox needs the person's approval, and nobody is here to give it.)"
+            ));
+        }
+        let command = args.get("command").and_then(Value::as_str).unwrap_or_default();
+        let request = ApprovalRequest {
+            call_id: self.call_id.clone(),
+            tool: "bash".to_owned(),
+            title: format!("again outside the sandbox: {command}"),
+            reaches: Vec::new(),
+            agent: None,
+        };
+        match self.approver.ask(request).await {
+            Approval::Deny { feedback } => {
+                let words =
+                    feedback.filter(|w| !w.trim().is_empty()).map(|w| format!(" They said: {w}")).unwrap_or_default();
+                ToolOutput::Text(format!("{text}\n{said} The person declined running it outside the sandbox.{words})"))
+            }
+            _ => {
+                let again = run_bash_in(ws, args, cancel, Some(jobs), &Sandbox::none()).await.output;
+                match again {
+                    ToolOutput::Text(t) => ToolOutput::Text(format!(
+                        "(It failed in the sandbox; the person let it run again outside it.)\n{t}"
+                    )),
+                    other => other,
+                }
+            }
+        }
+    }
+}

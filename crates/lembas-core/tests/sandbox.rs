@@ -1,0 +1,71 @@
+//! The engine's commands in the OS sandbox: a write the mode does not allow fails, and the
+//! command runs again outside the sandbox only when the person says so.
+
+mod common;
+
+use std::sync::Arc;
+
+use common::{Answering, Harness, tool_results};
+use lembas_core::Approval;
+use lembas_model::CancellationToken;
+use lembas_permissions::Mode;
+use lembas_testkit::Scripted;
+use serde_json::json;
+
+/// A folder outside the project and the temporary folders (which commands may write).
+fn outside() -> tempfile::TempDir {
+    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
+}
+
+fn sandboxed() -> bool {
+    lembas_tools::sandbox::support().is_ok() || std::env::var_os("CI").is_some()
+}
+
+#[tokio::test]
+async fn a_blocked_write_is_retried_outside_the_sandbox_only_with_the_persons_yes() {
+    if !sandboxed() {
+        return;
+    }
+    let out = outside();
+    let target = out.path().join("made.txt");
+    let line = format!("echo hi > {}", target.display());
+    let h = Harness::new(vec![Scripted::tool_call("bash", json!({ "command": line })), Scripted::text("Done.")]).await;
+    let approver = Arc::new(Answering::new(Approval::Once));
+    let mut cfg = h.config(Mode::Edit, 5);
+    cfg.approver = approver.clone();
+    h.start_with(cfg).prompt("make it", &CancellationToken::new()).await;
+    let asked: Vec<String> = approver.asked().into_iter().map(|a| a.title).collect();
+    // Asked once for the command (it writes outside the project), once to leave the sandbox.
+    assert_eq!(asked.len(), 2, "{asked:?}");
+    assert!(asked[1].starts_with("again outside the sandbox"), "{asked:?}");
+    assert!(target.exists());
+    let results = tool_results(&h.server.chat_requests()[1]);
+    assert!(results[0].contains("the person let it run again outside it"), "{results:?}");
+}
+
+#[tokio::test]
+async fn with_nobody_there_a_blocked_write_stays_blocked_even_in_auto() {
+    if !sandboxed() {
+        return;
+    }
+    let out = outside();
+    let target = out.path().join("made.txt");
+    let line = format!("echo hi > {}", target.display());
+    let h = Harness::new(vec![Scripted::tool_call("bash", json!({ "command": line })), Scripted::text("Done.")]).await;
+    h.start_with(h.config(Mode::Auto, 5)).prompt("make it", &CancellationToken::new()).await;
+    assert!(!target.exists());
+    let results = tool_results(&h.server.chat_requests()[1]);
+    assert!(results[0].contains("Permission denied") && results[0].contains("nobody is here"), "{results:?}");
+}
+
+#[tokio::test]
+async fn the_sandbox_can_be_switched_off() {
+    let out = outside();
+    let target = out.path().join("made.txt");
+    let line = format!("echo hi > {}", target.display());
+    let h = Harness::new(vec![Scripted::tool_call("bash", json!({ "command": line })), Scripted::text("Done.")]).await;
+    let mut cfg = h.config(Mode::Auto, 5);
+    cfg.sandbox = false;
+    h.start_with(cfg).prompt("make it", &CancellationToken::new()).await;
+    assert!(target.exists());
+}

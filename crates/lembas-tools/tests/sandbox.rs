@@ -1,0 +1,154 @@
+//! The sandbox for real: commands that try to write where their mode does not allow are stopped
+//! by the kernel, not by lembas' judgement. The folders stand outside the system's temporary
+//! folder (which most modes may write), under the build's own scratch folder.
+
+use std::path::{Path, PathBuf};
+
+use lembas_tools::{Sandbox, SandboxPlaces, SandboxReach, ToolOutput, Workspace, run_bash_in};
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+struct Places {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    home: PathBuf,
+    plans: PathBuf,
+    outside: PathBuf,
+    ws: Workspace,
+}
+
+fn places() -> Places {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let base = std::fs::canonicalize(dir.path()).unwrap();
+    let (root, home, plans, outside) = (base.join("app"), base.join("home"), base.join("plans"), base.join("outside"));
+    for d in [&root, &home.join(".cargo"), &home.join(".ssh"), &plans, &outside] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    let (ws, _) = Workspace::new(&root, &root);
+    Places { _dir: dir, root, home, plans, outside, ws }
+}
+
+impl Places {
+    fn sandbox(&self, reach: SandboxReach) -> Sandbox {
+        SandboxPlaces {
+            root: self.root.clone(),
+            home: Some(self.home.clone()),
+            plans_dir: Some(self.plans.clone()),
+            private_tmp: self.outside.join("plan-tmp"),
+            extra: Vec::new(),
+        }
+        .sandbox(reach)
+    }
+
+    async fn run(&self, command: &str, reach: SandboxReach) -> (String, bool) {
+        let out = run_bash_in(
+            &self.ws,
+            &json!({ "command": command }),
+            &CancellationToken::new(),
+            None,
+            &self.sandbox(reach),
+        )
+        .await;
+        let text = match out.output {
+            ToolOutput::Text(t) | ToolOutput::Error(t) => t,
+            other => format!("{other:?}"),
+        };
+        (text, out.maybe_blocked)
+    }
+}
+
+fn active() -> bool {
+    match lembas_tools::sandbox::support() {
+        Ok(()) => true,
+        // CI's kernel has Landlock, and there the sandbox must be real; elsewhere a machine
+        // without it says so rather than failing.
+        Err(why) if std::env::var_os("CI").is_some() => panic!("CI must sandbox commands: {why}"),
+        Err(why) => {
+            eprintln!("no sandbox here: {why}");
+            false
+        }
+    }
+}
+
+fn exists(p: &Path) -> bool {
+    p.symlink_metadata().is_ok()
+}
+
+#[tokio::test]
+async fn a_command_writes_only_where_its_mode_allows() {
+    if !active() {
+        return;
+    }
+    let p = places();
+    // Edit and manual: the project, not elsewhere.
+    let target = p.outside.join("x");
+    let (text, blocked) =
+        p.run(&format!("echo in > made.txt && echo out > {}", target.display()), SandboxReach::Project).await;
+    assert!(p.root.join("made.txt").exists(), "{text}");
+    assert!(!exists(&target), "{text}");
+    assert!(text.contains("Permission denied") && blocked, "{text}");
+    // Nor the caches, which only auto mode (or an approved command) gets.
+    p.run(&format!("touch {}/.cargo/lock", p.home.display()), SandboxReach::Project).await;
+    assert!(!exists(&p.home.join(".cargo/lock")));
+    p.run(&format!("touch {}/.cargo/lock", p.home.display()), SandboxReach::ProjectAndCaches).await;
+    assert!(exists(&p.home.join(".cargo/lock")));
+    // Protected places are in no grant, auto's included.
+    let (text, _) = p
+        .run(
+            &format!("echo k >> {}/.ssh/authorized_keys; rm -rf {}", p.home.display(), p.outside.display()),
+            SandboxReach::ProjectAndCaches,
+        )
+        .await;
+    assert!(!exists(&p.home.join(".ssh/authorized_keys")), "{text}");
+    assert!(exists(&p.outside), "{text}");
+    // Reading is not limited; the sinks still work.
+    let (text, _) = p.run("cat /etc/hostname >/dev/null && echo read", SandboxReach::Project).await;
+    assert!(text.contains("read"), "{text}");
+}
+
+#[tokio::test]
+async fn plan_mode_commands_write_nothing_but_plans_and_their_own_temp() {
+    if !active() {
+        return;
+    }
+    let p = places();
+    std::fs::write(p.root.join("keep.txt"), "kept").unwrap();
+    let (text, _) =
+        p.run("echo x > f; find . -delete; echo y > \"$TMPDIR/scratch\" && echo tmp-ok", SandboxReach::Plans).await;
+    assert!(!p.root.join("f").exists(), "{text}");
+    assert_eq!(std::fs::read_to_string(p.root.join("keep.txt")).unwrap(), "kept", "{text}");
+    assert!(text.contains("tmp-ok"), "{text}");
+    let (text, _) = p.run(&format!("echo plan > {}/p.md", p.plans.display()), SandboxReach::Plans).await;
+    assert!(p.plans.join("p.md").exists(), "{text}");
+}
+
+#[tokio::test]
+async fn what_a_command_starts_in_the_background_is_sandboxed_too() {
+    if !active() {
+        return;
+    }
+    let p = places();
+    let target = p.outside.join("late");
+    let (text, _) = p
+        .run(
+            &format!(
+                "(sleep 0.2; echo late > {}) & setsid sh -c 'echo s > {}.s' ; wait",
+                target.display(),
+                target.display()
+            ),
+            SandboxReach::Project,
+        )
+        .await;
+    assert!(!exists(&target) && !exists(&p.outside.join("late.s")), "{text}");
+}
+
+#[tokio::test]
+async fn lembas_variables_do_not_reach_commands() {
+    let p = places();
+    // CI runs the tests with LEMBAS_TMUX, LEMBAS_ACPX, … set; none of them may pass to a command
+    // (an API key would be among them), while LEMBAS=1 says lembas started it.
+    let line = "echo \"[${LEMBAS_TMUX:-none}] [${LEMBAS_ACPX:-none}] [${LEMBAS_API_KEY:-none}] [$LEMBAS]\"";
+    let out = run_bash_in(&p.ws, &json!({ "command": line }), &CancellationToken::new(), None, &Sandbox::none()).await;
+    let ToolOutput::Text(text) = out.output else { panic!("{:?}", out.output) };
+    assert!(text.contains("[none] [none] [none] [1]"), "{text}");
+}
