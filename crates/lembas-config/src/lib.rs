@@ -16,7 +16,7 @@ pub use config::{Config, DEFAULT_COMPACT_AT, DEFAULT_CONTEXT_WINDOW};
 pub use home::Home;
 pub use login::{Login, LoginKind};
 pub use mcp::{DEFAULT_MCP_TIMEOUT_SECS, McpServer, McpServerPlan, McpTransport, expand_vars, project_mcp_servers};
-pub use trust::{Trust, project_rules};
+pub use trust::{Standing, TRUST_BEARING, Trust, project_rules, trust_bearing_content};
 
 /// Why something lembas keeps could not be read or written.
 #[derive(Debug, thiserror::Error)]
@@ -42,7 +42,14 @@ pub fn write_atomic(path: &std::path::Path, bytes: &[u8], mode: u32) -> Result<(
     let dir = path
         .parent()
         .ok_or_else(|| StoreError::Invalid { path: path.display().to_string(), reason: "no folder".into() })?;
-    std::fs::create_dir_all(dir).map_err(|e| StoreError::io(dir, e))?;
+    let mut folder = std::fs::DirBuilder::new();
+    folder.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        folder.mode(0o700);
+    }
+    folder.create(dir).map_err(|e| StoreError::io(dir, e))?;
     let tmp =
         dir.join(format!(".{}.tmp{}", path.file_name().unwrap_or_default().to_string_lossy(), std::process::id()));
     let mut options = std::fs::OpenOptions::new();

@@ -125,6 +125,13 @@ async fn connect(plan: &McpServerPlan, root: &Path) -> Result<Connection, String
     let service = match &plan.transport {
         McpTransport::Stdio { command, args, env, cwd } => {
             let mut cmd = tokio::process::Command::new(command);
+            // lembas' own variables (an API key among them) reach a server only when its entry
+            // names them.
+            for (name, _) in std::env::vars_os() {
+                if name.to_string_lossy().starts_with("LEMBAS_") {
+                    cmd.env_remove(name);
+                }
+            }
             cmd.args(args).envs(env).current_dir(cwd.as_deref().map_or(root.to_path_buf(), |c| root.join(c)));
             let mut wrapped = process_wrap::tokio::CommandWrap::from(cmd);
             // Its own process group: a Ctrl-C in the terminal is not meant for it, and ending it

@@ -219,9 +219,23 @@ fn fts_query(words: &str) -> String {
 impl Store {
     /// Opens (or creates) the store at `path`.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
+        let failed = |e: std::io::Error| StoreError::Open { path: path.display().to_string(), reason: e.to_string() };
+        // The conversations are the person's own: a folder only they enter, a file only they
+        // read (SQLite gives its -wal and -shm files the database's permissions).
         if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)
-                .map_err(|e| StoreError::Open { path: path.display().to_string(), reason: e.to_string() })?;
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::DirBuilderExt;
+                std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir).map_err(failed)?;
+            }
+            #[cfg(not(unix))]
+            std::fs::create_dir_all(dir).map_err(failed)?;
+        }
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+            std::fs::OpenOptions::new().create(true).append(true).mode(0o600).open(path).map_err(failed)?;
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).map_err(failed)?;
         }
         let conn = Connection::open(path)
             .map_err(|e| StoreError::Open { path: path.display().to_string(), reason: e.to_string() })?;

@@ -203,10 +203,19 @@ impl Jobs {
             let id = format!("{}{}", lembas_spec::loop_spec().jobs.id_prefix, inner.next);
             (id.clone(), self.dir.join(format!("{id}.log")))
         };
-        std::fs::create_dir_all(&self.dir)
-            .map_err(|e| format!("cannot keep job output in {}: {e}", self.dir.display()))?;
-        let file =
-            std::fs::File::create(&log).map_err(|e| format!("cannot keep job output in {}: {e}", log.display()))?;
+        // What a command printed may hold secrets: a folder and files only the person reads.
+        let mut folder = std::fs::DirBuilder::new();
+        folder.recursive(true);
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create(true).truncate(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+            folder.mode(0o700);
+            options.mode(0o600);
+        }
+        folder.create(&self.dir).map_err(|e| format!("cannot keep job output in {}: {e}", self.dir.display()))?;
+        let file = options.open(&log).map_err(|e| format!("cannot keep job output in {}: {e}", log.display()))?;
         Ok((id, log, file))
     }
 

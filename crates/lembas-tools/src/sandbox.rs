@@ -74,7 +74,12 @@ fn restrict(writable: &[PathBuf]) -> Result<RulesetStatus, landlock::RulesetErro
 /// runtime: the child is the runtime's to wait on.
 pub fn spawn(mut command: tokio::process::Command, sandbox: &Sandbox) -> std::io::Result<tokio::process::Child> {
     if let Some(tmp) = &sandbox.tmpdir {
-        let _ = std::fs::create_dir_all(tmp);
+        let mut folder = std::fs::DirBuilder::new();
+        {
+            use std::os::unix::fs::DirBuilderExt;
+            folder.recursive(true).mode(0o700);
+        }
+        let _ = folder.create(tmp);
         command.env("TMPDIR", tmp);
     }
     let Some(writable) = sandbox.writable.clone().filter(|_| support().is_ok()) else {

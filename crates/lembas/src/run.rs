@@ -77,6 +77,9 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
     let store = setup::store(&home)?;
     let cwd = std::env::current_dir().map_err(|e| Failure::new(exit::FAILED, format!("no current directory: {e}")))?;
     let root = setup::project_root(&cwd);
+    if let Some(note) = setup::trust_note(&home, &root) {
+        eprintln!("lembas: {note}");
+    }
     // MCP servers start connecting now, beside the rest of the set-up.
     let mcp = lembas_core::connect_mcp(setup::mcp_entries(&home, &config, &root), &root);
     let resume_id = if args.continue_last {

@@ -78,7 +78,7 @@ pub fn save_learned(home: &Home, client: &ModelClient) {
     let learned = client.learned();
     if learned != Learned::default() {
         let text = serde_json::to_string_pretty(&learned).unwrap_or_default();
-        let _ = lembas_config::write_atomic(&home.learned_file(), text.as_bytes(), 0o644);
+        let _ = lembas_config::write_atomic(&home.learned_file(), text.as_bytes(), 0o600);
     }
 }
 
@@ -109,6 +109,18 @@ pub fn rules(home: &Home, config: &Config, project: Option<&Path>) -> Result<Rul
             .map_err(|e| Failure::new(exit::USAGE, format!("{}/.lembas/permissions.json: {e}", root.display())))?;
     }
     Ok(rules)
+}
+
+/// What to say at start when the project's trust lapsed because its trust-bearing files changed.
+pub fn trust_note(home: &Home, root: &Path) -> Option<String> {
+    let root = std::fs::canonicalize(root).unwrap_or(root.to_path_buf());
+    let trust = lembas_config::Trust::load(home).ok()?;
+    (trust.standing(&root) == lembas_config::Standing::Changed).then(|| {
+        format!(
+            "{}'s own rules, MCP servers, commands or skills changed since you trusted it, so they do not count until you trust it again (lembas trust).",
+            root.display()
+        )
+    })
 }
 
 /// Whether the person trusted the project at `root` (its real path).

@@ -15,6 +15,9 @@ fn ask_trust(home: &lembas_config::Home, root: &std::path::Path) -> Result<(), F
     if trust.answer(root).is_some() {
         return Ok(());
     }
+    if trust.standing(root) == lembas_config::Standing::Changed {
+        println!("This project's own rules, MCP servers, commands or skills changed since you trusted it.");
+    }
     print!(
         "lembas is about to work in {}.\nTrust this project? Its own permission rules (.lembas/permissions.json) and MCP servers (.mcp.json) will count. [y/n] ",
         root.display()
