@@ -5,6 +5,14 @@ use lembas_spec::{loop_spec, render};
 /// How many lines a read (and a recall) shows when the call gives no limit (`context.md` §3).
 pub const WINDOW_LINES: usize = 2000;
 
+/// A line longer than this many characters is shown cut, saying how much is left out (a
+/// minified file is one line).
+pub const LINE_MAX_CHARS: usize = 2000;
+
+/// A window stops before the line that would take it past this many characters; the note then
+/// gives the offset to read on from, as for a window that ran out of lines.
+pub const WINDOW_MAX_CHARS: usize = 100_000;
+
 /// The lines of `text`: a final newline ends the last line rather than starting another.
 pub fn count_lines(text: &str) -> usize {
     lines(text).count()
@@ -58,15 +66,27 @@ pub fn read_window(text: &str, offset: Option<usize>, limit: Option<usize>) -> R
     if from > total {
         return Err(WindowError::PastEnd { offset: from, total });
     }
-    let to = (from + limit - 1).min(total);
+    let mut to = (from + limit - 1).min(total);
     let mut body = String::new();
     for (n, line) in lines(text).enumerate().skip(from - 1).take(to + 1 - from) {
+        let shown = match line.char_indices().nth(LINE_MAX_CHARS) {
+            Some((at, _)) => {
+                let left = line[at..].chars().count();
+                format!("{} […{left} more characters in this line]", &line[..at])
+            }
+            None => line.to_owned(),
+        };
+        // Always at least one line, so a read moves on.
+        if n + 1 > from && body.len() + shown.len() > WINDOW_MAX_CHARS {
+            to = n;
+            break;
+        }
         if !body.is_empty() {
             body.push('\n');
         }
         body.push_str(&(n + 1).to_string());
         body.push_str(": ");
-        body.push_str(line);
+        body.push_str(&shown);
     }
     if to < total {
         let more = render(&ctx.read_more, &[("n", &(total - to).to_string()), ("offset", &(to + 1).to_string())]);
@@ -94,6 +114,23 @@ mod tests {
         let w = read_window("a\nb\nc\n", Some(2), Some(1)).unwrap();
         assert_eq!((w.from, w.to, w.total), (2, 2, 3));
         assert_eq!(w.body, "2: b\n\n(1 more lines — read again with offset 3)");
+    }
+
+    #[test]
+    fn long_lines_are_cut_and_a_window_stops_at_its_characters() {
+        let minified = "x".repeat(5_000);
+        let w = read_window(&minified, None, None).unwrap();
+        assert!(
+            w.body.starts_with("1: xxx") && w.body.ends_with("[…3000 more characters in this line]"),
+            "{}",
+            &w.body[w.body.len() - 60..]
+        );
+        assert!(w.body.len() < LINE_MAX_CHARS + 100);
+        let wide = format!("{}\n", "y".repeat(1500)).repeat(200);
+        let w = read_window(&wide, None, None).unwrap();
+        assert!(w.body.len() <= WINDOW_MAX_CHARS + 200, "{}", w.body.len());
+        assert!(w.to < 200 && w.to > 50, "{}", w.to);
+        assert!(w.body.contains(&format!("offset {}", w.to + 1)) || w.body.contains(&(w.to + 1).to_string()));
     }
 
     #[test]

@@ -27,13 +27,28 @@ impl Session {
     /// After a prompt, with nobody to come back later: waits for the jobs still running, then
     /// lets their notes wake the session as a turn of its own — until no job runs. Answers how
     /// the last such turn ended, if there was one.
-    pub async fn settle(&mut self, cancel: &CancellationToken) -> Option<DoneReason> {
+    /// Jobs still running after `limit` are stopped, and a notice says so.
+    pub async fn settle(&mut self, cancel: &CancellationToken, limit: std::time::Duration) -> Option<DoneReason> {
         let mut last = None;
+        let deadline = tokio::time::Instant::now() + limit;
         loop {
             while self.jobs.any_running() && !cancel.is_cancelled() {
                 tokio::select! {
                     () = self.jobs.wait_change(std::time::Duration::from_secs(1)) => {}
                     () = cancel.cancelled() => {}
+                    () = tokio::time::sleep_until(deadline) => {
+                        let running = self.jobs.running_count();
+                        self.jobs.stop_all();
+                        self.emit(crate::Event::Notice {
+                            message: format!(
+                                "{running} job{} still running after {} s {} stopped (lembas run --job-wait sets how long to wait).",
+                                if running == 1 { "" } else { "s" },
+                                limit.as_secs(),
+                                if running == 1 { "was" } else { "were" },
+                            ),
+                        });
+                        return last;
+                    }
                 }
             }
             let Some(note) = self.job_notes() else { return last };

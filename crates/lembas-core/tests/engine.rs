@@ -380,7 +380,7 @@ async fn settling_waits_for_jobs_and_wakes_the_session_with_their_note() {
     let (mut session, mut rx) = h.start(Mode::Auto);
     let cancel = CancellationToken::new();
     assert_eq!(session.prompt("start it", &cancel).await, DoneReason::Answered);
-    assert_eq!(session.settle(&cancel).await, Some(DoneReason::Answered));
+    assert_eq!(session.settle(&cancel, std::time::Duration::from_secs(60)).await, Some(DoneReason::Answered));
     let woke = &h.server.chat_requests()[2]["messages"];
     let last = woke.as_array().unwrap().last().unwrap();
     assert!(last["content"].as_str().unwrap().starts_with("[A background job you started has finished:]"));

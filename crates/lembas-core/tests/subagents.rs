@@ -190,7 +190,12 @@ async fn a_background_subagents_report_wakes_the_session_as_a_job_note() {
     assert!(started[0].contains("Started job1"), "{started:?}");
 
     // Nobody comes back later: the session waits for its job, and the report wakes it.
-    let woke = tokio::time::timeout(std::time::Duration::from_secs(20), session.settle(&cancel)).await.unwrap();
+    let woke = tokio::time::timeout(
+        std::time::Duration::from_secs(20),
+        session.settle(&cancel, std::time::Duration::from_secs(60)),
+    )
+    .await
+    .unwrap();
     assert_eq!(woke, Some(DoneReason::Answered));
     let requests = h.server.chat_requests();
     let last = requests.iter().rev().find(|r| !system(r).contains(SUBAGENT)).unwrap();

@@ -127,6 +127,8 @@ async fn run(
         .env("LEMBAS", "1")
         .process_group(0);
     command_env(&mut bash, sandbox);
+    let mark = crate::reaper::new_mark();
+    bash.env(crate::reaper::MARK_VAR, &mark);
     let mut child = crate::sandbox::spawn(bash, sandbox).map_err(|e| format!("bash could not be started: {e}"))?;
     let pgid = child.id().map(|id| Pid::from_raw(id as i32));
     let started = Instant::now();
@@ -157,7 +159,8 @@ async fn run(
 
     if let (true, Some(jobs)) = (background, jobs) {
         let stdin = child.stdin.take();
-        let id = jobs.adopt(Running { command, child, pgid, sink: &sink, stdin, started, output_shown: false })?;
+        let id =
+            jobs.adopt(Running { command, child, pgid, sink: &sink, stdin, started, output_shown: false, mark })?;
         return Ok((
             format!(
                 "Started {id} in the background. job_output shows what it prints, job_send gives it input, job_stop ends it; you are told when it ends."
@@ -192,6 +195,7 @@ async fn run(
                 stdin: None,
                 started,
                 output_shown: true,
+                mark: mark.clone(),
             }) {
                 Ok(id) => Ok((
                     ending_text(
@@ -205,6 +209,7 @@ async fn run(
                 )),
                 Err(e) => {
                     stop_group(pgid).await;
+                    crate::reaper::end_marked(&mark, false);
                     Err(e)
                 }
             };
@@ -223,6 +228,12 @@ async fn run(
         End::Exited(Some(code)) => Some(format!("(exit code {code})")),
         End::Exited(None) => Some("(ended by a signal)".to_owned()),
     };
+    // The command has returned: what it left running (in its group, or escaped from it) ends
+    // with it. Work meant to outlive it is a background job.
+    if pgid.is_some_and(|g| killpg(g, None).is_ok()) {
+        stop_group(pgid).await;
+    }
+    crate::reaper::end_marked(&mark, false);
     // The readers end when every process holding the pipes is gone; a grandchild that escaped
     // the group must not hold the answer hostage.
     for reader in readers {

@@ -44,6 +44,14 @@ pub(crate) fn read(ws: &Workspace, args: &Args) -> Result<ToolOutput, String> {
             listing.join("\n")
         }));
     }
+    if !meta.is_file() {
+        // A device, a pipe or a socket: reading it could never end (`/dev/zero`) or never start
+        // (a pipe nobody writes).
+        return Err(format!(
+            "{} is not a regular file (a device, a pipe or a socket): read shows files only.",
+            path.display()
+        ));
+    }
     let ext = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
     if ext.as_deref().is_some_and(|e| IMAGE_EXTENSIONS.contains(&e)) {
         return Err(format!("{} is an image: look at it with view_image.", path.display()));
@@ -60,7 +68,14 @@ pub(crate) fn read(ws: &Workspace, args: &Args) -> Result<ToolOutput, String> {
         ws.times.saw(&path);
         return Ok(ToolOutput::Read { call_path: call_path.to_owned(), file: path, content, offset, limit });
     }
-    let bytes = std::fs::read(&path).map_err(|e| io_error(ws, &path, &e))?;
+    let bytes = read_capped(&path).map_err(|e| io_error(ws, &path, &e))?;
+    if bytes.len() as u64 > MAX_READ_BYTES {
+        return Err(format!(
+            "{} grew past {} MB while being read: search it with grep.",
+            path.display(),
+            MAX_READ_BYTES >> 20
+        ));
+    }
     if bytes.iter().take(8000).any(|b| *b == 0) {
         return Err(format!("{} is a binary file: read shows text only.", path.display()));
     }
@@ -69,6 +84,20 @@ pub(crate) fn read(ws: &Workspace, args: &Args) -> Result<ToolOutput, String> {
     })?;
     ws.times.saw(&path);
     Ok(ToolOutput::Read { call_path: call_path.to_owned(), file: path, content, offset, limit })
+}
+
+/// A file's bytes, at most one past [`MAX_READ_BYTES`]; opened without blocking, so a file
+/// swapped for a pipe after it was looked at does not hang the read.
+fn read_capped(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new().read(true).custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits()).open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_READ_BYTES + 1).read_to_end(&mut bytes)?;
+    Ok(bytes)
 }
 
 /// An I/O error as the spec words it where it has a text, else a plain sentence.

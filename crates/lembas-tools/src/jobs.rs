@@ -20,7 +20,45 @@ pub const READ_CHUNK: u64 = 256 * 1024;
 #[derive(Debug)]
 pub(crate) enum Sink {
     Memory { kept: Vec<u8>, dropped: usize },
-    File(std::fs::File),
+    File(LogFile),
+}
+
+/// A job's log keeps the last this many bytes of its output (and holds at most twice as many on
+/// disk): a command that prints without end cannot fill the disk.
+pub const JOB_LOG_KEEP: u64 = 8 * 1024 * 1024;
+
+/// A job's log file, cut from the front when it grows past twice [`JOB_LOG_KEEP`].
+#[derive(Debug)]
+pub(crate) struct LogFile {
+    file: std::fs::File,
+    len: u64,
+    /// Bytes cut from the front so far (shared with the job, to place what the model read).
+    dropped: Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl LogFile {
+    fn write(&mut self, bytes: &[u8]) {
+        use std::io::{Read, Seek, SeekFrom, Write};
+        if self.len + bytes.len() as u64 > 2 * JOB_LOG_KEEP {
+            // Keep the newest JOB_LOG_KEEP bytes, counting the older ones as dropped.
+            let all = self.len + bytes.len() as u64;
+            let from_file = JOB_LOG_KEEP.saturating_sub(bytes.len() as u64).min(self.len);
+            let mut tail = Vec::with_capacity(from_file as usize);
+            let _ = self.file.seek(SeekFrom::Start(self.len - from_file));
+            let _ = (&mut self.file).take(from_file).read_to_end(&mut tail);
+            let skip = bytes.len().saturating_sub(JOB_LOG_KEEP as usize);
+            tail.extend_from_slice(&bytes[skip..]);
+            let _ = self.file.set_len(0);
+            let _ = self.file.seek(SeekFrom::Start(0));
+            let _ = self.file.write_all(&tail);
+            self.dropped.fetch_add(all - tail.len() as u64, std::sync::atomic::Ordering::SeqCst);
+            self.len = tail.len() as u64;
+            return;
+        }
+        if self.file.write_all(bytes).is_ok() {
+            self.len += bytes.len() as u64;
+        }
+    }
 }
 
 impl Sink {
@@ -31,10 +69,7 @@ impl Sink {
                 kept.extend_from_slice(&bytes[..bytes.len().min(room)]);
                 *dropped += bytes.len().saturating_sub(room);
             }
-            Sink::File(file) => {
-                use std::io::Write;
-                let _ = file.write_all(bytes);
-            }
+            Sink::File(log) => log.write(bytes),
         }
     }
 }
@@ -51,6 +86,8 @@ pub(crate) struct Running<'a> {
     pub started: Instant,
     /// The call's own answer already showed the output so far.
     pub output_shown: bool,
+    /// The mark its processes carry ([`crate::reaper`]).
+    pub mark: String,
 }
 
 /// How a job stands.
@@ -70,9 +107,13 @@ struct Job {
     started: Instant,
     ended: Option<Instant>,
     state: JobState,
-    /// Bytes of the log the model has read.
+    /// Bytes of the output the model has read (counting what the log dropped since).
     read: u64,
+    /// Bytes the log dropped from its front.
+    dropped: Arc<std::sync::atomic::AtomicU64>,
     pgid: Option<Pid>,
+    /// The mark of its processes, when it is a command.
+    mark: Option<String>,
     stdin: Option<tokio::process::ChildStdin>,
     /// A subagent's controls, when the job is one.
     agent: Option<AgentControl>,
@@ -152,20 +193,21 @@ impl Jobs {
     /// Takes over a running command as a job: its output so far goes to the job's log, and what
     /// follows too. Answers the job's id.
     pub(crate) fn adopt(&self, running: Running<'_>) -> Result<String, String> {
-        let Running { command, mut child, pgid, sink, stdin, started, output_shown } = running;
-        let (id, log, mut file) = self.new_job()?;
+        let Running { command, mut child, pgid, sink, stdin, started, output_shown, mark } = running;
+        let (id, log, file) = self.new_job()?;
         let mut read = 0;
+        let dropped = Arc::new(std::sync::atomic::AtomicU64::new(0));
         {
             let mut guard = sink.lock().expect("output sink");
+            let mut logfile = LogFile { file, len: 0, dropped: dropped.clone() };
             if let Sink::Memory { kept, .. } = &*guard {
-                use std::io::Write;
-                let _ = file.write_all(kept);
+                logfile.write(kept);
                 // What the call's own answer already showed is not shown again.
                 if output_shown {
                     read = kept.len() as u64;
                 }
             }
-            *guard = Sink::File(file);
+            *guard = Sink::File(logfile);
         }
         self.lock().jobs.push(Job {
             id: id.clone(),
@@ -175,7 +217,9 @@ impl Jobs {
             ended: None,
             state: JobState::Running,
             read,
+            dropped,
             pgid,
+            mark: Some(mark.clone()),
             stdin,
             agent: None,
         });
@@ -186,6 +230,11 @@ impl Jobs {
                 Ok(status) => status.code().map_or(JobState::Signalled, JobState::Exited),
                 Err(_) => JobState::Signalled,
             };
+            // What it left running ends with it.
+            if let Some(pgid) = pgid {
+                let _ = killpg(pgid, Signal::SIGKILL);
+            }
+            crate::reaper::end_marked(&mark, false);
             jobs.finish(&job_id, state);
         });
         Ok(id)
@@ -207,7 +256,7 @@ impl Jobs {
         let mut folder = std::fs::DirBuilder::new();
         folder.recursive(true);
         let mut options = std::fs::OpenOptions::new();
-        options.write(true).create(true).truncate(true);
+        options.read(true).write(true).create(true).truncate(true);
         #[cfg(unix)]
         {
             use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
@@ -237,6 +286,8 @@ impl Jobs {
             ended: None,
             state: JobState::Running,
             read: 0,
+            dropped: Arc::default(),
+            mark: None,
             pgid: None,
             stdin: None,
             agent: Some(AgentControl { stop, inbox }),
@@ -347,16 +398,27 @@ impl Jobs {
         let job = inner.jobs.iter_mut().find(|j| j.id == id).ok_or_else(|| format!("No job {id} in this session."))?;
         // At most READ_CHUNK bytes a call, so a huge log is read in parts, never whole.
         let mut file = std::fs::File::open(&job.log).map_err(|e| format!("{}: {e}", job.log.display()))?;
-        let total = file.metadata().map(|m| m.len()).unwrap_or(0);
+        let in_file = file.metadata().map(|m| m.len()).unwrap_or(0);
+        // Positions count every byte the job printed; the log holds the newest of them.
+        let dropped = job.dropped.load(std::sync::atomic::Ordering::SeqCst);
+        let total = dropped + in_file;
+        let missed = dropped.saturating_sub(job.read);
+        job.read = job.read.max(dropped);
         let mut bytes = Vec::new();
         {
             use std::io::{Read, Seek, SeekFrom};
-            let _ = file.seek(SeekFrom::Start(job.read.min(total)));
+            let _ = file.seek(SeekFrom::Start((job.read - dropped).min(in_file)));
             let _ = file.take(READ_CHUNK).read_to_end(&mut bytes);
         }
         job.read = (job.read + bytes.len() as u64).min(total);
         let left = total - job.read;
         let mut new = String::from_utf8_lossy(&bytes).trim_end_matches('\n').to_owned();
+        if missed > 0 {
+            new = format!(
+                "({missed} bytes of output were dropped before they were read: a job's log keeps its last {} MB)\n{new}",
+                JOB_LOG_KEEP / (1024 * 1024)
+            );
+        }
         if left > 0 {
             new.push_str(&format!("\n({left} more bytes: call job_output again for them)"));
         }
@@ -404,8 +466,9 @@ impl Jobs {
             if let Some(agent) = &job.agent {
                 agent.stop.cancel();
             }
-            job.pgid
+            (job.pgid, job.mark.clone())
         };
+        let (pgid, mark) = pgid;
         if let Some(job) = self.lock().jobs.iter_mut().find(|j| j.id == id) {
             job.state = JobState::Stopped;
             job.ended = Some(Instant::now());
@@ -416,6 +479,9 @@ impl Jobs {
             tokio::time::sleep(Duration::from_millis(200)).await;
             let _ = killpg(pgid, Signal::SIGKILL);
         }
+        if let Some(mark) = mark {
+            crate::reaper::end_marked(&mark, false);
+        }
         Ok(format!("Stopped {id}."))
     }
 
@@ -425,6 +491,9 @@ impl Jobs {
         for job in inner.jobs.iter_mut().filter(|j| j.state == JobState::Running) {
             if let Some(pgid) = job.pgid {
                 let _ = killpg(pgid, Signal::SIGKILL);
+            }
+            if let Some(mark) = &job.mark {
+                crate::reaper::end_marked(mark, false);
             }
             if let Some(agent) = &job.agent {
                 agent.stop.cancel();

@@ -15,6 +15,7 @@ mod edit;
 mod files;
 mod jobs;
 mod patch;
+pub mod reaper;
 pub mod sandbox;
 mod search;
 mod skills;
@@ -26,7 +27,7 @@ use lembas_context::FileChange;
 use serde_json::Value;
 
 pub use bash::{BashOutcome, run_bash, run_bash_in};
-pub use jobs::{AgentLog, JobEnded, JobState, Jobs, elapsed_text};
+pub use jobs::{AgentLog, JOB_LOG_KEEP, JobEnded, JobState, Jobs, elapsed_text};
 pub use sandbox::{Reach as SandboxReach, Sandbox, SandboxPlaces};
 pub use skills::{
     Skill, SkillPlaces, discover as discover_skills, index as skills_index, run_skill_tool,

@@ -339,7 +339,8 @@ mod jobs {
         )
         .await;
         let first = jobs.output("job1", Duration::from_secs(30)).await.unwrap();
-        assert_eq!(std::fs::metadata(dir.path().join("jobs/job1.log")).unwrap().len(), 40_000_000);
+        // The log keeps the newest part of it (tests/bounds.rs shows the dropping in detail).
+        assert!(std::fs::metadata(dir.path().join("jobs/job1.log")).unwrap().len() <= 2 * lembas_tools::JOB_LOG_KEEP);
         assert!(first.len() < 300_000 && first.contains("more bytes: call job_output again"), "{}", first.len());
     }
 }

@@ -111,6 +111,10 @@ pub struct RunArgs {
     /// Print one JSON event per line instead of the reply.
     #[arg(long)]
     pub json: bool,
+    /// How long, in seconds, to wait at the end for background jobs the run started; those
+    /// still running then are stopped.
+    #[arg(long, value_name = "SECONDS", default_value_t = 600)]
+    pub job_wait: u64,
     /// The prompt; `-` reads it from standard input.
     #[arg(required = true, num_args = 1.., value_name = "PROMPT")]
     pub prompt: Vec<String>,

@@ -61,6 +61,9 @@ fn main() -> ExitCode {
             }
         }
     });
+    // Nothing a command started outlives lembas (jobs, and what escaped their process groups).
+    drop(runtime);
+    lembas_tools::reaper::end_all();
     match result {
         Ok(status) => ExitCode::from(status),
         Err(failure) => {

@@ -184,7 +184,7 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
     // Nobody comes back to this session later: wait for the jobs the prompt started, and let
     // their notes wake it, before exiting.
     if matches!(reason, DoneReason::Answered)
-        && let Some(last) = session.settle(&cancel).await
+        && let Some(last) = session.settle(&cancel, std::time::Duration::from_secs(args.job_wait)).await
     {
         reason = last;
     }
