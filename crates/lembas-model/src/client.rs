@@ -19,8 +19,11 @@ pub struct ClientConfig {
     /// The OpenAI-compatible base, ending in `/v1`.
     pub base_url: String,
     pub api_key: Option<String>,
-    /// How long a stream may stay silent before it counts as stalled.
+    /// How long a stream may go without data before it counts as stalled (comments such as
+    /// `: ping` keep a connection open but are not data).
     pub idle_timeout: Duration,
+    /// How long a server may take to begin its response (its headers).
+    pub headers_timeout: Duration,
     /// Attempts in all before the server counts as unreachable.
     pub max_attempts: u32,
     /// The first wait between attempts; each next one doubles, up to [`MAX_BACKOFF`].
@@ -32,12 +35,22 @@ pub struct ClientConfig {
 /// The longest wait between two attempts (unless the server's `Retry-After` asks for more).
 pub const MAX_BACKOFF: Duration = Duration::from_secs(30);
 
+/// The longest a server's `Retry-After` is obeyed for; past it lembas retries after this long.
+pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(120);
+
+/// How much of an error response's body is read (its message is at the start).
+pub const MAX_ERROR_BODY: usize = 64 * 1024;
+
+/// The most a reply may send, streamed or whole, before it counts as broken.
+pub const MAX_REPLY_BYTES: usize = 64 * 1024 * 1024;
+
 impl ClientConfig {
     pub fn new(base_url: impl Into<String>) -> Self {
         ClientConfig {
             base_url: base_url.into().trim_end_matches('/').to_owned(),
             api_key: None,
             idle_timeout: Duration::from_secs(600),
+            headers_timeout: Duration::from_secs(600),
             max_attempts: 5,
             backoff: Duration::from_secs(1),
             prompt_progress: false,
@@ -232,20 +245,27 @@ impl ModelClient {
         if let Some(key) = &self.config.api_key {
             req = req.bearer_auth(key);
         }
+        let headers = self.config.headers_timeout;
         let response = tokio::select! {
             () = cancel.cancelled() => return Attempt::Fatal(ModelError::Cancelled),
-            r = req.send() => r,
+            r = tokio::time::timeout(headers, req.send()) => r,
         };
         let response = match response {
-            Ok(r) => r,
-            Err(e) => return Attempt::Retry { reason: describe_http_error(&e), after: None },
+            Ok(Ok(r)) => r,
+            Ok(Err(e)) => return Attempt::Retry { reason: describe_http_error(&e), after: None },
+            Err(_) => {
+                return Attempt::Retry {
+                    reason: format!("the server did not begin its response within {} s", headers.as_secs()),
+                    after: None,
+                };
+            }
         };
         let status = response.status();
         if !status.is_success() {
             let after = retry_after(&response);
             let text = tokio::select! {
                 () = cancel.cancelled() => return Attempt::Fatal(ModelError::Cancelled),
-                t = response.text() => t.unwrap_or_default(),
+                t = read_capped(response, MAX_ERROR_BODY) => t.map(|(text, _)| text).unwrap_or_default(),
             };
             let message = body_message(&text, status);
             let code = status.as_u16();
@@ -269,14 +289,20 @@ impl ModelClient {
         if is_json {
             let text = tokio::select! {
                 () = cancel.cancelled() => return Attempt::Fatal(ModelError::Cancelled),
-                t = response.text() => t,
+                t = read_capped(response, MAX_REPLY_BYTES) => t,
             };
-            let value: Value = match text.as_deref().map(serde_json::from_str) {
-                Ok(Ok(v)) => v,
-                Ok(Err(e)) => {
-                    return Attempt::Retry { reason: format!("the server sent a malformed reply: {e}"), after: None };
-                }
-                Err(e) => return Attempt::Retry { reason: describe_http_error(e), after: None },
+            let value: Value = match text {
+                Ok((_, true)) => return Attempt::Retry { reason: too_long(), after: None },
+                Ok((text, false)) => match serde_json::from_str(&text) {
+                    Ok(v) => v,
+                    Err(e) => {
+                        return Attempt::Retry {
+                            reason: format!("the server sent a malformed reply: {e}"),
+                            after: None,
+                        };
+                    }
+                },
+                Err(e) => return Attempt::Retry { reason: describe_http_error(&e), after: None },
             };
             if let Err(e) = assembler.chunk(&value, &mut out) {
                 return Attempt::Retry { reason: e.0, after: None };
@@ -291,10 +317,13 @@ impl ModelClient {
         let mut events: Vec<SseEvent> = Vec::new();
         let mut done = false;
         let idle = self.config.idle_timeout;
+        // The idle clock runs from the last data, not the last byte: comments do not reset it.
+        let mut last_data = tokio::time::Instant::now();
+        let mut received = 0usize;
         while !done {
             let next = tokio::select! {
                 () = cancel.cancelled() => return Attempt::Fatal(ModelError::Cancelled),
-                n = tokio::time::timeout(idle, stream.next()) => n,
+                n = tokio::time::timeout_at(last_data + idle, stream.next()) => n,
             };
             match next {
                 Err(_) => {
@@ -310,7 +339,16 @@ impl ModelClient {
                         after: None,
                     };
                 }
-                Ok(Some(Ok(bytes))) => decoder.feed(&bytes, &mut events),
+                Ok(Some(Ok(bytes))) => {
+                    received += bytes.len();
+                    if received > MAX_REPLY_BYTES {
+                        return Attempt::Retry { reason: too_long(), after: None };
+                    }
+                    decoder.feed(&bytes, &mut events);
+                    if !events.is_empty() {
+                        last_data = tokio::time::Instant::now();
+                    }
+                }
             }
             if let Some(error) = take_events(&mut events, &mut assembler, &mut out, &mut done) {
                 return Attempt::Retry { reason: error, after: None };
@@ -359,9 +397,30 @@ fn backoff(base: Duration, failures: u32) -> Duration {
     base.saturating_mul(1 << (failures - 1).min(16)).min(MAX_BACKOFF.max(base))
 }
 
+/// The server's `Retry-After` in seconds, obeyed up to [`MAX_RETRY_AFTER`].
 fn retry_after(response: &reqwest::Response) -> Option<Duration> {
     let value = response.headers().get(reqwest::header::RETRY_AFTER)?.to_str().ok()?;
-    value.trim().parse::<u64>().ok().map(Duration::from_secs)
+    value.trim().parse::<u64>().ok().map(|s| Duration::from_secs(s).min(MAX_RETRY_AFTER))
+}
+
+fn too_long() -> String {
+    format!("the reply passed {} MB, more than any reply should be", MAX_REPLY_BYTES >> 20)
+}
+
+/// A response's body as text, at most `cap` bytes of it; and whether there was more.
+async fn read_capped(response: reqwest::Response, cap: usize) -> Result<(String, bool), reqwest::Error> {
+    let mut stream = response.bytes_stream();
+    let mut bytes = Vec::new();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk?;
+        let room = cap - bytes.len();
+        if chunk.len() > room {
+            bytes.extend_from_slice(&chunk[..room]);
+            return Ok((String::from_utf8_lossy(&bytes).into_owned(), true));
+        }
+        bytes.extend_from_slice(&chunk);
+    }
+    Ok((String::from_utf8_lossy(&bytes).into_owned(), false))
 }
 
 /// One line saying what the server said: its error message, else its status.

@@ -16,7 +16,9 @@ pub mod sse;
 mod stream;
 mod wire;
 
-pub use client::{ClientConfig, MAX_BACKOFF, ModelClient, ModelError};
+pub use client::{
+    ClientConfig, MAX_BACKOFF, MAX_ERROR_BODY, MAX_REPLY_BYTES, MAX_RETRY_AFTER, ModelClient, ModelError,
+};
 pub use quirks::{Learned, LearnedModel};
 pub use stream::{Assembler, StreamEvent, StreamedError};
 pub use wire::{ChatRequest, FinishReason, Message, Reply, ToolCall, ToolSchema, Usage, WireMessage, wire};

@@ -232,3 +232,66 @@ async fn malformed_tool_arguments_are_kept_as_text() {
     let reply = chat(&client(&server), &request()).await.0.unwrap();
     assert_eq!(reply.tool_calls[0].arguments, "{\"path\": \"a.rs\", oops");
 }
+
+#[tokio::test]
+async fn a_huge_retry_after_is_capped() {
+    let server = FakeServer::start(vec![Scripted::status_retry_after(
+        429,
+        r#"{"error":{"message":"come back tomorrow"}}"#,
+        100_000,
+    )])
+    .await;
+    let cancel = CancellationToken::new();
+    let mut waits = Vec::new();
+    let stop = cancel.clone();
+    let result = client(&server)
+        .chat(
+            &request(),
+            &mut |e| {
+                if let StreamEvent::Retrying { in_seconds, .. } = e {
+                    waits.push(in_seconds);
+                    stop.cancel();
+                }
+            },
+            &cancel,
+        )
+        .await;
+    assert_eq!(result.unwrap_err(), ModelError::Cancelled);
+    assert_eq!(waits, [lembas_model::MAX_RETRY_AFTER.as_secs()]);
+}
+
+#[tokio::test]
+async fn a_server_that_never_begins_its_response_is_retried_after_a_stated_time() {
+    let server = FakeServer::start(vec![Scripted::Silent, Scripted::text("late but here")]).await;
+    let mut config = ClientConfig::new(server.base_url());
+    config.backoff = Duration::from_millis(10);
+    config.headers_timeout = Duration::from_millis(300);
+    let (reply, events) = chat(&ModelClient::new(config).unwrap(), &request()).await;
+    assert_eq!(reply.unwrap().text, "late but here");
+    assert!(
+        events.iter().any(
+            |e| matches!(e, StreamEvent::Retrying { reason, .. } if reason.contains("did not begin its response"))
+        )
+    );
+}
+
+#[tokio::test]
+async fn comments_do_not_keep_a_silent_stream_alive() {
+    let server = FakeServer::start(vec![Scripted::text("one two three").pings_after(2), Scripted::text("fresh")]).await;
+    let start = Instant::now();
+    let (reply, events) = chat(&client(&server), &request()).await;
+    assert_eq!(reply.unwrap().text, "fresh");
+    assert!(events.iter().any(|e| matches!(e, StreamEvent::Retrying { reason, .. } if reason.contains("stalled"))));
+    assert!(start.elapsed() < Duration::from_secs(5));
+}
+
+#[tokio::test]
+async fn an_error_body_is_read_only_as_far_as_its_message() {
+    let huge = format!(r#"{{"error":{{"message":"too big"}},"pad":"{}"}}"#, "x".repeat(50 * 1024 * 1024));
+    let server = FakeServer::start(vec![Scripted::status(400, huge)]).await;
+    let (reply, _) = chat(&client(&server), &request()).await;
+    match reply.unwrap_err() {
+        ModelError::Rejected { status: 400, message } => assert!(message.len() < 2 * lembas_model::MAX_ERROR_BODY),
+        other => panic!("{other:?}"),
+    }
+}

@@ -41,7 +41,13 @@ pub enum Scripted {
         /// Send this error as a `data:` event after the chunks, as llama.cpp does.
         #[serde(default)]
         stream_error: Option<String>,
+        /// After this many chunks, send only `: ping` comments from then on (a server that
+        /// keeps the connection warm but never says more).
+        #[serde(default)]
+        pings_after: Option<usize>,
     },
+    /// Never answer at all: not even the response's headers.
+    Silent,
     /// An HTTP error status with a body.
     Status {
         status: u16,
@@ -63,6 +69,7 @@ impl Scripted {
             cut_after: None,
             stall_after: None,
             stream_error: None,
+            pings_after: None,
         }
     }
 
@@ -104,6 +111,13 @@ impl Scripted {
     pub fn cut_after(mut self, chunks: usize) -> Self {
         if let Scripted::Reply { cut_after, .. } = &mut self {
             *cut_after = Some(chunks);
+        }
+        self
+    }
+
+    pub fn pings_after(mut self, chunks: usize) -> Self {
+        if let Scripted::Reply { pings_after, .. } = &mut self {
+            *pings_after = Some(chunks);
         }
         self
     }

@@ -261,7 +261,12 @@ async fn chat(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes
             }
             response
         }
-        Scripted::Reply { chunk_delay_ms, cut_after, stall_after, stream_error, .. } => {
+        Scripted::Silent => {
+            // Hold the request open without a word, headers included.
+            futures::future::pending::<()>().await;
+            unreachable!("a pending future never resolves")
+        }
+        Scripted::Reply { chunk_delay_ms, cut_after, stall_after, stream_error, pings_after, .. } => {
             if request["stream"] != json!(true) {
                 return json_response(StatusCode::OK, scripted.whole(&model));
             }
@@ -282,11 +287,17 @@ async fn chat(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes
                 frames.push(Ok(Bytes::from_static(b"data: [DONE]\n\n")));
             }
             let stall = *stall_after;
+            if let Some(n) = pings_after {
+                // Comments keep the connection warm; no data comes after them.
+                frames.truncate(*n);
+                frames.extend((0..100_000).map(|_| Ok(Bytes::from_static(b": ping\n\n"))));
+            }
             if let Some(n) = cut_after {
                 frames.truncate(*n);
                 frames.push(Err(std::io::Error::other("lembas-testkit: connection cut")));
             }
-            let delay = Duration::from_millis(*chunk_delay_ms);
+            let delay =
+                Duration::from_millis(if pings_after.is_some() { (*chunk_delay_ms).max(20) } else { *chunk_delay_ms });
             let stream = futures::stream::iter(frames.into_iter().enumerate()).then(move |(i, frame)| async move {
                 if stall.is_some_and(|n| i >= n) {
                     futures::future::pending::<()>().await;

@@ -91,17 +91,33 @@ pub(crate) fn grep(ws: &Workspace, args: &Args) -> Result<ToolOutput, String> {
     let files_only = args.bool("files_only")?;
     let root = search_root(ws, args)?;
 
+    // Files too large to search, and what is no file at all (a pipe would never be read to
+    // its end), are left out — and said to be.
+    let mut skipped: Vec<PathBuf> = Vec::new();
     let files: Vec<PathBuf> = if root.is_file() {
         vec![root.clone()]
     } else {
-        let mut files: Vec<PathBuf> = files_under(&root, &|rel| include.as_ref().is_none_or(|g| g.matches(rel)))
-            .into_iter()
-            .filter(|(_, meta)| meta.as_ref().is_none_or(|m| m.len() <= MAX_GREP_BYTES))
-            .map(|(path, _)| path)
-            .collect();
+        let mut files = Vec::new();
+        for (path, meta) in files_under(&root, &|rel| include.as_ref().is_none_or(|g| g.matches(rel))) {
+            match meta {
+                Some(m) if !m.is_file() => {}
+                Some(m) if m.len() > MAX_GREP_BYTES => skipped.push(path),
+                _ => files.push(path),
+            }
+        }
         files.sort();
+        skipped.sort();
         files
     };
+    let skipped_note = (!skipped.is_empty()).then(|| {
+        let names: Vec<String> = skipped.iter().take(5).map(|p| p.display().to_string()).collect();
+        let more = if skipped.len() > 5 { format!(" and {} more", skipped.len() - 5) } else { String::new() };
+        format!(
+            "(not searched, over {} MB: {}{more}; search such a file with a command such as rg)",
+            MAX_GREP_BYTES >> 20,
+            names.join(", ")
+        )
+    });
 
     // Files are searched in parallel; their hits are put together in path order.
     let found = search_files(&files, &regex);
@@ -140,11 +156,16 @@ pub(crate) fn grep(ws: &Workspace, args: &Args) -> Result<ToolOutput, String> {
         }
     }
     if out.is_empty() {
-        return Ok(ToolOutput::Text(format!("No matches for {pattern} under {}.", root.display())));
+        let none = format!("No matches for {pattern} under {}.", root.display());
+        return Ok(ToolOutput::Text(match skipped_note {
+            Some(note) => format!("{none}\n{note}"),
+            None => none,
+        }));
     }
     if truncated {
         out.push(format!("(stopped at {MAX_RESULTS} matches: narrow the pattern, the path or include)"));
     }
+    out.extend(skipped_note);
     Ok(ToolOutput::Text(out.join("\n")))
 }
 

@@ -108,3 +108,15 @@ async fn a_stopped_job_ends_what_escaped_its_group() {
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert!(!alive("sleep 42.5"));
 }
+
+#[test]
+fn grep_says_which_files_it_did_not_search_and_never_waits_on_a_pipe() {
+    let (dir, ws) = project();
+    std::fs::write(dir.path().join("big.log"), "needle\n".repeat(2 * 1024 * 1024)).unwrap();
+    std::fs::write(dir.path().join("small.txt"), "hay\n").unwrap();
+    assert!(std::process::Command::new("mkfifo").arg(dir.path().join("pipe")).status().unwrap().success());
+    let out = run_file_tool(&ws, "grep", &json!({ "pattern": "needle" }));
+    let ToolOutput::Text(text) = out else { panic!("{out:?}") };
+    assert!(text.starts_with("No matches for needle"), "{text}");
+    assert!(text.contains("not searched, over 8 MB:") && text.contains("big.log"), "{text}");
+}
