@@ -295,6 +295,10 @@ impl Server {
                 Some(Arc::new(ClientFiles { cx: cx.clone(), session_id: files_session.clone(), reads, writes }));
         }
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        if let Some(id) = resume {
+            // Loaded again while open here: the open one gives way (and its hold on the session).
+            self.sessions.lock().expect("sessions").remove(id);
+        }
         let session = match resume {
             Some(id) => Session::resume(cfg, id, tx).map_err(|e| e.to_string())?,
             None => Session::start(cfg, &root, cwd, tx).map_err(|e| e.to_string())?,

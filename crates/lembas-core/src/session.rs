@@ -271,6 +271,8 @@ pub(crate) struct State {
 
 /// A running session.
 pub struct Session {
+    /// This process holds the session: no other lembas appends to it meanwhile.
+    pub(crate) _lock: lembas_store::SessionLock,
     pub(crate) id: String,
     pub(crate) title: String,
     pub(crate) cfg: SessionConfig,
@@ -394,6 +396,7 @@ impl Session {
         let id = uuid::Uuid::now_v7().to_string();
         let tools = Arc::new(tools);
         let mut session = Session {
+            _lock: cfg.store.lock_session(&id)?,
             id: id.clone(),
             title: subagent.as_ref().map_or_else(|| "New session".into(), |s| s.label.clone()),
             ws,
@@ -442,6 +445,8 @@ impl Session {
     pub fn resume(cfg: SessionConfig, id: &str, events: UnboundedSender<Event>) -> Result<Session, EngineError> {
         let store = cfg.store.clone();
         let record = store.session(id)?.ok_or_else(|| EngineError::NoSession(id.to_owned()))?;
+        // Before anything is read: another process appending meanwhile would interleave turns.
+        let lock = store.lock_session(&record.id)?;
         let (mut ws, _) = Workspace::new(Path::new(&record.project), Path::new(&record.started));
         ws.editor = cfg.editor_files.clone();
         ws.home = cfg.user_home.clone();
@@ -453,6 +458,7 @@ impl Session {
         state.mode = cfg.mode;
         let jobs = Jobs::new(cfg.jobs_dir.join(&record.id));
         let mut session = Session {
+            _lock: lock,
             jobs,
             id: record.id.clone(),
             title: record.title.clone(),

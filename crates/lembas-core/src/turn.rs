@@ -181,6 +181,8 @@ impl Session {
         let mut steps = 0;
         let started = Instant::now();
         self.prompt_tokens = 0;
+        // Each nudge is sent at most once a turn; a second empty or cut-off reply ends it.
+        let (mut nudged_empty, mut nudged_cut) = (false, false);
         loop {
             if cancel.is_cancelled() {
                 return Ok((DoneReason::Cancelled, String::new(), steps));
@@ -226,8 +228,33 @@ impl Session {
                 wire: Default::default(),
             };
             if reply.tool_calls.is_empty() {
+                let cut = reply.finish_reason == Some(lembas_model::FinishReason::Length);
+                let empty = reply.text.trim().is_empty();
+                let nudges = &loop_spec().nudges;
+                let (nudge, already) = match (cut, empty) {
+                    (true, _) => (&nudges.cut_off, &mut nudged_cut),
+                    (false, true) => (&nudges.empty_reply, &mut nudged_empty),
+                    (false, false) => {
+                        self.commit(vec![assistant], Vec::new()).map_err(|e| (e, steps))?;
+                        return Ok((DoneReason::Answered, reply.text, steps));
+                    }
+                };
+                if !*already {
+                    *already = true;
+                    let nudge = Entry::user(nudge.clone(), false);
+                    self.commit(vec![assistant, nudge], Vec::new()).map_err(|e| (e, steps))?;
+                    continue;
+                }
+                // Nudged once already: the turn ends, honestly, without an answer.
                 self.commit(vec![assistant], Vec::new()).map_err(|e| (e, steps))?;
-                return Ok((DoneReason::Answered, reply.text, steps));
+                let message = if cut {
+                    "The model's reply was cut off at its output limit again after it was asked to continue: the turn ends unfinished."
+                } else {
+                    "The model's reply was empty again after it was asked to go on: the turn ends without an answer."
+                };
+                phases.set(Phase::Failed { reason: message.to_owned() });
+                self.emit(Event::Error { message: message.to_owned() });
+                return Ok((DoneReason::Failed, reply.text, steps));
             }
             let (entries, results) = self.run_calls(&reply.tool_calls, cancel, phases).await;
             self.take_up_grants();

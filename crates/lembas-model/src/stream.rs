@@ -229,6 +229,17 @@ impl Assembler {
         let start = out.len();
         self.think.finish(out);
         self.absorb(&out[start..]);
+        // Each call's result is sent back under its id: ids the model left out or gave twice
+        // are made unique, or the results would be mixed up (and strict templates refuse them).
+        let mut seen = std::collections::HashSet::new();
+        for (i, call) in self.reply.tool_calls.iter_mut().enumerate() {
+            if call.id.trim().is_empty() {
+                call.id = format!("call_{}", i + 1);
+            }
+            while !seen.insert(call.id.clone()) {
+                call.id = format!("{}_{}", call.id, i + 1);
+            }
+        }
         self.reply
     }
 }
@@ -273,6 +284,20 @@ pub(crate) fn error_text(error: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn call_ids_given_twice_or_not_at_all_are_made_unique() {
+        let mut a = Assembler::default();
+        let mut out = Vec::new();
+        let chunk = serde_json::json!({"choices": [{"delta": {"tool_calls": [
+            {"index": 0, "id": "call_1", "function": {"name": "read", "arguments": "{}"}},
+            {"index": 1, "id": "call_1", "function": {"name": "read", "arguments": "{}"}},
+            {"index": 2, "id": "", "function": {"name": "read", "arguments": "{}"}}
+        ]}, "finish_reason": "tool_calls"}]});
+        a.chunk(&chunk, &mut out).unwrap();
+        let ids: Vec<String> = a.finish(&mut out).tool_calls.into_iter().map(|c| c.id).collect();
+        assert_eq!(ids, ["call_1", "call_1_2", "call_3"]);
+    }
     use serde_json::json;
 
     fn run(chunks: &[Value]) -> (Reply, Vec<StreamEvent>) {

@@ -6,6 +6,9 @@
 //! session's state — so a process killed at any moment leaves the session at its last complete
 //! step, and a resumed session sends exactly what it sent before.
 
+mod lock;
+pub use lock::SessionLock;
+
 use std::path::Path;
 use std::sync::Mutex;
 
@@ -21,6 +24,9 @@ pub enum StoreError {
     Open { path: String, reason: String },
     #[error("no session {0}")]
     NoSession(String),
+    /// Another process has the session open.
+    #[error("session {id} is open in another lembas (process {pid}): let that one finish, or start a new session")]
+    Busy { id: String, pid: String },
 }
 
 /// A session as stored.
@@ -119,6 +125,8 @@ pub struct UsageRow {
 #[derive(Debug)]
 pub struct Store {
     conn: Mutex<Connection>,
+    /// Where it lives on disk (`None` in memory): session locks are kept beside it.
+    path: Option<std::path::PathBuf>,
 }
 
 const SCHEMA: &str = "
@@ -241,14 +249,14 @@ impl Store {
             .map_err(|e| StoreError::Open { path: path.display().to_string(), reason: e.to_string() })?;
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
         migrate(&conn)?;
-        Ok(Store { conn: Mutex::new(conn) })
+        Ok(Store { conn: Mutex::new(conn), path: Some(path.to_path_buf()) })
     }
 
     /// A store in memory (tests).
     pub fn in_memory() -> Result<Store, StoreError> {
         let conn = Connection::open_in_memory()?;
         migrate(&conn)?;
-        Ok(Store { conn: Mutex::new(conn) })
+        Ok(Store { conn: Mutex::new(conn), path: None })
     }
 
     fn conn(&self) -> std::sync::MutexGuard<'_, Connection> {

@@ -115,6 +115,14 @@ impl Scripted {
         self
     }
 
+    /// The reply ends for this reason (`length`: cut off at the output limit).
+    pub fn with_finish_reason(mut self, reason: &str) -> Self {
+        if let Scripted::Reply { finish_reason, .. } = &mut self {
+            *finish_reason = Some(reason.to_owned());
+        }
+        self
+    }
+
     pub fn pings_after(mut self, chunks: usize) -> Self {
         if let Scripted::Reply { pings_after, .. } = &mut self {
             *pings_after = Some(chunks);

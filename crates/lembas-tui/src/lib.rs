@@ -208,24 +208,30 @@ pub async fn run(
                     *turn_cancel.lock().expect("cancel") = token.clone();
                     session.deliver_job_notes(&token).await;
                 }
-                Command::Open(id) => match open(id.as_deref()) {
-                    Ok(next) => {
-                        session = next;
-                        *steer_slot.lock().expect("steer") = session.steer_handle();
-                        session.announce(id.is_some());
-                        // A resumed session is drawn as it was.
-                        for event in session.transcript() {
-                            let _ = events_tx.send(event);
+                // The session already open here is shown again rather than opened twice (this
+                // process holds it).
+                Command::Open(id) => {
+                    match if id.as_deref() == Some(session.id()) { Ok(None) } else { open(id.as_deref()).map(Some) } {
+                        Ok(next) => {
+                            if let Some(next) = next {
+                                session = next;
+                            }
+                            *steer_slot.lock().expect("steer") = session.steer_handle();
+                            session.announce(id.is_some());
+                            // A resumed session is drawn as it was.
+                            for event in session.transcript() {
+                                let _ = events_tx.send(event);
+                            }
+                            // The replay is not a turn: it ends as one that did nothing.
+                            let _ = events_tx.send(Event::Done {
+                                reason: lembas_core::DoneReason::Answered,
+                                text: String::new(),
+                                steps: 0,
+                            });
                         }
-                        // The replay is not a turn: it ends as one that did nothing.
-                        let _ = events_tx.send(Event::Done {
-                            reason: lembas_core::DoneReason::Answered,
-                            text: String::new(),
-                            steps: 0,
-                        });
+                        Err(e) => say(e),
                     }
-                    Err(e) => say(e),
-                },
+                }
                 Command::Prompt(words) => {
                     let token = CancellationToken::new();
                     *turn_cancel.lock().expect("cancel") = token.clone();

@@ -1,0 +1,50 @@
+//! A turn that cannot go on as it is: an empty or cut-off reply is nudged once, as loop.json
+//! says, and a second one ends the turn as failed rather than as answered.
+
+mod common;
+
+use common::Harness;
+use lembas_core::DoneReason;
+use lembas_model::CancellationToken;
+use lembas_permissions::Mode;
+use lembas_testkit::Scripted;
+
+fn last_user(request: &serde_json::Value) -> String {
+    let messages = request["messages"].as_array().unwrap();
+    messages.iter().rev().find(|m| m["role"] == "user").unwrap()["content"].as_str().unwrap().to_owned()
+}
+
+#[tokio::test]
+async fn an_empty_or_reasoning_only_reply_is_nudged_once_then_answered() {
+    let h = Harness::new(vec![Scripted::text("").with_reasoning("hmm, thinking"), Scripted::text("Here it is.")]).await;
+    let (mut session, _rx) = h.start(Mode::Edit);
+    let reason = session.prompt("answer me", &CancellationToken::new()).await;
+    assert_eq!(reason, DoneReason::Answered);
+    let requests = h.server.chat_requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(last_user(&requests[1]), lembas_spec::loop_spec().nudges.empty_reply);
+}
+
+#[tokio::test]
+async fn a_cut_off_reply_is_asked_to_continue_once() {
+    let h = Harness::new(vec![
+        Scripted::text("The first half of a long").with_finish_reason("length"),
+        Scripted::text("answer, finished.").with_finish_reason("length"),
+    ])
+    .await;
+    let (mut session, _rx) = h.start(Mode::Edit);
+    let reason = session.prompt("write it all", &CancellationToken::new()).await;
+    let requests = h.server.chat_requests();
+    assert_eq!(last_user(&requests[1]), lembas_spec::loop_spec().nudges.cut_off);
+    // Cut off again after the nudge: the turn ends unfinished, not answered.
+    assert_eq!(reason, DoneReason::Failed);
+    assert_eq!(requests.len(), 2);
+}
+
+#[tokio::test]
+async fn empty_twice_ends_the_turn_as_failed() {
+    let h = Harness::new(vec![Scripted::text(""), Scripted::text("  "), Scripted::text("never asked")]).await;
+    let (mut session, _rx) = h.start(Mode::Edit);
+    assert_eq!(session.prompt("hello?", &CancellationToken::new()).await, DoneReason::Failed);
+    assert_eq!(h.server.chat_requests().len(), 2);
+}
