@@ -32,6 +32,16 @@ fn every_case_in_spec_conformance_passes() {
 }
 
 #[test]
+fn lembas_own_cases_pass() {
+    let own = spec_cases().join("lembas");
+    let reports = lembas_conformance::run_paths(&[own]).unwrap();
+    assert!(reports.len() >= 3);
+    for report in &reports {
+        assert!(!report.is_bad(), "{report}");
+    }
+}
+
+#[test]
 fn an_area_without_a_runner_is_reported_and_fails_the_run() {
     let dir = tempfile::tempdir().unwrap();
     let file = write(dir.path(), "teleport.json", r#"{"about": "x", "cases": [{"expect": 1}]}"#);

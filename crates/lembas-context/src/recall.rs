@@ -38,13 +38,9 @@ pub fn recall(id: ResultId, target: &str, stored: Option<&str>, offset: Option<u
             ("of", &total.to_string()),
         ],
     );
-    let mut out = format!("{bracket}\n{}", shown.join("\n"));
-    if to < total {
-        let more = render(&ctx.read_more, &[("n", &(total - to).to_string()), ("offset", &(to + 1).to_string())]);
-        out.push_str("\n\n");
-        out.push_str(&more);
-    }
-    out
+    // The bracket says which lines these are and of how many: nothing follows the lines
+    // (`context.md` §4 — the "N more lines" note is read's, not recall's).
+    format!("{bracket}\n{}", shown.join("\n"))
 }
 
 #[cfg(test)]
@@ -65,7 +61,7 @@ mod tests {
         let stored = (1..=5).map(|n| format!("l{n}")).collect::<Vec<_>>().join("\n");
         assert_eq!(
             recall(ResultId(9), "#0003", Some(&stored), Some(2), Some(2)),
-            "[#0009 recall #0003 lines 2-3 of 5]\nl2\nl3\n\n(2 more lines — read again with offset 4)"
+            "[#0009 recall #0003 lines 2-3 of 5]\nl2\nl3"
         );
         assert!(recall(ResultId(9), "3", Some(&stored), Some(9), None).contains("past the end"));
     }

@@ -24,13 +24,15 @@ pub struct ScheduledTurn {
 
 /// The mode and approval wait of a scheduled turn. `accept` is the device's Accept scheduled
 /// work; `mode` the schedule's choice (a name; absent or unknown: the default, never anything
-/// wider); `max_mode` the device's `remote.max_mode`; `wait` the schedule's approval wait.
+/// wider); `max_mode` the device's `remote.max_mode`; `wait` the schedule's approval wait in
+/// seconds as sent — clamped into the range in whole seconds, a fraction cut, never refused.
 pub fn scheduled_turn(
     accept: bool,
     mode: Option<&str>,
     max_mode: Mode,
-    wait: Option<u64>,
+    wait: Option<f64>,
 ) -> Result<ScheduledTurn, Refusal> {
+    let wait = wait.map(|w| if w.is_finite() && w > 0.0 { w.trunc().min(u64::MAX as f64) as u64 } else { 0 });
     let spec = &loop_spec().scheduled;
     if !accept {
         return Err(Refusal { reason: "scheduled_off", message: spec.texts["off"].clone() });
@@ -49,14 +51,15 @@ pub fn scheduled_turn(
 /// taken out, trimmed.
 pub fn silent(text: &str) -> (bool, String) {
     let sentinel = &loop_spec().scheduled.sentinel;
-    let is_sentinel = |line: &str| line.trim().trim_end_matches('.').eq_ignore_ascii_case(sentinel);
+    // Trimmed, any case, every trailing full stop forgiven — spaces before them too.
+    let is_sentinel = |line: &str| {
+        line.trim().trim_end_matches(|c: char| c == '.' || c.is_whitespace()).eq_ignore_ascii_case(sentinel)
+    };
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
     let silent = lines.first().is_some_and(|l| is_sentinel(l)) || lines.last().is_some_and(|l| is_sentinel(l));
-    if !silent {
-        return (false, text.trim().to_owned());
-    }
+    // What a preview shows: every sentinel line taken out, wherever it stands.
     let kept: Vec<&str> = text.lines().filter(|l| !is_sentinel(l)).collect();
-    (true, kept.join("\n").trim().to_owned())
+    (silent, kept.join("\n").trim().to_owned())
 }
 
 /// The watch command's hash: `sha256:` over the output's bytes, a newline, then the exit
@@ -81,8 +84,21 @@ mod tests {
     }
 
     #[test]
+    fn an_approval_wait_is_whole_seconds_within_its_range() {
+        let wait = |w| scheduled_turn(true, None, Mode::Auto, w).unwrap().approval_wait_seconds;
+        let range = &loop_spec().scheduled.approval_wait_seconds;
+        assert_eq!(wait(Some(range.min as f64 + 10.9)), range.min + 10);
+        assert_eq!(wait(Some(-5.0)), range.min);
+        assert_eq!(wait(Some(f64::NAN)), range.min);
+        assert_eq!(wait(Some(1e30)), range.max);
+        assert_eq!(wait(None), range.default);
+    }
+
+    #[test]
     fn sentinel_lines_in_the_middle_do_not_make_it_silent() {
-        assert_eq!(silent("a\n[SILENT]\nb"), (false, "a\n[SILENT]\nb".to_owned()));
+        assert_eq!(silent("a\n[SILENT]\nb"), (false, "a\nb".to_owned()));
+        assert_eq!(silent("News.\n[Silent] ."), (true, "News.".to_owned()));
+        assert_eq!(silent("[silent] . .\nok"), (true, "ok".to_owned()));
         assert_eq!(silent("News.\n[Silent]."), (true, "News.".to_owned()));
     }
 

@@ -88,7 +88,7 @@ pub(crate) fn scheduled(case: &Value) -> Result<Value, String> {
     let accept = case["accept"].as_bool().ok_or("no \"accept\"")?;
     let max_mode = Mode::parse(text(case, "max_mode")?).ok_or("unknown max_mode")?;
     let mode = case.get("mode").and_then(Value::as_str);
-    match lembas_scheduled::scheduled_turn(accept, mode, max_mode, number(case, "approval_wait_s")?) {
+    match lembas_scheduled::scheduled_turn(accept, mode, max_mode, seconds(case, "approval_wait_s")?) {
         Ok(turn) => Ok(json!({ "mode": turn.mode.as_str(), "wait_s": turn.approval_wait_seconds })),
         Err(refusal) => Ok(json!({ "refused": refusal.reason })),
     }
@@ -119,5 +119,13 @@ pub(crate) fn subagent_model(case: &Value) -> Result<Value, String> {
             Ok(json!({ "offered": lembas_models::subagent_offered(&model_of(case, "session")?, &models("usable")?) }))
         }
         op => Err(unknown_op(op)),
+    }
+}
+
+/// A case's optional number of seconds, whole or not (a fraction is the code's to cut).
+fn seconds(case: &Value, key: &str) -> Result<Option<f64>, String> {
+    match case.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => v.as_f64().map(Some).ok_or_else(|| format!("{key:?} is not a number")),
     }
 }
