@@ -290,6 +290,8 @@ pub struct Session {
     pub(crate) jobs: Jobs,
     /// Tokens the running prompt has used so far (for its budget).
     pub(crate) prompt_tokens: u64,
+    /// The limit that ended the last prompt (`loop.json` `budgets.limit` keys), if one did.
+    pub(crate) stopped_by: Option<&'static str>,
     /// Instruction files below the start directory already handed to the model.
     pub(crate) nearby_seen: HashSet<PathBuf>,
     /// How many jobs, and of them subagents, the front ends were last told run (an
@@ -410,6 +412,7 @@ impl Session {
             judge: Judge::with_defaults(Context::default()),
             jobs: Jobs::new(cfg.jobs_dir.join(&id)),
             prompt_tokens: 0,
+            stopped_by: None,
             nearby_seen: HashSet::new(),
             jobs_told: Default::default(),
             mcp_seen: 0,
@@ -473,6 +476,7 @@ impl Session {
             fresh: false,
             judge: Judge::with_defaults(Context::default()),
             prompt_tokens: 0,
+            stopped_by: None,
             nearby_seen: HashSet::new(),
             jobs_told: Default::default(),
             mcp_seen: 0,

@@ -122,6 +122,7 @@ impl Session {
 
     async fn turn(&mut self, words: &str, machine: bool, cancel: &CancellationToken) -> (DoneReason, String) {
         let mut phases = Phases::new(self.events.clone());
+        self.stopped_by = None;
         let (reason, text, steps) = match self.run_prompt(words, machine, cancel, &mut phases).await {
             Ok(done) => done,
             Err((error, steps)) => {
@@ -139,7 +140,17 @@ impl Session {
         match reason {
             DoneReason::Answered => phases.clear(),
             DoneReason::Cancelled => phases.set(Phase::Stopped { reason: Some(StopReason::Person) }),
-            DoneReason::Limit => phases.set(Phase::Stopped { reason: Some(StopReason::Steps) }),
+            DoneReason::Limit => {
+                // A budget is named as one, never as the step limit.
+                let limit = self.stopped_by.unwrap_or("steps");
+                let why = if matches!(limit, "tokens" | "seconds") { StopReason::Budget } else { StopReason::Steps };
+                phases.set(Phase::Stopped { reason: Some(why) });
+                if let Some(name) = loop_spec().budgets.limit.get(limit) {
+                    self.emit(Event::Notice {
+                        message: format!("Stopped at the {name}: the answer says what was done so far."),
+                    });
+                }
+            }
             DoneReason::Failed => {}
         }
         self.emit(Event::Done { reason, text: text.clone(), steps });
@@ -211,6 +222,7 @@ impl Session {
                 None
             };
             if let Some(limit) = limit {
+                self.stopped_by = Some(limit);
                 let text = self.wrap_up(limit, cancel, phases).await.map_err(|e| (e, steps))?;
                 return Ok((DoneReason::Limit, text, steps));
             }
@@ -268,6 +280,7 @@ impl Session {
             if self.window_is_full() {
                 if self.subagent.is_some() {
                     // A subagent does not compact (subagents.md §9): it reports what it has.
+                    self.stopped_by = Some("context");
                     let text = self.wrap_up("context", cancel, phases).await.map_err(|e| (e, steps))?;
                     return Ok((DoneReason::Limit, text, steps));
                 }

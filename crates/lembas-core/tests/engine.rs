@@ -582,10 +582,16 @@ async fn a_token_budget_ends_the_prompt_with_the_wrap_up_naming_it() {
     .await;
     let mut cfg = h.config(Mode::Edit, 50);
     cfg.budget_tokens = Some(1000);
-    let mut session = h.start_with(cfg);
+    let (tx, mut rx) = unbounded_channel();
+    let mut session = Session::start(cfg, &h.root, &h.root, tx).unwrap();
     assert_eq!(session.prompt("list", &CancellationToken::new()).await, DoneReason::Limit);
     let wrap = h.server.chat_requests()[2]["messages"].as_array().unwrap().last().unwrap().clone();
     assert!(wrap["content"].as_str().unwrap().starts_with("The token budget for this prompt has been reached"));
+    // The stop names the budget, never the step limit: the progress phase and the notice.
+    let events = drain(&mut rx);
+    let budget = lembas_progress::Phase::Stopped { reason: Some(lembas_progress::StopReason::Budget) };
+    assert!(events.iter().any(|e| matches!(e, Event::Phase { progress: Some(p) } if p.phase == budget)), "{events:?}");
+    assert!(events.iter().any(|e| matches!(e, Event::Notice { message } if message.contains("token budget"))));
 }
 
 #[tokio::test]

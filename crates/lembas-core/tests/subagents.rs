@@ -438,3 +438,21 @@ async fn for_this_session_on_a_subagents_card_holds_for_the_whole_session() {
     let main: Vec<Value> = h.server.chat_requests().into_iter().filter(|r| !system(r).contains(SUBAGENT)).collect();
     assert!(!tool_results(main.last().unwrap()).last().unwrap().contains("Not run"));
 }
+
+#[tokio::test]
+async fn subagent_run_is_tasks_alias() {
+    let h = Harness::new(vec![
+        Scripted::tool_call(
+            "subagent_run",
+            json!({"description": "look", "prompt": "Report the first line of src/lib.rs."}),
+        ),
+        Scripted::text("Reported."),
+    ])
+    .await;
+    h.server.route(SUBAGENT, vec![Scripted::text("pub fn add(a: i32, b: i32) -> i32 {")]);
+    let (mut session, _rx) = h.start(Mode::Edit);
+    assert_eq!(session.prompt("go", &CancellationToken::new()).await, DoneReason::Answered);
+    let main: Vec<Value> = h.server.chat_requests().into_iter().filter(|r| !system(r).contains(SUBAGENT)).collect();
+    let results = tool_results(main.last().unwrap());
+    assert_eq!(results[0].lines().last().unwrap(), "pub fn add(a: i32, b: i32) -> i32 {", "{results:?}");
+}

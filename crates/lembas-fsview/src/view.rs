@@ -256,6 +256,9 @@ impl View {
         match self.kind(&path) {
             None => self.creatable(&path),
             Some(_) if !self.is_visible(&path) => Err(FsError::Denied(path)),
+            // A directory that is already there is what was asked for (`filesystem.md`,
+            // *Errors*: `Already exists` is for a file where a directory was meant).
+            Some(kind) if kind.is_dir() => Ok(()),
             Some(_) => Err(FsError::AlreadyExists(path)),
         }
     }

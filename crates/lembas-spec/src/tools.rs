@@ -102,6 +102,7 @@ mod tests {
     fn aliases_find_the_tool() {
         assert_eq!(tool("todo").unwrap().name, "plan_write");
         assert_eq!(tool("plan_exit").unwrap().name, "plan_submit");
+        assert_eq!(tool("subagent_run").unwrap().name, "task");
         assert!(tool("nope").is_none());
     }
 

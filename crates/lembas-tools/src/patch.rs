@@ -24,6 +24,12 @@ struct Hunk {
     new: Vec<String>,
 }
 
+/// A marker line (`*** …`), read as other agents' patch readers do: spaces around it forgiven.
+fn marker(line: &str) -> Option<&str> {
+    let t = line.trim();
+    t.starts_with("*** ").then_some(t)
+}
+
 fn parse(patch: &str) -> Result<Vec<Op>, String> {
     let mut lines = patch.lines().map(|l| l.strip_suffix('\r').unwrap_or(l)).peekable();
     while lines.peek().is_some_and(|l| l.trim().is_empty()) {
@@ -35,13 +41,14 @@ fn parse(patch: &str) -> Result<Vec<Op>, String> {
     let mut ops = Vec::new();
     let mut ended = false;
     while let Some(line) = lines.next() {
-        if line.trim() == "*** End Patch" {
+        let head = marker(line).unwrap_or(line);
+        if head == "*** End Patch" {
             ended = true;
             break;
         }
-        if let Some(path) = line.strip_prefix("*** Add File: ") {
+        if let Some(path) = head.strip_prefix("*** Add File: ") {
             let mut body = Vec::new();
-            while let Some(l) = lines.peek().filter(|l| !l.starts_with("*** ")) {
+            while let Some(l) = lines.peek().filter(|l| marker(l).is_none()) {
                 body.push(
                     l.strip_prefix('+')
                         .ok_or_else(|| format!("In Add File {path}: every line must start with +."))?
@@ -50,21 +57,21 @@ fn parse(patch: &str) -> Result<Vec<Op>, String> {
                 lines.next();
             }
             ops.push(Op::Add { path: path.trim().to_owned(), lines: body });
-        } else if let Some(path) = line.strip_prefix("*** Delete File: ") {
+        } else if let Some(path) = head.strip_prefix("*** Delete File: ") {
             ops.push(Op::Delete { path: path.trim().to_owned() });
-        } else if let Some(path) = line.strip_prefix("*** Update File: ") {
+        } else if let Some(path) = head.strip_prefix("*** Update File: ") {
             let mut move_to = None;
-            if let Some(to) = lines.peek().and_then(|l| l.strip_prefix("*** Move to: ")) {
+            if let Some(to) = lines.peek().and_then(|l| marker(l)).and_then(|l| l.strip_prefix("*** Move to: ")) {
                 move_to = Some(to.trim().to_owned());
                 lines.next();
             }
             let mut hunks: Vec<Hunk> = Vec::new();
             while let Some(l) = lines.peek().copied() {
-                if l.starts_with("*** ") && l.trim() != "*** End of File" {
+                if marker(l).is_some_and(|m| m != "*** End of File") {
                     break;
                 }
                 lines.next();
-                if l.trim() == "*** End of File" {
+                if marker(l) == Some("*** End of File") {
                     continue;
                 }
                 if let Some(anchor) = l.strip_prefix("@@") {
@@ -92,7 +99,14 @@ fn parse(patch: &str) -> Result<Vec<Op>, String> {
                     }
                 }
             }
-            ops.push(Op::Update { path: path.trim().to_owned(), move_to, hunks });
+            let path = path.trim().to_owned();
+            // Nothing to change is no update: saying it succeeded would mislead the model.
+            if move_to.is_none() && hunks.iter().all(|h| h.old == h.new) {
+                return Err(format!(
+                    "In Update File {path}: there is no change under it (no line starting with - or +). Nothing was changed."
+                ));
+            }
+            ops.push(Op::Update { path, move_to, hunks });
         } else if !line.trim().is_empty() {
             return Err(format!("Unexpected line in the patch: {line:?}"));
         }
@@ -254,6 +268,26 @@ mod tests {
         assert!(
             matches!(&ops[1], Op::Update { move_to: Some(to), hunks, .. } if to == "c.rs" && hunks[0].anchor.as_deref() == Some("fn main() {"))
         );
+    }
+
+    #[test]
+    fn markers_padded_with_spaces_are_markers() {
+        let ops = parse("  *** Begin Patch\n  *** Update File: b.rs\n@@\n-old\n+new\n *** End Patch \n").unwrap();
+        assert!(matches!(&ops[0], Op::Update { path, hunks, .. } if path == "b.rs" && hunks[0].new == ["new"]));
+        let ops = parse("*** Begin Patch\n *** Add File: a.txt\n+hi\n   *** Delete File: d.md\n*** End Patch").unwrap();
+        assert_eq!(ops.len(), 2);
+    }
+
+    #[test]
+    fn an_update_with_no_change_under_it_is_refused() {
+        for patch in [
+            "*** Begin Patch\n*** Update File: b.rs\n*** End Patch",
+            "*** Begin Patch\n*** Update File: b.rs\n@@ fn main\n keep\n*** End Patch",
+        ] {
+            assert!(parse(patch).unwrap_err().contains("no change under it"), "{patch}");
+        }
+        // A move alone is a change.
+        assert!(parse("*** Begin Patch\n*** Update File: b.rs\n*** Move to: c.rs\n*** End Patch").is_ok());
     }
 
     #[test]
