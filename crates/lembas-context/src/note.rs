@@ -114,7 +114,7 @@ mod tests {
         assert_eq!(told.note(&facts("2026-12-02", "edit")), None);
         let both = told.note(&facts("2026-12-03", "plan")).unwrap();
         assert!(
-            both.starts_with("<session-note>\nToday is 2026-12-03.\n\nThe permission mode is now plan:\nPlan: "),
+            both.starts_with("<session-note>\nToday is 2026-12-03.\n\nThe permission mode is now plan:\nPermission mode: plan. You are planning, not implementing."),
             "{both}"
         );
     }

@@ -34,7 +34,7 @@ impl Session {
         SandboxPlaces {
             root: self.ws.root.clone(),
             home: self.cfg.user_home.clone(),
-            plans_dir: self.cfg.plans_dir.clone(),
+            plans_dir: Some(self.plans_dir()),
             private_tmp: std::env::temp_dir().join(format!("lembas-{}", self.id)),
             extra: self.cfg.sandbox_writable.clone(),
         }

@@ -66,8 +66,6 @@ pub struct SessionConfig {
     pub lembas_config: Option<PathBuf>,
     /// lembas' other folders (sessions, logs, job output), which no tool may read or write.
     pub lembas_private: Vec<PathBuf>,
-    /// Where plan mode may write plans.
-    pub plans_dir: Option<PathBuf>,
     /// Commands run in the OS sandbox (where the kernel can).
     pub sandbox: bool,
     /// More folders commands may write, besides what their mode gives.
@@ -123,7 +121,6 @@ impl SessionConfig {
             rules: RuleSet::defaults(),
             lembas_config: None,
             lembas_private: Vec::new(),
-            plans_dir: None,
             sandbox: true,
             sandbox_writable: Vec::new(),
             jobs_dir,
@@ -675,6 +672,12 @@ impl Session {
         })
     }
 
+    /// Where plan mode may write plans: `.agent/plans` in the project, as plan mode's text
+    /// tells the model (`prompts/modes/plan.md`).
+    pub(crate) fn plans_dir(&self) -> PathBuf {
+        self.ws.root.join(".agent").join("plans")
+    }
+
     /// The session's judge: its rules, what the person allowed for the session, and where the
     /// floor's protected paths are.
     pub(crate) fn make_judge(&self) -> Judge {
@@ -687,7 +690,7 @@ impl Session {
             root: self.ws.root.clone(),
             lembas_config: self.cfg.lembas_config.clone(),
             lembas_private: self.cfg.lembas_private.clone(),
-            plans_dir: self.cfg.plans_dir.clone(),
+            plans_dir: Some(self.plans_dir()),
             skills_dir: self.cfg.skills.own.clone(),
         };
         Judge { rules, ctx }

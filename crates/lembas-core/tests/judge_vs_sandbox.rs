@@ -51,7 +51,7 @@ async fn what_plan_mode_allows_never_needs_the_sandbox() {
     }
     .sandbox(SandboxReach::Plans);
     let before = snapshot(&root);
-    let mut seed: u64 = 0x5eed_1e4b_a5;
+    let mut seed: u64 = 0x005e_ed1e_4ba5;
     let (mut allowed, mut tried) = (0, 0);
     for _ in 0..600 {
         let bytes: Vec<u8> = (0..12)
@@ -75,7 +75,7 @@ async fn what_plan_mode_allows_never_needs_the_sandbox() {
             other => format!("{other:?}"),
         };
         assert!(
-            !text.contains("Read-only file system") && !(text.contains("Permission denied") && !text.contains("/proc")),
+            !text.contains("Read-only file system") && !text.contains("Permission denied"),
             "plan mode allowed `{line}`, and the sandbox had to stop it:\n{text}"
         );
         assert_eq!(snapshot(&root), before, "plan mode allowed `{line}`, and it changed the project");

@@ -210,7 +210,6 @@ pub fn session_config(
     cfg.sandbox = config.sandbox.enabled;
     cfg.sandbox_writable =
         config.sandbox.writable.iter().map(|w| config_folder(w, home.user_home.as_deref())).collect();
-    cfg.plans_dir = Some(home.state.join("plans"));
     cfg.max_steps = config.steps.unwrap_or(cfg.max_steps);
     cfg.budget_tokens = config.budget_tokens;
     cfg.budget_seconds = config.budget_seconds;
