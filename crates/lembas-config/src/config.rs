@@ -31,6 +31,9 @@ pub struct Config {
     pub budget_tokens: Option<u64>,
     /// A prompt's time budget in seconds.
     pub budget_seconds: Option<u64>,
+    /// How long, in seconds, to keep retrying a model server that is down or busy before the
+    /// turn fails (default 60).
+    pub retry_seconds: Option<u64>,
     /// Desktop notifications from the terminal UI.
     pub notify: Option<bool>,
     /// Subagents (`task`); `false` switches them off, and the model is not offered them.

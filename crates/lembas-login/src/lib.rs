@@ -101,6 +101,11 @@ pub async fn login_url(
     }
     let catalog = catalog::list_models(&base, key.as_deref()).await.map_err(|e| match e {
         catalog::CatalogError::Unreachable { .. } => LoginError::Unreachable(root.clone()),
+        // A key was given and refused: say so, in the server's words — not that one is wanted.
+        catalog::CatalogError::Status { status: 401 | 403, message, .. } if key.is_some() => {
+            let said = if message.is_empty() { String::new() } else { format!(" (it said: {message})") };
+            LoginError::Refused(format!("{root} refused the API key{said}: check the key, then log in again"))
+        }
         catalog::CatalogError::Status { status: 401 | 403, .. } => LoginError::Refused(format!(
             "{root} wants an API key: pass it on standard input with --key-stdin, or set LEMBAS_API_KEY"
         )),

@@ -25,6 +25,10 @@ async fn a_server_that_needs_a_key_says_how_to_give_it() {
     server.require_key("k1");
     let err = login_url(&server.url(), None, &mut |_| {}).await.unwrap_err();
     assert!(err.to_string().contains("--key-stdin"), "{err}");
+    // A wrong key is refused as a wrong key, in the server's words — not "wants an API key".
+    let err = login_url(&server.url(), Some("wrong".into()), &mut |_| {}).await.unwrap_err().to_string();
+    assert!(err.contains("refused the API key") && err.contains("invalid api key"), "{err}");
+    assert!(!err.contains("--key-stdin"), "{err}");
     let login = login_url(&server.base_url(), Some("k1".into()), &mut |_| {}).await.unwrap();
     assert_eq!(login.secret.as_deref(), Some("k1"));
     assert_eq!(login.models[0].context, None, "no /props, no context field: unknown, never guessed");

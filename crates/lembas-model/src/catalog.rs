@@ -21,8 +21,8 @@ pub struct Catalog {
 pub enum CatalogError {
     #[error("cannot reach {url}: {reason}")]
     Unreachable { url: String, reason: String },
-    #[error("{url} answered {status}")]
-    Status { url: String, status: u16 },
+    #[error("{url} answered {status}{}", if message.is_empty() { String::new() } else { format!(": {message}") })]
+    Status { url: String, status: u16, message: String },
     #[error("{url} does not list models: {reason}")]
     NotAModelServer { url: String, reason: String },
 }
@@ -78,7 +78,13 @@ pub async fn list_models(base_url: &str, key: Option<&str>) -> Result<Catalog, C
         .map_err(|e| CatalogError::Unreachable { url: url.clone(), reason: crate::client::root_cause(&e) })?;
     let status = response.status().as_u16();
     if status != 200 {
-        return Err(CatalogError::Status { url, status });
+        let code = response.status();
+        let body = crate::client::read_capped(response, crate::client::MAX_ERROR_BODY)
+            .await
+            .map(|(t, _)| t)
+            .unwrap_or_default();
+        let message = if body.trim().is_empty() { String::new() } else { crate::client::body_message(&body, code) };
+        return Err(CatalogError::Status { url, status, message });
     }
     let body: Value =
         response.json().await.map_err(|e| CatalogError::NotAModelServer { url: url.clone(), reason: e.to_string() })?;

@@ -26,6 +26,9 @@ pub struct ClientConfig {
     pub headers_timeout: Duration,
     /// Attempts in all before the server counts as unreachable.
     pub max_attempts: u32,
+    /// The most time spent waiting between attempts, in all: a retry that would go past it is
+    /// not made.
+    pub retry_for: Duration,
     /// The first wait between attempts; each next one doubles, up to [`MAX_BACKOFF`].
     pub backoff: Duration,
     /// Ask for llama.cpp's prompt-progress frames.
@@ -34,6 +37,9 @@ pub struct ClientConfig {
 
 /// The longest wait between two attempts (unless the server's `Retry-After` asks for more).
 pub const MAX_BACKOFF: Duration = Duration::from_secs(30);
+
+/// How long a request keeps being retried, waits added up, unless configured otherwise.
+pub const DEFAULT_RETRY_FOR: Duration = Duration::from_secs(60);
 
 /// The longest a server's `Retry-After` is obeyed for; past it lembas retries after this long.
 pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(120);
@@ -51,7 +57,8 @@ impl ClientConfig {
             api_key: None,
             idle_timeout: Duration::from_secs(600),
             headers_timeout: Duration::from_secs(600),
-            max_attempts: 5,
+            max_attempts: 8,
+            retry_for: DEFAULT_RETRY_FOR,
             backoff: Duration::from_secs(1),
             prompt_progress: false,
         }
@@ -140,6 +147,7 @@ impl ModelClient {
             progress: self.config.prompt_progress && !learned.no_progress,
         };
         let mut failures = 0;
+        let mut waited = Duration::ZERO;
         loop {
             let (body, sent) = self.body(request, options);
             match self.attempt(&body, sent, on_event, cancel).await {
@@ -174,6 +182,19 @@ impl ModelClient {
                         return Err(ModelError::Unreachable { attempts: failures, reason });
                     }
                     let wait = after.unwrap_or_else(|| backoff(self.config.backoff, failures));
+                    // The waits add up to at most `retry_for`; past it the server counts as down.
+                    if waited + wait > self.config.retry_for {
+                        let reason = match after {
+                            Some(after) => format!(
+                                "{reason} (it asked to be tried again after {} s, past the {} s lembas keeps trying for)",
+                                after.as_secs(),
+                                self.config.retry_for.as_secs()
+                            ),
+                            None => reason,
+                        };
+                        return Err(ModelError::Unreachable { attempts: failures, reason });
+                    }
+                    waited += wait;
                     let in_seconds = wait.as_millis().div_ceil(1000) as u64;
                     on_event(StreamEvent::Retrying { reason, in_seconds, attempt: failures });
                     tokio::select! {
@@ -408,7 +429,7 @@ fn too_long() -> String {
 }
 
 /// A response's body as text, at most `cap` bytes of it; and whether there was more.
-async fn read_capped(response: reqwest::Response, cap: usize) -> Result<(String, bool), reqwest::Error> {
+pub(crate) async fn read_capped(response: reqwest::Response, cap: usize) -> Result<(String, bool), reqwest::Error> {
     let mut stream = response.bytes_stream();
     let mut bytes = Vec::new();
     while let Some(chunk) = stream.next().await {
@@ -424,7 +445,7 @@ async fn read_capped(response: reqwest::Response, cap: usize) -> Result<(String,
 }
 
 /// One line saying what the server said: its error message, else its status.
-fn body_message(text: &str, status: reqwest::StatusCode) -> String {
+pub(crate) fn body_message(text: &str, status: reqwest::StatusCode) -> String {
     let from_json = serde_json::from_str::<Value>(text).ok().map(|v| match v.get("error") {
         Some(e) => error_text(e),
         None => v.get("message").map(error_text).unwrap_or_default(),

@@ -244,7 +244,10 @@ async fn a_huge_retry_after_is_capped() {
     let cancel = CancellationToken::new();
     let mut waits = Vec::new();
     let stop = cancel.clone();
-    let result = client(&server)
+    let mut config = ClientConfig::new(server.base_url());
+    config.retry_for = Duration::from_secs(3600);
+    let result = ModelClient::new(config)
+        .unwrap()
         .chat(
             &request(),
             &mut |e| {
@@ -258,6 +261,12 @@ async fn a_huge_retry_after_is_capped() {
         .await;
     assert_eq!(result.unwrap_err(), ModelError::Cancelled);
     assert_eq!(waits, [lembas_model::MAX_RETRY_AFTER.as_secs()]);
+    // Past how long the client keeps trying, the turn fails at once and says why.
+    let server =
+        FakeServer::start(vec![Scripted::status_retry_after(503, r#"{"error":{"message":"busy"}}"#, 100_000)]).await;
+    let (reply, _) = chat(&client(&server), &request()).await;
+    let reply = reply.unwrap_err().to_string();
+    assert!(reply.contains("asked to be tried again after 120 s"), "{reply}");
 }
 
 #[tokio::test]
@@ -294,4 +303,19 @@ async fn an_error_body_is_read_only_as_far_as_its_message() {
         ModelError::Rejected { status: 400, message } => assert!(message.len() < 2 * lembas_model::MAX_ERROR_BODY),
         other => panic!("{other:?}"),
     }
+}
+
+#[tokio::test]
+async fn retrying_stops_at_its_stated_bound() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let mut config = ClientConfig::new(format!("http://127.0.0.1:{port}/v1"));
+    config.backoff = Duration::from_millis(100);
+    config.max_attempts = 100;
+    config.retry_for = Duration::from_millis(350);
+    let start = Instant::now();
+    let (reply, events) = chat(&ModelClient::new(config).unwrap(), &request()).await;
+    // Waits of 100 and 200 ms fit in 350; the next (400) would not.
+    assert!(matches!(reply, Err(ModelError::Unreachable { attempts: 3, .. })), "{reply:?}");
+    assert_eq!(events.iter().filter(|e| matches!(e, StreamEvent::Retrying { .. })).count(), 2);
+    assert!(start.elapsed() < Duration::from_secs(3));
 }

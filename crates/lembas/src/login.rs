@@ -51,15 +51,15 @@ pub async fn login(args: LoginArgs) -> Result<u8, Failure> {
         Ok(login) => {
             login.save(&home).map_err(|e| Failure::new(exit::LOGIN, e.to_string()))?;
             if args.json {
-                println!("{}", done_line(&login, previous.as_ref()));
+                out!("{}", done_line(&login, previous.as_ref()));
             } else {
                 let model = login.default_model().map(|m| m.id.clone()).unwrap_or_default();
-                println!("Logged in to {} ({} models; default {model}).", login.server, login.models.len());
+                out!("Logged in to {} ({} models; default {model}).", login.server, login.models.len());
             }
             Ok(exit::OK)
         }
         Err(e) if args.json => {
-            println!("{}", error_line(&e));
+            out!("{}", error_line(&e));
             Ok(exit::LOGIN)
         }
         Err(e) => Err(Failure::new(exit::LOGIN, e.to_string())),
@@ -69,7 +69,7 @@ pub async fn login(args: LoginArgs) -> Result<u8, Failure> {
 pub fn logout() -> Result<u8, Failure> {
     let home = setup::home()?;
     let removed = Login::remove(&home).map_err(|e| Failure::new(exit::FAILED, e.to_string()))?;
-    println!("{}", if removed { "Logged out." } else { "Not logged in." });
+    out!("{}", if removed { "Logged out." } else { "Not logged in." });
     Ok(exit::OK)
 }
 
@@ -84,14 +84,14 @@ pub async fn models(refresh: bool, json: bool) -> Result<u8, Failure> {
         login.save(&home).map_err(|e| Failure::new(exit::FAILED, e.to_string()))?;
     }
     if json {
-        println!("{}", serde_json::to_string(&login.models)?);
+        out!("{}", serde_json::to_string(&login.models)?);
         return Ok(exit::OK);
     }
     let default = login.default_model().map(|m| m.id.clone());
     for m in &login.models {
         let context = m.context.map_or_else(|| "context unknown".to_owned(), |c| format!("{c} tokens"));
         let mark = if Some(&m.id) == default.as_ref() { " (default)" } else { "" };
-        println!("{}{mark}  {context}  levels: {}", m.display_name(), m.levels().join(", "));
+        out!("{}{mark}  {context}  levels: {}", m.display_name(), m.levels().join(", "));
     }
     Ok(exit::OK)
 }

@@ -1,6 +1,17 @@
 //! `lembas`: the command-line front end. It only parses what the person typed, drives the
 //! engine through its public API, and renders the engine's events.
 
+/// A line on stdout that ends lembas quietly when whoever read stdout has gone (`lembas
+/// sessions | head -1`), instead of the panic `println!` gives.
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        if let Err(e) = writeln!(std::io::stdout(), $($arg)*) {
+            crate::stdout_failed(e);
+        }
+    }};
+}
+
 mod cli;
 mod login;
 mod mcp;
@@ -33,6 +44,16 @@ impl<E: std::fmt::Display> From<E> for Failure {
     fn from(e: E) -> Self {
         Failure::new(exit::FAILED, e.to_string())
     }
+}
+
+/// stdout failed: a reader that closed its end is no error (the exit a shell expects of a
+/// program cut off by `head`); anything else is said on stderr.
+pub(crate) fn stdout_failed(e: std::io::Error) -> ! {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        std::process::exit(0);
+    }
+    eprintln!("lembas: cannot write to stdout: {e}");
+    std::process::exit(i32::from(exit::FAILED));
 }
 
 fn main() -> ExitCode {
@@ -88,6 +109,6 @@ fn trust(path: Option<std::path::PathBuf>, revoke: bool) -> Result<u8, Failure> 
     let mut trust = lembas_config::Trust::load(&home).map_err(|e| Failure::new(exit::FAILED, e.to_string()))?;
     trust.set(&root, !revoke);
     trust.save(&home).map_err(|e| Failure::new(exit::FAILED, e.to_string()))?;
-    println!("{} {}.", if revoke { "No longer trusting" } else { "Trusting" }, root.display());
+    out!("{} {}.", if revoke { "No longer trusting" } else { "Trusting" }, root.display());
     Ok(exit::OK)
 }

@@ -15,11 +15,14 @@ pub async fn list(json: bool) -> Result<u8, Failure> {
     let config = setup::config(&home)?;
     let cwd = std::env::current_dir().map_err(|e| Failure::new(exit::FAILED, format!("no current directory: {e}")))?;
     let root = setup::project_root(&cwd);
+    if let Some(note) = setup::untrusted_mcp_note(&home, &root) {
+        eprintln!("lembas: {note}");
+    }
     let Some(hub) = lembas_core::connect_mcp(setup::mcp_entries(&home, &config, &root), &root) else {
         if json {
-            println!("[]");
+            out!("[]");
         } else {
-            println!(
+            out!(
                 "No MCP servers are configured here: add them under [mcp_servers.NAME] in {}, or in the project's .mcp.json (read once you trust the project: lembas trust).",
                 home.config_file().display()
             );
@@ -39,20 +42,20 @@ pub async fn list(json: bool) -> Result<u8, Failure> {
                 value
             })
             .collect();
-        println!("{}", serde_json::to_string_pretty(&servers).unwrap_or_default());
+        out!("{}", serde_json::to_string_pretty(&servers).unwrap_or_default());
     } else {
         for status in &statuses {
             match &status.state {
-                ServerState::Ready { tools } => println!("{}: connected, {tools} tools", status.name),
+                ServerState::Ready { tools } => out!("{}: connected, {tools} tools", status.name),
                 ServerState::Connecting => {
-                    println!("{}: still connecting after {} s", status.name, LIST_WAIT.as_secs())
+                    out!("{}: still connecting after {} s", status.name, LIST_WAIT.as_secs())
                 }
-                ServerState::Failed { reason } => println!("{}: not connected: {reason}", status.name),
+                ServerState::Failed { reason } => out!("{}: not connected: {reason}", status.name),
             }
             for tool in tools_of(&status.name) {
                 let first = tool.description.lines().next().unwrap_or("");
                 let kind = if tool.read_only { "reads" } else { "acts" };
-                println!("  {} ({kind}) — {first}", tool.exposed);
+                out!("  {} ({kind}) — {first}", tool.exposed);
             }
         }
     }

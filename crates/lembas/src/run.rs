@@ -77,7 +77,7 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
     let store = setup::store(&home)?;
     let cwd = std::env::current_dir().map_err(|e| Failure::new(exit::FAILED, format!("no current directory: {e}")))?;
     let root = setup::project_root(&cwd);
-    if let Some(note) = setup::trust_note(&home, &root) {
+    for note in setup::trust_note(&home, &root).into_iter().chain(setup::untrusted_mcp_note(&home, &root)) {
         eprintln!("lembas: {note}");
     }
     // MCP servers start connecting now, beside the rest of the set-up.
@@ -162,6 +162,17 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
                     _ => {}
                 },
                 Event::Error { message } | Event::Notice { message } => eprintln!("lembas: {message}"),
+                // A retry is said as it happens, so a server that is down is not a silent wait.
+                Event::Phase {
+                    progress:
+                        Some(lembas_progress::Progress {
+                            phase: lembas_progress::Phase::Retrying { reason, in_seconds, attempt },
+                            ..
+                        }),
+                } => {
+                    let attempt = attempt.map(|a| format!(" (attempt {})", a + 1)).unwrap_or_default();
+                    eprintln!("lembas: {reason}; trying again in {in_seconds} s{attempt}");
+                }
                 Event::Done { .. } if !ended_with_newline => {
                     let _ = writeln!(out);
                 }

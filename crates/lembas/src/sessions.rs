@@ -27,11 +27,11 @@ pub fn sessions(action: Option<SessionsAction>, json: bool) -> Result<u8, Failur
         SessionsAction::List => {
             let list = store.list(None)?;
             if json {
-                println!("{}", serde_json::to_string(&list)?);
+                out!("{}", serde_json::to_string(&list)?);
             } else if list.is_empty() {
-                println!("No sessions yet.");
+                out!("No sessions yet.");
             } else {
-                list.iter().for_each(|s| println!("{}", line(s)));
+                list.iter().for_each(|s| out!("{}", line(s)));
             }
         }
         SessionsAction::Show { id } => {
@@ -48,10 +48,10 @@ pub fn sessions(action: Option<SessionsAction>, json: bool) -> Result<u8, Failur
                 let out = json!({ "id": record.id, "title": record.title, "project": record.project, "model": record.model,
                                   "created_at": record.created_at, "updated_at": record.updated_at, "messages": messages,
                                   "parent": record.parent, "subagents": subagents });
-                println!("{out}");
+                out!("{out}");
                 return Ok(exit::OK);
             }
-            println!(
+            out!(
                 "{} — {}\n{} · {} · {}\n",
                 record.title,
                 record.id,
@@ -62,51 +62,51 @@ pub fn sessions(action: Option<SessionsAction>, json: bool) -> Result<u8, Failur
             for m in messages {
                 let content = m["content"].as_str().unwrap_or("");
                 match m["role"].as_str() {
-                    Some("user") => println!("> {}\n", content.trim()),
+                    Some("user") => out!("> {}\n", content.trim()),
                     Some("assistant") => {
                         if !content.trim().is_empty() {
-                            println!("{}\n", content.trim());
+                            out!("{}\n", content.trim());
                         }
                         for call in m["tool_calls"].as_array().into_iter().flatten() {
-                            println!(
+                            out!(
                                 "› {} {}",
                                 call["name"].as_str().unwrap_or(""),
                                 call["arguments"].as_str().unwrap_or("")
                             );
                         }
                     }
-                    Some("tool") => println!("  {}", content.lines().next().unwrap_or("")),
+                    Some("tool") => out!("  {}", content.lines().next().unwrap_or("")),
                     _ => {}
                 }
             }
             if !subagents.is_empty() {
-                println!("Subagents (`lembas sessions show ID` shows one):");
-                subagents.iter().for_each(|s| println!("  {}  {} — {} messages", s.id, s.title, s.messages));
+                out!("Subagents (`lembas sessions show ID` shows one):");
+                subagents.iter().for_each(|s| out!("  {}  {} — {} messages", s.id, s.title, s.messages));
             }
         }
         SessionsAction::Rename { id, title } => {
             let id = resolve(&store, &id)?;
             store.rename(&id, &title)?;
             if !json {
-                println!("Renamed {id}.");
+                out!("Renamed {id}.");
             }
         }
         SessionsAction::Delete { id } => {
             let id = resolve(&store, &id)?;
             store.delete(&id)?;
             if !json {
-                println!("Deleted {id}.");
+                out!("Deleted {id}.");
             }
         }
         SessionsAction::Search { words } => {
             let hits = store.search(&words.join(" "))?;
             if json {
-                println!("{}", serde_json::to_string(&hits)?);
+                out!("{}", serde_json::to_string(&hits)?);
             } else if hits.is_empty() {
-                println!("No session mentions that.");
+                out!("No session mentions that.");
             } else {
                 for hit in hits {
-                    println!("{}\n    {}", line(&hit.session), hit.snippet.replace('\n', " "));
+                    out!("{}\n    {}", line(&hit.session), hit.snippet.replace('\n', " "));
                 }
             }
         }

@@ -61,7 +61,11 @@ pub fn store(home: &Home) -> Result<Arc<Store>, Failure> {
 
 /// The model client for a login, starting from what earlier runs learned about its server.
 pub fn client(home: &Home, login: &Login) -> Result<ModelClient, Failure> {
+    let settings = config(home).unwrap_or_default();
     let mut config = ClientConfig::new(&login.base_url);
+    if let Some(seconds) = settings.retry_seconds {
+        config.retry_for = std::time::Duration::from_secs(seconds);
+    }
     config.api_key = login.secret.clone().or_else(|| std::env::var("LEMBAS_API_KEY").ok().filter(|k| !k.is_empty()));
     config.prompt_progress = login.llama_cpp;
     let client = ModelClient::new(config)?;
@@ -119,6 +123,25 @@ pub fn trust_note(home: &Home, root: &Path) -> Option<String> {
         format!(
             "{}'s own rules, MCP servers, commands or skills changed since you trusted it, so they do not count until you trust it again (lembas trust).",
             root.display()
+        )
+    })
+}
+
+/// What to say when the project's own `.mcp.json` is not read because the project is not
+/// trusted: how many servers it names, which start once it is.
+pub fn untrusted_mcp_note(home: &Home, root: &Path) -> Option<String> {
+    let root = std::fs::canonicalize(root).unwrap_or(root.to_path_buf());
+    if trusted(home, &root).unwrap_or(false) {
+        return None;
+    }
+    let servers = lembas_config::project_mcp_servers(&root).ok()?;
+    let n = servers.len();
+    (n > 0).then(|| {
+        format!(
+            "{}/.mcp.json names {n} MCP server{} ({}), not started: they run programs, so they start once you trust the project (lembas trust).",
+            root.display(),
+            if n == 1 { "" } else { "s" },
+            servers.keys().cloned().collect::<Vec<_>>().join(", ")
         )
     })
 }

@@ -254,3 +254,53 @@ async fn a_projects_own_rules_count_once_it_is_trusted() {
     assert!(env.run(&["run", "make a file"]).await.status.success());
     assert!(env.project.join("second.txt").exists(), "trusted: its rule allows touch");
 }
+
+#[tokio::test]
+async fn a_reader_that_goes_away_is_no_panic() {
+    let server = FakeServer::start(vec![Scripted::text("One."), Scripted::text("Two.")]).await;
+    let env = Env::new();
+    env.login(&server).await;
+    assert!(env.run(&["run", "first"]).await.status.success());
+    assert!(env.run(&["run", "second"]).await.status.success());
+    for args in [&["sessions"][..], &["sessions", "--json"][..], &["sessions", "search", "first"][..]] {
+        let mut child = env.cmd(args).spawn().unwrap();
+        // The reader closes its end before lembas writes: what `| head -c 0` does.
+        drop(child.stdout.take());
+        let out = child.wait_with_output().await.unwrap();
+        assert_ne!(out.status.code(), Some(101), "{args:?}: {}", stderr(&out));
+        assert!(!stderr(&out).contains("panicked"), "{args:?}: {}", stderr(&out));
+    }
+}
+
+#[tokio::test]
+async fn an_untrusted_projects_servers_are_named_not_skipped_silently() {
+    let server = FakeServer::start(vec![Scripted::text("ok")]).await;
+    let env = Env::new();
+    env.login(&server).await;
+    std::fs::write(
+        env.project.join(".mcp.json"),
+        r#"{"mcpServers": {"tickets": {"command": "true"}, "docs": {"command": "true"}}}"#,
+    )
+    .unwrap();
+    let out = env.run(&["run", "hi"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("names 2 MCP servers (docs, tickets), not started"), "{}", stderr(&out));
+}
+
+#[tokio::test]
+async fn a_server_that_is_down_is_said_retry_by_retry() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let server = FakeServer::start(vec![]).await;
+    let env = Env::new();
+    env.login(&server).await;
+    // The login now points at a port nobody listens on, and retries are bounded at 2 s.
+    let creds = env.home.join("config/credentials.json");
+    let text =
+        std::fs::read_to_string(&creds).unwrap().replace(&server.base_url(), &format!("http://127.0.0.1:{port}/v1"));
+    std::fs::write(&creds, text).unwrap();
+    std::fs::write(env.home.join("config/config.toml"), "retry_seconds = 2\n").unwrap();
+    let out = env.run(&["run", "hello?"]).await;
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(err.contains("trying again in 1 s (attempt 2)"), "{err}");
+}
