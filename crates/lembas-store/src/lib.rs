@@ -561,12 +561,21 @@ impl Store {
 
     /// Resolves an id given in full or by a unique prefix.
     pub fn find_id(&self, prefix: &str) -> Result<Option<String>, StoreError> {
-        let conn = self.conn();
-        let mut stmt =
-            conn.prepare("SELECT id FROM sessions WHERE id LIKE ?1 || '%' ESCAPE '\\' AND parent IS NULL LIMIT 2")?;
-        let escaped = prefix.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_");
-        let ids: Vec<String> = stmt.query_map([escaped], |r| r.get(0))?.collect::<Result<_, _>>()?;
+        let ids = self.ids_starting(prefix, 2)?;
         Ok(if ids.len() == 1 { ids.into_iter().next() } else { None })
+    }
+
+    /// The ids of the person's sessions (not subagents') that start with `prefix`, newest
+    /// first, at most `limit`: what a prefix could mean when it means more than one.
+    pub fn ids_starting(&self, prefix: &str, limit: usize) -> Result<Vec<String>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare(
+            "SELECT id FROM sessions WHERE id LIKE ?1 || '%' ESCAPE '\\' AND parent IS NULL ORDER BY updated_at DESC LIMIT ?2",
+        )?;
+        let escaped = prefix.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_");
+        let ids: Vec<String> =
+            stmt.query_map(rusqlite::params![escaped, limit as i64], |r| r.get(0))?.collect::<Result<_, _>>()?;
+        Ok(ids)
     }
 }
 

@@ -54,7 +54,7 @@ pub async fn login(args: LoginArgs) -> Result<u8, Failure> {
                 out!("{}", done_line(&login, previous.as_ref()));
             } else {
                 let model = login.default_model().map(|m| m.id.clone()).unwrap_or_default();
-                out!("Logged in to {} ({} models; default {model}).", login.server, login.models.len());
+                out!("Logged in to {} ({}; default {model}).", login.server, crate::count(login.models.len(), "model"));
             }
             Ok(exit::OK)
         }

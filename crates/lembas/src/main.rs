@@ -46,6 +46,11 @@ impl<E: std::fmt::Display> From<E> for Failure {
     }
 }
 
+/// `1 model`, `2 models`.
+pub(crate) fn count(n: usize, thing: &str) -> String {
+    if n == 1 { format!("1 {thing}") } else { format!("{n} {thing}s") }
+}
+
 /// stdout failed: a reader that closed its end is no error (the exit a shell expects of a
 /// program cut off by `head`); anything else is said on stderr.
 pub(crate) fn stdout_failed(e: std::io::Error) -> ! {

@@ -46,7 +46,7 @@ pub async fn list(json: bool) -> Result<u8, Failure> {
     } else {
         for status in &statuses {
             match &status.state {
-                ServerState::Ready { tools } => out!("{}: connected, {tools} tools", status.name),
+                ServerState::Ready { tools } => out!("{}: connected, {}", status.name, crate::count(*tools, "tool")),
                 ServerState::Connecting => {
                     out!("{}: still connecting after {} s", status.name, LIST_WAIT.as_secs())
                 }

@@ -74,6 +74,9 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
     let home = setup::home()?;
     let config = setup::config(&home)?;
     let login = setup::login(&home)?;
+    if args.model.is_none() {
+        setup::check_config_model(&home, &config, &login)?;
+    }
     let store = setup::store(&home)?;
     let cwd = std::env::current_dir().map_err(|e| Failure::new(exit::FAILED, format!("no current directory: {e}")))?;
     let root = setup::project_root(&cwd);
@@ -87,7 +90,7 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
         let latest = store.list(Some(&canonical.display().to_string()))?.into_iter().next();
         Some(latest.ok_or_else(|| Failure::new(exit::USAGE, "no earlier session in this project to continue"))?.id)
     } else if let Some(id) = &args.resume {
-        Some(store.find_id(id)?.ok_or_else(|| Failure::new(exit::USAGE, format!("no session {id}")))?)
+        Some(setup::find_session(&store, id)?)
     } else {
         None
     };

@@ -17,7 +17,7 @@ fn line(s: &SessionSummary) -> String {
 }
 
 fn resolve(store: &Store, id: &str) -> Result<String, Failure> {
-    store.find_id(id)?.ok_or_else(|| Failure::new(exit::USAGE, format!("no session {id} (or more than one starts so)")))
+    crate::setup::find_session(store, id)
 }
 
 pub fn sessions(action: Option<SessionsAction>, json: bool) -> Result<u8, Failure> {

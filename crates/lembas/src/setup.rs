@@ -18,7 +18,55 @@ pub fn home() -> Result<Home, Failure> {
 }
 
 pub fn config(home: &Home) -> Result<Config, Failure> {
-    Config::load(home).map_err(|e| Failure::new(exit::USAGE, e.to_string()))
+    let config = Config::load(home).map_err(|e| Failure::new(exit::USAGE, e.to_string()))?;
+    // Values out of their range are refused where they are written, as a flag's would be.
+    if let Some(share) = config.compact_at
+        && !(0.5..=0.95).contains(&share)
+    {
+        return Err(Failure::new(
+            exit::USAGE,
+            format!("{}: compact_at = {share} is outside 0.5–0.95", config_place(home, "compact_at")),
+        ));
+    }
+    if let Some(mode) = &config.mode
+        && Mode::parse(mode).is_none()
+    {
+        return Err(Failure::new(
+            exit::USAGE,
+            format!("{}: no mode {mode}: use manual, edit, auto or plan", config_place(home, "mode")),
+        ));
+    }
+    Ok(config)
+}
+
+/// `config.toml:LINE` for the line that sets `key` at the top level (just the file when it
+/// cannot be found), for messages about a value written there.
+pub fn config_place(home: &Home, key: &str) -> String {
+    let file = home.config_file();
+    let text = std::fs::read_to_string(&file).unwrap_or_default();
+    let line = text.lines().position(|l| {
+        let l = l.trim_start();
+        l.strip_prefix(key).is_some_and(|rest| rest.trim_start().starts_with('='))
+    });
+    match line {
+        Some(n) => format!("{}:{}", file.display(), n + 1),
+        None => file.display().to_string(),
+    }
+}
+
+/// The configuration's `model`, checked against the login: a name it does not offer is said
+/// where it is written.
+pub fn check_config_model(home: &Home, config: &Config, login: &Login) -> Result<(), Failure> {
+    match &config.model {
+        Some(name) if login.model(name).is_none() => {
+            let names: Vec<&str> = login.models.iter().map(|m| m.id.as_str()).collect();
+            Err(Failure::new(
+                exit::USAGE,
+                format!("{}: no model {name}; the login offers: {}", config_place(home, "model"), names.join(", ")),
+            ))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// The stored login, or the one-line way to make one.
@@ -125,6 +173,31 @@ pub fn trust_note(home: &Home, root: &Path) -> Option<String> {
             root.display()
         )
     })
+}
+
+/// The one session `prefix` names, or why not: none starts so, or several do (listed, so the
+/// person can give more of the id).
+pub fn find_session(store: &lembas_store::Store, prefix: &str) -> Result<String, Failure> {
+    let ids = store.ids_starting(prefix, 6).map_err(|e| Failure::new(exit::FAILED, e.to_string()))?;
+    match ids.as_slice() {
+        [] => Err(Failure::new(exit::USAGE, format!("no session {prefix}"))),
+        [one] => Ok(one.clone()),
+        several => {
+            let shown: Vec<String> = several
+                .iter()
+                .take(5)
+                .map(|id| {
+                    let title = store.session(id).ok().flatten().map(|r| r.title).unwrap_or_default();
+                    format!("  {id}  {title}")
+                })
+                .collect();
+            let more = if several.len() > 5 { "\n  …" } else { "" };
+            Err(Failure::new(
+                exit::USAGE,
+                format!("{prefix} starts more than one session; give more of its id:\n{}{more}", shown.join("\n")),
+            ))
+        }
+    }
 }
 
 /// What to say when the project's own `.mcp.json` is not read because the project is not

@@ -39,6 +39,7 @@ pub async fn tui() -> Result<u8, Failure> {
     let home = setup::home()?;
     let config = setup::config(&home)?;
     let login = setup::login(&home)?;
+    setup::check_config_model(&home, &config, &login)?;
     let cwd = std::env::current_dir().map_err(|e| Failure::new(exit::FAILED, format!("no current directory: {e}")))?;
     let root = setup::project_root(&cwd);
     let canonical = std::fs::canonicalize(&root).unwrap_or(root.clone());

@@ -304,3 +304,38 @@ async fn a_server_that_is_down_is_said_retry_by_retry() {
     let err = stderr(&out);
     assert!(err.contains("trying again in 1 s (attempt 2)"), "{err}");
 }
+
+#[tokio::test]
+async fn a_bad_setting_is_refused_where_it_is_written() {
+    let server = FakeServer::start(vec![]).await;
+    let env = Env::new();
+    env.login(&server).await;
+    let config = env.home.join("config/config.toml");
+    for (text, said) in [
+        ("effort = \"low\"\ncompact_at = 2.0\n", "config.toml:2: compact_at = 2 is outside 0.5–0.95"),
+        ("mode = \"fast\"\n", "config.toml:1: no mode fast: use manual, edit, auto or plan"),
+        ("\nmodel = \"nope\"\n", "config.toml:2: no model nope; the login offers: fake-model"),
+    ] {
+        std::fs::write(&config, text).unwrap();
+        let out = env.run(&["run", "hi"]).await;
+        assert_eq!(out.status.code(), Some(2), "{text}");
+        assert!(stderr(&out).contains(said), "{text}: {}", stderr(&out));
+    }
+}
+
+#[tokio::test]
+async fn a_prefix_of_several_sessions_lists_them() {
+    let server = FakeServer::start(vec![Scripted::text("One."), Scripted::text("Two.")]).await;
+    let env = Env::new();
+    env.login(&server).await;
+    assert!(env.run(&["run", "first words"]).await.status.success());
+    assert!(env.run(&["run", "second words"]).await.status.success());
+    // Session ids are UUIDv7: two made a moment apart share their first characters.
+    let out = env.run(&["run", "--resume", "0", "again"]).await;
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(
+        err.contains("starts more than one session") && err.contains("first words") && err.contains("second words"),
+        "{err}"
+    );
+}
