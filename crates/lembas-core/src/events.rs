@@ -28,6 +28,15 @@ pub enum DoneReason {
     Failed,
 }
 
+/// Tokens over one prompt's requests.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TurnUsage {
+    pub input: u64,
+    pub output: u64,
+    /// Of `input`, what the server had cached (when it says).
+    pub cached: u64,
+}
+
 /// One thing that happened in a session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -151,10 +160,15 @@ pub enum Event {
     Error {
         message: String,
     },
-    /// The prompt ended. `text` is the final answer (empty when there was none).
+    /// The prompt ended. `text` is the final answer (empty when there was none); `session` the
+    /// session's id and `usage` the prompt's tokens over all its requests, for a script.
     Done {
         reason: DoneReason,
         text: String,
         steps: u32,
+        #[serde(default)]
+        session: String,
+        #[serde(default)]
+        usage: TurnUsage,
     },
 }

@@ -32,7 +32,7 @@ mod worktree;
 
 pub use approve::{Approval, ApprovalRequest, Approver, Nobody, Question};
 pub use context_use::ContextShare;
-pub use events::{DoneReason, Event, FileDiff};
+pub use events::{DoneReason, Event, FileDiff, TurnUsage};
 pub use lembas_mcp::{McpHub, ServerEntry, ServerState, ServerStatus};
 pub use lembas_tools::{EditorFiles, SkillPlaces};
 pub use mcp::connect_mcp;

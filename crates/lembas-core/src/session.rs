@@ -287,6 +287,8 @@ pub struct Session {
     pub(crate) jobs: Jobs,
     /// Tokens the running prompt has used so far (for its budget).
     pub(crate) prompt_tokens: u64,
+    /// Tokens over the running prompt's requests, for its `Done`.
+    pub(crate) turn_usage: crate::TurnUsage,
     /// The limit that ended the last prompt (`loop.json` `budgets.limit` keys), if one did.
     pub(crate) stopped_by: Option<&'static str>,
     /// Instruction files below the start directory already handed to the model.
@@ -410,6 +412,7 @@ impl Session {
             jobs: Jobs::new(cfg.jobs_dir.join(&id)),
             prompt_tokens: 0,
             stopped_by: None,
+            turn_usage: Default::default(),
             nearby_seen: HashSet::new(),
             jobs_told: Default::default(),
             mcp_seen: 0,
@@ -474,6 +477,7 @@ impl Session {
             judge: Judge::with_defaults(Context::default()),
             prompt_tokens: 0,
             stopped_by: None,
+            turn_usage: Default::default(),
             nearby_seen: HashSet::new(),
             jobs_told: Default::default(),
             mcp_seen: 0,

@@ -153,7 +153,8 @@ impl Session {
             }
             DoneReason::Failed => {}
         }
-        self.emit(Event::Done { reason, text: text.clone(), steps });
+        let usage = std::mem::take(&mut self.turn_usage);
+        self.emit(Event::Done { reason, text: text.clone(), steps, session: self.id.clone(), usage });
         (reason, text)
     }
 
@@ -343,6 +344,9 @@ impl Session {
         if let Some(usage) = reply.usage {
             self.state.last_input = usage.input_tokens;
             self.prompt_tokens += usage.input_tokens + usage.output_tokens;
+            self.turn_usage.input += usage.input_tokens;
+            self.turn_usage.output += usage.output_tokens;
+            self.turn_usage.cached += usage.cached_tokens.unwrap_or(0);
             let row = UsageRow { input: usage.input_tokens, output: usage.output_tokens, cached: usage.cached_tokens };
             self.cfg.store.record_usage(&self.id, &self.cfg.model.id, row, now_ms())?;
             self.emit(Event::Usage {

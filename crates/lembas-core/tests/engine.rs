@@ -59,7 +59,7 @@ async fn a_turn_reads_edits_runs_a_command_and_answers_keeping_the_prefix() {
     let events = drain(&mut rx);
     assert!(events.iter().any(|e| matches!(e, Event::Usage { cached: Some(850), .. })));
     assert!(
-        matches!(events.last(), Some(Event::Done { reason: DoneReason::Answered, text, steps: 4 }) if text == "Fixed: add now adds.")
+        matches!(events.last(), Some(Event::Done { reason: DoneReason::Answered, text, steps: 4, .. }) if text == "Fixed: add now adds.")
     );
     assert!(events.iter().any(|e| matches!(e, Event::Phase { progress: Some(p) } if p.phase.name() == "running_tool")));
 

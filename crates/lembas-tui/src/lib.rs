@@ -227,6 +227,8 @@ pub async fn run(
                                 reason: lembas_core::DoneReason::Answered,
                                 text: String::new(),
                                 steps: 0,
+                                session: session.id().to_owned(),
+                                usage: Default::default(),
                             });
                         }
                         Err(e) => say(e),

@@ -65,7 +65,13 @@ fn a_turn_flows_into_blocks_and_the_progress_line() {
         diffs: vec![FileDiff { path: "/p/src/a.rs".into(), old: Some("a - b".into()), new: Some("a + b".into()) }],
     });
     app.apply(&Event::Usage { input: 16_000, output: 20, cached: Some(15_000) });
-    app.apply(&Event::Done { reason: DoneReason::Answered, text: String::new(), steps: 2 });
+    app.apply(&Event::Done {
+        reason: DoneReason::Answered,
+        text: String::new(),
+        steps: 2,
+        session: "s".into(),
+        usage: Default::default(),
+    });
     let blocks: Vec<Vec<String>> = app.finished.iter().map(lines).collect();
     assert_eq!(blocks[0], ["› fix it", ""]);
     assert_eq!(blocks[1], ["  look first"]);
@@ -250,15 +256,33 @@ fn slash_commands_for_context_model_and_effort() {
 fn a_finished_reply_notifies_only_when_the_terminal_is_not_focused() {
     let mut app = App::new("m", Mode::Edit, None, 0);
     app.apply(&Event::Prompt { text: "fix the parser".into(), machine: false });
-    app.apply(&Event::Done { reason: DoneReason::Answered, text: String::new(), steps: 1 });
+    app.apply(&Event::Done {
+        reason: DoneReason::Answered,
+        text: String::new(),
+        steps: 1,
+        session: "s".into(),
+        usage: Default::default(),
+    });
     assert_eq!(app.to_notify, None);
     app.focused = false;
     app.apply(&Event::Prompt { text: "again".into(), machine: false });
-    app.apply(&Event::Done { reason: DoneReason::Answered, text: "secret reply".into(), steps: 1 });
+    app.apply(&Event::Done {
+        reason: DoneReason::Answered,
+        text: "secret reply".into(),
+        steps: 1,
+        session: "s".into(),
+        usage: Default::default(),
+    });
     let notice = app.to_notify.take().unwrap();
     assert_eq!(notice, "lembas: fix the parser — the reply is ready", "names the session, never the reply");
     app.notify = false;
-    app.apply(&Event::Done { reason: DoneReason::Answered, text: String::new(), steps: 1 });
+    app.apply(&Event::Done {
+        reason: DoneReason::Answered,
+        text: String::new(),
+        steps: 1,
+        session: "s".into(),
+        usage: Default::default(),
+    });
     assert_eq!(app.to_notify, None);
 }
 

@@ -26,10 +26,19 @@ Everything lembas keeps lives under LEMBAS_HOME when it is set, else in ~/.confi
 come from LEMBAS_API_KEY.";
 
 #[derive(Debug, Parser)]
-#[command(name = "lembas", version, about = "A terminal coding agent.", after_help = AFTER_HELP)]
+#[command(
+    name = "lembas",
+    version,
+    about = "A terminal coding agent. With no command, `lembas` opens the terminal UI in this directory's project.",
+    after_help = AFTER_HELP,
+    args_conflicts_with_subcommands = true
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
+    /// Run one turn headless and print the answer: `lembas -p "…"` is `lembas run "…"`.
+    #[arg(short = 'p', long = "print", num_args = 1.., value_name = "PROMPT")]
+    pub print: Option<Vec<String>>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -108,9 +117,16 @@ pub struct RunArgs {
     /// Resume a session by its id (or a unique start of it).
     #[arg(long)]
     pub resume: Option<String>,
-    /// Print one JSON event per line instead of the reply.
+    /// Print one JSON event per line instead of the reply (the same as --output-format stream-json).
     #[arg(long)]
     pub json: bool,
+    /// What stdout gets: the reply as text; one JSON object at the end (the answer, the session
+    /// id, how it ended, the usage); or the engine's events, one JSON object per line.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    pub output_format: OutputFormat,
+    /// The answer alone: nothing on stderr but errors.
+    #[arg(short, long)]
+    pub quiet: bool,
     /// How long, in seconds, to wait at the end for background jobs the run started; those
     /// still running then are stopped.
     #[arg(long, value_name = "SECONDS", default_value_t = 600)]
@@ -118,6 +134,32 @@ pub struct RunArgs {
     /// The prompt; `-` reads it from standard input.
     #[arg(required = true, num_args = 1.., value_name = "PROMPT")]
     pub prompt: Vec<String>,
+}
+
+impl RunArgs {
+    /// `lembas -p PROMPT`: a run with every default.
+    pub fn one_shot(prompt: Vec<String>) -> RunArgs {
+        RunArgs {
+            model: None,
+            effort: None,
+            mode: None,
+            continue_last: false,
+            resume: None,
+            json: false,
+            output_format: OutputFormat::Text,
+            quiet: false,
+            job_wait: 600,
+            prompt,
+        }
+    }
+}
+
+/// `lembas run --output-format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OutputFormat {
+    Text,
+    Json,
+    StreamJson,
 }
 
 #[derive(Debug, Subcommand)]

@@ -72,7 +72,10 @@ fn main() -> ExitCode {
     };
     let result = runtime.block_on(async {
         match cli.command {
-            None => tui::tui().await,
+            None => match cli.print {
+                Some(prompt) => run::run(cli::RunArgs::one_shot(prompt)).await,
+                None => tui::tui().await,
+            },
             Some(Command::Run(args)) => run::run(args).await,
             Some(Command::Sessions { action, json }) => sessions::sessions(action, json),
             Some(Command::Login(args)) => login::login(args).await,

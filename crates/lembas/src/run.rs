@@ -10,7 +10,7 @@ use lembas_core::{Approval, ApprovalRequest, Approver, DoneReason, Event, Nobody
 use lembas_model::CancellationToken;
 use tokio::sync::mpsc::unbounded_channel;
 
-use crate::cli::{RunArgs, exit};
+use crate::cli::{OutputFormat, RunArgs, exit};
 use crate::{Failure, setup};
 
 /// Approvals asked on the terminal the run was started from.
@@ -41,14 +41,23 @@ impl Approver for TerminalApprover {
             .await
             .unwrap_or_default();
             let line = line.trim();
-            match line.chars().next().map(|c| c.to_ascii_lowercase()) {
+            let answer = match line.chars().next().map(|c| c.to_ascii_lowercase()) {
                 Some('y') => Approval::Once,
                 Some('a') => Approval::Always,
                 _ => {
                     let feedback = line.split_once(char::is_whitespace).map(|(_, rest)| rest.trim().to_owned());
                     Approval::Deny { feedback: feedback.filter(|f| !f.is_empty()) }
                 }
-            }
+            };
+            // The answer on a line of its own, so what follows never shares the prompt's line
+            // (whether or not the terminal echoed a newline).
+            let said = match &answer {
+                Approval::Once => "allowed once",
+                Approval::Always => "allowed for this session",
+                _ => "declined",
+            };
+            eprintln!("\r  → {said}");
+            answer
         })
     }
 }
@@ -112,7 +121,8 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
     }
     let mode = setup::choose_mode(args.mode.as_deref().or(config.mode.as_deref()))?;
 
-    let interactive = !args.json && std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
+    let machine = args.json || args.output_format != OutputFormat::Text;
+    let interactive = !machine && std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
     let approver: Arc<dyn Approver> =
         if interactive { Arc::new(TerminalApprover::default()) } else { Arc::new(Nobody) };
     let client = setup::client(&home, &login)?;
@@ -131,11 +141,31 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
         None => Session::start(cfg, &root, &cwd, tx)?,
     };
 
-    let json = args.json;
+    let json = args.json || args.output_format == OutputFormat::StreamJson;
+    let final_json = !json && args.output_format == OutputFormat::Json;
+    let quiet = args.quiet;
     let renderer = tokio::spawn(async move {
         let mut out = std::io::stdout();
         let mut ended_with_newline = true;
         while let Some(event) = rx.recv().await {
+            if final_json {
+                // One object at the end, for a script: the answer, the session, the usage.
+                match event {
+                    Event::Done { reason, text, steps, session, usage } => {
+                        let done = serde_json::json!({
+                            "answer": text,
+                            "session_id": session,
+                            "reason": reason,
+                            "steps": steps,
+                            "usage": usage,
+                        });
+                        let _ = writeln!(out, "{done}");
+                    }
+                    Event::Error { message } => eprintln!("lembas: {message}"),
+                    _ => {}
+                }
+                continue;
+            }
             if json {
                 let _ = writeln!(out, "{}", serde_json::to_string(&event).unwrap_or_default());
                 if let Event::Error { message } = &event {
@@ -155,8 +185,12 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
                         let _ = writeln!(out);
                         ended_with_newline = true;
                     }
-                    eprintln!("› {tool} {title}");
+                    if !quiet {
+                        eprintln!("› {tool} {title}");
+                    }
                 }
+                Event::Error { message } => eprintln!("lembas: {message}"),
+                _ if quiet && !matches!(event, Event::Text { .. } | Event::Done { .. }) => {}
                 Event::ToolDenied { tool, reason, .. } => eprintln!("  {tool} not run: {reason}"),
                 // A subagent's calls, under its task's line.
                 Event::Subagent { agent, event, .. } => match *event {
@@ -164,7 +198,7 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
                     Event::ToolDenied { tool, reason, .. } => eprintln!("  › {agent}: {tool} not run: {reason}"),
                     _ => {}
                 },
-                Event::Error { message } | Event::Notice { message } => eprintln!("lembas: {message}"),
+                Event::Notice { message } => eprintln!("lembas: {message}"),
                 // A retry is said as it happens, so a server that is down is not a silent wait.
                 Event::Phase {
                     progress:

@@ -339,3 +339,37 @@ async fn a_prefix_of_several_sessions_lists_them() {
         "{err}"
     );
 }
+
+#[tokio::test]
+async fn scripting_forms_people_know() {
+    let server = FakeServer::start(vec![
+        Scripted::text("Printed.").with_usage(120, 7, 100),
+        Scripted::tool_call("list", json!({})).with_usage(50, 5, 0),
+        Scripted::text("Quietly.").with_usage(60, 3, 0),
+        Scripted::text("As JSON.").with_usage(10, 2, 0),
+    ])
+    .await;
+    let env = Env::new();
+    env.login(&server).await;
+    // -p is the one-shot form of run.
+    let out = env.run(&["-p", "say", "it"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "Printed.\n");
+    // -q: the answer alone; no tool lines on stderr.
+    let out = env.run(&["run", "-q", "list and say"]).await;
+    assert_eq!(stdout(&out), "Quietly.\n");
+    assert!(!stderr(&out).contains("› list"), "{}", stderr(&out));
+    // One JSON object at the end, with the session and the usage.
+    let out = env.run(&["run", "--output-format", "json", "once more"]).await;
+    let printed = stdout(&out);
+    let lines: Vec<&str> = printed.lines().collect();
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    let done: Value = serde_json::from_str(lines[0]).unwrap();
+    assert_eq!(done["answer"], "As JSON.");
+    assert_eq!(done["reason"], "answered");
+    assert_eq!(done["usage"]["input"], 10);
+    assert!(done["session_id"].as_str().is_some_and(|s| s.len() > 20));
+    // --help says plain lembas opens the UI.
+    let out = env.run(&["--help"]).await;
+    assert!(stdout(&out).contains("With no command, `lembas` opens the terminal UI"));
+}
