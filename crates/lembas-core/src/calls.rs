@@ -564,10 +564,23 @@ impl Session {
             return ToolOutput::Error("There is no plan to submit: write it with plan_write first.".into());
         };
         if !self.cfg.approver.present() {
-            return ToolOutput::Error(
-                "Nobody is here to approve the plan, so plan mode goes on: say that the plan waits for approval."
-                    .into(),
-            );
+            // Kept where plan mode keeps plans, for the person to read and approve later.
+            let file = self.plans_dir().join(format!("{}.md", &self.id[..self.id.len().min(13)]));
+            let kept = file
+                .parent()
+                .map_or(Ok(()), std::fs::create_dir_all)
+                .and_then(|()| std::fs::write(&file, plan.render()))
+                .map(|()| lembas_paths::prompt_name(&file, &self.ws.root, self.cfg.user_home.as_deref()));
+            let where_ = match &kept {
+                Ok(name) => {
+                    self.emit(Event::Notice { message: format!("The plan is in {name}; it waits for your approval.") });
+                    format!(" It is kept in {name}.")
+                }
+                Err(_) => String::new(),
+            };
+            return ToolOutput::Error(format!(
+                "Nobody is here to approve the plan, so plan mode goes on: say that the plan waits for approval.{where_}"
+            ));
         }
         let mut phases = Phases::new(self.events.clone());
         phases.set(Phase::WaitingForPerson { what: lembas_progress::PersonWait::Plan, tool: None });

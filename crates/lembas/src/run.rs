@@ -144,10 +144,29 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
     let json = args.json || args.output_format == OutputFormat::StreamJson;
     let final_json = !json && args.output_format == OutputFormat::Json;
     let quiet = args.quiet;
+    let plan_mode = mode == lembas_permissions::Mode::Plan;
     let renderer = tokio::spawn(async move {
         let mut out = std::io::stdout();
         let mut ended_with_newline = true;
+        // In plan mode the plan is the work: printed whole before the closing words.
+        let mut plan: Option<lembas_core::Plan> = None;
         while let Some(event) = rx.recv().await {
+            if let Event::Plan { plan: latest } = &event
+                && plan_mode
+            {
+                plan = Some(latest.clone());
+            }
+            if matches!(event, Event::Done { .. })
+                && !json
+                && !final_json
+                && let Some(plan) = plan.take()
+            {
+                if !ended_with_newline {
+                    let _ = writeln!(out);
+                }
+                let _ = writeln!(out, "{}\n", plan.render().trim_end());
+                ended_with_newline = true;
+            }
             if final_json {
                 // One object at the end, for a script: the answer, the session, the usage.
                 match event {

@@ -373,3 +373,27 @@ async fn scripting_forms_people_know() {
     let out = env.run(&["--help"]).await;
     assert!(stdout(&out).contains("With no command, `lembas` opens the terminal UI"));
 }
+
+#[tokio::test]
+async fn headless_plan_mode_prints_the_plan_and_keeps_it() {
+    let server = FakeServer::start(vec![
+        Scripted::tool_call(
+            "plan_write",
+            json!({"title": "Store", "phases": [{"title": "Do", "tasks": [{"text": "add sqlite"}, {"text": "migrate"}]}]}),
+        ),
+        Scripted::tool_call("plan_submit", json!({})),
+        Scripted::text("The plan waits for approval."),
+    ])
+    .await;
+    let env = Env::new();
+    env.login(&server).await;
+    let out = env.run(&["run", "--mode", "plan", "design storage"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let printed = stdout(&out);
+    assert!(printed.contains("add sqlite") && printed.contains("migrate"), "{printed}");
+    assert!(printed.contains("The plan waits for approval."), "{printed}");
+    let plans: Vec<_> = std::fs::read_dir(env.project.join(".agent/plans")).unwrap().flatten().collect();
+    assert_eq!(plans.len(), 1);
+    assert!(std::fs::read_to_string(plans[0].path()).unwrap().contains("migrate"));
+    assert!(stderr(&out).contains("waits for your approval"), "{}", stderr(&out));
+}
