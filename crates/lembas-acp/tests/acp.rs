@@ -33,7 +33,7 @@ fn template(server: &FakeServer, mode: Mode) -> SessionConfig {
     let client = ModelClient::new(ClientConfig::new(server.base_url())).unwrap();
     let model = ModelInfo { id: "fake-model".into(), context: Some(100_000), ..Default::default() };
     let jobs = std::env::temp_dir().join("lembas-acp-test-jobs");
-    let mut cfg = SessionConfig::new(Arc::new(Store::in_memory().unwrap()), client, model, mode, jobs, 32_768);
+    let mut cfg = SessionConfig::new(Arc::new(Store::in_memory().unwrap()), client, model, mode, jobs, Some(32_768));
     cfg.today = Arc::new(|| "2026-12-02".to_owned());
     cfg
 }

@@ -4,10 +4,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::{Home, StoreError};
 
-/// The context window assumed for a model when neither the server nor the configuration says
-/// one — stated here and in the README, never silently guessed per model.
-pub const DEFAULT_CONTEXT_WINDOW: u64 = 32_768;
-
 /// Compaction starts when a request's input reaches this share of the model's window.
 pub const DEFAULT_COMPACT_AT: f64 = 0.85;
 
@@ -21,7 +17,8 @@ pub struct Config {
     pub effort: Option<String>,
     /// The permission mode to start in.
     pub mode: Option<String>,
-    /// The context window for models whose server does not say.
+    /// The context window of models whose server does not say one (a statement, used as one;
+    /// without it such a window is unknown).
     pub context_window: Option<u64>,
     /// The share of the window at which compaction starts (0.5–0.95).
     pub compact_at: Option<f64>,

@@ -55,7 +55,7 @@ fn main() {
         let client = ModelClient::new(ClientConfig::new(server.base_url())).unwrap();
         let model = ModelInfo { id: "fake-model".into(), context: Some(10_000_000), efforts: Some(vec![]), ..Default::default() };
         let jobs = dir.path().join("jobs");
-        let mut cfg = SessionConfig::new(store, client, model, Mode::Auto, jobs, 10_000_000);
+        let mut cfg = SessionConfig::new(store, client, model, Mode::Auto, jobs, Some(10_000_000));
         cfg.max_steps = STEPS as u32 + 10;
         cfg.compact_at = 0.95;
         cfg.today = Arc::new(|| "2026-12-02".to_owned());

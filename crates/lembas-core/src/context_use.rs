@@ -51,7 +51,7 @@ impl Session {
 
     /// Sends the window's use as an [`crate::Event::Context`].
     pub fn report_context(&self) {
-        self.emit(crate::Event::Context { window: self.window(), shares: self.context_shares() });
+        self.emit(crate::Event::Context { window: self.window().unwrap_or(0), shares: self.context_shares() });
     }
 }
 

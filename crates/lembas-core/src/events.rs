@@ -112,7 +112,8 @@ pub enum Event {
         #[serde(default)]
         subagents: usize,
     },
-    /// What fills the context window, by category (asked for with `Session::report_context`).
+    /// What fills the context window, by category (asked for with `Session::report_context`);
+    /// `window` 0: nobody said how large the window is.
     Context {
         window: u64,
         shares: Vec<crate::ContextShare>,

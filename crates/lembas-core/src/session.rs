@@ -79,8 +79,9 @@ pub struct SessionConfig {
     pub budget_tokens: Option<u64>,
     /// A prompt's time budget, if any.
     pub budget_seconds: Option<u64>,
-    /// The window assumed when the model does not say.
-    pub context_window: u64,
+    /// The window the person configured for a model whose server does not say one: a
+    /// statement, used as one. `None`: the window is unknown until the server says otherwise.
+    pub context_window: Option<u64>,
     /// Compaction starts at this share of the window.
     pub compact_at: f64,
     pub global_instructions: Option<PathBuf>,
@@ -109,7 +110,7 @@ impl SessionConfig {
         model: ModelInfo,
         mode: Mode,
         jobs_dir: PathBuf,
-        context_window: u64,
+        context_window: Option<u64>,
     ) -> Self {
         SessionConfig {
             store,
@@ -238,6 +239,9 @@ pub(crate) type Grants = Arc<Mutex<Vec<(String, Option<String>)>>>;
 /// What a session keeps besides its messages.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct State {
+    /// A window the server stated when it refused a request for its length.
+    #[serde(default)]
+    pub learned_window: Option<u64>,
     pub ledger: Ledger,
     pub ids: IdCounter,
     pub told: Told,
@@ -371,6 +375,7 @@ impl Session {
         subagent: Option<crate::subagent::SubagentOf>,
     ) -> Result<Session, EngineError> {
         let state = State {
+            learned_window: None,
             ledger: Ledger::default(),
             ids: IdCounter::default(),
             told: Told::default(),
@@ -724,9 +729,10 @@ impl Session {
             .collect()
     }
 
-    /// The model's window, from the server or the configuration.
-    pub(crate) fn window(&self) -> u64 {
-        self.cfg.model.context.unwrap_or(self.cfg.context_window)
+    /// The model's window: the server's word, else the configuration's, else what a refusal for
+    /// length stated; `None` when nobody said (`quirks.json` `no-context-length`: never assume).
+    pub(crate) fn window(&self) -> Option<u64> {
+        self.cfg.model.context.or(self.cfg.context_window).or(self.state.learned_window)
     }
 }
 

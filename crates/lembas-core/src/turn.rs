@@ -229,7 +229,21 @@ impl Session {
             }
             steps += 1;
             self.emit(Event::Step { n: steps });
-            let reply = self.request(None, cancel, phases).await.map_err(|e| (e, steps))?;
+            let reply = match self.request(None, cancel, phases).await {
+                // The server refused the conversation for its length: learn the window if it
+                // said one, compact, and ask once more (a subagent does not compact).
+                Err(EngineError::Model(lembas_model::ModelError::Rejected { message, .. }))
+                    if lembas_model::refused_for_length(&message) && self.subagent.is_none() =>
+                {
+                    if let Some(window) = lembas_model::window_in_refusal(&message) {
+                        self.state.learned_window = Some(window);
+                        self.report_context();
+                    }
+                    self.compact_with(cancel, phases).await.map_err(|e| (e, steps))?;
+                    self.request(None, cancel, phases).await.map_err(|e| (e, steps))?
+                }
+                other => other.map_err(|e| (e, steps))?,
+            };
             let assistant = Entry {
                 message: Message::Assistant {
                     content: reply.text.clone(),
@@ -384,8 +398,10 @@ impl Session {
         Ok(reply.text)
     }
 
+    /// Whether the last request filled the window to the compaction share. With the window
+    /// unknown it never is: compaction then waits for the server's own refusal for length.
     fn window_is_full(&self) -> bool {
-        self.state.last_input as f64 >= self.cfg.compact_at * self.window() as f64
+        self.window().is_some_and(|w| self.state.last_input as f64 >= self.cfg.compact_at * w as f64)
     }
 
     /// Compacts now (the person's `/compact`).

@@ -48,3 +48,38 @@ async fn empty_twice_ends_the_turn_as_failed() {
     assert_eq!(session.prompt("hello?", &CancellationToken::new()).await, DoneReason::Failed);
     assert_eq!(h.server.chat_requests().len(), 2);
 }
+
+#[tokio::test]
+async fn a_window_nobody_stated_is_unknown_and_learned_from_a_refusal_for_length() {
+    let h = Harness::new(vec![
+        Scripted::status(
+            400,
+            r#"{"error":{"message":"This model's maximum context length is 4096 tokens. However, your messages resulted in 5000 tokens."}}"#,
+        ),
+        Scripted::text("## Summary\nThe person asked for a greeting."),
+        Scripted::text("Hello."),
+    ])
+    .await;
+    let mut cfg = h.config(Mode::Edit, 10);
+    cfg.model.context = None;
+    cfg.context_window = None;
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let mut session = lembas_core::Session::start(cfg, &h.root, &h.root, tx).unwrap();
+    session.report_context();
+    let reason = session.prompt("say hello", &CancellationToken::new()).await;
+    assert_eq!(reason, DoneReason::Answered);
+    let requests = h.server.chat_requests();
+    // Refused, compacted (the compaction ask is the last user message), then asked once more.
+    assert_eq!(requests.len(), 3);
+    let events = common::drain(&mut rx);
+    let windows: Vec<u64> = events
+        .iter()
+        .filter_map(|e| match e {
+            lembas_core::Event::Context { window, .. } => Some(*window),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(windows.first(), Some(&0), "unknown at first: {windows:?}");
+    assert_eq!(windows.last(), Some(&4096), "learned from the refusal: {windows:?}");
+    assert!(events.iter().any(|e| matches!(e, lembas_core::Event::Compacted { .. })));
+}

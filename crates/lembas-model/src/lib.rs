@@ -19,7 +19,7 @@ mod wire;
 pub use client::{
     ClientConfig, MAX_BACKOFF, MAX_ERROR_BODY, MAX_REPLY_BYTES, MAX_RETRY_AFTER, ModelClient, ModelError,
 };
-pub use quirks::{Learned, LearnedModel};
+pub use quirks::{Learned, LearnedModel, refused_for_length, window_in_refusal};
 pub use stream::{Assembler, StreamEvent, StreamedError};
 pub use wire::{ChatRequest, FinishReason, Message, Reply, ToolCall, ToolSchema, Usage, WireMessage, wire};
 

@@ -106,3 +106,68 @@ mod tests {
         assert_eq!(serde_json::from_str::<Learned>(&text).unwrap(), l);
     }
 }
+
+/// Whether a server's refusal is for the conversation's length (OpenAI's `context_length_exceeded`,
+/// vLLM's "maximum context length", llama.cpp's `exceed_context_size_error`, …).
+pub fn refused_for_length(message: &str) -> bool {
+    let m = message.to_ascii_lowercase();
+    [
+        "context length",
+        "context_length",
+        "context size",
+        "context window",
+        "exceed_context",
+        "maximum context",
+        "too many tokens",
+        "prompt is too long",
+        "input is too long",
+    ]
+    .iter()
+    .any(|s| m.contains(s))
+}
+
+/// The window a refusal for length states, when it states one: the number after "context
+/// length is", "context size (", "context window of" or "maximum context length of".
+pub fn window_in_refusal(message: &str) -> Option<u64> {
+    let m = message.to_ascii_lowercase();
+    [
+        "maximum context length is",
+        "context length is",
+        "context size (",
+        "context window of",
+        "context length of",
+        "n_ctx",
+    ]
+    .iter()
+    .find_map(|marker| {
+        let at = m.find(marker)? + marker.len();
+        // The number must follow the marker closely (": 8192", " 8192"), not somewhere later.
+        let rest = &m[at..];
+        let start = rest.find(|c: char| c.is_ascii_digit()).filter(|i| *i <= 3)?;
+        let digits: String = rest[start..]
+            .chars()
+            .take_while(|c| c.is_ascii_digit() || *c == ',')
+            .filter(char::is_ascii_digit)
+            .collect();
+        digits.parse().ok().filter(|n| *n >= 256)
+    })
+}
+
+#[cfg(test)]
+mod length_tests {
+    use super::*;
+
+    #[test]
+    fn refusals_for_length_and_the_window_they_state() {
+        let openai =
+            "This model's maximum context length is 8192 tokens. However, your messages resulted in 9012 tokens.";
+        let llama = "the request exceeds the available context size (4096 tokens), try increasing it";
+        let plain = "prompt is too long";
+        assert!(refused_for_length(openai) && refused_for_length(llama) && refused_for_length(plain));
+        assert!(!refused_for_length("invalid api key"));
+        assert_eq!(window_in_refusal(openai), Some(8192));
+        assert_eq!(window_in_refusal(llama), Some(4096));
+        assert_eq!(window_in_refusal("maximum context length is 131,072 tokens"), Some(131_072));
+        assert_eq!(window_in_refusal(plain), None);
+    }
+}

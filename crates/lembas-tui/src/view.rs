@@ -107,8 +107,9 @@ pub fn status_line(app: &App) -> String {
         parts.push(format!("mode: {mode}"));
     }
     let (used, window) = app.context;
-    if let Some(percent) = (used * 100).checked_div(window) {
-        parts.push(format!("context {percent}%"));
+    match (used * 100).checked_div(window) {
+        Some(percent) => parts.push(format!("context {percent}%")),
+        None => parts.push("context: window unknown".into()),
     }
     if let Some(cost) = app.month.as_ref().and_then(|m| m.cost_text()) {
         parts.push(format!("this month {cost}"));

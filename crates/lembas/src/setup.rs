@@ -296,8 +296,9 @@ pub fn session_config(
     approver: Arc<dyn Approver>,
     rules: RuleSet,
 ) -> SessionConfig {
-    let window = config.context_window.unwrap_or(lembas_config::DEFAULT_CONTEXT_WINDOW);
-    let mut cfg = SessionConfig::new(store, client, model, mode, home.jobs_dir(), window);
+    // A configured window is the person's statement; without one the window is unknown until
+    // the server says (never assumed).
+    let mut cfg = SessionConfig::new(store, client, model, mode, home.jobs_dir(), config.context_window);
     cfg.effort = effort;
     cfg.approver = approver;
     cfg.rules = rules;

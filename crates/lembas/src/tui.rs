@@ -50,7 +50,8 @@ pub async fn tui() -> Result<u8, Failure> {
     let client = setup::client(&home, &login)?;
     let rules = setup::rules(&home, &config, Some(&root))?;
     let (approver, asks) = lembas_tui::TuiApprover::new();
-    let window = model.context.unwrap_or(config.context_window.unwrap_or(lembas_config::DEFAULT_CONTEXT_WINDOW));
+    // 0: not known (the status bar and /context say so).
+    let window = model.context.or(config.context_window).unwrap_or(0);
     let mut app = lembas_tui::App::new(model.display_name(), mode, config.effort.clone(), window);
     app.models = login.models.clone();
     app.compact_at = config.compact_at();

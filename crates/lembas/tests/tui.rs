@@ -61,7 +61,7 @@ async fn open_ui(
     }
     let home = dir.path().join("home");
     std::fs::create_dir_all(home.join("config")).unwrap();
-    std::fs::write(home.join("config/config.toml"), "mode = \"manual\"\n").unwrap();
+    std::fs::write(home.join("config/config.toml"), "mode = \"manual\"\ncontext_window = 32768\n").unwrap();
     common::log_in(&home, server).await;
 
     let tmux = Tmux { name: format!("lembas-test-{name}-{}", std::process::id()) };

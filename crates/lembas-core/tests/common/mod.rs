@@ -47,7 +47,7 @@ impl Harness {
         let client = ModelClient::new(client).unwrap();
         let model = ModelInfo { id: "fake-model".into(), context: Some(100_000), ..Default::default() };
         let jobs = self._dir.path().join("jobs");
-        let mut cfg = SessionConfig::new(self.store.clone(), client, model, mode, jobs, 32_768);
+        let mut cfg = SessionConfig::new(self.store.clone(), client, model, mode, jobs, Some(32_768));
         cfg.max_steps = steps;
         cfg.today = Arc::new(move || today.lock().unwrap().clone());
         cfg
