@@ -242,6 +242,9 @@ pub(crate) struct State {
     /// A window the server stated when it refused a request for its length.
     #[serde(default)]
     pub learned_window: Option<u64>,
+    /// The task to make AGENTS.md was given (once a session).
+    #[serde(default)]
+    pub agents_nudged: bool,
     pub ledger: Ledger,
     pub ids: IdCounter,
     pub told: Told,
@@ -376,6 +379,7 @@ impl Session {
     ) -> Result<Session, EngineError> {
         let state = State {
             learned_window: None,
+            agents_nudged: false,
             ledger: Ledger::default(),
             ids: IdCounter::default(),
             told: Told::default(),
@@ -679,6 +683,12 @@ impl Session {
             subagent: self.subagent.as_ref().map(|s| s.block.as_str()),
             skills: &lembas_tools::discover_skills(&self.cfg.skills),
         })
+    }
+
+    /// Whether the project has an instruction file at its root (`AGENTS.md`, or `CLAUDE.md`
+    /// that people already keep).
+    pub(crate) fn has_instruction_file(&self) -> bool {
+        ["AGENTS.md", "CLAUDE.md"].iter().any(|f| self.ws.root.join(f).is_file())
     }
 
     /// Where plan mode may write plans: `.agent/plans` in the project, as plan mode's text

@@ -184,10 +184,17 @@ impl Session {
             self.mark_turn().map_err(|e| (e, 0))?;
         }
         let now = self.facts_now();
-        let content = match self.state.told.note(&now) {
+        let mut content = match self.state.told.note(&now) {
             Some(note) => format!("{words}\n\n{note}"),
             None => words.to_owned(),
         };
+        // A project with no instruction file: the spec's task to make one, once a session, on
+        // the person's first message (never a subagent's).
+        if !machine && self.subagent.is_none() && !self.state.agents_nudged && !self.has_instruction_file() {
+            self.state.agents_nudged = true;
+            let task = render(text("tasks/init.md"), &[("git_question", text("tasks/git_question.md").trim())]);
+            content = format!("{content}\n\n{}", task.trim_end());
+        }
         self.commit(vec![Entry::user(content, true)], Vec::new()).map_err(|e| (e, 0))?;
 
         let mut steps = 0;

@@ -83,3 +83,29 @@ async fn a_window_nobody_stated_is_unknown_and_learned_from_a_refusal_for_length
     assert_eq!(windows.last(), Some(&4096), "learned from the refusal: {windows:?}");
     assert!(events.iter().any(|e| matches!(e, lembas_core::Event::Compacted { .. })));
 }
+
+#[tokio::test]
+async fn a_project_without_agents_md_gets_the_task_to_make_one_once() {
+    let h = Harness::new(vec![Scripted::text("One."), Scripted::text("Two.")]).await;
+    std::fs::remove_file(h.root.join("AGENTS.md")).unwrap();
+    let (mut session, _rx) = h.start(Mode::Edit);
+    session.prompt("first", &CancellationToken::new()).await;
+    session.prompt("second", &CancellationToken::new()).await;
+    let requests = h.server.chat_requests();
+    let first = last_user(&requests[0]);
+    assert!(first.starts_with("first\n\n"), "{first}");
+    assert!(first.contains("## AGENTS.md\nThis project has no AGENTS.md yet."), "{first}");
+    assert!(first.contains("in one call: \"How should git be used in this project?\""), "{first}");
+    assert!(!first.contains("{{"), "{first}");
+    assert!(!last_user(&requests[1]).contains("## AGENTS.md"));
+    // The prefix is kept: the first message is sent again as it was.
+    assert_eq!(requests[1]["messages"][1]["content"].as_str().unwrap(), first);
+}
+
+#[tokio::test]
+async fn a_project_with_agents_md_gets_no_such_task() {
+    let h = Harness::new(vec![Scripted::text("One.")]).await;
+    let (mut session, _rx) = h.start(Mode::Edit);
+    session.prompt("first", &CancellationToken::new()).await;
+    assert!(!last_user(&h.server.chat_requests()[0]).contains("## AGENTS.md"));
+}

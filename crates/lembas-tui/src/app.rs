@@ -176,7 +176,9 @@ fn mcp_report(servers: &[lembas_core::ServerStatus]) -> String {
     lines.join("\n")
 }
 
-const INIT: &str = include_str!("../../../spec/prompts/tasks/init.md");
+/// `/init` where an AGENTS.md is already there: look again and bring it up to date. (Where there
+/// is none, the session's first message already carries the spec's own task, `tasks/init.md`.)
+const INIT: &str = include_str!("../../../spec/prompts/tasks/init_update.md");
 
 impl App {
     pub fn new(model: &str, mode: Mode, effort: Option<String>, window: u64) -> App {
