@@ -136,6 +136,10 @@ pub enum Event {
     Model {
         model: String,
     },
+    /// The model's effort levels narrowed (its server refused one and named those it takes).
+    Levels {
+        levels: Vec<String>,
+    },
     /// The session's MCP servers and where each stands (asked for with `report_mcp`).
     McpServers {
         servers: Vec<lembas_mcp::ServerStatus>,

@@ -296,6 +296,8 @@ pub struct Session {
     pub(crate) prompt_tokens: u64,
     /// Tokens over the running prompt's requests, for its `Done`.
     pub(crate) turn_usage: crate::TurnUsage,
+    /// The effort levels front ends were last told of (when they narrowed).
+    pub(crate) levels_told: Option<Vec<String>>,
     /// The limit that ended the last prompt (`loop.json` `budgets.limit` keys), if one did.
     pub(crate) stopped_by: Option<&'static str>,
     /// Instruction files below the start directory already handed to the model.
@@ -421,6 +423,7 @@ impl Session {
             jobs: Jobs::new(cfg.jobs_dir.join(&id)),
             prompt_tokens: 0,
             stopped_by: None,
+            levels_told: None,
             turn_usage: Default::default(),
             nearby_seen: HashSet::new(),
             jobs_told: Default::default(),
@@ -486,6 +489,7 @@ impl Session {
             judge: Judge::with_defaults(Context::default()),
             prompt_tokens: 0,
             stopped_by: None,
+            levels_told: None,
             turn_usage: Default::default(),
             nearby_seen: HashSet::new(),
             jobs_told: Default::default(),
@@ -663,6 +667,21 @@ impl Session {
     /// The effort level for the next requests (one of the model's levels).
     pub fn set_effort(&mut self, level: Option<String>) {
         self.state.effort = level;
+    }
+
+    /// The model's effort levels as its server takes them: narrowed to what a refusal named
+    /// (`off` kept where the model has the thinking switch), or none to choose when the server
+    /// takes no effort at all (`quirks.json` `effort-refused`).
+    pub fn levels(&self) -> Vec<String> {
+        let learned = self.cfg.client.learned().model(&self.cfg.model.id);
+        let all = self.cfg.model.levels();
+        if learned.no_effort {
+            return vec!["default".to_owned()];
+        }
+        match &learned.efforts {
+            Some(taken) => all.into_iter().filter(|l| l == "off" || l == "default" || taken.contains(l)).collect(),
+            None => all,
+        }
     }
 
     /// Gives the session another title.

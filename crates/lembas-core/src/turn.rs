@@ -361,7 +361,9 @@ impl Session {
                 written = 0;
             }
         };
-        let reply = self.cfg.client.chat(&request, &mut on_event, cancel).await?;
+        let reply = self.cfg.client.chat(&request, &mut on_event, cancel).await;
+        self.tell_narrowed_levels();
+        let reply = reply?;
         if let Some(usage) = reply.usage {
             self.state.last_input = usage.input_tokens;
             self.prompt_tokens += usage.input_tokens + usage.output_tokens;
@@ -403,6 +405,20 @@ impl Session {
         ];
         self.commit(entries, Vec::new())?;
         Ok(reply.text)
+    }
+
+    /// Tells front ends once the model's levels narrowed, and moves a chosen level the server
+    /// does not take back to the model's start level.
+    fn tell_narrowed_levels(&mut self) {
+        let levels = self.levels();
+        if levels == self.cfg.model.levels() || self.levels_told.as_ref() == Some(&levels) {
+            return;
+        }
+        if self.state.effort.as_ref().is_some_and(|e| !levels.contains(e)) {
+            self.state.effort = None;
+        }
+        self.levels_told = Some(levels.clone());
+        self.emit(Event::Levels { levels });
     }
 
     /// Whether the last request filled the window to the compaction share. With the window

@@ -109,3 +109,28 @@ async fn a_project_with_agents_md_gets_no_such_task() {
     session.prompt("first", &CancellationToken::new()).await;
     assert!(!last_user(&h.server.chat_requests()[0]).contains("## AGENTS.md"));
 }
+
+#[tokio::test]
+async fn a_refused_effort_narrows_the_sessions_levels_and_keeps_off() {
+    let h = Harness::new(vec![
+        Scripted::status(
+            400,
+            r#"{"error":{"message":"reasoning_effort 'high' is unexpected; expected one of: low, medium"}}"#,
+        ),
+        Scripted::text("Done without it."),
+    ])
+    .await;
+    let mut cfg = h.config(Mode::Edit, 10);
+    cfg.model.efforts = Some(vec!["low".into(), "medium".into(), "high".into()]);
+    cfg.model.thinking_switch = Some(true);
+    cfg.effort = Some("high".into());
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let mut session = lembas_core::Session::start(cfg, &h.root, &h.root, tx).unwrap();
+    assert_eq!(session.prompt("go", &CancellationToken::new()).await, DoneReason::Answered);
+    assert_eq!(session.levels(), ["off", "low", "medium"]);
+    let told = common::drain(&mut rx).into_iter().find_map(|e| match e {
+        lembas_core::Event::Levels { levels } => Some(levels),
+        _ => None,
+    });
+    assert_eq!(told.as_deref(), Some(&["off".to_owned(), "low".to_owned(), "medium".to_owned()][..]));
+}

@@ -140,10 +140,16 @@ impl ModelClient {
         cancel: &CancellationToken,
     ) -> Result<Reply, ModelError> {
         let learned = self.learned.lock().expect("learned lock").model(&request.model);
+        // An effort the server said it does not take is not sent (the levels it takes are).
+        let asked = request.extra.get("reasoning_effort").and_then(Value::as_str);
+        let taken = match (&learned.efforts, asked) {
+            (Some(efforts), Some(level)) => efforts.iter().any(|e| e == level),
+            _ => true,
+        };
         let mut options = Options {
             stream: !learned.no_stream,
             stream_options: !learned.no_stream_options,
-            effort: !learned.no_effort,
+            effort: !learned.no_effort && taken,
             progress: self.config.prompt_progress && !learned.no_progress,
         };
         let mut failures = 0;
@@ -162,8 +168,18 @@ impl ModelClient {
                             learned.update(&request.model, |m| m.no_stream_options = true);
                         }
                         Refused::Effort if options.effort => {
+                            // This request goes again without an effort; later ones keep the
+                            // levels the server said it takes — all of them dropped only when
+                            // it named none.
                             options.effort = false;
-                            learned.update(&request.model, |m| m.no_effort = true);
+                            let taken = crate::quirks::advertised_efforts(&error.to_string());
+                            learned.update(&request.model, |m| {
+                                if taken.is_empty() {
+                                    m.no_effort = true;
+                                } else {
+                                    m.efforts = Some(taken);
+                                }
+                            });
                         }
                         Refused::Stream if options.stream => {
                             options.stream = false;

@@ -21,6 +21,31 @@ pub struct LearnedModel {
     /// The server refuses `return_progress` (`prompt-progress`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub no_progress: bool,
+    /// The effort levels the server said it takes, when it refused another (`effort-refused`):
+    /// the model's levels narrow to these.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub efforts: Option<Vec<String>>,
+}
+
+/// The effort levels a refusal says the server takes: the known level names after its
+/// "supported" / "allowed" / "one of" / "valid", in the order given. Empty when it names none.
+pub fn advertised_efforts(message: &str) -> Vec<String> {
+    const LEVELS: &[&str] = &["none", "minimal", "low", "medium", "high", "xhigh", "max"];
+    let m = message.to_ascii_lowercase();
+    let Some(at) = ["supported", "allowed", "one of", "valid", "expected"]
+        .iter()
+        .filter_map(|k| m.rfind(k).map(|i| i + k.len()))
+        .max()
+    else {
+        return Vec::new();
+    };
+    let mut found: Vec<String> = Vec::new();
+    for word in m[at..].split(|c: char| !c.is_ascii_alphanumeric()) {
+        if LEVELS.contains(&word) && !found.iter().any(|f| f == word) {
+            found.push(word.to_owned());
+        }
+    }
+    found
 }
 
 /// Everything learned, by model id.
@@ -83,6 +108,19 @@ pub(crate) struct SentFields {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_refusal_says_which_efforts_are_taken() {
+        assert_eq!(
+            advertised_efforts("reasoning_effort 'high' is not supported; supported values: low, medium"),
+            ["low", "medium"]
+        );
+        assert_eq!(
+            advertised_efforts("Unexpected value 'xhigh'. Expected one of: 'low', 'medium', 'high'"),
+            ["low", "medium", "high"]
+        );
+        assert!(advertised_efforts("thinking is unexpected").is_empty());
+    }
 
     #[test]
     fn refusals_are_matched_to_what_was_sent() {

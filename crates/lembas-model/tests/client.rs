@@ -319,3 +319,33 @@ async fn retrying_stops_at_its_stated_bound() {
     assert_eq!(events.iter().filter(|e| matches!(e, StreamEvent::Retrying { .. })).count(), 2);
     assert!(start.elapsed() < Duration::from_secs(3));
 }
+
+#[tokio::test]
+async fn a_refused_effort_narrows_the_levels_to_those_the_server_names() {
+    let server = FakeServer::start(vec![
+        Scripted::status(
+            400,
+            r#"{"error":{"message":"reasoning_effort 'high' is not supported; supported values: low, medium"}}"#,
+        ),
+        Scripted::text("without"),
+        Scripted::text("low it is"),
+        Scripted::text("high dropped"),
+    ])
+    .await;
+    let client = client(&server);
+    let with = |level: &str| {
+        let mut req = request();
+        req.extra.insert("reasoning_effort".into(), json!(level));
+        req
+    };
+    assert_eq!(chat(&client, &with("high")).await.0.unwrap().text, "without");
+    let learned = client.learned().model("fake-model");
+    assert_eq!(learned.efforts.as_deref(), Some(&["low".to_owned(), "medium".to_owned()][..]));
+    assert!(!learned.no_effort, "levels narrow; they are not all dropped");
+    assert_eq!(chat(&client, &with("low")).await.0.unwrap().text, "low it is");
+    assert_eq!(chat(&client, &with("high")).await.0.unwrap().text, "high dropped");
+    let requests = server.chat_requests();
+    assert_eq!(requests[1].get("reasoning_effort"), None, "the retry goes without");
+    assert_eq!(requests[2]["reasoning_effort"], "low");
+    assert_eq!(requests[3].get("reasoning_effort"), None, "a level the server does not take is not sent");
+}

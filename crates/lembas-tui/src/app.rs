@@ -79,6 +79,8 @@ pub struct App {
     pub model: String,
     pub mode: Option<Mode>,
     pub effort: Option<String>,
+    /// The model's effort levels when its server narrowed them (`None`: as the model says).
+    pub levels: Option<Vec<String>>,
     /// Input tokens of the last request, and the model's window.
     pub context: (u64, u64),
     pub card: Option<Card>,
@@ -186,6 +188,7 @@ impl App {
             model: model.to_owned(),
             mode: Some(mode),
             effort,
+            levels: None,
             context: (0, window),
             compact_at: 0.85,
             focused: true,
@@ -384,7 +387,16 @@ impl App {
             }
             Event::Phase { progress } => self.progress = progress.clone(),
             Event::Mode { mode } => self.mode = Mode::parse(mode),
-            Event::Model { model } => self.model = model.clone(),
+            Event::Model { model } => {
+                self.model = model.clone();
+                self.levels = None;
+            }
+            Event::Levels { levels } => {
+                self.levels = Some(levels.clone());
+                if self.effort.as_ref().is_some_and(|e| !levels.contains(e)) {
+                    self.effort = None;
+                }
+            }
             Event::Plan { plan } => self.finished.push(Block::Notice(plan.render())),
             Event::Compacted { .. } => {
                 self.finished.push(Block::Notice("The conversation was summarised to make room.".into()))
@@ -566,12 +578,14 @@ impl App {
                     }
                 },
                 "effort" => {
-                    let levels = self
-                        .models
-                        .iter()
-                        .find(|m| m.display_name() == self.model || m.id == self.model)
-                        .map(ModelInfo::levels)
-                        .unwrap_or_default();
+                    // The levels the server takes, once a refusal narrowed them.
+                    let levels = self.levels.clone().unwrap_or_else(|| {
+                        self.models
+                            .iter()
+                            .find(|m| m.display_name() == self.model || m.id == self.model)
+                            .map(ModelInfo::levels)
+                            .unwrap_or_default()
+                    });
                     if levels.iter().any(|l| l == arg) {
                         self.effort = Some(arg.to_owned());
                         Some(Action::SetEffort(Some(arg.to_owned())))
