@@ -302,6 +302,7 @@ impl Session {
                 let (name, args) = (name.clone(), args.clone());
                 let cancel = cancel.clone();
                 let jobs = self.jobs.clone();
+                let parked = self.parked.clone();
                 let mcp = self.cfg.mcp.clone();
                 let skills = self.cfg.skills.clone();
                 async move {
@@ -310,7 +311,7 @@ impl Session {
                     }
                     if let Some(task) = task {
                         return if task.background {
-                            task.start_job(call_id, events, &jobs)
+                            task.start_job(call_id, events, &jobs, &parked)
                         } else {
                             task.run(call_id, events, &cancel).await
                         };
@@ -321,6 +322,14 @@ impl Session {
                             return runner.run(&ws, &args, &cancel, &jobs).await;
                         }
                         "job_list" | "job_output" | "job_send" | "job_stop" => {
+                            // A message to a background subagent that has reported wakes it.
+                            if name == "job_send"
+                                && let (Some(id), Some(input)) =
+                                    (args.get("id").and_then(Value::as_str), args.get("input").and_then(Value::as_str))
+                                && let Some(woke) = crate::subagent::wake(&parked, &jobs, id, input)
+                            {
+                                return woke;
+                            }
                             return job_tool(&jobs, &name, &args).await;
                         }
                         "skills_list" | "skill_view" | "skill_manage" => {

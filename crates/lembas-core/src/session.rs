@@ -296,6 +296,8 @@ pub struct Session {
     pub(crate) prompt_tokens: u64,
     /// Tokens over the running prompt's requests, for its `Done`.
     pub(crate) turn_usage: crate::TurnUsage,
+    /// Background subagents that reported, kept for `job_send` to wake (by job id).
+    pub(crate) parked: crate::subagent::ParkedAgents,
     /// The effort levels front ends were last told of (when they narrowed).
     pub(crate) levels_told: Option<Vec<String>>,
     /// The limit that ended the last prompt (`loop.json` `budgets.limit` keys), if one did.
@@ -424,6 +426,7 @@ impl Session {
             prompt_tokens: 0,
             stopped_by: None,
             levels_told: None,
+            parked: Default::default(),
             turn_usage: Default::default(),
             nearby_seen: HashSet::new(),
             jobs_told: Default::default(),
@@ -490,6 +493,7 @@ impl Session {
             prompt_tokens: 0,
             stopped_by: None,
             levels_told: None,
+            parked: Default::default(),
             turn_usage: Default::default(),
             nearby_seen: HashSet::new(),
             jobs_told: Default::default(),

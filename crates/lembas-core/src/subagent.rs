@@ -247,14 +247,15 @@ async fn with_worktree(result: ToolOutput, worktree: Option<Worktree>, label: &s
 }
 
 /// Passes a subagent's events on to its parent's front ends, marked with the call they belong
-/// to; answers the last error it said, if any.
+/// to, until its prompt is done (or its session is gone); answers the last error it said, if
+/// any, and the channel, for a subagent woken again later.
 async fn forward(
     mut events: UnboundedReceiver<Event>,
     parent: UnboundedSender<Event>,
     call_id: String,
     label: String,
     mut log: Option<lembas_tools::AgentLog>,
-) -> Option<String> {
+) -> (Option<String>, UnboundedReceiver<Event>) {
     let mut error = None;
     while let Some(event) = events.recv().await {
         if let Event::Error { message } = &event {
@@ -265,16 +266,110 @@ async fn forward(
         {
             log.write(&line);
         }
+        let done = matches!(event, Event::Done { .. });
         let _ = parent.send(Event::Subagent { call_id: call_id.clone(), agent: label.clone(), event: Box::new(event) });
+        if done {
+            break;
+        }
     }
-    error
+    (error, events)
 }
 
-/// The forwarder's answer once the subagent's events are all passed on. Its channel closes when
-/// the subagent's session is gone; should anything it started still hold a sender, the report
-/// does not wait for it past a moment.
-async fn forwarded(forwarding: tokio::task::JoinHandle<Option<String>>) -> Option<String> {
-    tokio::time::timeout(std::time::Duration::from_secs(2), forwarding).await.ok().and_then(Result::ok).flatten()
+/// The forwarder's answer once the subagent's events are all passed on; should it never see
+/// the end, the report does not wait for it past a moment.
+async fn forwarded(
+    forwarding: tokio::task::JoinHandle<(Option<String>, UnboundedReceiver<Event>)>,
+) -> (Option<String>, Option<UnboundedReceiver<Event>>) {
+    match tokio::time::timeout(std::time::Duration::from_secs(2), forwarding).await {
+        Ok(Ok((error, events))) => (error, Some(events)),
+        _ => (None, None),
+    }
+}
+
+/// A background subagent whose report is in: kept, so `job_send` can wake it with a message
+/// and its context intact (`team.md`: `job_send` restarts a finished subagent).
+pub(crate) struct Parked {
+    child: Session,
+    events: UnboundedReceiver<Event>,
+    label: String,
+    call_id: String,
+    parent: UnboundedSender<Event>,
+}
+
+/// The parked subagents of a session, by job id.
+pub(crate) type ParkedAgents = std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, Parked>>>;
+
+/// Wakes the parked subagent of job `id` with `message`: it works on in the background as the
+/// same job, and its next report comes as the job's note. `None` when there is none to wake.
+pub(crate) fn wake(parked: &ParkedAgents, jobs: &lembas_tools::Jobs, id: &str, message: &str) -> Option<ToolOutput> {
+    if !jobs.agent_ended(id) {
+        return None;
+    }
+    let p = parked.lock().expect("parked subagents").remove(id)?;
+    let stop = CancellationToken::new();
+    let Some(log) = jobs.revive_agent(id, stop.clone(), p.child.steer_handle()) else {
+        parked.lock().expect("parked subagents").insert(id.to_owned(), p);
+        return None;
+    };
+    let label = p.label.clone();
+    let answer = format!(
+        "Woke {id}: the subagent \"{label}\" reads your message and works on in the background. Its report comes to you as a message when it ends."
+    );
+    run_in_background(
+        p.child,
+        message.to_owned(),
+        p.label,
+        p.events,
+        None,
+        p.call_id,
+        p.parent,
+        stop,
+        log,
+        id.to_owned(),
+        parked.clone(),
+    );
+    Some(ToolOutput::Text(answer))
+}
+
+/// A subagent's prompt run as job `id`: its events forwarded and logged, its report the job's
+/// note; afterwards it is parked, unless it worked in a worktree (closed with its report).
+#[allow(clippy::too_many_arguments)]
+fn run_in_background(
+    mut child: Session,
+    prompt: String,
+    label: String,
+    events: UnboundedReceiver<Event>,
+    worktree: Option<Worktree>,
+    call_id: String,
+    parent: UnboundedSender<Event>,
+    stop: CancellationToken,
+    log: lembas_tools::AgentLog,
+    id: String,
+    parked: ParkedAgents,
+) {
+    let finisher = log.clone();
+    tokio::spawn(async move {
+        let forwarding = tokio::spawn(forward(events, parent.clone(), call_id.clone(), label.clone(), Some(log)));
+        let (reason, report) = Box::pin(child.run_for_report(&prompt, &stop)).await;
+        // What it started in the background ends with its prompt.
+        child.jobs.stop_all();
+        let (error, events) = forwarded(forwarding).await;
+        let state = match reason {
+            DoneReason::Cancelled => lembas_tools::JobState::Stopped,
+            DoneReason::Failed => lembas_tools::JobState::Exited(1),
+            _ => lembas_tools::JobState::Exited(0),
+        };
+        let keep = worktree.is_none() && reason != DoneReason::Cancelled;
+        let text = match with_worktree(report_result(&label, reason, report, error), worktree, &label).await {
+            ToolOutput::Text(t) | ToolOutput::Error(t) => t,
+            _ => String::new(),
+        };
+        if keep && let Some(events) = events {
+            let kept = Parked { child, events, label, call_id, parent };
+            parked.lock().expect("parked subagents").insert(id, kept);
+        }
+        finisher.finish(state, text);
+    });
 }
 
 /// What a background subagent's log (its `job_output`) shows of an event.
@@ -301,7 +396,7 @@ impl TaskRun {
         let (reason, report) = Box::pin(child.run_for_report(&prompt, cancel)).await;
         // Its background commands end with it (and its event channel closes).
         drop(child);
-        let error = forwarded(forwarding).await;
+        let (error, _) = forwarded(forwarding).await;
         with_worktree(report_result(&label, reason, report, error), worktree, &label).await
     }
 
@@ -312,33 +407,18 @@ impl TaskRun {
         call_id: String,
         parent: UnboundedSender<Event>,
         jobs: &lembas_tools::Jobs,
+        parked: &ParkedAgents,
     ) -> ToolOutput {
-        let TaskRun { mut child, prompt, label, events, worktree, .. } = self;
+        let TaskRun { child, prompt, label, events, worktree, .. } = self;
         let stop = CancellationToken::new();
         let (id, log) = match jobs.start_agent(&label, stop.clone(), child.steer_handle()) {
             Ok(started) => started,
             Err(e) => return ToolOutput::Error(e),
         };
-        let finisher = log.clone();
         let answer = format!(
             "Started {id}: the subagent \"{label}\" works in the background. Its report comes to you as a message when it ends; job_output {id} shows its progress meanwhile."
         );
-        tokio::spawn(async move {
-            let forwarding = tokio::spawn(forward(events, parent, call_id, label.clone(), Some(log)));
-            let (reason, report) = Box::pin(child.run_for_report(&prompt, &stop)).await;
-            drop(child);
-            let error = forwarded(forwarding).await;
-            let state = match reason {
-                DoneReason::Cancelled => lembas_tools::JobState::Stopped,
-                DoneReason::Failed => lembas_tools::JobState::Exited(1),
-                _ => lembas_tools::JobState::Exited(0),
-            };
-            let text = match with_worktree(report_result(&label, reason, report, error), worktree, &label).await {
-                ToolOutput::Text(t) | ToolOutput::Error(t) => t,
-                _ => String::new(),
-            };
-            finisher.finish(state, text);
-        });
+        run_in_background(child, prompt, label, events, worktree, call_id, parent, stop, log, id, parked.clone());
         ToolOutput::Text(answer)
     }
 }

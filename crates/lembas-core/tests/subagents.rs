@@ -456,3 +456,40 @@ async fn subagent_run_is_tasks_alias() {
     let results = tool_results(main.last().unwrap());
     assert_eq!(results[0].lines().last().unwrap(), "pub fn add(a: i32, b: i32) -> i32 {", "{results:?}");
 }
+
+#[tokio::test]
+async fn job_send_wakes_a_background_subagent_that_reported() {
+    let h = Harness::new(vec![
+        task(json!({"description": "count files", "prompt": "Count the files in src.", "background": true})),
+        Scripted::text("Waiting for its report."),
+        // Woken by the report: ask the finished subagent for more.
+        Scripted::tool_call("job_send", json!({"id": "job1", "input": "And how many lines does it have?"})),
+        Scripted::text("Asked it again."),
+        Scripted::text("It says three lines."),
+    ])
+    .await;
+    h.server
+        .route(SUBAGENT, vec![Scripted::text("One file: src/lib.rs."), Scripted::text("src/lib.rs has three lines.")]);
+    let (tx, _rx) = unbounded_channel();
+    let mut session = Session::start(h.config(Mode::Edit, 20), &h.root, &h.root, tx).unwrap();
+    let cancel = CancellationToken::new();
+    session.prompt("How many files are in src?", &cancel).await;
+    let settled = tokio::time::timeout(
+        std::time::Duration::from_secs(20),
+        session.settle(&cancel, std::time::Duration::from_secs(60)),
+    )
+    .await
+    .unwrap();
+    assert_eq!(settled, Some(DoneReason::Answered));
+    let requests = h.server.chat_requests();
+    let sub: Vec<&Value> = requests.iter().filter(|r| system(r).contains(SUBAGENT)).collect();
+    assert_eq!(sub.len(), 2, "the subagent was asked twice");
+    // Woken with its context intact: its first report is still in its conversation.
+    let second = sub[1]["messages"].to_string();
+    assert!(second.contains("One file: src/lib.rs.") && second.contains("And how many lines"), "{second}");
+    let main: Vec<&Value> = requests.iter().filter(|r| !system(r).contains(SUBAGENT)).collect();
+    let sent = tool_results(main[main.len() - 2]);
+    assert!(sent.iter().any(|r| r.contains("Woke job1")), "{sent:?}");
+    let last = main.last().unwrap()["messages"].to_string();
+    assert!(last.contains("three lines"), "the second report reached the session: {last}");
+}

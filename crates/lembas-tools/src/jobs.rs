@@ -296,6 +296,28 @@ impl Jobs {
         Ok((id.clone(), AgentLog { jobs: self.clone(), id, file: Arc::new(Mutex::new(file)) }))
     }
 
+    /// A subagent job that ended, running again (job_send woke it): the same id and log, new
+    /// controls. `None` when `id` is no ended subagent job.
+    pub fn revive_agent(&self, id: &str, stop: CancellationToken, inbox: Arc<Mutex<Vec<String>>>) -> Option<AgentLog> {
+        let mut inner = self.lock();
+        let job = inner.jobs.iter_mut().find(|j| j.id == id && j.agent.is_some() && j.state != JobState::Running)?;
+        let file = std::fs::OpenOptions::new().append(true).open(&job.log).ok()?;
+        job.state = JobState::Running;
+        job.ended = None;
+        job.started = Instant::now();
+        job.agent = Some(AgentControl { stop, inbox });
+        drop(inner);
+        self.changed.notify_waiters();
+        let log = AgentLog { jobs: self.clone(), id: id.to_owned(), file: Arc::new(Mutex::new(file)) };
+        log.write("\n(woken by a message)");
+        Some(log)
+    }
+
+    /// Whether `id` is a subagent job that has ended.
+    pub fn agent_ended(&self, id: &str) -> bool {
+        self.lock().jobs.iter().any(|j| j.id == id && j.agent.is_some() && j.state != JobState::Running)
+    }
+
     fn finish(&self, id: &str, state: JobState) {
         self.finish_with(id, state, None);
     }
