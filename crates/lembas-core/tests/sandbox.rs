@@ -17,6 +17,13 @@ fn outside() -> tempfile::TempDir {
     tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
 }
 
+/// A harness whose model writes one file outside the project (and the temporary folders), then
+/// ends; with the folder holding it (kept alive) and the file's path.
+async fn writing_outside() -> (Harness, tempfile::TempDir, std::path::PathBuf) {
+    let (h, _out, target) = writing_outside().await;
+    (h, out, target)
+}
+
 fn sandboxed() -> bool {
     lembas_tools::sandbox::support().is_ok() || std::env::var_os("CI").is_some()
 }
@@ -26,10 +33,7 @@ async fn a_blocked_write_is_retried_outside_the_sandbox_only_with_the_persons_ye
     if !sandboxed() {
         return;
     }
-    let out = outside();
-    let target = out.path().join("made.txt");
-    let line = format!("echo hi > {}", target.display());
-    let h = Harness::new(vec![Scripted::tool_call("bash", json!({ "command": line })), Scripted::text("Done.")]).await;
+    let (h, _out, target) = writing_outside().await;
     let approver = Arc::new(Answering::new(Approval::Once));
     let mut cfg = h.config(Mode::Edit, 5);
     cfg.approver = approver.clone();
@@ -48,10 +52,7 @@ async fn with_nobody_there_a_blocked_write_stays_blocked_even_in_auto() {
     if !sandboxed() {
         return;
     }
-    let out = outside();
-    let target = out.path().join("made.txt");
-    let line = format!("echo hi > {}", target.display());
-    let h = Harness::new(vec![Scripted::tool_call("bash", json!({ "command": line })), Scripted::text("Done.")]).await;
+    let (h, _out, target) = writing_outside().await;
     h.start_with(h.config(Mode::Auto, 5)).prompt("make it", &CancellationToken::new()).await;
     assert!(!target.exists());
     let results = tool_results(&h.server.chat_requests()[1]);
@@ -60,10 +61,7 @@ async fn with_nobody_there_a_blocked_write_stays_blocked_even_in_auto() {
 
 #[tokio::test]
 async fn the_sandbox_can_be_switched_off() {
-    let out = outside();
-    let target = out.path().join("made.txt");
-    let line = format!("echo hi > {}", target.display());
-    let h = Harness::new(vec![Scripted::tool_call("bash", json!({ "command": line })), Scripted::text("Done.")]).await;
+    let (h, _out, target) = writing_outside().await;
     let mut cfg = h.config(Mode::Auto, 5);
     cfg.sandbox = false;
     h.start_with(cfg).prompt("make it", &CancellationToken::new()).await;

@@ -225,29 +225,26 @@ impl Scope {
 impl SimpleCommand {
     /// The substitutions of one word of `argv` (the first word spelled so).
     pub fn substitutions_of(&self, word: &str) -> Vec<String> {
-        let mut before = 0;
-        for w in &self.argv {
-            let marks = w.matches(SUBSTITUTION).count();
-            if w == word {
-                return self.substitutions.iter().skip(before).take(marks).cloned().collect();
-            }
-            before += marks;
-        }
-        Vec::new()
+        substitutions_in(&self.argv, &self.substitutions, word)
     }
 
     /// The substitutions of one redirection target.
     pub fn write_substitutions_of(&self, target: &str) -> Vec<String> {
-        let mut before = 0;
-        for w in &self.writes {
-            let marks = w.matches(SUBSTITUTION).count();
-            if w == target {
-                return self.write_substitutions.iter().skip(before).take(marks).cloned().collect();
-            }
-            before += marks;
-        }
-        Vec::new()
+        substitutions_in(&self.writes, &self.write_substitutions, target)
     }
+}
+
+/// The substitutions of `word` among `words`, whose substitutions are `all` in order.
+fn substitutions_in(words: &[String], all: &[String], word: &str) -> Vec<String> {
+    let mut before = 0;
+    for w in words {
+        let marks = w.matches(SUBSTITUTION).count();
+        if w == word {
+            return all.iter().skip(before).take(marks).cloned().collect();
+        }
+        before += marks;
+    }
+    Vec::new()
 }
 
 /// What a substitution prints when it only echoes one word: `echo W`, `printf %s W`,
