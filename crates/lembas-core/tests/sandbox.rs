@@ -20,7 +20,10 @@ fn outside() -> tempfile::TempDir {
 /// A harness whose model writes one file outside the project (and the temporary folders), then
 /// ends; with the folder holding it (kept alive) and the file's path.
 async fn writing_outside() -> (Harness, tempfile::TempDir, std::path::PathBuf) {
-    let (h, _out, target) = writing_outside().await;
+    let out = outside();
+    let target = out.path().join("made.txt");
+    let line = format!("echo hi > {}", target.display());
+    let h = Harness::new(vec![Scripted::tool_call("bash", json!({ "command": line })), Scripted::text("Done.")]).await;
     (h, out, target)
 }
 
