@@ -185,11 +185,15 @@ impl Approver for ClientApprover {
                 Some(agent) => format!("{agent}: {} {}", request.tool, request.title),
                 None => format!("{} {}", request.tool, request.title),
             };
-            let options = vec![
-                PermissionOption::new("allow_once", "Allow once", PermissionOptionKind::AllowOnce),
-                PermissionOption::new("allow_always", "Allow for this session", PermissionOptionKind::AllowAlways),
-                PermissionOption::new("reject", "Reject", PermissionOptionKind::RejectOnce),
-            ];
+            let mut options = vec![PermissionOption::new("allow_once", "Allow once", PermissionOptionKind::AllowOnce)];
+            if !request.once_only {
+                options.push(PermissionOption::new(
+                    "allow_always",
+                    "Allow for this session",
+                    PermissionOptionKind::AllowAlways,
+                ));
+            }
+            options.push(PermissionOption::new("reject", "Reject", PermissionOptionKind::RejectOnce));
             let asked = RequestPermissionRequest::new(
                 session_id,
                 ToolCallUpdate::new(request.call_id, ToolCallUpdateFields::new().title(title)),

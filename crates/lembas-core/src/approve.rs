@@ -16,6 +16,9 @@ pub struct ApprovalRequest {
     pub reaches: Vec<String>,
     /// The subagent whose call it is (its description); `None` for the main agent's own.
     pub agent: Option<String>,
+    /// Only "once" can be given: a confirm-always tool, a change to what decides lembas' own
+    /// permissions later, leaving the sandbox. A card offers no "for this session".
+    pub once_only: bool,
 }
 
 /// The person's answer.

@@ -144,6 +144,7 @@ impl Session {
                     title: title_of(&name, &args),
                     reaches: real_paths.iter().map(|p| p.display().to_string()).collect(),
                     agent: None,
+                    once_only: confirm,
                 };
                 let mut phases = Phases::new(self.events.clone());
                 phases.set(Phase::WaitingForPerson {

@@ -87,6 +87,7 @@ impl CommandRunner {
             title: format!("again outside the sandbox: {command}"),
             reaches: Vec::new(),
             agent: None,
+            once_only: true,
         };
         match self.approver.ask(request).await {
             Approval::Deny { feedback } => {

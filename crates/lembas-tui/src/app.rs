@@ -643,7 +643,9 @@ impl App {
         if let Some(card) = self.card.clone() {
             let answer = match (card, key.code) {
                 (Card::Approval(_), KeyCode::Char('y')) => Some(Action::Answer(Approval::Once)),
-                (Card::Approval(_), KeyCode::Char('a')) => Some(Action::Answer(Approval::Always)),
+                (Card::Approval(request), KeyCode::Char('a')) if !request.once_only => {
+                    Some(Action::Answer(Approval::Always))
+                }
                 (Card::Approval(_), KeyCode::Char('n') | KeyCode::Esc) => {
                     Some(Action::Answer(Approval::Deny { feedback: None }))
                 }

@@ -189,7 +189,11 @@ fn draw_card(frame: &mut Frame, card: &Card, words: &str, area: Rect, theme: The
             if let Some(first) = request.reaches.first() {
                 body.push(Line::from(Span::styled(format!("reaches {first}"), theme.fg(Color::DarkGray))));
             }
-            body.push(Line::from("[y] once  [a] this session  [n] no"));
+            body.push(Line::from(if request.once_only {
+                "[y] once  [n] no — this is asked every time"
+            } else {
+                "[y] once  [a] this session  [n] no"
+            }));
             match &request.agent {
                 // A subagent's call: the card says whose it is.
                 Some(agent) => (format!(" Allow the subagent \"{agent}\"? "), body),

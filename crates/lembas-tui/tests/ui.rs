@@ -124,6 +124,7 @@ fn an_approval_card_is_answered_by_a_key() {
         title: "notes.txt".into(),
         reaches: vec!["/p/notes.txt".into()],
         agent: None,
+        once_only: false,
     });
     let shown = screen(&app, 0);
     assert!(shown.contains("Allow?") && shown.contains("edit notes.txt") && shown.contains("[y] once"), "{shown}");
@@ -135,6 +136,7 @@ fn an_approval_card_is_answered_by_a_key() {
         title: "make".into(),
         reaches: vec![],
         agent: Some("run the tests".into()),
+        once_only: false,
     });
     let shown = screen(&app, 0);
     assert!(shown.contains("Allow the subagent \"run the tests\"?") && shown.contains("bash make"), "{shown}");
@@ -500,4 +502,22 @@ fn undo_is_refused_mid_turn_and_brings_the_words_back() {
     assert_eq!(app.input, "make it multiply");
     let said = lines(app.finished.last().unwrap()).concat();
     assert!(said.contains("put back: src/lib.rs") && said.contains("commands changed is not undone"), "{said}");
+}
+
+#[test]
+fn a_card_that_can_only_be_allowed_once_offers_nothing_more() {
+    let mut app = App::new("m", Mode::Auto, None, 0);
+    app.ask(ApprovalRequest {
+        call_id: "c".into(),
+        tool: "write".into(),
+        title: ".mcp.json".into(),
+        reaches: vec!["/p/.mcp.json".into()],
+        agent: None,
+        once_only: true,
+    });
+    let shown = screen(&app, 0);
+    assert!(shown.contains("asked every time") && !shown.contains("this session"), "{shown}");
+    assert_eq!(app.key(key(KeyCode::Char('a'))), None);
+    assert!(app.card.is_some(), "a key the card does not offer leaves it up");
+    assert_eq!(app.key(key(KeyCode::Char('y'))), Some(Action::Answer(Approval::Once)));
 }

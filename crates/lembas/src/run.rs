@@ -31,7 +31,11 @@ impl Approver for TerminalApprover {
             for path in &request.reaches {
                 card.push_str(&format!("  reaches {path}\n"));
             }
-            card.push_str("Allow? [y] once, [a] always this session, [n] no — you may add why after n: ");
+            card.push_str(if request.once_only {
+                "Allow? [y] once, [n] no (asked every time) — you may add why after n: "
+            } else {
+                "Allow? [y] once, [a] always this session, [n] no — you may add why after n: "
+            });
             eprint!("{card}");
             let _ = std::io::stderr().flush();
             let line = tokio::task::spawn_blocking(|| {
