@@ -302,7 +302,7 @@ pub fn line_floor(
             if !value.contains(['/', '~', '$']) {
                 continue;
             }
-            for place in reach(value, false).places.iter().filter(|p| !p.vague) {
+            for place in &reach(value, false).places {
                 if let Some(reason) = private(&place.path, ctx) {
                     return Some(Floor::Refuse(reason));
                 }
@@ -386,6 +386,8 @@ mod tests {
             "cat ~/.config/lembas/credentials.json",
             "cp ~/.local/share/lembas/sessions.db /tmp/x",
             "echo x > ~/.config/lembas/config.toml",
+            "cat ~/.config/lembas/*",
+            "head ~/.local/share/lembas/sessions.d*",
         ] {
             assert!(refused_line(line), "{line}: {:?}", floor(line));
         }

@@ -114,13 +114,29 @@ pub(crate) fn io_error(ws: &Workspace, path: &Path, e: &std::io::Error) -> Strin
 }
 
 pub(crate) fn walker(root: &Path) -> WalkBuilder {
+    let private = private_folders();
     let mut builder = WalkBuilder::new(root);
-    builder.hidden(false).require_git(false).git_global(false).follow_links(false).filter_entry(|entry| {
-        !(entry.depth() > 0
-            && entry.file_type().is_some_and(|t| t.is_dir())
-            && entry.file_name().to_str().is_some_and(|n| SKIPPED_DIRS.contains(&n)))
+    builder.hidden(false).require_git(false).git_global(false).follow_links(false).filter_entry(move |entry| {
+        let dir = entry.depth() > 0 && entry.file_type().is_some_and(|t| t.is_dir());
+        let skipped = entry.file_name().to_str().is_some_and(|n| SKIPPED_DIRS.contains(&n))
+            || private.iter().any(|p| entry.path() == p.as_path());
+        !(dir && skipped)
     });
     builder
+}
+
+/// lembas' own folders (its login, sessions, logs): no listing or search walks into them, so
+/// a search of the home folder does not read the login's key.
+static PRIVATE_FOLDERS: std::sync::RwLock<Vec<PathBuf>> = std::sync::RwLock::new(Vec::new());
+
+/// Names lembas' own folders for this process ([`walker`] skips them).
+pub fn set_private_folders(folders: Vec<PathBuf>) {
+    let real = folders.into_iter().map(|f| std::fs::canonicalize(&f).unwrap_or(f)).collect();
+    *PRIVATE_FOLDERS.write().expect("private folders") = real;
+}
+
+fn private_folders() -> Vec<PathBuf> {
+    PRIVATE_FOLDERS.read().expect("private folders").clone()
 }
 
 /// Every file under `root` that a search looks at, found with the parallel walker, in no

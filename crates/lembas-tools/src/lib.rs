@@ -27,6 +27,7 @@ use lembas_context::FileChange;
 use serde_json::Value;
 
 pub use bash::{BashOutcome, run_bash, run_bash_in};
+pub use files::set_private_folders;
 pub use jobs::{AgentLog, JOB_LOG_KEEP, JobEnded, JobState, Jobs, elapsed_text};
 pub use sandbox::{Reach as SandboxReach, Sandbox, SandboxPlaces};
 pub use skills::{

@@ -304,6 +304,7 @@ pub fn session_config(
     cfg.rules = rules;
     cfg.lembas_config = Some(home.config.clone());
     cfg.lembas_private = vec![home.data.clone(), home.state.clone()];
+    lembas_tools::set_private_folders(vec![home.config.clone(), home.data.clone(), home.state.clone()]);
     cfg.sandbox = config.sandbox.enabled;
     cfg.sandbox_writable =
         config.sandbox.writable.iter().map(|w| config_folder(w, home.user_home.as_deref())).collect();

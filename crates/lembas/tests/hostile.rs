@@ -227,6 +227,18 @@ async fn lembas_secrets_stay_out_of_reach() {
 }
 
 #[tokio::test]
+async fn a_search_around_the_project_does_not_walk_into_lembas_own_folders() {
+    let (p, _s, said) = probe_call("auto", "grep", json!({"pattern": "CANARY-SECRET", "path": ".."}), |p| {
+        std::fs::write(p.lembas.join("config/canary.txt"), "CANARY-SECRET").unwrap();
+    })
+    .await;
+    assert!(said.contains("No matches for CANARY-SECRET"), "{said}");
+    let _ = p;
+    let (_p, said) = probe_bash("auto", "cat ../lembas/config/*").await;
+    assert!(said.contains("private"), "{said}");
+}
+
+#[tokio::test]
 async fn reading_what_never_ends_is_refused() {
     let start = std::time::Instant::now();
     let (_p, _s, said) = probe_call("auto", "read", json!({"path": "/dev/zero"}), |_| {}).await;
