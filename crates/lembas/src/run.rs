@@ -181,6 +181,9 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
                             "reason": reason,
                             "steps": steps,
                             "usage": usage,
+                            // Not known per turn yet: a LLeMbas server reports the month's cost
+                            // (`/usage`), no server reports a turn's.
+                            "cost": null,
                         });
                         let _ = writeln!(out, "{done}");
                     }

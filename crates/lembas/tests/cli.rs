@@ -368,6 +368,7 @@ async fn scripting_forms_people_know() {
     assert_eq!(done["answer"], "As JSON.");
     assert_eq!(done["reason"], "answered");
     assert_eq!(done["usage"]["input"], 10);
+    assert!(done.get("cost").is_some_and(Value::is_null), "said, and not known: {done}");
     assert!(done["session_id"].as_str().is_some_and(|s| s.len() > 20));
     // --help says plain lembas opens the UI.
     let out = env.run(&["--help"]).await;
