@@ -29,7 +29,7 @@ async fn what_plan_mode_allows_never_needs_the_sandbox() {
     if lembas_tools::sandbox::support().is_err() && std::env::var_os("CI").is_none() {
         return;
     }
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let dir = tempfile::tempdir_in(lembas_testkit::outside_temp(Path::new(env!("CARGO_TARGET_TMPDIR")))).unwrap();
     let base = std::fs::canonicalize(dir.path()).unwrap();
     let root = base.join("proj");
     std::fs::create_dir_all(root.join("src")).unwrap();

@@ -14,7 +14,7 @@ use serde_json::json;
 
 /// A folder outside the project and the temporary folders (which commands may write).
 fn outside() -> tempfile::TempDir {
-    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
+    tempfile::tempdir_in(lembas_testkit::outside_temp(std::path::Path::new(env!("CARGO_TARGET_TMPDIR")))).unwrap()
 }
 
 /// A harness whose model writes one file outside the project (and the temporary folders), then

@@ -11,3 +11,22 @@ mod server;
 
 pub use script::{Scripted, ScriptedCall};
 pub use server::{FakeServer, Llembas, Recorded};
+
+/// A folder for a test's scratch folders that lies outside the system's temporary folders —
+/// which lembas' sandbox lets commands write, so a test that a command must *not* write
+/// somewhere needs that somewhere elsewhere. `preferred` is the caller's
+/// `CARGO_TARGET_TMPDIR`, used unless it is itself under a temporary folder (a clone in /tmp);
+/// then a folder under the person's home (`~/.cache/lembas-tests`).
+pub fn outside_temp(preferred: &std::path::Path) -> std::path::PathBuf {
+    let temps = [std::env::temp_dir(), std::path::PathBuf::from("/var/tmp"), std::path::PathBuf::from("/tmp")];
+    let real = |p: &std::path::Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let under_temp = |p: &std::path::Path| temps.iter().any(|t| real(p).starts_with(real(t)));
+    if !under_temp(preferred) {
+        return preferred.to_path_buf();
+    }
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from).filter(|h| !under_temp(h));
+    let dir =
+        home.expect("a home folder outside the temporary folders, for scratch folders").join(".cache/lembas-tests");
+    std::fs::create_dir_all(&dir).expect("the scratch folder can be made");
+    dir
+}

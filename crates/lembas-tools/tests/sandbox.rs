@@ -18,7 +18,8 @@ struct Places {
 }
 
 fn places() -> Places {
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let dir =
+        tempfile::tempdir_in(lembas_testkit::outside_temp(std::path::Path::new(env!("CARGO_TARGET_TMPDIR")))).unwrap();
     let base = std::fs::canonicalize(dir.path()).unwrap();
     let (root, home, plans, outside) = (base.join("app"), base.join("home"), base.join("plans"), base.join("outside"));
     for d in [&root, &home.join(".cargo"), &home.join(".ssh"), &plans, &outside] {

@@ -24,7 +24,7 @@ struct Probe {
 
 impl Probe {
     async fn new(server: &FakeServer) -> Probe {
-        let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+        let dir = tempfile::tempdir_in(lembas_testkit::outside_temp(Path::new(env!("CARGO_TARGET_TMPDIR")))).unwrap();
         let base = std::fs::canonicalize(dir.path()).unwrap();
         let (home, project, lembas, outside) =
             (base.join("home"), base.join("proj"), base.join("lembas"), base.join("outside"));
@@ -293,5 +293,6 @@ async fn one_process_per_session() {
 #[test]
 fn the_probes_use_folders_outside_the_temporary_folder() {
     // Commands may write the system's temporary folder; a probe's home there would prove nothing.
-    assert!(!Path::new(env!("CARGO_TARGET_TMPDIR")).starts_with(std::env::temp_dir()));
+    let scratch = lembas_testkit::outside_temp(Path::new(env!("CARGO_TARGET_TMPDIR")));
+    assert!(!scratch.starts_with(std::env::temp_dir()) && !scratch.starts_with("/var/tmp"), "{}", scratch.display());
 }
