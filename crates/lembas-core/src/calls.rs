@@ -120,13 +120,12 @@ impl Session {
         let ws = &self.ws;
         let real = |p: &Path| ws.real_path(p);
         let call_facts = Call { tool: &name, risk: def.risk, command, paths: &real_paths };
-        let mut decision = self.judge.evaluate(mode, &call_facts, &cwd, &real);
-        // Asked in every mode, and never remembered: a confirm-always tool, and a change to what
-        // decides lembas' own permissions later.
+        let verdict = self.judge.verdict(mode, &call_facts, &cwd, &real);
+        let mut decision = verdict.decision;
+        // Asked in every mode, and never remembered: a confirm-always tool, and what the judge
+        // says holds once only (a change to what decides lembas' own permissions later).
         // skill_manage writes the person's own skills, which reach every later session.
-        let confirm = def.confirm.as_deref() == Some("always")
-            || name == "skill_manage"
-            || self.judge.touches_trust(&call_facts, &cwd, &real);
+        let confirm = def.confirm.as_deref() == Some("always") || name == "skill_manage" || verdict.once_only;
         if confirm && decision == Decision::Allow {
             decision = Decision::Ask;
         }

@@ -30,6 +30,12 @@ impl SimpleCommand {
     pub fn program(&self) -> &str {
         self.argv.first().map_or("", |p| p.rsplit('/').next().unwrap_or(p))
     }
+
+    /// Whether the program is only known when the line runs (`$CMD`, `$(…)`).
+    pub fn program_unknown(&self) -> bool {
+        let p = self.program();
+        p.contains(SUBSTITUTION) || p.starts_with('$')
+    }
 }
 
 /// Splits `line` into its simple commands, each unwrapped. A line too deeply nested to read

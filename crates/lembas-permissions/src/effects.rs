@@ -151,7 +151,7 @@ pub fn effects(command: &SimpleCommand) -> Effects {
             fx.runs = Some("a shell reading a script".to_owned());
         }
         "eval" => fx.runs = Some("eval of text that cannot be read before it runs".to_owned()),
-        p if p.contains(crate::command::SUBSTITUTION) || p.starts_with('$') => {
+        _ if command.program_unknown() => {
             fx.runs = Some("a program whose name is only known when it runs".to_owned());
         }
         _ => {}

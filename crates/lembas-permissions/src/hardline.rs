@@ -230,14 +230,12 @@ pub fn line_floor(
             return Some(Floor::Refuse(reason));
         }
         let mut fx = effects(part);
-        let program_unknown = part.program().contains(SUBSTITUTION) || part.program().starts_with('$');
-        if program_unknown {
+        if part.program_unknown() {
             // Whatever it turns out to be, it must not be able to take the home folder.
             fx.deletes.extend(part.argv.iter().skip(1).filter(|a| !a.starts_with('-')).cloned());
             fx.recursive = true;
         }
-        let reach = |word: &str, write: bool| {
-            let subs = if write { part.write_substitutions_of(word) } else { part.substitutions_of(word) };
+        let reach = |word: &str, subs: Vec<String>| {
             let mut r = scope.reach(word, &subs);
             for place in &mut r.places {
                 place.path = real(&place.path);
@@ -245,7 +243,7 @@ pub fn line_floor(
             r
         };
         for word in &fx.deletes {
-            let r = reach(word, false);
+            let r = reach(word, part.substitutions_of(word));
             for place in &r.places {
                 if (fx.recursive || place.vague) && dangerous_place(&place.path, ctx) {
                     return Some(Floor::Refuse(refused(if part.program() == "chmod" {
@@ -267,17 +265,16 @@ pub fn line_floor(
         }
         if matches!(part.program(), "chmod" | "chown" | "chgrp") && fx.recursive {
             for word in &fx.writes {
-                if reach(word, false).places.iter().any(|p| dangerous_place(&p.path, ctx)) {
+                if reach(word, part.substitutions_of(word)).places.iter().any(|p| dangerous_place(&p.path, ctx)) {
                     return Some(Floor::Refuse(refused("chmod_root")));
                 }
             }
         }
-        let redirected: Vec<&String> = part.writes.iter().collect();
         for word in &fx.writes {
             if is_device(word) {
                 return Some(Floor::Refuse(refused("device_write")));
             }
-            let r = reach(word, redirected.contains(&word));
+            let r = reach(word, part.substitutions_for_write(word));
             for place in &r.places {
                 if is_device(&place.path.to_string_lossy()) {
                     return Some(Floor::Refuse(refused("device_write")));
@@ -302,7 +299,7 @@ pub fn line_floor(
             if !value.contains(['/', '~', '$']) {
                 continue;
             }
-            for place in &reach(value, false).places {
+            for place in &reach(value, part.substitutions_of(value)).places {
                 if let Some(reason) = private(&place.path, ctx) {
                     return Some(Floor::Refuse(reason));
                 }

@@ -27,6 +27,15 @@ pub enum Decision {
     Refuse(String),
 }
 
+/// A judgement, and whether an approval of it holds for this call only (never remembered for
+/// the session): a change to what decides lembas' own permissions later, or a word the judge
+/// could not read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verdict {
+    pub decision: Decision,
+    pub once_only: bool,
+}
+
 /// A call to judge.
 #[derive(Debug, Clone, Copy)]
 pub struct Call<'a> {
@@ -138,18 +147,12 @@ impl Judge {
         if fx.runs.is_some() || (!fx.deletes.is_empty() && !DELETERS.contains(&part.program())) {
             return PartSaid::Rule(None);
         }
-        let redirected: Vec<&String> = part.writes.iter().collect();
         let places: Vec<Option<PathBuf>> = fx
             .writes
             .iter()
             .chain(&fx.deletes)
             .flat_map(|word| {
-                let subs = if redirected.contains(&word) {
-                    part.write_substitutions_of(word)
-                } else {
-                    part.substitutions_of(word)
-                };
-                let reach = scope.reach(word, &subs);
+                let reach = scope.reach(word, &part.substitutions_for_write(word));
                 let mut out: Vec<Option<PathBuf>> =
                     reach.places.iter().map(|p| (!p.vague || fx.deletes.is_empty()).then(|| real(&p.path))).collect();
                 if reach.unknown || reach.places.iter().any(|p| p.vague) {
@@ -194,27 +197,64 @@ impl Judge {
     /// Judges `call` in `mode`. A command's words are resolved from `cwd` (where it runs);
     /// `real` gives a place's real path (every link followed).
     pub fn evaluate(&self, mode: Mode, call: &Call, cwd: &Path, real: &dyn Fn(&Path) -> PathBuf) -> Decision {
+        self.verdict(mode, call, cwd, real).decision
+    }
+
+    /// The judgement of `call`, and whether an approval of it holds for this call only.
+    pub fn verdict(&self, mode: Mode, call: &Call, cwd: &Path, real: &dyn Fn(&Path) -> PathBuf) -> Verdict {
         let parts = call.command.map(split).unwrap_or_default();
+        match self.floor(call, &parts, cwd, real) {
+            Err(reason) => Verdict { decision: Decision::Refuse(reason), once_only: false },
+            Ok(always_ask) => Verdict {
+                once_only: always_ask.is_some(),
+                decision: self.decide(mode, call, &parts, cwd, real, always_ask.is_some()),
+            },
+        }
+    }
+
+    /// The floor beneath the rules: `Err` with why when the call is refused in every mode;
+    /// else why it is asked in every mode, if it is (a change to what decides lembas' own
+    /// permissions later, a word that cannot be read before it runs).
+    fn floor(
+        &self,
+        call: &Call,
+        parts: &[SimpleCommand],
+        cwd: &Path,
+        real: &dyn Fn(&Path) -> PathBuf,
+    ) -> Result<Option<String>, String> {
         let mut always_ask: Option<String> = None;
         if let Some(line) = call.command {
-            match line_floor(line, &parts, cwd, real, &self.ctx) {
-                Some(Floor::Refuse(reason)) => return Decision::Refuse(reason),
+            match line_floor(line, parts, cwd, real, &self.ctx) {
+                Some(Floor::Refuse(reason)) => return Err(reason),
                 Some(Floor::Ask(reason)) => always_ask = Some(reason),
                 None => {}
             }
         }
         if let Some(reason) = call.paths.iter().find_map(|p| private(p, &self.ctx)) {
-            return Decision::Refuse(reason);
+            return Err(reason);
         }
         if call.risk == RiskClass::Write {
             if let Some(reason) = call.paths.iter().find_map(|p| protected(p, &self.ctx)) {
-                return Decision::Refuse(reason);
+                return Err(reason);
             }
             if let Some(reason) = call.paths.iter().find_map(|p| trust_bearing(p, &self.ctx)) {
                 always_ask.get_or_insert(reason);
             }
         }
-        let said = self.said(call, &parts, cwd, real);
+        Ok(always_ask)
+    }
+
+    /// The rules and the mode, above the floor.
+    fn decide(
+        &self,
+        mode: Mode,
+        call: &Call,
+        parts: &[SimpleCommand],
+        cwd: &Path,
+        real: &dyn Fn(&Path) -> PathBuf,
+        always_ask: bool,
+    ) -> Decision {
+        let said = self.said(call, parts, cwd, real);
         if let Said::Deny(reason) = said {
             return Decision::Refuse(reason);
         }
@@ -237,7 +277,7 @@ impl Judge {
                     Decision::Allow
                 }
                 (_, Said::AllowWriting { .. }) => refused(),
-                _ if always_ask.is_some() => refused(),
+                _ if always_ask => refused(),
                 (RiskClass::Execute, Said::Allow) => Decision::Allow,
                 (RiskClass::Execute, _) => refused(),
                 (_, Said::Allow) => Decision::Allow,
@@ -245,7 +285,7 @@ impl Judge {
                 _ => Decision::Ask,
             };
         }
-        if always_ask.is_some() {
+        if always_ask {
             return Decision::Ask;
         }
         // A command every part of which a rule allows, but that writes: judged as the change
@@ -278,16 +318,6 @@ impl Judge {
             (_, Said::Nothing) if call.risk == RiskClass::Read => Decision::Allow,
             _ => Decision::Ask,
         }
-    }
-
-    /// Whether `call` changes a file that decides what lembas may do later: such an approval is
-    /// for this once only, never remembered for the session.
-    pub fn touches_trust(&self, call: &Call, cwd: &Path, real: &dyn Fn(&Path) -> PathBuf) -> bool {
-        if call.risk == RiskClass::Write && call.paths.iter().any(|p| trust_bearing(p, &self.ctx).is_some()) {
-            return true;
-        }
-        call.command
-            .is_some_and(|line| matches!(line_floor(line, &split(line), cwd, real, &self.ctx), Some(Floor::Ask(_))))
     }
 }
 

@@ -21,6 +21,6 @@ pub mod words;
 
 pub use arity::always_pattern;
 pub use hardline::Context;
-pub use judge::{Call, Decision, Judge};
+pub use judge::{Call, Decision, Judge, Verdict};
 pub use mode::Mode;
 pub use rules::{Action, RuleSet, Source, Subject, rule_key};

@@ -232,6 +232,16 @@ impl SimpleCommand {
     pub fn write_substitutions_of(&self, target: &str) -> Vec<String> {
         substitutions_in(&self.writes, &self.write_substitutions, target)
     }
+
+    /// The substitutions of a word the command writes: a redirection target's, else the word
+    /// of `argv` an option or operand named.
+    pub fn substitutions_for_write(&self, word: &str) -> Vec<String> {
+        if self.writes.iter().any(|w| w == word) {
+            self.write_substitutions_of(word)
+        } else {
+            self.substitutions_of(word)
+        }
+    }
 }
 
 /// The substitutions of `word` among `words`, whose substitutions are `all` in order.
