@@ -677,7 +677,7 @@ impl Session {
     /// (`off` kept where the model has the thinking switch), or none to choose when the server
     /// takes no effort at all (`quirks.json` `effort-refused`).
     pub fn levels(&self) -> Vec<String> {
-        let learned = self.cfg.client.learned().model(&self.cfg.model.id);
+        let learned = self.cfg.client.learned_model(&self.cfg.model.id);
         let all = self.cfg.model.levels();
         if learned.no_effort {
             return vec!["default".to_owned()];

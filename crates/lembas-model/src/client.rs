@@ -126,6 +126,11 @@ impl ModelClient {
         self.learned.lock().expect("learned lock").clone()
     }
 
+    /// What was learned about one model (cloning only its entry: asked after every request).
+    pub fn learned_model(&self, id: &str) -> crate::LearnedModel {
+        self.learned.lock().expect("learned lock").model(id)
+    }
+
     /// Starts from what an earlier run learned.
     pub fn set_learned(&self, learned: Learned) {
         *self.learned.lock().expect("learned lock") = learned;
@@ -139,7 +144,7 @@ impl ModelClient {
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
         cancel: &CancellationToken,
     ) -> Result<Reply, ModelError> {
-        let learned = self.learned.lock().expect("learned lock").model(&request.model);
+        let learned = self.learned_model(&request.model);
         // An effort the server said it does not take is not sent (the levels it takes are).
         let asked = request.extra.get("reasoning_effort").and_then(Value::as_str);
         let taken = match (&learned.efforts, asked) {
