@@ -15,10 +15,12 @@ pub async fn list(json: bool) -> Result<u8, Failure> {
     let config = setup::config(&home)?;
     let cwd = std::env::current_dir().map_err(|e| Failure::new(exit::FAILED, format!("no current directory: {e}")))?;
     let root = setup::project_root(&cwd);
-    if let Some(note) = setup::untrusted_mcp_note(&home, &root) {
+    // A trust file that cannot be read leaves the project untrusted here (listing still works).
+    let standing = setup::standing(&home, &root).unwrap_or(lembas_config::Standing::Untrusted);
+    for note in setup::start_notes(&root, standing) {
         eprintln!("lembas: {note}");
     }
-    let Some(hub) = lembas_core::connect_mcp(setup::mcp_entries(&home, &config, &root), &root) else {
+    let Some(hub) = lembas_core::connect_mcp(setup::mcp_entries(&config, &root, standing), &root) else {
         if json {
             out!("[]");
         } else {

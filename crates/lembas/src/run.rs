@@ -93,11 +93,12 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
     let store = setup::store(&home)?;
     let cwd = std::env::current_dir().map_err(|e| Failure::new(exit::FAILED, format!("no current directory: {e}")))?;
     let root = setup::project_root(&cwd);
-    for note in setup::trust_note(&home, &root).into_iter().chain(setup::untrusted_mcp_note(&home, &root)) {
+    let standing = setup::standing(&home, &root)?;
+    for note in setup::start_notes(&root, standing) {
         eprintln!("lembas: {note}");
     }
     // MCP servers start connecting now, beside the rest of the set-up.
-    let mcp = lembas_core::connect_mcp(setup::mcp_entries(&home, &config, &root), &root);
+    let mcp = lembas_core::connect_mcp(setup::mcp_entries(&config, &root, standing), &root);
     let resume_id = if args.continue_last {
         let canonical = std::fs::canonicalize(&root).unwrap_or(root.clone());
         let latest = store.list(Some(&canonical.display().to_string()))?.into_iter().next();
@@ -129,14 +130,14 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
     let interactive = !machine && std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
     let approver: Arc<dyn Approver> =
         if interactive { Arc::new(TerminalApprover::default()) } else { Arc::new(Nobody) };
-    let client = setup::client(&home, &login)?;
-    let rules = setup::rules(&home, &config, Some(&root))?;
+    let client = setup::client(&home, &login, &config)?;
+    let rules = setup::rules(&home, &config, Some((&root, standing)))?;
     let mut cfg =
         setup::session_config(&home, &config, store.clone(), client.clone(), model, effort, mode, approver, rules);
     cfg.mcp = mcp.clone();
     // Subagents may run on another of the login's models, when the person names it.
     cfg.models = login.models.clone();
-    cfg.skills = setup::skill_places(&home, &config, &root);
+    cfg.skills = setup::skill_places(&home, &config, &root, standing);
 
     let (tx, mut rx) = unbounded_channel();
     let resumed = resume_id.is_some();

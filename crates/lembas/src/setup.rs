@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use lembas_config::{Config, Home, Login};
+use lembas_config::{Config, Home, Login, Standing};
 use lembas_core::{Approver, SessionConfig};
 use lembas_model::{ClientConfig, Learned, ModelClient};
 use lembas_models::ModelInfo;
@@ -108,8 +108,7 @@ pub fn store(home: &Home) -> Result<Arc<Store>, Failure> {
 }
 
 /// The model client for a login, starting from what earlier runs learned about its server.
-pub fn client(home: &Home, login: &Login) -> Result<ModelClient, Failure> {
-    let settings = config(home).unwrap_or_default();
+pub fn client(home: &Home, login: &Login, settings: &Config) -> Result<ModelClient, Failure> {
     let mut config = ClientConfig::new(&login.base_url);
     if let Some(seconds) = settings.retry_seconds {
         config.retry_for = std::time::Duration::from_secs(seconds);
@@ -141,18 +140,18 @@ pub fn project_root(dir: &Path) -> PathBuf {
 
 /// The permission rules: the defaults, the global configuration's, and — for a project the
 /// person trusted — the project's own (`.lembas/permissions.json`).
-pub fn rules(home: &Home, config: &Config, project: Option<&Path>) -> Result<RuleSet, Failure> {
+pub fn rules(home: &Home, config: &Config, project: Option<(&Path, Standing)>) -> Result<RuleSet, Failure> {
     let mut rules = RuleSet::defaults();
     if let Some(global) = &config.permissions {
         rules
             .add_json(global, Source::Global)
             .map_err(|e| Failure::new(exit::USAGE, format!("{}: permissions: {e}", home.config_file().display())))?;
     }
-    let Some(root) = project else { return Ok(rules) };
+    let Some((root, standing)) = project else { return Ok(rules) };
     // A project's own rules count once the person trusted it (`lembas trust`; the terminal UI
     // asks). Running headless asks nothing.
     let root = std::fs::canonicalize(root).unwrap_or(root.to_path_buf());
-    if trusted(home, &root)?
+    if standing == Standing::Trusted
         && let Some(project) =
             lembas_config::project_rules(&root).map_err(|e| Failure::new(exit::USAGE, e.to_string()))?
     {
@@ -163,16 +162,39 @@ pub fn rules(home: &Home, config: &Config, project: Option<&Path>) -> Result<Rul
     Ok(rules)
 }
 
-/// What to say at start when the project's trust lapsed because its trust-bearing files changed.
-pub fn trust_note(home: &Home, root: &Path) -> Option<String> {
+/// Where the project at `root` stands with the person: read once at start (the trust file, and
+/// a hash of the project's trust-bearing files), and handed to what depends on it.
+pub fn standing(home: &Home, root: &Path) -> Result<Standing, Failure> {
     let root = std::fs::canonicalize(root).unwrap_or(root.to_path_buf());
-    let trust = lembas_config::Trust::load(home).ok()?;
-    (trust.standing(&root) == lembas_config::Standing::Changed).then(|| {
-        format!(
+    let trust = lembas_config::Trust::load(home).map_err(|e| Failure::new(exit::USAGE, e.to_string()))?;
+    Ok(trust.standing(&root))
+}
+
+/// What to say at start about the project's trust: that it lapsed because its trust-bearing
+/// files changed; and, while it is not trusted, how many MCP servers its own `.mcp.json` names
+/// (they start once it is).
+pub fn start_notes(root: &Path, standing: Standing) -> Vec<String> {
+    let root = std::fs::canonicalize(root).unwrap_or(root.to_path_buf());
+    let mut notes = Vec::new();
+    if standing == Standing::Changed {
+        notes.push(format!(
             "{}'s own rules, MCP servers, commands or skills changed since you trusted it, so they do not count until you trust it again (lembas trust).",
             root.display()
-        )
-    })
+        ));
+    }
+    if standing != Standing::Trusted
+        && let Ok(servers) = lembas_config::project_mcp_servers(&root)
+        && !servers.is_empty()
+    {
+        let n = servers.len();
+        notes.push(format!(
+            "{}/.mcp.json names {n} MCP server{} ({}), not started: they run programs, so they start once you trust the project (lembas trust).",
+            root.display(),
+            if n == 1 { "" } else { "s" },
+            servers.keys().cloned().collect::<Vec<_>>().join(", ")
+        ));
+    }
+    notes
 }
 
 /// The one session `prefix` names, or why not: none starts so, or several do (listed, so the
@@ -200,41 +222,16 @@ pub fn find_session(store: &lembas_store::Store, prefix: &str) -> Result<String,
     }
 }
 
-/// What to say when the project's own `.mcp.json` is not read because the project is not
-/// trusted: how many servers it names, which start once it is.
-pub fn untrusted_mcp_note(home: &Home, root: &Path) -> Option<String> {
-    let root = std::fs::canonicalize(root).unwrap_or(root.to_path_buf());
-    if trusted(home, &root).unwrap_or(false) {
-        return None;
-    }
-    let servers = lembas_config::project_mcp_servers(&root).ok()?;
-    let n = servers.len();
-    (n > 0).then(|| {
-        format!(
-            "{}/.mcp.json names {n} MCP server{} ({}), not started: they run programs, so they start once you trust the project (lembas trust).",
-            root.display(),
-            if n == 1 { "" } else { "s" },
-            servers.keys().cloned().collect::<Vec<_>>().join(", ")
-        )
-    })
-}
-
-/// Whether the person trusted the project at `root` (its real path).
-fn trusted(home: &Home, root: &Path) -> Result<bool, Failure> {
-    let trust = lembas_config::Trust::load(home).map_err(|e| Failure::new(exit::USAGE, e.to_string()))?;
-    Ok(trust.answer(root) == Some(true))
-}
-
 /// The MCP servers a session in `root` connects: the configuration's `[mcp_servers.*]`, then a
 /// trusted project's `.mcp.json` (an entry of the same name there replaces the configuration's;
 /// an untrusted project's file is not read — it would start programs). An entry that cannot be
 /// used is kept as a failed server, so the person sees why.
-pub fn mcp_entries(home: &Home, config: &Config, root: &Path) -> Vec<lembas_core::ServerEntry> {
+pub fn mcp_entries(config: &Config, root: &Path, standing: Standing) -> Vec<lembas_core::ServerEntry> {
     let mut servers: Vec<(String, lembas_config::McpServer)> =
         config.mcp_servers.iter().map(|(name, server)| (name.clone(), server.clone())).collect();
     let mut broken = Vec::new();
     let root = std::fs::canonicalize(root).unwrap_or(root.to_path_buf());
-    if trusted(home, &root).unwrap_or(false) {
+    if standing == Standing::Trusted {
         match lembas_config::project_mcp_servers(&root) {
             Ok(project) => {
                 for (name, server) in project {
@@ -257,21 +254,16 @@ pub fn mcp_entries(home: &Home, config: &Config, root: &Path) -> Vec<lembas_core
 /// Where sessions in the project at `root` find skills (`filesystem.md`, *Skills*): a trusted
 /// project's `.agent/skills/`, then the person's own (where new ones are made), then the
 /// configuration's `skill_dirs` (`~/` is the person's home; relative ones the project's).
-pub fn skill_places(home: &Home, config: &Config, root: &Path) -> lembas_core::SkillPlaces {
+pub fn skill_places(home: &Home, config: &Config, root: &Path, standing: Standing) -> lembas_core::SkillPlaces {
     let root = std::fs::canonicalize(root).unwrap_or(root.to_path_buf());
     let own = home.skills_dir();
     let mut search = Vec::new();
-    if trusted(home, &root).unwrap_or(false) {
+    if standing == Standing::Trusted {
         search.push(root.join(".agent").join("skills"));
     }
     search.push(own.clone());
-    for dir in &config.skill_dirs {
-        let path = match (dir.strip_prefix("~/"), &home.user_home) {
-            (Some(rest), Some(user)) => user.join(rest),
-            _ => root.join(dir),
-        };
-        search.push(path);
-    }
+    // Relative folders are the project's (an absolute one stays as it is).
+    search.extend(config.skill_dirs.iter().map(|dir| root.join(config_folder(dir, home.user_home.as_deref()))));
     lembas_core::SkillPlaces { search, own: Some(own) }
 }
 

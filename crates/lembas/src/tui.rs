@@ -44,11 +44,12 @@ pub async fn tui() -> Result<u8, Failure> {
     let root = setup::project_root(&cwd);
     let canonical = std::fs::canonicalize(&root).unwrap_or(root.clone());
     ask_trust(&home, &canonical)?;
+    let standing = setup::standing(&home, &root)?;
     let model = setup::choose_model(&login, config.model.as_deref())?;
     let mode = setup::choose_mode(config.mode.as_deref())?;
     let store = setup::store(&home)?;
-    let client = setup::client(&home, &login)?;
-    let rules = setup::rules(&home, &config, Some(&root))?;
+    let client = setup::client(&home, &login, &config)?;
+    let rules = setup::rules(&home, &config, Some((&root, standing)))?;
     let (approver, asks) = lembas_tui::TuiApprover::new();
     // 0: not known (the status bar and /context say so).
     let window = model.context.or(config.context_window).unwrap_or(0);
@@ -57,7 +58,7 @@ pub async fn tui() -> Result<u8, Failure> {
     app.compact_at = config.compact_at();
     app.notify = config.notify.unwrap_or(true);
     app.files = lembas_tools::project_files(&canonical, 50_000);
-    let mcp = lembas_core::connect_mcp(setup::mcp_entries(&home, &config, &root), &root);
+    let mcp = lembas_core::connect_mcp(setup::mcp_entries(&config, &root, standing), &root);
     let mut cfg = setup::session_config(
         &home,
         &config,
@@ -72,7 +73,7 @@ pub async fn tui() -> Result<u8, Failure> {
     cfg.mcp = mcp.clone();
     // Subagents may run on another of the login's models, when the person names it.
     cfg.models = login.models.clone();
-    cfg.skills = setup::skill_places(&home, &config, &root);
+    cfg.skills = setup::skill_places(&home, &config, &root, standing);
     let (tx, rx) = unbounded_channel();
     let session_tx = tx.clone();
     let open: lembas_tui::Open = Box::new(move |id| {
