@@ -231,10 +231,7 @@ impl Jobs {
                 Err(_) => JobState::Signalled,
             };
             // What it left running ends with it.
-            if let Some(pgid) = pgid {
-                let _ = killpg(pgid, Signal::SIGKILL);
-            }
-            crate::reaper::end_marked(&mark, false);
+            crate::reaper::end_command(pgid, Some(&mark));
             jobs.finish(&job_id, state);
         });
         Ok(id)
@@ -499,11 +496,8 @@ impl Jobs {
         if let Some(pgid) = pgid {
             let _ = killpg(pgid, Signal::SIGTERM);
             tokio::time::sleep(Duration::from_millis(200)).await;
-            let _ = killpg(pgid, Signal::SIGKILL);
         }
-        if let Some(mark) = mark {
-            crate::reaper::end_marked(&mark, false);
-        }
+        crate::reaper::end_command(pgid, mark.as_deref());
         Ok(format!("Stopped {id}."))
     }
 
@@ -511,12 +505,7 @@ impl Jobs {
     pub fn stop_all(&self) {
         let mut inner = self.lock();
         for job in inner.jobs.iter_mut().filter(|j| j.state == JobState::Running) {
-            if let Some(pgid) = job.pgid {
-                let _ = killpg(pgid, Signal::SIGKILL);
-            }
-            if let Some(mark) = &job.mark {
-                crate::reaper::end_marked(mark, false);
-            }
+            crate::reaper::end_command(job.pgid, job.mark.as_deref());
             if let Some(agent) = &job.agent {
                 agent.stop.cancel();
             }
@@ -541,10 +530,9 @@ impl Jobs {
 
 impl Drop for Inner {
     fn drop(&mut self) {
+        // As in stop_all: a job's group, and what escaped it.
         for job in self.jobs.iter().filter(|j| j.state == JobState::Running) {
-            if let Some(pgid) = job.pgid {
-                let _ = killpg(pgid, Signal::SIGKILL);
-            }
+            crate::reaper::end_command(job.pgid, job.mark.as_deref());
             if let Some(agent) = &job.agent {
                 agent.stop.cancel();
             }

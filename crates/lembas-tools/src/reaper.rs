@@ -41,6 +41,17 @@ pub fn end_marked(mark: &str, prefix: bool) -> usize {
     ended
 }
 
+/// Ends (SIGKILL) what one command started: its process group, and every process carrying its
+/// mark (those that left the group).
+pub(crate) fn end_command(pgid: Option<Pid>, mark: Option<&str>) {
+    if let Some(pgid) = pgid {
+        let _ = nix::sys::signal::killpg(pgid, Signal::SIGKILL);
+    }
+    if let Some(mark) = mark {
+        end_marked(mark, false);
+    }
+}
+
 /// Ends every process any command of this lembas started (at exit).
 pub fn end_all() -> usize {
     end_marked(&format!("{}-", std::process::id()), true)
