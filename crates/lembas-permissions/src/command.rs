@@ -1,6 +1,5 @@
-//! A command line spelled plainly: split into its simple commands — at `;`, `&&`, `||`, `|`,
-//! `&` and newlines, inside `$(…)`, backticks, `( … )` and `{ …; }` — with quotes and escapes
-//! taken away, and each unwrapped from the wrappers that only run another command (`sudo`,
+//! A command line spelled plainly: its simple commands as bash's grammar reads them
+//! ([`crate::grammar`]), each unwrapped from the wrappers that only run another command (`sudo`,
 //! `env`, `bash -c '…'`, `xargs`, …). What is checked is what would run.
 
 /// One simple command: its words as the program sees them, and the files its redirections write.
@@ -15,6 +14,9 @@ pub struct SimpleCommand {
     pub substitutions: Vec<String>,
     /// The same for the redirection targets in `writes`.
     pub write_substitutions: Vec<String>,
+    /// The shell it runs in: the chain of subshells (`( … )`, `$( … )`, a pipeline's members, a
+    /// `&` job, `bash -c`) from the call's own shell, whose `cd` and variables stay inside.
+    pub shell: Vec<u32>,
 }
 
 /// How a substitution stands in a word once spelled plainly.
@@ -38,291 +40,35 @@ impl SimpleCommand {
     }
 }
 
-/// Splits `line` into its simple commands, each unwrapped. A line too deeply nested to read
-/// (more than 16 levels of `bash -c` or `$(…)`) gives what was read so far plus an empty command,
-/// which no rule allows.
+/// Splits `line` into its simple commands, each unwrapped, in the order they start. A line
+/// bash's grammar cannot read, or one too deeply nested (more than 16 levels of `bash -c`), gives
+/// what was read plus an empty command, which no rule allows.
 pub fn split(line: &str) -> Vec<SimpleCommand> {
     let mut out = Vec::new();
-    split_into(line, 0, &mut out);
+    let mut next_shell = 0u32;
+    let mut new_shell = || {
+        next_shell += 1;
+        next_shell
+    };
+    split_into(line, 0, &[], &mut new_shell, &mut out);
     out
 }
 
 const MAX_DEPTH: usize = 16;
 
-fn split_into(line: &str, depth: usize, out: &mut Vec<SimpleCommand>) {
+fn split_into(
+    line: &str,
+    depth: usize,
+    shell: &[u32],
+    new_shell: &mut dyn FnMut() -> u32,
+    out: &mut Vec<SimpleCommand>,
+) {
     if depth > MAX_DEPTH {
-        out.push(SimpleCommand::default());
+        out.push(SimpleCommand { shell: shell.to_vec(), ..Default::default() });
         return;
     }
-    let mut lexer = Lexer { chars: line.chars().collect(), pos: 0, depth, nested: Vec::new(), heredocs: Vec::new() };
-    let commands = lexer.commands();
-    let nested = std::mem::take(&mut lexer.nested);
-    for command in commands {
-        unwrap(command, depth, out);
-    }
-    for inner in nested {
-        split_into(&inner, depth + 1, out);
-    }
-}
-
-struct Lexer {
-    chars: Vec<char>,
-    pos: usize,
-    depth: usize,
-    /// Command text found inside `$(…)` and backticks, split after this level.
-    nested: Vec<String>,
-    /// Here-document delimiters whose bodies start at the next newline.
-    heredocs: Vec<String>,
-}
-
-enum Token {
-    Word(String),
-    Separator,
-    /// Something read that adds nothing (a here-document's operator and delimiter).
-    Nothing,
-    Redirect {
-        writes: bool,
-    },
-}
-
-impl Lexer {
-    fn peek(&self, ahead: usize) -> Option<char> {
-        self.chars.get(self.pos + ahead).copied()
-    }
-
-    fn commands(&mut self) -> Vec<SimpleCommand> {
-        let mut commands = Vec::new();
-        let mut current = SimpleCommand::default();
-        let mut pending_redirect: Option<bool> = None;
-        loop {
-            let before = self.nested.len();
-            let Some(token) = self.token() else { break };
-            let found = self.nested[before..].to_vec();
-            match token {
-                Token::Separator => {
-                    if !current.argv.is_empty() || !current.writes.is_empty() {
-                        commands.push(std::mem::take(&mut current));
-                    }
-                    pending_redirect = None;
-                }
-                Token::Redirect { writes } => pending_redirect = Some(writes),
-                Token::Nothing => {}
-                Token::Word(word) => match pending_redirect.take() {
-                    Some(true) => {
-                        current.writes.push(word);
-                        current.write_substitutions.extend(found);
-                    }
-                    Some(false) => {}
-                    None => {
-                        current.argv.push(word);
-                        current.substitutions.extend(found);
-                    }
-                },
-            }
-        }
-        if !current.argv.is_empty() || !current.writes.is_empty() {
-            commands.push(current);
-        }
-        commands
-    }
-
-    /// Text up to the `close` that balances an opening already read.
-    fn balanced(&mut self, open: char, close: char) -> String {
-        let mut depth = 1;
-        let mut text = String::new();
-        while let Some(c) = self.peek(0) {
-            self.pos += 1;
-            if c == '\\' {
-                if let Some(next) = self.peek(0) {
-                    text.push(c);
-                    text.push(next);
-                    self.pos += 1;
-                }
-                continue;
-            }
-            if c == open {
-                depth += 1;
-            } else if c == close {
-                depth -= 1;
-                if depth == 0 {
-                    return text;
-                }
-            }
-            text.push(c);
-        }
-        text
-    }
-
-    fn skip_heredoc_bodies(&mut self) {
-        for delimiter in std::mem::take(&mut self.heredocs) {
-            loop {
-                let start = self.pos;
-                while self.peek(0).is_some_and(|c| c != '\n') {
-                    self.pos += 1;
-                }
-                let line: String = self.chars[start..self.pos].iter().collect();
-                if self.peek(0).is_some() {
-                    self.pos += 1;
-                }
-                if line.trim() == delimiter || self.peek(0).is_none() {
-                    break;
-                }
-            }
-        }
-    }
-
-    fn token(&mut self) -> Option<Token> {
-        // Blanks between words.
-        while let Some(c) = self.peek(0) {
-            if c == ' ' || c == '\t' || c == '\r' {
-                self.pos += 1;
-            } else if c == '\\' && self.peek(1) == Some('\n') {
-                self.pos += 2;
-            } else if c == '#' {
-                while self.peek(0).is_some_and(|c| c != '\n') {
-                    self.pos += 1;
-                }
-            } else {
-                break;
-            }
-        }
-        let c = self.peek(0)?;
-        match c {
-            '\n' => {
-                self.pos += 1;
-                self.skip_heredoc_bodies();
-                return Some(Token::Separator);
-            }
-            ';' | '&' | '|' | '(' | ')' => {
-                self.pos += 1;
-                if c == '&' && self.peek(0) == Some('>') {
-                    self.pos += 1;
-                    if self.peek(0) == Some('>') {
-                        self.pos += 1;
-                    }
-                    return Some(Token::Redirect { writes: true });
-                }
-                while matches!(self.peek(0), Some('&' | '|' | ';')) && c != '(' && c != ')' {
-                    self.pos += 1;
-                }
-                return Some(Token::Separator);
-            }
-            '{' | '}' if matches!(self.peek(1), None | Some(' ' | '\t' | '\n' | ';')) => {
-                self.pos += 1;
-                return Some(Token::Separator);
-            }
-            '<' | '>' => return Some(self.redirect(None)),
-            d if d.is_ascii_digit() && matches!(self.peek(1), Some('<' | '>')) => {
-                self.pos += 1;
-                return Some(self.redirect(Some(d)));
-            }
-            _ => {}
-        }
-        let mut word = String::new();
-        while let Some(c) = self.peek(0) {
-            match c {
-                ' ' | '\t' | '\r' | '\n' | ';' | '&' | '|' | '<' | '>' | '(' | ')' => break,
-                '\\' => {
-                    self.pos += 1;
-                    if let Some(next) = self.peek(0) {
-                        if next != '\n' {
-                            word.push(next);
-                        }
-                        self.pos += 1;
-                    }
-                }
-                '\'' => {
-                    self.pos += 1;
-                    while let Some(q) = self.peek(0) {
-                        self.pos += 1;
-                        if q == '\'' {
-                            break;
-                        }
-                        word.push(q);
-                    }
-                }
-                '"' => {
-                    self.pos += 1;
-                    while let Some(q) = self.peek(0) {
-                        self.pos += 1;
-                        match q {
-                            '"' => break,
-                            '\\' if matches!(self.peek(0), Some('"' | '\\' | '$' | '`')) => {
-                                word.push(self.peek(0).unwrap_or('\\'));
-                                self.pos += 1;
-                            }
-                            '$' if self.peek(0) == Some('(') => {
-                                self.pos += 1;
-                                let inner = self.balanced('(', ')');
-                                self.nested.push(inner);
-                                word.push_str("$(…)");
-                            }
-                            '`' => {
-                                let inner = self.balanced('\u{0}', '`');
-                                self.nested.push(inner);
-                                word.push_str("$(…)");
-                            }
-                            other => word.push(other),
-                        }
-                    }
-                }
-                '$' if self.peek(1) == Some('(') => {
-                    self.pos += 2;
-                    let inner = self.balanced('(', ')');
-                    self.nested.push(inner);
-                    word.push_str("$(…)");
-                }
-                '`' => {
-                    self.pos += 1;
-                    let inner = self.balanced('\u{0}', '`');
-                    self.nested.push(inner);
-                    word.push_str("$(…)");
-                }
-                other => {
-                    word.push(other);
-                    self.pos += 1;
-                }
-            }
-        }
-        let _ = self.depth;
-        Some(Token::Word(word))
-    }
-
-    /// A redirection operator; `<<` starts a here-document whose delimiter is the next word.
-    fn redirect(&mut self, fd: Option<char>) -> Token {
-        let first = self.peek(0).unwrap_or('>');
-        self.pos += 1;
-        if first == '<' {
-            if self.peek(0) == Some('<') {
-                self.pos += 1;
-                if self.peek(0) == Some('<') {
-                    self.pos += 1;
-                    return Token::Redirect { writes: false };
-                }
-                if self.peek(0) == Some('-') {
-                    self.pos += 1;
-                }
-                // The delimiter: read it here, so the body is skipped at the next newline.
-                if let Some(Token::Word(delimiter)) = self.token() {
-                    self.heredocs.push(delimiter);
-                }
-                return Token::Nothing;
-            }
-            return Token::Redirect { writes: false };
-        }
-        if matches!(self.peek(0), Some('>' | '|')) {
-            self.pos += 1;
-        }
-        if self.peek(0) == Some('&') {
-            // `2>&1`: a duplicate of another descriptor, not a file.
-            self.pos += 1;
-            while self.peek(0).is_some_and(|c| c.is_ascii_digit() || c == '-') {
-                self.pos += 1;
-            }
-            return Token::Redirect { writes: false };
-        }
-        let _ = fd;
-        Token::Redirect { writes: true }
+    for command in crate::grammar::read(line, shell, new_shell) {
+        unwrap(command, depth, new_shell, out);
     }
 }
 
@@ -357,7 +103,7 @@ fn take_assignments(command: &mut SimpleCommand) {
     }
 }
 
-fn unwrap(mut command: SimpleCommand, depth: usize, out: &mut Vec<SimpleCommand>) {
+fn unwrap(mut command: SimpleCommand, depth: usize, new_shell: &mut dyn FnMut() -> u32, out: &mut Vec<SimpleCommand>) {
     loop {
         take_assignments(&mut command);
         let program = command.program().to_owned();
@@ -428,9 +174,15 @@ fn unwrap(mut command: SimpleCommand, depth: usize, out: &mut Vec<SimpleCommand>
                     .cloned();
                 match script {
                     Some(script) => {
-                        split_into(&script, depth + 1, out);
+                        let mut shell = command.shell.clone();
+                        shell.push(new_shell());
+                        split_into(&script, depth + 1, &shell, new_shell, out);
                         if !command.writes.is_empty() {
-                            out.push(SimpleCommand { argv: Vec::new(), writes: command.writes, ..Default::default() });
+                            out.push(SimpleCommand {
+                                writes: command.writes,
+                                shell: command.shell,
+                                ..Default::default()
+                            });
                         }
                         return;
                     }
@@ -439,7 +191,7 @@ fn unwrap(mut command: SimpleCommand, depth: usize, out: &mut Vec<SimpleCommand>
             }
             "eval" => {
                 let script = command.argv[1..].join(" ");
-                split_into(&script, depth + 1, out);
+                split_into(&script, depth + 1, &command.shell, new_shell, out);
                 return;
             }
             _ => break,
@@ -482,9 +234,10 @@ mod tests {
 
     #[test]
     fn substitutions_and_groups_are_commands_too() {
-        assert_eq!(lines("echo $(rm -rf ~) `whoami`"), ["echo $(…) $(…)", "rm -rf ~", "whoami"]);
+        // In the order they start: a substitution runs before the command it is part of.
+        assert_eq!(lines("echo $(rm -rf ~) `whoami`"), ["rm -rf ~", "whoami", "echo $(…) $(…)"]);
         assert_eq!(lines("(cd sub; make) && { ls; }"), ["cd sub", "make", "ls"]);
-        assert_eq!(lines("echo \"$(curl x | sh)\""), ["echo $(…)", "curl x", "sh"]);
+        assert_eq!(lines("echo \"$(curl x | sh)\""), ["curl x", "sh", "echo $(…)"]);
     }
 
     #[test]
@@ -498,20 +251,49 @@ mod tests {
     #[test]
     fn substitutions_and_assignments_are_kept_beside_the_words() {
         let parts = split("X=$HOME sudo rm -rf \"$(echo ~)\" > \"$(pwd)/log\" $(echo y)");
+        let parts = &parts[3..];
         assert_eq!(parts[0].argv, ["rm", "-rf", "$(…)", "$(…)"]);
         assert_eq!(parts[0].assigns, [("X".to_owned(), "$HOME".to_owned())]);
         assert_eq!(parts[0].substitutions, ["echo ~", "echo y"]);
         assert_eq!(parts[0].write_substitutions, ["pwd"]);
         let parts = split("$(echo sudo) rm $(echo x)");
-        assert_eq!(parts[0].substitutions, ["echo sudo", "echo x"]);
+        assert_eq!(parts[2].substitutions, ["echo sudo", "echo x"]);
         let parts = split("sudo $(echo rm) x < $(pick)");
-        assert_eq!(parts[0].argv, ["$(…)", "x"]);
-        assert_eq!(parts[0].substitutions, ["echo rm"]);
+        assert_eq!(parts[2].argv, ["$(…)", "x"]);
+        assert_eq!(parts[2].substitutions, ["echo rm"]);
     }
 
     #[test]
     fn here_documents_are_not_commands() {
         assert_eq!(lines("cat <<EOF > notes.md\nrm -rf /\nEOF\nls"), ["cat", "ls"]);
+    }
+
+    #[test]
+    fn any_line_is_read_without_panicking() {
+        // A fixed-seed walk over the shell's punctuation and keywords (the fuzz target does more).
+        const PIECES: &[&str] = &[
+            " ", "\n", ";", "&", "&&", "|", "||", "|&", "(", ")", "{", "}", "$(", "`", "<(", ">(", "'", "\"", "\\",
+            "$'\\x41'", "<<", "<<-", "<<<", ">", ">>", "2>&1", "&>", "<>", "EOF", "if", "then", "fi", "for", "in",
+            "do", "done", "case", "esac", ";;", "[[", "]]", "$", "${", "$((", "))", "=", "X", "rm", "-rf", "/", "~",
+            "*", "#", "{a,b}", "bash -c", "eval", "sudo",
+        ];
+        let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for _ in 0..3000 {
+            let len = (next() % 24) as usize;
+            let line: String = (0..len).map(|_| PIECES[(next() % PIECES.len() as u64) as usize]).collect();
+            for part in split(&line) {
+                let _ = (part.line(), part.program(), part.program_unknown());
+            }
+        }
+        // Deep nesting is cut off rather than exhausting the stack.
+        let deep = format!("{}ls{}", "$(".repeat(5000), ")".repeat(5000));
+        assert!(split(&deep).iter().any(|c| c.argv.is_empty()));
     }
 
     #[test]

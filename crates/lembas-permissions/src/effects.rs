@@ -253,7 +253,7 @@ mod tests {
     use crate::command::split;
 
     fn fx(line: &str) -> Effects {
-        effects(&split(line)[0])
+        effects(split(line).last().expect("a command"))
     }
 
     #[test]

@@ -10,7 +10,7 @@ use serde::Deserialize;
 
 use crate::command::{SUBSTITUTION, SimpleCommand};
 use crate::effects::effects;
-use crate::words::Scope;
+use crate::words::Scopes;
 
 #[derive(Debug, Deserialize)]
 struct Protected {
@@ -222,10 +222,11 @@ pub fn line_floor(
     if is_fork_bomb(line) {
         return Some(Floor::Refuse(refused("fork_bomb")));
     }
-    let mut scope = Scope::new(cwd, ctx.home.as_deref());
+    let mut scopes = Scopes::new(cwd, ctx.home.as_deref());
     let mut ask: Option<String> = None;
     for part in parts {
         let part = &read_program(part);
+        let scope = scopes.of(&part.shell);
         if let Some(reason) = command_refusal(part) {
             return Some(Floor::Refuse(reason));
         }
@@ -455,6 +456,35 @@ mod tests {
             "cd / && sudo -u root rm -rf /*",
         ] {
             assert!(refused_line(line), "{line}");
+        }
+    }
+
+    #[test]
+    fn bash_grammar_is_read_as_bash_reads_it() {
+        // Each of these ran unrefused when the line was split by hand: keywords read as
+        // programs, a here-document's substitutions skipped, an ANSI-C string left encoded.
+        for line in [
+            "if true; then rm -rf /; fi",
+            "while true; do rm -rf ~; done",
+            "for x in a; do rm -rf ~; done",
+            "until false; do rm -rf /usr; done",
+            "case x in x) rm -rf ~;; esac",
+            "cat <<EOF\n$(rm -rf ~)\nEOF",
+            "$'\\x72m' -rf /",
+            "rm $'-rf' /",
+            "f() { rm -rf ~; }",
+            "[[ -n $(rm -rf ~) ]]",
+            "echo ${X:-$(rm -rf ~)}",
+            "cd /; (cd /tmp/x); rm -rf *",
+            "echo > /dev/sda x y",
+        ] {
+            assert!(refused_line(line), "{line}");
+        }
+        // A loop variable is not known before the line runs: asked in every mode.
+        assert!(asked_line("for d in / ; do rm -rf $d; done"));
+        // A quoted here-document runs nothing; `cd` in a subshell or a `&` job stays there.
+        for line in ["cat <<'EOF'\n$(rm -rf ~)\nEOF", "(cd /) && rm -rf *", "cd / & rm -rf *", "cd / | rm -rf *"] {
+            assert!(!refused_line(line), "{line}");
         }
     }
 

@@ -16,7 +16,7 @@ use crate::command::{SimpleCommand, split};
 use crate::effects::effects;
 use crate::hardline::{Context, Floor, line_floor, private, protected, trust_bearing};
 use crate::rules::{Action, RuleSet, Subject};
-use crate::words::Scope;
+use crate::words::{Scope, Scopes};
 
 /// The outcome of judging one call.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -172,12 +172,13 @@ impl Judge {
             if parts.is_empty() {
                 return Said::Nothing;
             }
-            let mut scope = Scope::new(cwd, self.ctx.home.as_deref());
+            let mut scopes = Scopes::new(cwd, self.ctx.home.as_deref());
             let mut said = Vec::with_capacity(parts.len());
             for part in parts {
                 let plain = part.line();
+                let scope = scopes.of(&part.shell);
                 said.push((
-                    self.part_said(call.tool, part, &scope, real),
+                    self.part_said(call.tool, part, scope, real),
                     format!("`{}`", if plain.is_empty() { line } else { &plain }),
                 ));
                 scope.follow(part);
@@ -416,13 +417,22 @@ mod tests {
             "git grep --open-files-in-pager=vim x",
             "git -c core.pager=sh log",
             "echo $LEMBAS_API_KEY > k",
+            "cat <<EOF\n$(touch x)\nEOF",
+            "if git status; then touch x; fi",
+            "echo ok >| f",
         ] {
             plan_refused(line);
         }
         // Reading stays allowed in plan mode.
-        for line in
-            ["git status", "git diff HEAD", "find . -name '*.rs'", "sort a | uniq", "ls 2>/dev/null", "grep -r x ."]
-        {
+        for line in [
+            "git status",
+            "git diff HEAD",
+            "find . -name '*.rs'",
+            "sort a | uniq",
+            "ls 2>/dev/null",
+            "grep -r x .",
+            "cat <<'EOF'\n$(touch x)\nEOF",
+        ] {
             assert_eq!(bash(Plan, line), Decision::Allow, "{line}");
         }
         // A write the rules' words allow is a change: run in edit inside the project, asked outside

@@ -13,6 +13,7 @@ mod arity;
 pub mod command;
 pub mod delegation;
 pub mod effects;
+mod grammar;
 pub mod hardline;
 mod judge;
 mod mode;

@@ -42,6 +42,39 @@ impl Reach {
     }
 }
 
+/// The scopes of the shells a line runs in: a subshell starts with its parent's scope as it
+/// stood, and its `cd` and variables never reach its parent.
+#[derive(Debug, Clone)]
+pub struct Scopes {
+    shells: Vec<(Vec<u32>, Scope)>,
+}
+
+impl Scopes {
+    pub fn new(cwd: &Path, home: Option<&Path>) -> Scopes {
+        Scopes { shells: vec![(Vec::new(), Scope::new(cwd, home))] }
+    }
+
+    /// The scope of the shell `shell` (a chain of subshell ids), made from its nearest known
+    /// parent's the first time it is asked for.
+    pub fn of(&mut self, shell: &[u32]) -> &mut Scope {
+        let at = match self.shells.iter().position(|(s, _)| s == shell) {
+            Some(at) => at,
+            None => {
+                let parent = self
+                    .shells
+                    .iter()
+                    .filter(|(s, _)| shell.starts_with(s))
+                    .max_by_key(|(s, _)| s.len())
+                    .map(|(_, scope)| scope.clone())
+                    .unwrap_or_else(|| self.shells[0].1.clone());
+                self.shells.push((shell.to_vec(), parent));
+                self.shells.len() - 1
+            }
+        };
+        &mut self.shells[at].1
+    }
+}
+
 /// At most this many brace alternatives are taken; past it a word is unknown.
 const MAX_ALTERNATIVES: usize = 64;
 
@@ -377,7 +410,7 @@ mod tests {
         assert_eq!(s.cwd.as_deref(), Some(Path::new("/home/ada/.ssh")));
         assert_eq!(s.reach("$X", &[]).places, [place("/home/ada", false)]);
         let mut s = scope();
-        s.follow(&split("cd $(mktemp -d)")[0]);
+        s.follow(split("cd $(mktemp -d)").last().expect("cd"));
         assert_eq!(s.cwd, None);
         assert!(s.reach("x", &[]).unknown);
         assert_eq!(s.reach("/etc", &[]).places, [place("/etc", false)]);
