@@ -56,11 +56,14 @@ pub struct SandboxSettings {
     pub enabled: bool,
     /// More folders every command may write (`~/` is the home folder), e.g. `~/.local/bin`.
     pub writable: Vec<String>,
+    /// Whether commands may open network connections (TCP): unset, they may in every mode but
+    /// plan; `true` or `false` says it for every mode.
+    pub network: Option<bool>,
 }
 
 impl Default for SandboxSettings {
     fn default() -> Self {
-        SandboxSettings { enabled: true, writable: Vec::new() }
+        SandboxSettings { enabled: true, writable: Vec::new(), network: None }
     }
 }
 

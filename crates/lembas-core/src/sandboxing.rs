@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use lembas_permissions::Mode;
-use lembas_tools::{Jobs, Sandbox, SandboxPlaces, SandboxReach, ToolOutput, Workspace, run_bash_in};
+use lembas_tools::{Jobs, Sandbox, SandboxHidden, SandboxPlaces, SandboxReach, ToolOutput, Workspace, run_bash_in};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -37,6 +37,14 @@ impl Session {
             plans_dir: Some(self.plans_dir()),
             private_tmp: std::env::temp_dir().join(format!("lembas-{}", self.id)),
             extra: self.cfg.sandbox_writable.clone(),
+            hidden: SandboxHidden {
+                folders: self.cfg.lembas_private.iter().chain(&self.cfg.lembas_config).cloned().collect(),
+                open: [Some(self.ws.root.clone()), Some(self.plans_dir()), self.cfg.skills.own.clone()]
+                    .into_iter()
+                    .flatten()
+                    .collect(),
+            },
+            network: self.cfg.sandbox_network,
         }
         .sandbox(reach)
     }
@@ -71,7 +79,9 @@ impl CommandRunner {
             Some(places) => places.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "),
             None => String::new(),
         };
-        let said = format!("(The sandbox may have stopped a write: commands here may write only under {allowed}.");
+        let offline = if self.sandbox.network { "" } else { ", and may not open network connections" };
+        let said =
+            format!("(The sandbox may have stopped this: commands here may write only under {allowed}{offline}.");
         if !self.may_leave {
             return ToolOutput::Text(format!("{text}\n{said} Plan mode changes nothing but the plan.)"));
         }

@@ -70,6 +70,8 @@ pub struct SessionConfig {
     pub sandbox: bool,
     /// More folders commands may write, besides what their mode gives.
     pub sandbox_writable: Vec<PathBuf>,
+    /// Whether commands may use the network (`[sandbox] network`); `None`: all modes but plan.
+    pub sandbox_network: Option<bool>,
     /// Where jobs keep their output (each session in a folder of its own below it).
     pub jobs_dir: PathBuf,
     /// The editor's files, when the session runs in an editor that offers them (ACP).
@@ -124,6 +126,7 @@ impl SessionConfig {
             lembas_private: Vec::new(),
             sandbox: true,
             sandbox_writable: Vec::new(),
+            sandbox_network: None,
             jobs_dir,
             editor_files: None,
             max_steps: crate::default_max_steps(),

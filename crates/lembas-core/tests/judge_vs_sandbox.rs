@@ -48,6 +48,8 @@ async fn what_plan_mode_allows_never_needs_the_sandbox() {
         plans_dir: Some(base.join("plans")),
         private_tmp: base.join("tmp"),
         extra: Vec::new(),
+        hidden: Default::default(),
+        network: None,
     }
     .sandbox(SandboxReach::Plans);
     let before = snapshot(&root);

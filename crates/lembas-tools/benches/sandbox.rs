@@ -32,6 +32,17 @@ fn main() {
         plans_dir: Some(dir.path().join("plans")),
         private_tmp: dir.path().join("tmp"),
         extra: Vec::new(),
+        // Where lembas keeps its files for a person: three folders in the home folder.
+        network: None,
+        hidden: lembas_tools::SandboxHidden {
+            folders: std::env::var_os("HOME")
+                .map(|h| {
+                    let h = std::path::PathBuf::from(h);
+                    vec![h.join(".config/lembas"), h.join(".local/state/lembas"), h.join(".local/share/lembas")]
+                })
+                .unwrap_or_default(),
+            open: vec![ws.root.clone()],
+        },
     };
     if let Err(why) = lembas_tools::sandbox::support() {
         println!("no sandbox on this machine: {why}");

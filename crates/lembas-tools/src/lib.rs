@@ -29,7 +29,7 @@ use serde_json::Value;
 pub use bash::{BashOutcome, run_bash, run_bash_in};
 pub use files::set_private_folders;
 pub use jobs::{AgentLog, JOB_LOG_KEEP, JobEnded, JobState, Jobs, elapsed_text};
-pub use sandbox::{Reach as SandboxReach, Sandbox, SandboxPlaces};
+pub use sandbox::{Hidden as SandboxHidden, Reach as SandboxReach, Sandbox, SandboxPlaces};
 pub use skills::{
     Skill, SkillPlaces, discover as discover_skills, index as skills_index, run_skill_tool,
     written_note as skill_written_note,

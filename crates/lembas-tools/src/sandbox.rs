@@ -1,16 +1,17 @@
 //! The floor beneath the judgement: commands run in a Landlock sandbox that lets them write only
-//! where their mode allows, whatever the judgement missed. Reading is not limited (the judgement
-//! keeps lembas' private files from being read by name); writing anywhere else fails with
+//! where their mode allows, whatever the judgement missed, and read every file but lembas' own
+//! (its login, sessions, logs and job output — the judgement keeps them from being read by name,
+//! the sandbox from being read through a name it never saw). Anything else fails with
 //! "Permission denied".
 //!
 //! Landlock restricts the calling thread and the processes it starts afterwards, so each command
 //! is started from a short-lived thread of its own that restricts itself first: lembas itself is
 //! never restricted, and no `unsafe` `pre_exec` is needed.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use landlock::{ABI, AccessFs, Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetStatus, path_beneath_rules};
+use landlock::{ABI, AccessFs, AccessNet, Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetStatus, path_beneath_rules};
 
 /// The Landlock ABI whose write rights the sandbox handles (with truncation and renames across
 /// folders). A kernel with less is used as far as it goes.
@@ -26,6 +27,58 @@ pub struct Sandbox {
     pub writable: Option<Vec<PathBuf>>,
     /// A temporary folder of its own, given as `TMPDIR`.
     pub tmpdir: Option<PathBuf>,
+    /// Folders whose files it may not read (lembas' own), and places inside them it still may.
+    pub hidden: Hidden,
+    /// Whether it may open TCP connections or listen (Landlock's network rights, Linux 6.7+;
+    /// an older kernel leaves the network open).
+    pub network: bool,
+}
+
+/// Folders whose files a command may not read, with the places inside them it still may (the
+/// plans, the person's skills, a subagent's worktree).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Hidden {
+    pub folders: Vec<PathBuf>,
+    pub open: Vec<PathBuf>,
+}
+
+impl Hidden {
+    /// Every place whose files may be read: Landlock only grants, so "all but these folders" is
+    /// each entry along the way from `/` to a hidden folder except the folder itself (a link
+    /// counts where it lands), and the open places inside. Names stay listable; what a hidden
+    /// folder's files say does not. An entry made later in a folder along the way (`/`, the home
+    /// folder, `~/.config`, …) is not readable until the next command.
+    fn readable(&self) -> Vec<PathBuf> {
+        let hidden: Vec<PathBuf> =
+            self.folders.iter().map(|f| std::fs::canonicalize(f).unwrap_or_else(|_| f.clone())).collect();
+        let mut out = Vec::new();
+        cover(Path::new("/"), &hidden, &mut out);
+        out.extend(self.open.iter().filter(|o| hidden.iter().any(|h| o.starts_with(h))).cloned());
+        out
+    }
+}
+
+/// The entries of `dir` that hold nothing hidden, and those along the way into it, recursively.
+fn cover(dir: &Path, hidden: &[PathBuf], out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if hidden.contains(&path) {
+            continue;
+        }
+        if hidden.iter().any(|h| h.starts_with(&path)) {
+            cover(&path, hidden, out);
+            continue;
+        }
+        if entry.file_type().is_ok_and(|t| t.is_symlink()) {
+            // A rule on a link is a rule on where it lands.
+            match std::fs::canonicalize(&path) {
+                Ok(real) if !hidden.iter().any(|h| real.starts_with(h) || h.starts_with(&real)) => {}
+                _ => continue,
+            }
+        }
+        out.push(path);
+    }
 }
 
 impl Sandbox {
@@ -45,7 +98,7 @@ pub fn support() -> Result<(), String> {
     SUPPORT
         .get_or_init(|| {
             // Try it in a thread that ends right after: the restriction ends with it.
-            std::thread::spawn(|| match restrict(&[]) {
+            std::thread::spawn(|| match restrict(&[], None, true) {
                 Ok(RulesetStatus::FullyEnforced | RulesetStatus::PartiallyEnforced) => Ok(()),
                 Ok(_) => {
                     Err("this kernel has no Landlock (it needs Linux 5.13 or later, with Landlock enabled)".to_owned())
@@ -58,16 +111,29 @@ pub fn support() -> Result<(), String> {
         .clone()
 }
 
-/// Restricts the calling thread (and what it starts) to writing under `writable`.
-fn restrict(writable: &[PathBuf]) -> Result<RulesetStatus, landlock::RulesetError> {
+/// Restricts the calling thread (and what it starts) to writing under `writable` and, when
+/// `readable` is given, to reading files only there.
+fn restrict(
+    writable: &[PathBuf],
+    readable: Option<&[PathBuf]>,
+    network: bool,
+) -> Result<RulesetStatus, landlock::RulesetError> {
     let write = AccessFs::from_write(WRITE_ABI);
-    let status = Ruleset::default()
-        .handle_access(write)?
+    let read = AccessFs::ReadFile;
+    let handled = if readable.is_some() { write | read } else { write };
+    let mut ruleset = Ruleset::default().handle_access(handled)?;
+    if !network {
+        // Handled and granted nowhere: no connection, no listening.
+        ruleset = ruleset.handle_access(AccessNet::BindTcp | AccessNet::ConnectTcp)?;
+    }
+    let mut ruleset = ruleset
         .create()?
         .add_rules(path_beneath_rules(DEVICES, write))?
-        .add_rules(path_beneath_rules(writable, write))?
-        .restrict_self()?;
-    Ok(status.ruleset)
+        .add_rules(path_beneath_rules(writable, write))?;
+    if let Some(readable) = readable {
+        ruleset = ruleset.add_rules(path_beneath_rules(readable, read))?;
+    }
+    Ok(ruleset.restrict_self()?.ruleset)
 }
 
 /// Starts `command` inside `sandbox` (or plainly, without one). Must be called within a tokio
@@ -85,12 +151,14 @@ pub fn spawn(mut command: tokio::process::Command, sandbox: &Sandbox) -> std::io
     let Some(writable) = sandbox.writable.clone().filter(|_| support().is_ok()) else {
         return command.spawn();
     };
+    let readable = (!sandbox.hidden.folders.is_empty()).then(|| sandbox.hidden.readable());
+    let network = sandbox.network;
     let runtime = tokio::runtime::Handle::current();
     std::thread::scope(|scope| {
         scope
             .spawn(move || {
                 let _entered = runtime.enter();
-                match restrict(&writable) {
+                match restrict(&writable, readable.as_deref(), network) {
                     Ok(RulesetStatus::NotEnforced) | Err(_) => Err(std::io::Error::other(
                         "the sandbox could not be set up for this command, so it was not run",
                     )),
@@ -116,6 +184,10 @@ pub struct SandboxPlaces {
     pub private_tmp: PathBuf,
     /// More folders the person allowed (`[sandbox] writable` in `config.toml`).
     pub extra: Vec<PathBuf>,
+    /// lembas' own folders, which no command reads.
+    pub hidden: Hidden,
+    /// Whether commands may use the network: `None` lets them in every reach but plan mode's.
+    pub network: Option<bool>,
 }
 
 /// The per-user caches builds and package managers write to (under the home folder).
@@ -141,7 +213,12 @@ impl SandboxPlaces {
             Reach::Plans => {
                 writable.extend(self.plans_dir.clone());
                 writable.push(self.private_tmp.clone());
-                return Sandbox { writable: Some(writable), tmpdir: Some(self.private_tmp.clone()) };
+                return Sandbox {
+                    writable: Some(writable),
+                    tmpdir: Some(self.private_tmp.clone()),
+                    hidden: self.hidden.clone(),
+                    network: self.network.unwrap_or(false),
+                };
             }
             Reach::Project | Reach::ProjectAndCaches => {
                 writable.push(self.root.clone());
@@ -156,7 +233,12 @@ impl SandboxPlaces {
             writable.extend(CACHES.iter().map(|c| home.join(c)));
         }
         writable.extend(self.extra.iter().cloned());
-        Sandbox { writable: Some(writable), tmpdir: None }
+        Sandbox {
+            writable: Some(writable),
+            tmpdir: None,
+            hidden: self.hidden.clone(),
+            network: self.network.unwrap_or(true),
+        }
     }
 }
 

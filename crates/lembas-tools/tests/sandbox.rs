@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use lembas_tools::{Sandbox, SandboxPlaces, SandboxReach, ToolOutput, Workspace, run_bash_in};
+use lembas_tools::{Sandbox, SandboxHidden, SandboxPlaces, SandboxReach, ToolOutput, Workspace, run_bash_in};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -22,7 +22,7 @@ fn places() -> Places {
         tempfile::tempdir_in(lembas_testkit::outside_temp(std::path::Path::new(env!("CARGO_TARGET_TMPDIR")))).unwrap();
     let base = std::fs::canonicalize(dir.path()).unwrap();
     let (root, home, plans, outside) = (base.join("app"), base.join("home"), base.join("plans"), base.join("outside"));
-    for d in [&root, &home.join(".cargo"), &home.join(".ssh"), &plans, &outside] {
+    for d in [&root, &home.join(".cargo"), &home.join(".ssh"), &plans, &outside, &home.join(".config/lembas/skills")] {
         std::fs::create_dir_all(d).unwrap();
     }
     let (ws, _) = Workspace::new(&root, &root);
@@ -31,14 +31,23 @@ fn places() -> Places {
 
 impl Places {
     fn sandbox(&self, reach: SandboxReach) -> Sandbox {
+        self.places().sandbox(reach)
+    }
+
+    fn places(&self) -> SandboxPlaces {
         SandboxPlaces {
             root: self.root.clone(),
             home: Some(self.home.clone()),
             plans_dir: Some(self.plans.clone()),
             private_tmp: self.outside.join("plan-tmp"),
             extra: Vec::new(),
+            // lembas' own configuration folder stands in the home folder, as it does for people.
+            network: None,
+            hidden: SandboxHidden {
+                folders: vec![self.home.join(".config/lembas")],
+                open: vec![self.home.join(".config/lembas/skills")],
+            },
         }
-        .sandbox(reach)
     }
 
     async fn run(&self, command: &str, reach: SandboxReach) -> (String, bool) {
@@ -102,7 +111,7 @@ async fn a_command_writes_only_where_its_mode_allows() {
         .await;
     assert!(!exists(&p.home.join(".ssh/authorized_keys")), "{text}");
     assert!(exists(&p.outside), "{text}");
-    // Reading is not limited; the sinks still work.
+    // Reading is not limited (but for lembas' own files); the sinks still work.
     let (text, _) = p.run("cat /etc/hostname >/dev/null && echo read", SandboxReach::Project).await;
     assert!(text.contains("read"), "{text}");
 }
@@ -152,4 +161,74 @@ async fn lembas_variables_do_not_reach_commands() {
     let out = run_bash_in(&p.ws, &json!({ "command": line }), &CancellationToken::new(), None, &Sandbox::none()).await;
     let ToolOutput::Text(text) = out.output else { panic!("{:?}", out.output) };
     assert!(text.contains("[none] [none] [none] [1]"), "{text}");
+}
+
+#[tokio::test]
+async fn lembas_own_files_are_not_read_through_a_name_the_judge_never_saw() {
+    if !active() {
+        return;
+    }
+    let p = places();
+    let config = p.home.join(".config/lembas");
+    std::fs::write(config.join("credentials.json"), "SECRET-KEY").unwrap();
+    std::fs::write(config.join("skills/s.md"), "a skill").unwrap();
+    std::fs::write(p.home.join(".gitconfig"), "[user]").unwrap();
+    std::fs::write(p.home.join(".config/other.toml"), "other = 1").unwrap();
+    // The judge refuses `cat ~/.config/lembas/credentials.json`; a glob or a `find` names it
+    // only when the line runs.
+    let home = p.home.display();
+    for reach in [SandboxReach::Plans, SandboxReach::Project, SandboxReach::ProjectAndCaches] {
+        let (text, _) =
+            p.run(&format!("cat {home}/.config/l*/cred*; find {home} -name 'cred*' -exec cat {{}} +"), reach).await;
+        assert!(!text.contains("SECRET-KEY"), "{reach:?}: {text}");
+        assert!(text.contains("Permission denied"), "{reach:?}: {text}");
+        // Everything else reads as before: the home folder's files, its other folders, the
+        // open places inside lembas' folder, the system.
+        let (text, _) = p
+            .run(
+                &format!(
+                    "cat {home}/.gitconfig {home}/.config/other.toml {home}/.config/lembas/skills/s.md; \
+                     ls {home}/.config/lembas; head -c0 /etc/hostname && echo system-ok"
+                ),
+                reach,
+            )
+            .await;
+        for want in ["[user]", "other = 1", "a skill", "credentials.json", "system-ok"] {
+            assert!(text.contains(want), "{reach:?} {want}: {text}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn plan_mode_commands_open_no_connections_unless_the_person_says() {
+    if !active() {
+        return;
+    }
+    let p = places();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        while let Ok((socket, _)) = listener.accept().await {
+            drop(socket);
+        }
+    });
+    let line = format!("exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected");
+    let (text, blocked) = p.run(&line, SandboxReach::Plans).await;
+    assert!(!text.contains("connected") && blocked, "{text}");
+    let (text, _) = p.run(&line, SandboxReach::Project).await;
+    assert!(text.contains("connected"), "{text}");
+    // `[sandbox] network = false` closes it in every mode; `true` opens it in plan mode too.
+    let mut places = p.places();
+    places.network = Some(false);
+    let run = |sandbox: Sandbox| {
+        let line = line.clone();
+        let ws = &p.ws;
+        async move {
+            let out = run_bash_in(ws, &json!({ "command": line }), &CancellationToken::new(), None, &sandbox).await;
+            format!("{:?}", out.output)
+        }
+    };
+    assert!(!run(places.sandbox(SandboxReach::ProjectAndCaches)).await.contains("connected"));
+    places.network = Some(true);
+    assert!(run(places.sandbox(SandboxReach::Plans)).await.contains("connected"));
 }

@@ -298,6 +298,7 @@ pub fn session_config(
     cfg.lembas_private = vec![home.data.clone(), home.state.clone()];
     lembas_tools::set_private_folders(vec![home.config.clone(), home.data.clone(), home.state.clone()]);
     cfg.sandbox = config.sandbox.enabled;
+    cfg.sandbox_network = config.sandbox.network;
     cfg.sandbox_writable =
         config.sandbox.writable.iter().map(|w| config_folder(w, home.user_home.as_deref())).collect();
     cfg.max_steps = config.steps.unwrap_or(cfg.max_steps);
