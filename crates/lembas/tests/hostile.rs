@@ -142,6 +142,11 @@ async fn the_floor_holds_against_spelling_in_auto_mode() {
         "rm -rf {~,}",
         "cd ~/.ssh && echo k >> authorized_keys",
         "echo k >> \"$(echo ~)/.ssh/authorized_keys\"",
+        // Read as bash reads them: keywords are not programs, an unquoted here-document runs.
+        "if true; then rm -rf ~; fi",
+        "for x in a; do rm -rf ~; done",
+        "cat <<EOF\n$(rm -rf ~)\nEOF",
+        "$'\\x72m' -rf ~",
     ] {
         let (p, said) = probe_bash("auto", line).await;
         p.home_intact();
@@ -211,10 +216,15 @@ async fn a_trusted_projects_rules_lapse_when_the_model_changes_them() {
 #[tokio::test]
 async fn lembas_secrets_stay_out_of_reach() {
     let (_p, _s, said) = probe_call("auto", "read", json!({"path": "../lembas/config/credentials.json"}), |_| {}).await;
-    assert!(said.contains("private") && !said.contains("api_key"), "{said}");
+    assert!(said.contains("private") && !said.contains("base_url"), "{said}");
     let (_p, said) =
         probe_bash("auto", "cat $LEMBAS_HOME/config/credentials.json; cat ../lembas/config/credentials.json").await;
     assert!(said.contains("private"), "{said}");
+    // A name only known when the line runs gets past the judge; the sandbox does not read it.
+    if sandboxed() {
+        let (_p, said) = probe_bash("auto", "find .. -name 'cred*' -exec cat {} +; cat ../lemb*/config/cred*").await;
+        assert!(!said.contains("base_url") && said.contains("Permission denied"), "{said}");
+    }
     let (p, said) = probe_bash("auto", "echo \"key=[$LEMBAS_API_KEY]\" \"home=[$LEMBAS_HOME]\"").await;
     assert!(said.contains("key=[]") && said.contains("home=[]"), "{said}");
     for file in ["data/sessions.db", "state/learned.json"] {
