@@ -75,7 +75,7 @@ pub fn updates(event: &Event) -> Vec<SessionUpdate> {
                 .collect();
             vec![SessionUpdate::Plan(Plan::new(entries))]
         }
-        Event::Mode { mode } => vec![SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(mode.clone()))],
+        Event::Mode { mode } => vec![SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(mode.as_str()))],
         _ => Vec::new(),
     }
 }

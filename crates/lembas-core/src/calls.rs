@@ -14,9 +14,9 @@ use lembas_tools::{ToolOutput, paths_of, run_file_tool};
 use serde_json::Value;
 
 use crate::Event;
-use crate::approve::{Approval, ApprovalRequest};
 use crate::phase::Phases;
 use crate::session::{Entry, Session};
+use crate::{Approval, ApprovalRequest};
 
 /// The job tools, on this session's jobs.
 async fn job_tool(jobs: &lembas_tools::Jobs, name: &str, args: &Value) -> ToolOutput {
@@ -510,7 +510,7 @@ impl Session {
     /// id), so here it is a placeholder.
     async fn engine_tool(&mut self, name: &str, args: &Value) -> ToolOutput {
         match name {
-            "plan_write" => match crate::plan::Plan::from_args(args) {
+            "plan_write" => match crate::Plan::from_args(args) {
                 Ok(plan) => {
                     let text = plan.render();
                     self.state.plan = Some(plan.clone());
@@ -553,7 +553,7 @@ impl Session {
                 }
                 let mut phases = Phases::new(self.events.clone());
                 phases.set(Phase::WaitingForPerson { what: lembas_progress::PersonWait::Question, tool: None });
-                match self.cfg.approver.question(crate::approve::Question { question, options }).await {
+                match self.cfg.approver.question(crate::Question { question, options }).await {
                     Some(answer) => ToolOutput::Text(format!("The person answered: {answer}")),
                     None => ToolOutput::Error(
                         "The person did not answer: decide yourself, and say what you assumed.".into(),
@@ -604,7 +604,7 @@ impl Session {
                 self.state.mode = mode;
                 // The result says so: no note needed.
                 self.state.told.facts.mode = Some(mode.to_string());
-                self.emit(Event::Mode { mode: mode.to_string() });
+                self.emit(Event::Mode { mode });
                 ToolOutput::Text(format!(
                     "The person approved the plan. Plan mode has ended: the permission mode is now {mode}. Carry out the plan, keeping it current with plan_update."
                 ))

@@ -5,16 +5,9 @@
 //! the server said; before any request the whole is the usual estimate of four characters a token.
 
 use lembas_model::Message;
-use serde::{Deserialize, Serialize};
+use lembas_protocol::ContextShare;
 
 use crate::session::Session;
-
-/// One category's part of the window.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ContextShare {
-    pub category: String,
-    pub tokens: u64,
-}
 
 /// Characters per token when the server has not counted yet.
 const CHARS_PER_TOKEN: u64 = 4;

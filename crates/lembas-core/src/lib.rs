@@ -18,10 +18,8 @@
 mod approve;
 mod calls;
 mod context_use;
-mod events;
 mod mcp;
 mod phase;
-mod plan;
 mod prompt;
 mod sandboxing;
 mod session;
@@ -30,13 +28,14 @@ mod turn;
 mod undo;
 mod worktree;
 
-pub use approve::{Approval, ApprovalRequest, Approver, Nobody, Question};
-pub use context_use::ContextShare;
-pub use events::{DoneReason, Event, FileDiff, TurnUsage};
-pub use lembas_mcp::{McpHub, ServerEntry, ServerState, ServerStatus};
+pub use approve::{Approver, Nobody};
+pub use lembas_mcp::{McpHub, ServerEntry};
+pub use lembas_protocol::{
+    Answer, Approval, ApprovalRequest, Ask, Command, ContextShare, DoneReason, Event, FileDiff, Plan, PlanPhase,
+    Question, ServerState, ServerStatus, Status, Task, TurnUsage,
+};
 pub use lembas_tools::{EditorFiles, SkillPlaces};
 pub use mcp::connect_mcp;
-pub use plan::{Plan, PlanPhase, Status, Task};
 pub use prompt::{Instruction, PromptParts, instructions, system_prompt, title_from};
 pub use session::{OFFERED, Session, SessionConfig, local_today, stored_transcript};
 pub use undo::Undone;

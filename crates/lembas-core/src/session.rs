@@ -17,8 +17,8 @@ use lembas_tools::{Jobs, Workspace};
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc::UnboundedSender;
 
+use crate::Event;
 use crate::approve::Approver;
-use crate::events::Event;
 use crate::prompt::{PromptParts, instructions, system_prompt};
 use crate::{EngineError, now_ms};
 use lembas_context::note::{Facts, Told};
@@ -260,7 +260,7 @@ pub(crate) struct State {
     pub always: Vec<(String, Option<String>)>,
     /// The session's plan.
     #[serde(default)]
-    pub plan: Option<crate::plan::Plan>,
+    pub plan: Option<crate::Plan>,
     /// The mode to return to when a plan made in plan mode is approved.
     #[serde(default)]
     pub mode_before_plan: Option<Mode>,
@@ -543,7 +543,7 @@ impl Session {
             id: self.id.clone(),
             title: self.title.clone(),
             model: self.cfg.model.id.clone(),
-            mode: self.state.mode.to_string(),
+            mode: self.state.mode,
             resumed,
             sandbox: self.sandbox_state(),
         });
@@ -575,7 +575,7 @@ impl Session {
                 self.state.mode_before_plan = Some(self.state.mode);
             }
             self.state.mode = mode;
-            self.emit(Event::Mode { mode: mode.to_string() });
+            self.emit(Event::Mode { mode });
         }
     }
 
@@ -652,7 +652,7 @@ impl Session {
         self.tools = Arc::new(tools);
         self.remake_prompt(self.state.told.facts.date.clone());
         self.save_prefix()?;
-        self.emit(Event::Model { model: self.cfg.model.id.clone() });
+        self.emit(Event::Model { model: self.cfg.model.id.clone(), effort: self.state.effort.clone() });
         Ok(())
     }
 
@@ -673,7 +673,10 @@ impl Session {
 
     /// The effort level for the next requests (one of the model's levels).
     pub fn set_effort(&mut self, level: Option<String>) {
-        self.state.effort = level;
+        if self.state.effort != level {
+            self.state.effort = level;
+            self.emit(Event::Model { model: self.cfg.model.id.clone(), effort: self.state.effort.clone() });
+        }
     }
 
     /// The model's effort levels as its server takes them: narrowed to what a refusal named
@@ -696,6 +699,7 @@ impl Session {
         self.cfg.store.rename(&self.id, title)?;
         self.title = title.to_owned();
         self.fresh = false;
+        self.emit(Event::Title { title: self.title.clone() });
         Ok(())
     }
 

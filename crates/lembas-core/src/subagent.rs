@@ -20,9 +20,10 @@ use lembas_tools::ToolOutput;
 use serde_json::Value;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 
-use crate::approve::{Approval, ApprovalRequest, Approver, Question};
+use crate::approve::Approver;
 use crate::session::Session;
 use crate::worktree::Worktree;
+use crate::{Approval, ApprovalRequest, Question};
 use crate::{DoneReason, Event};
 
 /// The tools a subagent is never given.

@@ -173,6 +173,7 @@ impl Session {
             self.fresh = false;
             self.title = title_from(words);
             self.cfg.store.rename(&self.id, &self.title).map_err(|e| (e.into(), 0))?;
+            self.emit(Event::Title { title: self.title.clone() });
         }
         // What the person allowed on a background subagent's card since the last turn.
         self.take_up_grants();

@@ -489,7 +489,9 @@ async fn an_approved_plan_ends_plan_mode_and_questions_reach_the_person() {
     session.prompt("go on", &CancellationToken::new()).await;
     let next = h.server.chat_requests()[4]["messages"].as_array().unwrap().last().unwrap().clone();
     assert_eq!(next["content"], "go on", "the model's own approval needs no note");
-    assert!(drain(&mut rx).iter().any(|e| matches!(e, Event::Mode { mode } if mode == "edit")));
+    assert!(
+        drain(&mut rx).iter().any(|e| matches!(e, Event::Mode { mode } if *mode == lembas_permissions::Mode::Edit))
+    );
 }
 
 #[tokio::test]
@@ -522,7 +524,7 @@ async fn a_move_to_another_model_makes_the_prompt_again_and_keeps_the_date() {
     assert_eq!(requests[1]["model"], "other-model");
     assert!(requests[1]["messages"][0]["content"].as_str().unwrap().contains("New rules."), "the prompt is made again");
     assert_eq!(requests[1]["messages"][3]["content"], "second", "the date said before still holds");
-    assert!(drain(&mut rx).iter().any(|e| matches!(e, Event::Model { model } if model == "other-model")));
+    assert!(drain(&mut rx).iter().any(|e| matches!(e, Event::Model { model, .. } if model == "other-model")));
 }
 
 #[tokio::test]

@@ -35,6 +35,14 @@ async fn what_plan_mode_allows_never_needs_the_sandbox() {
     std::fs::create_dir_all(root.join("src")).unwrap();
     std::fs::write(root.join("src/lib.rs"), "fn main() {}\n").unwrap();
     std::fs::write(root.join("notes.txt"), "b\na\nb\n").unwrap();
+    // A repository of its own: git run here must not find the clone around the build folder,
+    // whose history may say anything ("Permission denied" included).
+    for args in
+        [&["init", "-q"][..], &["add", "."], &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "start"]]
+    {
+        let done = std::process::Command::new("git").args(args).current_dir(&root).status().unwrap();
+        assert!(done.success(), "git {args:?}");
+    }
     let (ws, _) = Workspace::new(&root, &root);
     let judge = Judge::with_defaults(Context {
         root: root.clone(),

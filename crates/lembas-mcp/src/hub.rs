@@ -12,7 +12,7 @@ use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, Peer, ServiceExt};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 use tokio::io::AsyncBufReadExt;
 use tokio::sync::watch;
@@ -50,21 +50,7 @@ pub struct ReadyServer {
     pub tools: Vec<McpTool>,
 }
 
-/// Where a server stands.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "state", rename_all = "snake_case")]
-pub enum ServerState {
-    Connecting,
-    Ready { tools: usize },
-    Failed { reason: String },
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ServerStatus {
-    pub name: String,
-    #[serde(flatten)]
-    pub state: ServerState,
-}
+pub use lembas_protocol::{ServerState, ServerStatus};
 
 /// A configured server: its name, and how to reach it — or why its entry cannot be used (it is
 /// listed as failed with that reason, so the person sees it).

@@ -13,12 +13,14 @@
 
 mod filesystem;
 mod loop_spec;
+mod mode;
 mod modes;
 mod template;
 mod tools;
 
 pub use filesystem::{FilesystemSpec, filesystem};
 pub use loop_spec::*;
+pub use mode::Mode;
 pub use modes::{ModeSpec, ModesSpec, modes};
 pub use template::{placeholders, render};
 pub use tools::{RiskClass, ToolDef, tool, tools};

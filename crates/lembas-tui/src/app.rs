@@ -386,11 +386,17 @@ impl App {
                 }
             }
             Event::Phase { progress } => self.progress = progress.clone(),
-            Event::Mode { mode } => self.mode = Mode::parse(mode),
-            Event::Model { model } => {
+            Event::Mode { mode } => self.mode = Some(*mode),
+            Event::Model { model, effort } => {
+                if *model != self.model {
+                    self.levels = None;
+                }
                 self.model = model.clone();
-                self.levels = None;
+                self.effort = effort.clone();
             }
+            Event::Title { title } => self.title = title.clone(),
+            // Cards come through the approver until the UI attaches to the session host.
+            Event::Ask { .. } | Event::Answered { .. } => {}
             Event::Levels { levels } => {
                 self.levels = Some(levels.clone());
                 if self.effort.as_ref().is_some_and(|e| !levels.contains(e)) {
@@ -459,7 +465,7 @@ impl App {
                 let what = if *resumed { "Resumed" } else { "Session" };
                 self.finished.push(Block::Notice(format!("── {what}: {title} ──")));
                 self.model = model.clone();
-                self.mode = Mode::parse(mode);
+                self.mode = Some(*mode);
             }
             Event::Step { .. } => {}
         }

@@ -442,7 +442,7 @@ fn subagents_lists_the_sessions_subagents_and_shows_one_read_only() {
         id: "main".into(),
         title: "fix it".into(),
         model: "m".into(),
-        mode: "edit".into(),
+        mode: lembas_permissions::Mode::Edit,
         resumed: false,
         sandbox: "active".into(),
     });

@@ -1,9 +1,37 @@
 //! What the engine says as a session runs: one typed event vocabulary (`acp.md`
 //! `_lembas/event`), serialized with its `type`, so the same values cross the ACP link
-//! unchanged and every front end renders the same thing.
+//! unchanged and every front end renders the same thing. Every change of a session's state is
+//! said by one, so what a front end shows is a function of the events it received.
 
 use lembas_progress::Progress;
+use lembas_spec::Mode;
 use serde::{Deserialize, Serialize};
+
+use crate::{Ask, Plan};
+
+/// One category's part of the context window (what `/context` draws).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ContextShare {
+    pub category: String,
+    pub tokens: u64,
+}
+
+/// Where an MCP server stands.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum ServerState {
+    Connecting,
+    Ready { tools: usize },
+    Failed { reason: String },
+}
+
+/// One MCP server of a session, and where it stands.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServerStatus {
+    pub name: String,
+    #[serde(flatten)]
+    pub state: ServerState,
+}
 
 /// One file a call changed: its absolute path, and its text before (none: created) and after
 /// (none: deleted).
@@ -46,7 +74,7 @@ pub enum Event {
         id: String,
         title: String,
         model: String,
-        mode: String,
+        mode: Mode,
         resumed: bool,
         /// Whether commands run in the OS sandbox: `active`, `off` (the person's setting), or
         /// `unavailable: <why>` (the judgement alone stands).
@@ -116,7 +144,7 @@ pub enum Event {
     /// `window` 0: nobody said how large the window is.
     Context {
         window: u64,
-        shares: Vec<crate::ContextShare>,
+        shares: Vec<ContextShare>,
     },
     /// The progress line's object; `null` when the session does nothing.
     Phase {
@@ -124,17 +152,26 @@ pub enum Event {
     },
     /// The plan changed (by the model's plan tools).
     Plan {
-        plan: crate::plan::Plan,
+        plan: Plan,
     },
     /// The conversation was compacted.
     Compacted {
         table: String,
     },
+    /// The permission mode changed.
     Mode {
-        mode: String,
+        mode: Mode,
     },
+    /// The model, or its effort level, changed.
     Model {
         model: String,
+        /// The effort level asked for; `None`: the model's start level.
+        #[serde(default)]
+        effort: Option<String>,
+    },
+    /// The session's title changed (given from the first prompt, or renamed).
+    Title {
+        title: String,
     },
     /// The model's effort levels narrowed (its server refused one and named those it takes).
     Levels {
@@ -142,7 +179,7 @@ pub enum Event {
     },
     /// The session's MCP servers and where each stands (asked for with `report_mcp`).
     McpServers {
-        servers: Vec<lembas_mcp::ServerStatus>,
+        servers: Vec<ServerStatus>,
     },
     /// Something worth saying once that is not an error (the project root's real spelling).
     Notice {
@@ -161,6 +198,16 @@ pub enum Event {
         call_id: String,
         agent: String,
         event: Box<Event>,
+    },
+    /// The session waits for the person: an approval, a question or a plan. Answered with
+    /// [`crate::Command::Answer`] and this `id`; every front end attached sees it.
+    Ask {
+        id: u64,
+        ask: Ask,
+    },
+    /// An ask was answered (here or by another front end), or given up: its card goes.
+    Answered {
+        id: u64,
     },
     Error {
         message: String,

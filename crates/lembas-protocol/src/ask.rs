@@ -1,0 +1,66 @@
+//! What the session asks the person, and how they answer: an approval before a call runs, a
+//! question from `ask_user`, a plan from `plan_submit`.
+
+use serde::{Deserialize, Serialize};
+
+/// A call put to the person.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ApprovalRequest {
+    /// The call's id, as the model gave it (what a client's tool-call view knows it by).
+    pub call_id: String,
+    pub tool: String,
+    /// The call, as one line: the command, or the path.
+    pub title: String,
+    /// What it reaches (paths, resolved).
+    pub reaches: Vec<String>,
+    /// The subagent whose call it is (its description); `None` for the main agent's own.
+    pub agent: Option<String>,
+    /// Only "once" can be given: a confirm-always tool, a change to what decides lembas' own
+    /// permissions later, leaving the sandbox. A card offers no "for this session".
+    pub once_only: bool,
+}
+
+/// The person's answer to an approval or a plan.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "answer", rename_all = "snake_case")]
+pub enum Approval {
+    Once,
+    /// For the rest of the session (what it covers is the permission rules' arity).
+    Always,
+    /// Refused, with words the model reads.
+    Deny {
+        feedback: Option<String>,
+    },
+    /// Run once with the command line the person corrected (bash).
+    Edited {
+        command: String,
+    },
+}
+
+/// A question from `ask_user`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Question {
+    pub question: String,
+    pub options: Vec<String>,
+}
+
+/// Something the session waits on the person for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Ask {
+    Approval(ApprovalRequest),
+    Question(Question),
+    /// The plan, rendered, to approve or to send back with words.
+    Plan {
+        plan: String,
+    },
+}
+
+/// An answer to an [`Ask`]: an approval or a plan's [`Approval`], a question's words (`None`:
+/// not answered).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Answer {
+    Approval(Approval),
+    Reply { words: Option<String> },
+}

@@ -1,0 +1,15 @@
+//! The seam between lembas' engine and its front ends — the terminal UI, headless runs, the
+//! ACP server and the link: the [`Event`]s an open session says, and the [`Command`]s it
+//! takes. Types only (serde, the spec's own types); no runtime, no I/O.
+
+mod ask;
+mod command;
+mod event;
+mod plan;
+
+pub use ask::{Answer, Approval, ApprovalRequest, Ask, Question};
+pub use command::Command;
+pub use event::{ContextShare, DoneReason, Event, FileDiff, ServerState, ServerStatus, TurnUsage};
+pub use lembas_progress::Progress;
+pub use lembas_spec::Mode;
+pub use plan::{Plan, PlanPhase, Status, Task};
