@@ -18,6 +18,7 @@
 mod approve;
 mod calls;
 mod context_use;
+mod host;
 mod mcp;
 mod phase;
 mod prompt;
@@ -29,6 +30,7 @@ mod undo;
 mod worktree;
 
 pub use approve::{Approver, Nobody};
+pub use host::{Host, OpenSession, Opened, SessionHandle, Start};
 pub use lembas_mcp::{McpHub, ServerEntry};
 pub use lembas_protocol::{
     Answer, Approval, ApprovalRequest, Ask, Command, ContextShare, DoneReason, Event, FileDiff, Plan, PlanPhase,

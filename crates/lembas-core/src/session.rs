@@ -292,6 +292,8 @@ pub struct Session {
     pub(crate) events: UnboundedSender<Event>,
     /// Words the person added while a turn runs, delivered at the next step.
     pub(crate) steer: Arc<Mutex<Vec<String>>>,
+    /// Settings changed while a turn runs (mode, model, effort, title), applied at the next step.
+    pub(crate) changes: Arc<Mutex<Vec<crate::Command>>>,
     pub(crate) fresh: bool,
     pub(crate) judge: Judge,
     pub(crate) jobs: Jobs,
@@ -423,6 +425,7 @@ impl Session {
             state,
             events,
             steer: Arc::default(),
+            changes: Arc::default(),
             fresh: subagent.is_none(),
             judge: Judge::with_defaults(Context::default()),
             jobs: Jobs::new(cfg.jobs_dir.join(&id)),
@@ -491,6 +494,7 @@ impl Session {
             state,
             events,
             steer: Arc::default(),
+            changes: Arc::default(),
             fresh: false,
             judge: Judge::with_defaults(Context::default()),
             prompt_tokens: 0,

@@ -207,7 +207,9 @@ impl Session {
             if cancel.is_cancelled() {
                 return Ok((DoneReason::Cancelled, String::new(), steps));
             }
-            // Deliveries at a step boundary: words the person added, jobs that ended.
+            // Deliveries at a step boundary: settings the person changed, words they added,
+            // jobs that ended.
+            self.apply_changes();
             let steered = std::mem::take(&mut *self.steer.lock().expect("steer queue"));
             if self.subagent.is_none() {
                 steered.iter().for_each(|w| self.note_named(w));

@@ -212,6 +212,8 @@ pub enum Event {
     Error {
         message: String,
     },
+    /// The session closed: nothing more comes.
+    Closed,
     /// The prompt ended. `text` is the final answer (empty when there was none); `session` the
     /// session's id and `usage` the prompt's tokens over all its requests, for a script.
     Done {

@@ -118,6 +118,9 @@ pub struct App {
     pub title: String,
     /// The session's id (its subagents are found by it).
     pub session_id: String,
+    /// What the session asked that waits for a card, and the ask the card shown answers.
+    asks: std::collections::VecDeque<(u64, lembas_core::Ask)>,
+    asking: Option<u64>,
     /// The sessions last listed, by number, for `/resume N`.
     pub listed: Vec<String>,
     /// The project's files, for completing `@path`.
@@ -395,8 +398,23 @@ impl App {
                 self.effort = effort.clone();
             }
             Event::Title { title } => self.title = title.clone(),
-            // Cards come through the approver until the UI attaches to the session host.
-            Event::Ask { .. } | Event::Answered { .. } => {}
+            Event::Ask { id, ask } => {
+                self.asks.push_back((*id, ask.clone()));
+                self.next_card();
+            }
+            // Answered (here, or elsewhere) or given up: its card goes.
+            Event::Answered { id } => {
+                if self.asking == Some(*id) {
+                    self.asking = None;
+                    if !matches!(self.card, Some(Card::LooserMode(_))) {
+                        self.card = None;
+                    }
+                    self.next_card();
+                } else {
+                    self.asks.retain(|(waiting, _)| waiting != id);
+                }
+            }
+            Event::Closed => {}
             Event::Levels { levels } => {
                 self.levels = Some(levels.clone());
                 if self.effort.as_ref().is_some_and(|e| !levels.contains(e)) {
@@ -427,16 +445,8 @@ impl App {
             }
             Event::McpServers { servers } => self.finished.push(Block::Notice(mcp_report(servers))),
             Event::Error { message } => self.finished.push(Block::Error(message.clone())),
-            Event::Done { reason, steps, .. } => {
-                self.flush_live();
-                // Calls that never ended (a cancelled turn) are finished as stopped.
-                for mut block in std::mem::take(&mut self.running) {
-                    if let Block::Tool { state, .. } = &mut block {
-                        *state = ToolState::Failed;
-                    }
-                    self.finished.push(block);
-                }
-                self.busy = false;
+            Event::Done { reason, .. } => {
+                self.close_blocks();
                 let took = self
                     .turn_started
                     .take()
@@ -448,11 +458,6 @@ impl App {
                     DoneReason::Cancelled => " · stopped by you",
                     DoneReason::Failed => " · failed",
                 };
-                if *steps == 0 {
-                    // A replayed session, not a turn.
-                    self.last_turn = None;
-                    return;
-                }
                 self.last_turn = Some(format!("{took} · {} tokens{ended}", self.turn_tokens));
                 if self.notify && !self.focused {
                     self.to_notify = Some(format!("lembas: {} — the reply is ready", self.title));
@@ -469,6 +474,47 @@ impl App {
             }
             Event::Step { .. } => {}
         }
+    }
+
+    /// The next waiting ask as a card, when none is shown: one card at a time (subagents side by
+    /// side may ask together).
+    fn next_card(&mut self) {
+        if self.card.is_some() || self.asking.is_some() {
+            return;
+        }
+        let Some((id, ask)) = self.asks.pop_front() else { return };
+        self.asking = Some(id);
+        match ask {
+            lembas_core::Ask::Approval(request) => self.ask(request),
+            lembas_core::Ask::Question(question) => self.question(question),
+            lembas_core::Ask::Plan { plan } => self.plan(plan),
+        }
+    }
+
+    /// The card shown was answered: the id of the ask it answers, and the next card.
+    pub fn answered(&mut self) -> Option<u64> {
+        let id = self.asking.take();
+        self.next_card();
+        id
+    }
+
+    /// A replayed conversation is drawn: what it left open is finished, and it counts as no turn.
+    pub fn end_replay(&mut self) {
+        self.close_blocks();
+        self.last_turn = None;
+    }
+
+    /// What streamed is finished; calls that never ended (a cancelled turn) are finished as
+    /// stopped.
+    fn close_blocks(&mut self) {
+        self.flush_live();
+        for mut block in std::mem::take(&mut self.running) {
+            if let Block::Tool { state, .. } = &mut block {
+                *state = ToolState::Failed;
+            }
+            self.finished.push(block);
+        }
+        self.busy = false;
     }
 
     /// Shows a question card (the engine waits for [`Action::Reply`]).
@@ -682,6 +728,7 @@ impl App {
                 }
                 (Card::LooserMode(_), KeyCode::Char('n') | KeyCode::Esc) => {
                     self.card = None;
+                    self.next_card();
                     return None;
                 }
                 // Other keys wait: a card is answered before anything else.
@@ -689,6 +736,9 @@ impl App {
             };
             if answer.is_some() {
                 self.card = None;
+            }
+            if matches!(answer, Some(Action::SetMode(_))) {
+                self.next_card();
             }
             return answer;
         }

@@ -1,31 +1,18 @@
 //! `lembas run`: one turn, headless. The reply streams to stdout; `--json` prints the engine's
 //! events instead, one per line.
 
-use std::future::Future;
 use std::io::{IsTerminal, Read, Write};
-use std::pin::Pin;
-use std::sync::Arc;
 
-use lembas_core::{Approval, ApprovalRequest, Approver, DoneReason, Event, Nobody, Session};
-use lembas_model::CancellationToken;
-use tokio::sync::mpsc::unbounded_channel;
+use lembas_core::{Answer, Approval, Ask, Command, DoneReason, Event, Host, OpenSession, Start};
 
 use crate::cli::{OutputFormat, RunArgs, exit};
 use crate::{Failure, setup};
 
-/// Approvals asked on the terminal the run was started from.
-/// Asks at the terminal, one question at a time (subagents side by side may ask together).
-#[derive(Default)]
-struct TerminalApprover(tokio::sync::Mutex<()>);
-
-impl Approver for TerminalApprover {
-    fn present(&self) -> bool {
-        true
-    }
-
-    fn ask(&self, request: ApprovalRequest) -> Pin<Box<dyn Future<Output = Approval> + Send + '_>> {
-        Box::pin(async move {
-            let _turn = self.0.lock().await;
+/// What the session asks, put on the terminal the run was started from, one at a time
+/// (subagents side by side may ask together; the next waits).
+async fn ask_at_terminal(ask: Ask) -> Answer {
+    let card = match &ask {
+        Ask::Approval(request) => {
             let who = request.agent.as_ref().map_or_else(|| "lembas".to_owned(), |a| format!("the subagent \"{a}\""));
             let mut card = format!("\n{who} wants to run {}: {}\n", request.tool, request.title);
             for path in &request.reaches {
@@ -36,34 +23,56 @@ impl Approver for TerminalApprover {
             } else {
                 "Allow? [y] once, [a] always this session, [n] no — you may add why after n: "
             });
-            eprint!("{card}");
-            let _ = std::io::stderr().flush();
-            let line = tokio::task::spawn_blocking(|| {
-                let mut line = String::new();
-                std::io::stdin().read_line(&mut line).map(|_| line).unwrap_or_default()
-            })
-            .await
-            .unwrap_or_default();
-            let line = line.trim();
-            let answer = match line.chars().next().map(|c| c.to_ascii_lowercase()) {
-                Some('y') => Approval::Once,
-                Some('a') => Approval::Always,
-                _ => {
-                    let feedback = line.split_once(char::is_whitespace).map(|(_, rest)| rest.trim().to_owned());
-                    Approval::Deny { feedback: feedback.filter(|f| !f.is_empty()) }
-                }
-            };
-            // The answer on a line of its own, so what follows never shares the prompt's line
-            // (whether or not the terminal echoed a newline).
-            let said = match &answer {
-                Approval::Once => "allowed once",
-                Approval::Always => "allowed for this session",
-                _ => "declined",
-            };
-            eprintln!("\r  → {said}");
-            answer
-        })
+            card
+        }
+        Ask::Question(question) => {
+            let mut card = format!("\n{}\n", question.question);
+            for (i, option) in question.options.iter().enumerate() {
+                card.push_str(&format!("  {}. {option}\n", i + 1));
+            }
+            card.push_str("Your answer: ");
+            card
+        }
+        Ask::Plan { plan } => {
+            format!("\n{}\n\nApprove the plan? [y] yes, [n] no — you may add why after n: ", plan.trim_end())
+        }
+    };
+    eprint!("{card}");
+    let _ = std::io::stderr().flush();
+    let line = tokio::task::spawn_blocking(|| {
+        let mut line = String::new();
+        std::io::stdin().read_line(&mut line).map(|_| line).unwrap_or_default()
+    })
+    .await
+    .unwrap_or_default();
+    let line = line.trim();
+    if let Ask::Question(question) = &ask {
+        // A number picks that option.
+        let words = line
+            .parse::<usize>()
+            .ok()
+            .and_then(|n| question.options.get(n.wrapping_sub(1)).cloned())
+            .unwrap_or_else(|| line.to_owned());
+        eprintln!("\r  → answered");
+        return Answer::Reply { words: (!words.is_empty()).then_some(words) };
     }
+    let approval = match line.chars().next().map(|c| c.to_ascii_lowercase()) {
+        Some('y') => Approval::Once,
+        Some('a') if matches!(&ask, Ask::Approval(r) if !r.once_only) => Approval::Always,
+        _ => {
+            let feedback = line.split_once(char::is_whitespace).map(|(_, rest)| rest.trim().to_owned());
+            Approval::Deny { feedback: feedback.filter(|f| !f.is_empty()) }
+        }
+    };
+    // The answer on a line of its own, so what follows never shares the prompt's line
+    // (whether or not the terminal echoed a newline).
+    let said = match &approval {
+        Approval::Once => "allowed once",
+        Approval::Always => "allowed for this session",
+        _ => "declined",
+    };
+    eprintln!("\r  → {said}");
+    Answer::Approval(approval)
 }
 
 fn read_prompt(words: &[String]) -> Result<String, Failure> {
@@ -128,23 +137,22 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
 
     let machine = args.json || args.output_format != OutputFormat::Text;
     let interactive = !machine && std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
-    let approver: Arc<dyn Approver> =
-        if interactive { Arc::new(TerminalApprover::default()) } else { Arc::new(Nobody) };
     let client = setup::client(&home, &login, &config)?;
     let rules = setup::rules(&home, &config, Some((&root, standing)))?;
-    let mut cfg =
-        setup::session_config(&home, &config, store.clone(), client.clone(), model, effort, mode, approver, rules);
+    let mut cfg = setup::session_config(&home, &config, store.clone(), client.clone(), model, effort, mode, rules);
     cfg.mcp = mcp.clone();
     // Subagents may run on another of the login's models, when the person names it.
     cfg.models = login.models.clone();
     cfg.skills = setup::skill_places(&home, &config, &root, standing);
 
-    let (tx, mut rx) = unbounded_channel();
-    let resumed = resume_id.is_some();
-    let mut session = match resume_id {
-        Some(id) => Session::resume(cfg, &id, tx)?,
-        None => Session::start(cfg, &root, &cwd, tx)?,
+    let host = Host::new(store.clone());
+    let start = match resume_id {
+        Some(id) => Start::Resume(id),
+        None => Start::New { root: root.clone(), cwd: cwd.clone() },
     };
+    let opened = host.open(OpenSession { cfg, start, attended: interactive })?;
+    let (session, mut rx) = (opened.handle, opened.events);
+    let answers = session.clone();
 
     let json = args.json || args.output_format == OutputFormat::StreamJson;
     let final_json = !json && args.output_format == OutputFormat::Json;
@@ -155,7 +163,23 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
         let mut ended_with_newline = true;
         // In plan mode the plan is the work: printed whole before the closing words.
         let mut plan: Option<lembas_core::Plan> = None;
+        // How the last turn ended: the exit status.
+        let mut last: Option<DoneReason> = None;
         while let Some(event) = rx.recv().await {
+            match &event {
+                Event::Closed => break,
+                Event::Done { reason, .. } => last = Some(*reason),
+                Event::Ask { id, ask } => {
+                    if !ended_with_newline {
+                        let _ = writeln!(out);
+                        ended_with_newline = true;
+                    }
+                    let answer = ask_at_terminal(ask.clone()).await;
+                    answers.send(Command::Answer { id: *id, answer });
+                    continue;
+                }
+                _ => {}
+            }
             if let Event::Plan { plan: latest } = &event
                 && plan_mode
             {
@@ -243,35 +267,31 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
                 _ => {}
             }
         }
+        last
     });
 
     if json {
-        session.announce(resumed);
+        session.send(Command::Announce);
     }
-    let cancel = CancellationToken::new();
-    let on_interrupt = cancel.clone();
+    let on_interrupt = session.clone();
     tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            on_interrupt.cancel();
+        while tokio::signal::ctrl_c().await.is_ok() {
+            on_interrupt.send(Command::Cancel);
         }
     });
-    let mut reason = session.prompt(&prompt, &cancel).await;
-    // Nobody comes back to this session later: wait for the jobs the prompt started, and let
-    // their notes wake it, before exiting.
-    if matches!(reason, DoneReason::Answered)
-        && let Some(last) = session.settle(&cancel, std::time::Duration::from_secs(args.job_wait)).await
-    {
-        reason = last;
-    }
-    drop(session);
+    session.send(Command::Prompt { text: prompt });
+    // Nobody comes back to this session later: the jobs the prompt started may finish, and
+    // their notes wake it, before it closes.
+    session.send(Command::Close { wait_for_jobs: Some(args.job_wait) });
+    let reason = renderer.await.ok().flatten();
+    session.close().await;
     if let Some(hub) = mcp {
         hub.shutdown().await;
     }
-    let _ = renderer.await;
     setup::save_learned(&home, &client);
     Ok(match reason {
-        DoneReason::Answered | DoneReason::Limit => exit::OK,
-        DoneReason::Failed => exit::FAILED,
-        DoneReason::Cancelled => exit::INTERRUPTED,
+        Some(DoneReason::Answered | DoneReason::Limit) => exit::OK,
+        Some(DoneReason::Failed) | None => exit::FAILED,
+        Some(DoneReason::Cancelled) => exit::INTERRUPTED,
     })
 }

@@ -2,8 +2,6 @@
 
 use std::sync::Arc;
 
-use lembas_core::Nobody;
-
 use crate::cli::exit;
 use crate::{Failure, setup};
 
@@ -19,18 +17,8 @@ pub async fn serve() -> Result<u8, Failure> {
     // where trust will be asked).
     let rules = setup::rules(&home, &config, None)?;
     let (home_for_mcp, config_for_mcp) = (home.clone(), config.clone());
-    // The approver is replaced by the editor's for every session.
-    let mut template = setup::session_config(
-        &home,
-        &config,
-        store,
-        client.clone(),
-        model,
-        config.effort.clone(),
-        mode,
-        Arc::new(Nobody),
-        rules,
-    );
+    let mut template =
+        setup::session_config(&home, &config, store, client.clone(), model, config.effort.clone(), mode, rules);
     template.models = login.models.clone();
     // Each session connects the MCP servers configured for its project (and the client's own).
     // Where each session's project stands is read when it opens (a trust file that cannot be

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use lembas_config::{Config, Home, Login, Standing};
-use lembas_core::{Approver, SessionConfig};
+use lembas_core::SessionConfig;
 use lembas_model::{ClientConfig, Learned, ModelClient};
 use lembas_models::ModelInfo;
 use lembas_permissions::{Mode, RuleSet, Source};
@@ -285,14 +285,12 @@ pub fn session_config(
     model: ModelInfo,
     effort: Option<String>,
     mode: Mode,
-    approver: Arc<dyn Approver>,
     rules: RuleSet,
 ) -> SessionConfig {
     // A configured window is the person's statement; without one the window is unknown until
     // the server says (never assumed).
     let mut cfg = SessionConfig::new(store, client, model, mode, home.jobs_dir(), config.context_window);
     cfg.effort = effort;
-    cfg.approver = approver;
     cfg.rules = rules;
     cfg.lembas_config = Some(home.config.clone());
     cfg.lembas_private = vec![home.data.clone(), home.state.clone()];

@@ -3,8 +3,7 @@
 use std::io::{BufRead, IsTerminal, Write};
 use std::sync::Arc;
 
-use lembas_core::Session;
-use tokio::sync::mpsc::unbounded_channel;
+use lembas_core::{Host, OpenSession, Start};
 
 use crate::cli::exit;
 use crate::{Failure, setup};
@@ -50,7 +49,6 @@ pub async fn tui() -> Result<u8, Failure> {
     let store = setup::store(&home)?;
     let client = setup::client(&home, &login, &config)?;
     let rules = setup::rules(&home, &config, Some((&root, standing)))?;
-    let (approver, asks) = lembas_tui::TuiApprover::new();
     // 0: not known (the status bar and /context say so).
     let window = model.context.or(config.context_window).unwrap_or(0);
     let mut app = lembas_tui::App::new(model.display_name(), mode, config.effort.clone(), window);
@@ -59,29 +57,20 @@ pub async fn tui() -> Result<u8, Failure> {
     app.notify = config.notify.unwrap_or(true);
     app.files = lembas_tools::project_files(&canonical, 50_000);
     let mcp = lembas_core::connect_mcp(setup::mcp_entries(&config, &root, standing), &root);
-    let mut cfg = setup::session_config(
-        &home,
-        &config,
-        store.clone(),
-        client.clone(),
-        model,
-        config.effort.clone(),
-        mode,
-        Arc::new(approver),
-        rules,
-    );
+    let mut cfg =
+        setup::session_config(&home, &config, store.clone(), client.clone(), model, config.effort.clone(), mode, rules);
     cfg.mcp = mcp.clone();
     // Subagents may run on another of the login's models, when the person names it.
     cfg.models = login.models.clone();
     cfg.skills = setup::skill_places(&home, &config, &root, standing);
-    let (tx, rx) = unbounded_channel();
-    let session_tx = tx.clone();
+    let host = Arc::new(Host::new(store));
+    let opener = host.clone();
     let open: lembas_tui::Open = Box::new(move |id| {
-        let made = match id {
-            None => Session::start(cfg.clone(), &root, &cwd, session_tx.clone()),
-            Some(id) => Session::resume(cfg.clone(), id, session_tx.clone()),
+        let start = match id {
+            None => Start::New { root: root.clone(), cwd: cwd.clone() },
+            Some(id) => Start::Resume(id.to_owned()),
         };
-        made.map_err(|e| e.to_string())
+        opener.open(OpenSession { cfg: cfg.clone(), start, attended: true }).map_err(|e| e.to_string())
     });
     // On a LLeMbas login the status bar shows what the month has cost (`GET /v1/usage`).
     let month: Option<lembas_tui::MonthSource> = (login.kind == lembas_config::LoginKind::Llembas).then(|| {
@@ -92,7 +81,7 @@ pub async fn tui() -> Result<u8, Failure> {
         });
         source
     });
-    lembas_tui::run(open, store, tx, rx, asks, app, month)
+    lembas_tui::run(open, host, app, month)
         .await
         .map_err(|e| Failure::new(exit::FAILED, format!("the terminal failed: {e}")))?;
     if let Some(hub) = mcp {

@@ -1,0 +1,464 @@
+//! The session host: the one way any front end reaches a session. It owns each open session's
+//! task; a front end sends [`Command`]s through a [`SessionHandle`] and reads the session's
+//! [`Event`]s from a stream. What the session asks the person (an approval, a question, a plan)
+//! is an [`Event::Ask`] answered by [`Command::Answer`], so no front end implements an approver.
+//!
+//! The same rule holds whichever front end sends a command: while a turn runs, a mode, model or
+//! effort change and a rename take effect at its next step (or as it ends); a prompt, a
+//! compaction, an undo, a report or a close wait for the turn to end; a cancel, steering words
+//! and answers act at once.
+
+use std::collections::{HashMap, VecDeque};
+use std::future::Future;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use lembas_model::CancellationToken;
+use lembas_protocol::{Answer, Approval, ApprovalRequest, Ask, Command, DoneReason, Event, Question};
+use lembas_store::Store;
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
+use tokio::sync::oneshot;
+
+use crate::{Approver, EngineError, Session, SessionConfig};
+
+/// Which session to open.
+#[derive(Debug, Clone)]
+pub enum Start {
+    /// A new session in the project at `root`, started from `cwd`.
+    New { root: PathBuf, cwd: PathBuf },
+    /// A stored session, by id.
+    Resume(String),
+}
+
+/// What a front end asks the host to open.
+pub struct OpenSession {
+    pub cfg: SessionConfig,
+    pub start: Start,
+    /// Whether a person is there to answer what the session asks; with nobody, whatever would
+    /// be asked is refused (and the model is told so).
+    pub attended: bool,
+}
+
+impl std::fmt::Debug for OpenSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenSession").field("start", &self.start).field("attended", &self.attended).finish()
+    }
+}
+
+/// An open session: the handle that takes commands, and the stream of its events, which ends
+/// with [`Event::Closed`] once the session is closed.
+#[derive(Debug)]
+pub struct Opened {
+    pub handle: SessionHandle,
+    pub events: UnboundedReceiver<Event>,
+}
+
+/// Where a front end sends an open session its commands. Cloneable; when every handle is gone,
+/// the session's running turn is cancelled and the session closes.
+#[derive(Clone, Debug)]
+pub struct SessionHandle {
+    id: String,
+    commands: UnboundedSender<Command>,
+    ended: Arc<tokio::sync::Notify>,
+    closed: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl SessionHandle {
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// Sends a command; `false` when the session has closed.
+    pub fn send(&self, command: Command) -> bool {
+        self.commands.send(command).is_ok()
+    }
+
+    /// Closes the session (after the running turn, if one runs) and waits until it has: the
+    /// store is written and the session's hold on it released.
+    pub async fn close(&self) {
+        let ended = self.ended.notified();
+        tokio::pin!(ended);
+        ended.as_mut().enable();
+        if self.closed.load(Ordering::SeqCst) || !self.send(Command::Close { wait_for_jobs: None }) {
+            return;
+        }
+        if !self.closed.load(Ordering::SeqCst) {
+            ended.await;
+        }
+    }
+}
+
+/// Serves sessions to front ends: opens them, and reads stored ones.
+pub struct Host {
+    store: Arc<Store>,
+    open: Mutex<HashMap<String, SessionHandle>>,
+}
+
+impl std::fmt::Debug for Host {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Host").finish_non_exhaustive()
+    }
+}
+
+impl Host {
+    pub fn new(store: Arc<Store>) -> Host {
+        Host { store, open: Mutex::default() }
+    }
+
+    /// Opens a session and starts its task (within a tokio runtime). Nothing is said until a
+    /// command asks (a front end that shows the session sends [`Command::Announce`]).
+    pub fn open(&self, request: OpenSession) -> Result<Opened, EngineError> {
+        let OpenSession { mut cfg, start, attended } = request;
+        let (events_tx, events) = unbounded_channel();
+        let asks = Arc::new(HostAsks::new(events_tx.clone(), attended));
+        cfg.approver = asks.clone();
+        let (resumed, session) = match start {
+            Start::New { root, cwd } => (false, Session::start(cfg, &root, &cwd, events_tx.clone())?),
+            Start::Resume(id) => (true, Session::resume(cfg, &id, events_tx.clone())?),
+        };
+        let (commands, queue) = unbounded_channel();
+        let handle =
+            SessionHandle { id: session.id().to_owned(), commands, ended: Arc::default(), closed: Arc::default() };
+        self.open.lock().expect("open sessions").insert(handle.id.clone(), handle.clone());
+        let (ended, closed) = (handle.ended.clone(), handle.closed.clone());
+        tokio::spawn(async move {
+            drive(session, queue, asks, resumed).await;
+            let _ = events_tx.send(Event::Closed);
+            closed.store(true, Ordering::SeqCst);
+            ended.notify_waiters();
+        });
+        Ok(Opened { handle, events })
+    }
+
+    /// The handle of a session open here, if it is.
+    pub fn handle(&self, id: &str) -> Option<SessionHandle> {
+        let mut open = self.open.lock().expect("open sessions");
+        open.retain(|_, h| !h.closed.load(Ordering::SeqCst));
+        open.get(id).cloned()
+    }
+
+    /// A stored session's conversation as the events that draw it — the same events, titles
+    /// included, a live turn says.
+    pub fn transcript(&self, id: &str) -> Result<Vec<Event>, EngineError> {
+        crate::stored_transcript(&self.store, id)
+    }
+
+    pub fn store(&self) -> &Arc<Store> {
+        &self.store
+    }
+}
+
+/// The session's task: commands one after another; while a turn runs, those that act at once
+/// do, the rest wait.
+async fn drive(mut session: Session, mut commands: UnboundedReceiver<Command>, asks: Arc<HostAsks>, resumed: bool) {
+    let mut waiting: VecDeque<Command> = VecDeque::new();
+    let mut last: Option<DoneReason> = None;
+    loop {
+        let command = match waiting.pop_front() {
+            Some(command) => command,
+            None => {
+                let next = tokio::select! {
+                    command = commands.recv() => Next::Command(command),
+                    // Between commands, a background job that ends wakes the session with its
+                    // note.
+                    () = session.job_ended() => Next::JobEnded,
+                };
+                match next {
+                    Next::Command(None) => break,
+                    Next::JobEnded => {
+                        let mut busy = Busy::new(&session, &asks);
+                        let token = busy.cancel.clone();
+                        let reason = busy.run(session.deliver_job_notes(&token), &mut commands).await;
+                        waiting.extend(busy.waiting);
+                        last = reason.flatten().or(last);
+                        session.apply_changes();
+                        if busy.gone {
+                            break;
+                        }
+                        continue;
+                    }
+                    Next::Command(Some(command)) => command,
+                }
+            }
+        };
+        match command {
+            Command::Prompt { text } | Command::Steer { text } => {
+                let mut busy = Busy::new(&session, &asks);
+                let token = busy.cancel.clone();
+                let reason = busy.run(session.prompt(&text, &token), &mut commands).await;
+                waiting.extend(busy.waiting);
+                last = reason.or(last);
+                session.apply_changes();
+                if busy.gone {
+                    break;
+                }
+            }
+            Command::Compact => {
+                let mut busy = Busy::new(&session, &asks);
+                let token = busy.cancel.clone();
+                let compacted = busy.run(session.compact(&token), &mut commands).await;
+                waiting.extend(busy.waiting);
+                if let Some(Err(e)) = compacted {
+                    session.emit(Event::Error { message: e.to_string() });
+                }
+                session.apply_changes();
+                if busy.gone {
+                    break;
+                }
+            }
+            Command::Close { wait_for_jobs } => {
+                // Nobody comes back to it later: the jobs its last turn started may finish, and
+                // their notes wake it, first.
+                if let (Some(secs), Some(DoneReason::Answered)) = (wait_for_jobs, last) {
+                    let mut busy = Busy::new(&session, &asks);
+                    let token = busy.cancel.clone();
+                    let limit = std::time::Duration::from_secs(secs);
+                    busy.run(session.settle(&token, limit), &mut commands).await;
+                }
+                break;
+            }
+            Command::Cancel => {}
+            Command::Answer { id, answer } => asks.answer(id, answer),
+            Command::Undo => {
+                if let Err(e) = session.undo() {
+                    session.emit(Event::Error { message: e.to_string() });
+                }
+            }
+            Command::ReportContext => session.report_context(),
+            Command::ReportMcp => session.report_mcp(),
+            Command::Announce => session.announce(resumed),
+            setting @ (Command::SetMode { .. }
+            | Command::SetModel { .. }
+            | Command::SetEffort { .. }
+            | Command::Rename { .. }) => session.apply_setting(setting),
+        }
+    }
+    asks.give_up();
+}
+
+/// What an idle session was woken by.
+enum Next {
+    Command(Option<Command>),
+    JobEnded,
+}
+
+/// One turn (or compaction, or settling) running, and what arrives meanwhile.
+struct Busy {
+    cancel: CancellationToken,
+    steer: Arc<Mutex<Vec<String>>>,
+    changes: Arc<Mutex<Vec<Command>>>,
+    asks: Arc<HostAsks>,
+    /// Commands that wait for the turn to end.
+    waiting: Vec<Command>,
+    /// Every handle is gone: the turn was cancelled, and the session closes after it.
+    gone: bool,
+}
+
+impl Busy {
+    fn new(session: &Session, asks: &Arc<HostAsks>) -> Busy {
+        Busy {
+            cancel: CancellationToken::new(),
+            steer: session.steer.clone(),
+            changes: session.changes.clone(),
+            asks: asks.clone(),
+            waiting: Vec::new(),
+            gone: false,
+        }
+    }
+
+    /// Runs `work` to its end, taking in commands meanwhile; `None` only if it never ran.
+    async fn run<T>(&mut self, work: impl Future<Output = T>, commands: &mut UnboundedReceiver<Command>) -> Option<T> {
+        tokio::pin!(work);
+        loop {
+            tokio::select! {
+                done = &mut work => return Some(done),
+                command = commands.recv(), if !self.gone => match command {
+                    None => {
+                        self.gone = true;
+                        self.cancel.cancel();
+                    }
+                    Some(command) => self.take(command),
+                },
+            }
+        }
+    }
+
+    fn take(&mut self, command: Command) {
+        match command {
+            Command::Cancel => self.cancel.cancel(),
+            Command::Steer { text } => self.steer.lock().expect("steer queue").push(text),
+            Command::Answer { id, answer } => self.asks.answer(id, answer),
+            setting @ (Command::SetMode { .. }
+            | Command::SetModel { .. }
+            | Command::SetEffort { .. }
+            | Command::Rename { .. }) => self.changes.lock().expect("changes").push(setting),
+            other => self.waiting.push(other),
+        }
+    }
+}
+
+impl Session {
+    /// Applies the settings changed while a turn ran.
+    pub(crate) fn apply_changes(&mut self) {
+        let changes = std::mem::take(&mut *self.changes.lock().expect("changes"));
+        for change in changes {
+            self.apply_setting(change);
+        }
+    }
+
+    /// A mode, model or effort change, or a rename; what cannot be done is said as an error.
+    fn apply_setting(&mut self, setting: Command) {
+        let failed = match setting {
+            Command::SetMode { mode } => {
+                self.set_mode(mode);
+                None
+            }
+            Command::SetModel { model } => {
+                let found = self
+                    .cfg
+                    .models
+                    .iter()
+                    .chain(std::iter::once(&self.cfg.model))
+                    .find(|m| m.id == model || m.display_name() == model)
+                    .cloned();
+                match found {
+                    Some(info) => self.set_model(info).err().map(|e| e.to_string()),
+                    None => Some(format!(
+                        "no model {model}; the login's models: {}",
+                        self.cfg.models.iter().map(|m| m.id.as_str()).collect::<Vec<_>>().join(", ")
+                    )),
+                }
+            }
+            Command::SetEffort { level } => {
+                let levels = self.levels();
+                match level {
+                    Some(level) if !levels.contains(&level) => Some(format!(
+                        "{} has no effort level {level}; its levels: {}",
+                        self.cfg.model.id,
+                        levels.join(", ")
+                    )),
+                    level => {
+                        self.set_effort(level);
+                        None
+                    }
+                }
+            }
+            Command::Rename { title } => self.rename(&title).err().map(|e| e.to_string()),
+            _ => None,
+        };
+        if let Some(message) = failed {
+            self.emit(Event::Error { message });
+        }
+    }
+}
+
+/// The approver the host gives every session: what would be asked becomes an [`Event::Ask`],
+/// and the answer comes back as [`Command::Answer`].
+struct HostAsks {
+    events: UnboundedSender<Event>,
+    attended: bool,
+    next: AtomicU64,
+    pending: Mutex<HashMap<u64, oneshot::Sender<Answer>>>,
+}
+
+impl HostAsks {
+    fn new(events: UnboundedSender<Event>, attended: bool) -> HostAsks {
+        HostAsks { events, attended, next: AtomicU64::new(1), pending: Mutex::default() }
+    }
+
+    /// Puts `ask` to the person and waits for the answer; `None` when nobody answers (the
+    /// session closed, or the ask was given up).
+    async fn put(&self, ask: Ask) -> Option<Answer> {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        let (reply, answer) = oneshot::channel();
+        self.pending.lock().expect("asks").insert(id, reply);
+        // Taken back if the asking call is dropped unanswered (its turn was cancelled), so
+        // every front end's card goes.
+        let guard = Unanswered { asks: self, id };
+        if self.events.send(Event::Ask { id, ask }).is_err() {
+            return None;
+        }
+        let answer = answer.await.ok();
+        std::mem::forget(guard);
+        answer
+    }
+
+    fn answer(&self, id: u64, answer: Answer) {
+        let reply = self.pending.lock().expect("asks").remove(&id);
+        if let Some(reply) = reply {
+            let _ = reply.send(answer);
+            let _ = self.events.send(Event::Answered { id });
+        }
+    }
+
+    /// The session closes: whatever is still asked is answered as refused.
+    fn give_up(&self) {
+        let pending: Vec<u64> = self.pending.lock().expect("asks").keys().copied().collect();
+        for id in pending {
+            self.pending.lock().expect("asks").remove(&id);
+            let _ = self.events.send(Event::Answered { id });
+        }
+    }
+}
+
+/// Takes an ask back when the call that made it is dropped before an answer came.
+struct Unanswered<'a> {
+    asks: &'a HostAsks,
+    id: u64,
+}
+
+impl Drop for Unanswered<'_> {
+    fn drop(&mut self) {
+        if self.asks.pending.lock().expect("asks").remove(&self.id).is_some() {
+            let _ = self.asks.events.send(Event::Answered { id: self.id });
+        }
+    }
+}
+
+fn refused() -> Approval {
+    Approval::Deny { feedback: None }
+}
+
+impl Approver for HostAsks {
+    fn present(&self) -> bool {
+        self.attended
+    }
+
+    fn ask(&self, request: ApprovalRequest) -> Pin<Box<dyn Future<Output = Approval> + Send + '_>> {
+        Box::pin(async move {
+            if !self.attended {
+                return refused();
+            }
+            match self.put(Ask::Approval(request)).await {
+                Some(Answer::Approval(approval)) => approval,
+                _ => refused(),
+            }
+        })
+    }
+
+    fn question(&self, question: Question) -> Pin<Box<dyn Future<Output = Option<String>> + Send + '_>> {
+        Box::pin(async move {
+            if !self.attended {
+                return None;
+            }
+            match self.put(Ask::Question(question)).await {
+                Some(Answer::Reply { words }) => words,
+                _ => None,
+            }
+        })
+    }
+
+    fn approve_plan(&self, plan: String) -> Pin<Box<dyn Future<Output = Approval> + Send + '_>> {
+        Box::pin(async move {
+            if !self.attended {
+                return refused();
+            }
+            match self.put(Ask::Plan { plan }).await {
+                Some(Answer::Approval(approval)) => approval,
+                _ => refused(),
+            }
+        })
+    }
+}
