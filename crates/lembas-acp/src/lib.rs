@@ -5,7 +5,7 @@
 //! updates), `session/prompt` (engine events as `session/update` notifications, the stop reason
 //! as the answer), `session/cancel` and `session/set_mode` with lembas' four modes; approvals go
 //! to the client as `session/request_permission`. A prompt runs outside the dispatch loop, so a
-//! cancel arrives while it runs.
+//! cancel arrives while it runs. Sessions run on lembas-core's host, as the terminal's do.
 //!
 //! MCP servers: each session connects the person's configured ones and those the client passes
 //! in `session/new` (stdio or streamable HTTP; a client's entry replaces a configured one of the
@@ -13,10 +13,8 @@
 
 mod updates;
 
-use std::collections::HashMap;
-use std::future::Future;
+use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
-use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 
 use agent_client_protocol::schema::ProtocolVersion;
@@ -31,10 +29,11 @@ use agent_client_protocol::v1::schema::{
 };
 use agent_client_protocol::{Agent, Client, ConnectTo};
 use lembas_core::{
-    Approval, ApprovalRequest, Approver, DoneReason, Event, McpHub, ServerEntry, Session, SessionConfig,
+    Answer, Approval, ApprovalRequest, Ask, Command, DoneReason, Event, Host, McpHub, OpenSession, ServerEntry,
+    SessionConfig, SessionHandle, Start,
 };
 use lembas_permissions::Mode;
-use tokio_util::sync::CancellationToken;
+use tokio::sync::oneshot;
 
 pub use updates::{kind_of, replay, updates};
 
@@ -68,11 +67,12 @@ impl Setup {
     }
 }
 
-/// A session the server holds, the token that cancels its running turn, and its MCP servers.
+/// A session the server holds: its handle on the host, the client's prompts waiting for their
+/// turn's end (in the order sent), and its MCP servers.
 #[derive(Clone)]
 struct Slot {
-    session: Arc<tokio::sync::Mutex<Session>>,
-    cancel: Arc<Mutex<CancellationToken>>,
+    handle: SessionHandle,
+    prompts: Arc<Mutex<VecDeque<oneshot::Sender<DoneReason>>>>,
     mcp: Option<Arc<McpHub>>,
 }
 
@@ -123,6 +123,7 @@ fn client_mcp_entry(server: &McpServer) -> ServerEntry {
 struct Server {
     template: SessionConfig,
     setup: Setup,
+    host: Host,
     sessions: Mutex<HashMap<String, Slot>>,
     /// What the client said it does with files: (reads them, writes them).
     client_fs: Mutex<(bool, bool)>,
@@ -166,52 +167,49 @@ impl lembas_core::EditorFiles for ClientFiles {
     }
 }
 
-/// Approvals put to the editor.
-struct ClientApprover {
-    cx: ConnectionTo<Client>,
-    session_id: Mutex<String>,
+/// An approval put to the editor as `session/request_permission`.
+async fn request_permission(cx: &ConnectionTo<Client>, session_id: &str, request: ApprovalRequest) -> Approval {
+    let title = match &request.agent {
+        // Asked under the subagent's task call: the title says whose call it is.
+        Some(agent) => format!("{agent}: {} {}", request.tool, request.title),
+        None => format!("{} {}", request.tool, request.title),
+    };
+    let mut options = vec![PermissionOption::new("allow_once", "Allow once", PermissionOptionKind::AllowOnce)];
+    if !request.once_only {
+        options.push(PermissionOption::new(
+            "allow_always",
+            "Allow for this session",
+            PermissionOptionKind::AllowAlways,
+        ));
+    }
+    options.push(PermissionOption::new("reject", "Reject", PermissionOptionKind::RejectOnce));
+    let asked = RequestPermissionRequest::new(
+        session_id.to_owned(),
+        ToolCallUpdate::new(request.call_id, ToolCallUpdateFields::new().title(title)),
+        options,
+    );
+    match cx.send_request(asked).block_task().await {
+        Ok(answer) => match answer.outcome {
+            RequestPermissionOutcome::Selected(selected) => match &*selected.option_id.0 {
+                "allow_once" => Approval::Once,
+                "allow_always" => Approval::Always,
+                _ => Approval::Deny { feedback: None },
+            },
+            _ => Approval::Deny { feedback: None },
+        },
+        Err(_) => Approval::Deny { feedback: Some("the editor did not answer".into()) },
+    }
 }
 
-impl Approver for ClientApprover {
-    fn present(&self) -> bool {
-        true
-    }
-
-    fn ask(&self, request: ApprovalRequest) -> Pin<Box<dyn Future<Output = Approval> + Send + '_>> {
-        Box::pin(async move {
-            let session_id = self.session_id.lock().expect("session id").clone();
-            let title = match &request.agent {
-                // Asked under the subagent's task call: the title says whose call it is.
-                Some(agent) => format!("{agent}: {} {}", request.tool, request.title),
-                None => format!("{} {}", request.tool, request.title),
-            };
-            let mut options = vec![PermissionOption::new("allow_once", "Allow once", PermissionOptionKind::AllowOnce)];
-            if !request.once_only {
-                options.push(PermissionOption::new(
-                    "allow_always",
-                    "Allow for this session",
-                    PermissionOptionKind::AllowAlways,
-                ));
-            }
-            options.push(PermissionOption::new("reject", "Reject", PermissionOptionKind::RejectOnce));
-            let asked = RequestPermissionRequest::new(
-                session_id,
-                ToolCallUpdate::new(request.call_id, ToolCallUpdateFields::new().title(title)),
-                options,
-            );
-            match self.cx.send_request(asked).block_task().await {
-                Ok(answer) => match answer.outcome {
-                    RequestPermissionOutcome::Selected(selected) => match &*selected.option_id.0 {
-                        "allow_once" => Approval::Once,
-                        "allow_always" => Approval::Always,
-                        _ => Approval::Deny { feedback: None },
-                    },
-                    _ => Approval::Deny { feedback: None },
-                },
-                Err(_) => Approval::Deny { feedback: Some("the editor did not answer".into()) },
-            }
-        })
-    }
+/// What the session asks, put to the editor; the answer goes back through the host. A question
+/// or a plan is not put to an editor yet: it is answered as with nobody there.
+async fn ask_client(cx: ConnectionTo<Client>, session_id: String, handle: SessionHandle, id: u64, ask: Ask) {
+    let answer = match ask {
+        Ask::Approval(request) => Answer::Approval(request_permission(&cx, &session_id, request).await),
+        Ask::Question(_) => Answer::Reply { words: None },
+        Ask::Plan { .. } => Answer::Approval(Approval::Deny { feedback: None }),
+    };
+    handle.send(Command::Answer { id, answer });
 }
 
 fn modes(current: Mode) -> SessionModeState {
@@ -259,10 +257,29 @@ impl Server {
         self.sessions.lock().expect("sessions").get(id).cloned()
     }
 
-    /// A session's events, forwarded to the client as updates for as long as the session lives.
-    fn forward(cx: ConnectionTo<Client>, id: String, mut events: tokio::sync::mpsc::UnboundedReceiver<Event>) {
+    /// A session's events, forwarded to the client as updates for as long as the session lives;
+    /// what it asks goes to the client, and a client's turn that ends answers its prompt.
+    fn forward(cx: ConnectionTo<Client>, slot: Slot, mut events: tokio::sync::mpsc::UnboundedReceiver<Event>) {
         tokio::spawn(async move {
+            let id = slot.handle.id().to_owned();
+            // Whether the running turn is the client's (a job's note wakes the session too).
+            let mut clients_turn = false;
             while let Some(event) = events.recv().await {
+                match &event {
+                    Event::Closed => break,
+                    Event::Ask { id: ask_id, ask } => {
+                        tokio::spawn(ask_client(cx.clone(), id.clone(), slot.handle.clone(), *ask_id, ask.clone()));
+                    }
+                    Event::Prompt { machine, .. } => clients_turn = !machine,
+                    Event::Done { reason, .. } if clients_turn => {
+                        clients_turn = false;
+                        let waiting = slot.prompts.lock().expect("prompts").pop_front();
+                        if let Some(waiting) = waiting {
+                            let _ = waiting.send(*reason);
+                        }
+                    }
+                    _ => {}
+                }
                 for update in updates(&event) {
                     if cx.send_notification(SessionNotification::new(id.clone(), update)).is_err() {
                         return;
@@ -272,14 +289,13 @@ impl Server {
         });
     }
 
-    fn open(
+    async fn open(
         &self,
         cx: &ConnectionTo<Client>,
         cwd: &Path,
         resume: Option<&str>,
         client_servers: &[McpServer],
     ) -> Result<(String, Mode), String> {
-        let approver = Arc::new(ClientApprover { cx: cx.clone(), session_id: Mutex::new(String::new()) });
         let mut cfg = self.template.clone();
         let root = (self.setup.root_of)(cwd);
         let mut entries = (self.setup.mcp_of)(&root);
@@ -291,32 +307,30 @@ impl Server {
         cfg.mcp = lembas_core::connect_mcp(entries, &root);
         cfg.skills = (self.setup.skills_of)(&root);
         let mcp = cfg.mcp.clone();
-        cfg.approver = approver.clone();
         let (reads, writes) = *self.client_fs.lock().expect("client fs");
         let files_session = Arc::new(Mutex::new(String::new()));
         if reads || writes {
             cfg.editor_files =
                 Some(Arc::new(ClientFiles { cx: cx.clone(), session_id: files_session.clone(), reads, writes }));
         }
-        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
         if let Some(id) = resume {
             // Loaded again while open here: the open one gives way (and its hold on the session).
-            self.sessions.lock().expect("sessions").remove(id);
+            let before = self.sessions.lock().expect("sessions").remove(id);
+            if let Some(before) = before {
+                before.handle.send(Command::Cancel);
+                before.handle.close().await;
+            }
         }
-        let session = match resume {
-            Some(id) => Session::resume(cfg, id, tx).map_err(|e| e.to_string())?,
-            None => Session::start(cfg, &root, cwd, tx).map_err(|e| e.to_string())?,
+        let mode = cfg.mode;
+        let start = match resume {
+            Some(id) => Start::Resume(id.to_owned()),
+            None => Start::New { root, cwd: cwd.to_path_buf() },
         };
-        let id = session.id().to_owned();
-        let mode = session.mode();
-        *approver.session_id.lock().expect("session id") = id.clone();
+        let opened = self.host.open(OpenSession { cfg, start, attended: true }).map_err(|e| e.to_string())?;
+        let id = opened.handle.id().to_owned();
         *files_session.lock().expect("session id") = id.clone();
-        Self::forward(cx.clone(), id.clone(), rx);
-        let slot = Slot {
-            session: Arc::new(tokio::sync::Mutex::new(session)),
-            cancel: Arc::new(Mutex::new(CancellationToken::new())),
-            mcp,
-        };
+        let slot = Slot { handle: opened.handle, prompts: Arc::default(), mcp };
+        Self::forward(cx.clone(), slot.clone(), opened.events);
         self.sessions.lock().expect("sessions").insert(id.clone(), slot);
         Ok((id, mode))
     }
@@ -331,6 +345,7 @@ pub async fn serve(
     setup: Setup,
 ) -> Result<(), agent_client_protocol::Error> {
     let server = Arc::new(Server {
+        host: Host::new(template.store.clone()),
         template,
         setup,
         sessions: Mutex::new(HashMap::new()),
@@ -368,31 +383,25 @@ pub async fn serve(
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            async move |request: NewSessionRequest, responder, cx| match s2.open(
-                &cx,
-                &request.cwd,
-                None,
-                &request.mcp_servers,
-            ) {
+            async move |request: NewSessionRequest, responder, cx| match s2
+                .open(&cx, &request.cwd, None, &request.mcp_servers)
+                .await
+            {
                 Ok((id, mode)) => responder.respond(NewSessionResponse::new(id).modes(modes(mode))),
                 Err(e) => responder.respond_with_error(invalid(&e)),
             },
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            async move |request: LoadSessionRequest, responder, cx| match s3.open(
-                &cx,
-                &request.cwd,
-                Some(&request.session_id.0),
-                &request.mcp_servers,
-            ) {
+            async move |request: LoadSessionRequest, responder, cx| match s3
+                .open(&cx, &request.cwd, Some(&request.session_id.0), &request.mcp_servers)
+                .await
+            {
                 Ok((id, mode)) => {
                     // The stored conversation is replayed before the answer.
-                    if let Some(slot) = s3.slot(&id) {
-                        let transcript = slot.session.lock().await.transcript();
-                        for update in replay(&transcript) {
-                            cx.send_notification(SessionNotification::new(id.clone(), update))?;
-                        }
+                    let transcript = s3.host.transcript(&id).unwrap_or_default();
+                    for update in replay(&transcript) {
+                        cx.send_notification(SessionNotification::new(id.clone(), update))?;
                     }
                     responder.respond(LoadSessionResponse::new().modes(modes(mode)))
                 }
@@ -402,20 +411,19 @@ pub async fn serve(
         )
         .on_receive_request(
             async move |request: PromptRequest, responder, cx| {
-                let Some(Slot { session, cancel, .. }) = s4.slot(&request.session_id.0) else {
+                let Some(slot) = s4.slot(&request.session_id.0) else {
                     return responder.respond_with_error(invalid("no such session"));
                 };
-                let words = prompt_text(&request.prompt);
-                let token = CancellationToken::new();
-                *cancel.lock().expect("cancel") = token.clone();
-                // The turn runs outside the dispatch loop, so a cancel can reach it.
+                let text = prompt_text(&request.prompt);
+                let (ended, end) = oneshot::channel();
+                slot.prompts.lock().expect("prompts").push_back(ended);
+                slot.handle.send(Command::Prompt { text });
+                // Answered when its turn ends, outside the dispatch loop, so a cancel reaches it.
                 cx.spawn(async move {
-                    let mut session = session.lock().await;
-                    let reason = session.prompt(&words, &token).await;
-                    let stop = match reason {
-                        DoneReason::Answered | DoneReason::Failed => StopReason::EndTurn,
-                        DoneReason::Limit => StopReason::MaxTurnRequests,
-                        DoneReason::Cancelled => StopReason::Cancelled,
+                    let stop = match end.await {
+                        Ok(DoneReason::Answered | DoneReason::Failed) => StopReason::EndTurn,
+                        Ok(DoneReason::Limit) => StopReason::MaxTurnRequests,
+                        Ok(DoneReason::Cancelled) | Err(_) => StopReason::Cancelled,
                     };
                     responder.respond(PromptResponse::new(stop))
                 })
@@ -424,26 +432,22 @@ pub async fn serve(
         )
         .on_receive_request(
             async move |request: SetSessionModeRequest, responder, _cx| {
-                let Some(Slot { session, .. }) = s5.slot(&request.session_id.0) else {
+                let Some(slot) = s5.slot(&request.session_id.0) else {
                     return responder.respond_with_error(invalid("no such session"));
                 };
                 let Some(mode) = Mode::parse(&request.mode_id.0) else {
                     return responder.respond_with_error(invalid("no such mode: use manual, edit, auto or plan"));
                 };
-                match session.try_lock() {
-                    Ok(mut session) => {
-                        session.set_mode(mode);
-                        responder.respond(SetSessionModeResponse::new())
-                    }
-                    Err(_) => responder.respond_with_error(invalid("a turn is running: change the mode when it ends")),
-                }
+                // During a turn it takes effect at the turn's next step, as from any front end.
+                slot.handle.send(Command::SetMode { mode });
+                responder.respond(SetSessionModeResponse::new())
             },
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_notification(
             async move |notification: CancelNotification, _cx| {
-                if let Some(Slot { cancel, .. }) = s6.slot(&notification.session_id.0) {
-                    cancel.lock().expect("cancel").cancel();
+                if let Some(slot) = s6.slot(&notification.session_id.0) {
+                    slot.handle.send(Command::Cancel);
                 }
                 Ok(())
             },
@@ -453,7 +457,10 @@ pub async fn serve(
         .await;
     let slots: Vec<Slot> = server.sessions.lock().expect("sessions").values().cloned().collect();
     for slot in &slots {
-        slot.cancel.lock().expect("cancel").cancel();
+        slot.handle.send(Command::Cancel);
+    }
+    for slot in &slots {
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(5), slot.handle.close()).await;
     }
     for hub in slots.iter().filter_map(|s| s.mcp.as_ref()) {
         hub.shutdown().await;

@@ -191,6 +191,39 @@ async fn a_rejected_edit_is_not_made_and_modes_can_change() {
 }
 
 #[tokio::test]
+async fn a_mode_change_during_a_turn_takes_effect_at_its_next_step() {
+    let server = FakeServer::start(vec![
+        Scripted::tool_call("read", json!({"path": "notes.txt"})).with_delay_ms(150),
+        Scripted::tool_call("write", json!({"path": "made.txt", "content": "made\n"})),
+        Scripted::text("Written."),
+    ])
+    .await;
+    let (_dir, root) = project();
+    let root2 = root.clone();
+    // The client rejects every approval: only auto mode writes the file.
+    with_client(template(&server, Mode::Manual), false, async move |cx, seen, asked| {
+        cx.send_request(InitializeRequest::new(ProtocolVersion::V1)).block_task().await?;
+        let session = cx.send_request(NewSessionRequest::new(root2.clone())).block_task().await?;
+        let id = session.session_id.clone();
+        let prompt = cx.send_request(PromptRequest::new(id.clone(), text("write it")));
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        // Taken during the turn, as the terminal takes it — not refused until the turn ends.
+        cx.send_request(SetSessionModeRequest::new(id.clone(), "auto")).block_task().await?;
+        assert_eq!(prompt.block_task().await?.stop_reason, StopReason::EndTurn);
+        assert_eq!(*asked.lock().unwrap(), 0, "nothing was put to the client");
+        assert!(
+            seen.lock()
+                .unwrap()
+                .iter()
+                .any(|u| matches!(u, SessionUpdate::CurrentModeUpdate(m) if &*m.current_mode_id.0 == "auto"))
+        );
+        Ok(())
+    })
+    .await;
+    assert_eq!(std::fs::read_to_string(root.join("made.txt")).unwrap(), "made\n");
+}
+
+#[tokio::test]
 async fn cancel_stops_a_turn_and_a_stored_session_loads() {
     let server = FakeServer::start(vec![
         Scripted::text("slow ".repeat(40)).with_delay_ms(50),

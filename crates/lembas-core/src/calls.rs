@@ -59,8 +59,9 @@ enum Prepared {
     Answer(ToolOutput),
 }
 
-/// The one-line title of a call: the command, the path, the pattern.
-fn title_of(name: &str, args: &Value) -> String {
+/// The one-line title of a call: the command, the path, the pattern — the same live and when
+/// a stored session is drawn again.
+pub(crate) fn title_of(name: &str, args: &Value) -> String {
     let field = ["command", "path", "pattern", "id"].iter().find_map(|k| args.get(*k).and_then(Value::as_str));
     match (name, field) {
         ("apply_patch", _) => "patch".to_owned(),

@@ -287,7 +287,11 @@ impl Busy {
 
     fn take(&mut self, command: Command) {
         match command {
-            Command::Cancel => self.cancel.cancel(),
+            Command::Cancel => {
+                self.cancel.cancel();
+                // A call waiting for the person's answer is refused, so the turn can stop.
+                self.asks.give_up();
+            }
             Command::Steer { text } => self.steer.lock().expect("steer queue").push(text),
             Command::Answer { id, answer } => self.asks.answer(id, answer),
             setting @ (Command::SetMode { .. }
@@ -393,11 +397,10 @@ impl HostAsks {
         }
     }
 
-    /// The session closes: whatever is still asked is answered as refused.
+    /// Whatever is still asked is given up (refused); every front end's card goes.
     fn give_up(&self) {
-        let pending: Vec<u64> = self.pending.lock().expect("asks").keys().copied().collect();
+        let pending: Vec<u64> = self.pending.lock().expect("asks").drain().map(|(id, _)| id).collect();
         for id in pending {
-            self.pending.lock().expect("asks").remove(&id);
             let _ = self.events.send(Event::Answered { id });
         }
     }

@@ -784,6 +784,8 @@ impl Session {
 /// and their results.
 fn transcript_of(history: &[Entry]) -> Vec<Event> {
     let mut events = Vec::new();
+    // Each result is drawn under its call's tool.
+    let mut names: std::collections::HashMap<String, String> = std::collections::HashMap::new();
     for entry in history {
         match &entry.message {
             Message::User { content, .. } if entry.turn && !entry.summary => {
@@ -799,21 +801,18 @@ fn transcript_of(history: &[Entry]) -> Vec<Event> {
                 for call in tool_calls {
                     let args: serde_json::Value =
                         serde_json::from_str(&call.arguments).unwrap_or(serde_json::Value::Null);
-                    let title = ["command", "path", "pattern", "id"]
-                        .iter()
-                        .find_map(|k| args.get(*k).and_then(|v| v.as_str()))
-                        .unwrap_or("");
+                    names.insert(call.id.clone(), call.name.clone());
                     events.push(Event::ToolStart {
                         call_id: call.id.clone(),
                         tool: call.name.clone(),
-                        title: lembas_progress::short_what(title),
+                        title: crate::calls::title_of(&call.name, &args),
                         args,
                         paths: Vec::new(),
                     });
                 }
             }
             Message::Tool { tool_call_id, content } => {
-                let tool = String::new();
+                let tool = names.get(tool_call_id).cloned().unwrap_or_default();
                 events.push(Event::ToolEnd {
                     call_id: tool_call_id.clone(),
                     tool,

@@ -521,3 +521,49 @@ fn a_card_that_can_only_be_allowed_once_offers_nothing_more() {
     assert!(app.card.is_some(), "a key the card does not offer leaves it up");
     assert_eq!(app.key(key(KeyCode::Char('y'))), Some(Action::Answer(Approval::Once)));
 }
+
+#[test]
+fn what_the_session_asks_comes_as_events_one_card_at_a_time() {
+    let mut app = App::new("qwen3-coder", Mode::Manual, None, 32_000);
+    let request = |title: &str| ApprovalRequest {
+        call_id: title.into(),
+        tool: "bash".into(),
+        title: title.into(),
+        reaches: vec![],
+        agent: Some("fix a".into()),
+        once_only: false,
+    };
+    // Two subagents ask at once: the second waits for the first card.
+    app.apply(&Event::Ask { id: 1, ask: lembas_core::Ask::Approval(request("make a")) });
+    app.apply(&Event::Ask { id: 2, ask: lembas_core::Ask::Approval(request("make b")) });
+    assert!(matches!(&app.card, Some(Card::Approval(r)) if r.title == "make a"));
+    assert_eq!(app.key(key(KeyCode::Char('y'))), Some(Action::Answer(Approval::Once)));
+    assert_eq!(app.answered(), Some(1));
+    assert!(matches!(&app.card, Some(Card::Approval(r)) if r.title == "make b"));
+    // Answered elsewhere (or given up by a cancel): the card goes, and nothing is left to answer.
+    app.apply(&Event::Answered { id: 2 });
+    assert_eq!(app.card, None);
+    assert_eq!(app.answered(), None);
+    // One given up before its card was shown never shows.
+    app.apply(&Event::Ask { id: 3, ask: lembas_core::Ask::Plan { plan: "Plan".into() } });
+    app.apply(&Event::Ask { id: 4, ask: lembas_core::Ask::Plan { plan: "Other".into() } });
+    app.apply(&Event::Answered { id: 4 });
+    app.apply(&Event::Answered { id: 3 });
+    assert_eq!(app.card, None);
+}
+
+#[test]
+fn a_turn_cancelled_before_its_first_step_keeps_its_footer() {
+    let mut app = App::new("qwen3-coder", Mode::Edit, None, 32_000);
+    app.key(key(KeyCode::Char('x')));
+    app.key(key(KeyCode::Enter));
+    app.apply(&Event::Prompt { text: "x".into(), machine: false });
+    app.apply(&Event::Done {
+        reason: DoneReason::Cancelled,
+        text: String::new(),
+        steps: 0,
+        session: "s".into(),
+        usage: Default::default(),
+    });
+    assert!(app.last_turn.as_deref().is_some_and(|t| t.contains("stopped by you")), "{:?}", app.last_turn);
+}

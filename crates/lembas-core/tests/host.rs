@@ -1,0 +1,178 @@
+//! The session host: commands in, events out, the same rules whichever front end sends them.
+
+use std::time::Duration;
+
+use lembas_core::{Answer, Approval, Ask, Command, DoneReason, Event, Host, OpenSession, Opened, SessionConfig, Start};
+use lembas_permissions::Mode;
+use lembas_testkit::Scripted;
+use serde_json::json;
+use tokio::sync::mpsc::UnboundedReceiver;
+
+mod common;
+use common::*;
+
+fn open(h: &Harness, host: &Host, cfg: SessionConfig, attended: bool) -> Opened {
+    host.open(OpenSession { cfg, start: Start::New { root: h.root.clone(), cwd: h.root.clone() }, attended }).unwrap()
+}
+
+/// Events until one matches `until` (that one included); fails after ten seconds.
+async fn until(events: &mut UnboundedReceiver<Event>, mut until: impl FnMut(&Event) -> bool) -> Vec<Event> {
+    let mut seen = Vec::new();
+    loop {
+        let event = tokio::time::timeout(Duration::from_secs(10), events.recv())
+            .await
+            .unwrap_or_else(|_| panic!("waited in vain; saw {seen:#?}"))
+            .expect("the session's events ended");
+        let done = until(&event);
+        seen.push(event);
+        if done {
+            return seen;
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_mode_change_during_a_turn_takes_effect_at_its_next_step() {
+    let h = Harness::new(vec![
+        // Slow enough that the change arrives while this request runs.
+        Scripted::tool_call("read", json!({"path": "src/lib.rs"})).with_delay_ms(150),
+        Scripted::tool_call("write", json!({"path": "made.txt", "content": "made\n"})),
+        Scripted::text("Written."),
+    ])
+    .await;
+    let host = Host::new(h.store.clone());
+    // Nobody there: in manual mode the write would be refused.
+    let Opened { handle, mut events } = open(&h, &host, h.config(Mode::Manual, 50), false);
+    handle.send(Command::Prompt { text: "write it".into() });
+    until(&mut events, |e| matches!(e, Event::Step { n: 1 })).await;
+    handle.send(Command::SetMode { mode: Mode::Auto });
+    let seen = until(&mut events, |e| matches!(e, Event::Done { .. })).await;
+    assert!(matches!(seen.last(), Some(Event::Done { reason: DoneReason::Answered, .. })));
+    let changed = seen.iter().position(|e| matches!(e, Event::Mode { mode: Mode::Auto })).expect("a mode event");
+    let second = seen.iter().position(|e| matches!(e, Event::Step { n: 2 })).expect("a second step");
+    assert!(changed < second, "the change applies at the step boundary: {seen:#?}");
+    assert_eq!(std::fs::read_to_string(h.root.join("made.txt")).unwrap(), "made\n");
+    // The model is told of the change on the next message that starts a turn, not mid-turn.
+    let requests = h.server.chat_requests();
+    assert_prefix_kept(&requests);
+}
+
+#[tokio::test]
+async fn every_change_of_state_is_answered_by_an_event() {
+    let h = Harness::new(vec![Scripted::text("Hello.")]).await;
+    let host = Host::new(h.store.clone());
+    let mut cfg = h.config(Mode::Edit, 50);
+    cfg.model.efforts = Some(vec!["low".into(), "high".into()]);
+    let Opened { handle, mut events } = open(&h, &host, cfg, false);
+    handle.send(Command::Prompt { text: "say hello please".into() });
+    let seen = until(&mut events, |e| matches!(e, Event::Done { .. })).await;
+    assert!(seen.iter().any(|e| matches!(e, Event::Title { title } if title == "say hello please")), "{seen:#?}");
+    handle.send(Command::Rename { title: "greetings".into() });
+    until(&mut events, |e| matches!(e, Event::Title { title } if title == "greetings")).await;
+    handle.send(Command::SetEffort { level: Some("high".into()) });
+    until(&mut events, |e| matches!(e, Event::Model { effort: Some(level), .. } if level == "high")).await;
+    handle.send(Command::SetEffort { level: Some("extreme".into()) });
+    until(&mut events, |e| matches!(e, Event::Error { message } if message.contains("no effort level extreme"))).await;
+    handle.send(Command::SetMode { mode: Mode::Plan });
+    until(&mut events, |e| matches!(e, Event::Mode { mode: Mode::Plan })).await;
+    handle.send(Command::SetModel { model: "no-such-model".into() });
+    until(&mut events, |e| matches!(e, Event::Error { message } if message.contains("no model no-such-model"))).await;
+    assert_eq!(h.store.session(handle.id()).unwrap().unwrap().title, "greetings");
+    handle.close().await;
+    until(&mut events, |e| matches!(e, Event::Closed)).await;
+}
+
+#[tokio::test]
+async fn what_the_session_asks_is_an_event_and_the_answer_a_command() {
+    let h = Harness::new(vec![
+        Scripted::tool_call("write", json!({"path": "one.txt", "content": "1\n"})),
+        Scripted::tool_call("write", json!({"path": "two.txt", "content": "2\n"})),
+        Scripted::text("Done."),
+    ])
+    .await;
+    let host = Host::new(h.store.clone());
+    let Opened { handle, mut events } = open(&h, &host, h.config(Mode::Manual, 50), true);
+    handle.send(Command::Prompt { text: "write two files".into() });
+    let mut asked = Vec::new();
+    for answer in [Approval::Once, Approval::Deny { feedback: Some("not that one".into()) }] {
+        let seen = until(&mut events, |e| matches!(e, Event::Ask { .. })).await;
+        let Some(Event::Ask { id, ask: Ask::Approval(request) }) = seen.last() else { panic!("{seen:#?}") };
+        asked.push(request.title.clone());
+        handle.send(Command::Answer { id: *id, answer: Answer::Approval(answer) });
+        let id = *id;
+        until(&mut events, |e| matches!(e, Event::Answered { id: answered } if *answered == id)).await;
+    }
+    until(&mut events, |e| matches!(e, Event::Done { .. })).await;
+    assert!(asked[0].contains("one.txt") && asked[1].contains("two.txt"), "{asked:?}");
+    assert!(h.root.join("one.txt").exists() && !h.root.join("two.txt").exists());
+    let requests = h.server.chat_requests();
+    assert!(tool_results(requests.last().unwrap()).iter().any(|r| r.contains("not that one")));
+}
+
+#[tokio::test]
+async fn a_turn_cancelled_while_it_asks_takes_its_card_back() {
+    let h = Harness::new(vec![Scripted::tool_call("write", json!({"path": "x.txt", "content": "x"}))]).await;
+    let host = Host::new(h.store.clone());
+    let Opened { handle, mut events } = open(&h, &host, h.config(Mode::Manual, 50), true);
+    handle.send(Command::Prompt { text: "write".into() });
+    let seen = until(&mut events, |e| matches!(e, Event::Ask { .. })).await;
+    let Some(Event::Ask { id, .. }) = seen.last() else { unreachable!() };
+    let id = *id;
+    handle.send(Command::Cancel);
+    let seen = until(&mut events, |e| matches!(e, Event::Done { .. })).await;
+    assert!(seen.iter().any(|e| matches!(e, Event::Answered { id: gone } if *gone == id)), "{seen:#?}");
+    assert!(matches!(seen.last(), Some(Event::Done { reason: DoneReason::Cancelled, .. })));
+    assert!(!h.root.join("x.txt").exists());
+}
+
+#[tokio::test]
+async fn commands_sent_during_a_turn_wait_for_it_in_order() {
+    let h =
+        Harness::new(vec![Scripted::text("first answer").with_delay_ms(100), Scripted::text("second answer")]).await;
+    let host = Host::new(h.store.clone());
+    let Opened { handle, mut events } = open(&h, &host, h.config(Mode::Edit, 50), false);
+    handle.send(Command::Prompt { text: "one".into() });
+    handle.send(Command::Prompt { text: "two".into() });
+    handle.send(Command::ReportContext);
+    handle.send(Command::Close { wait_for_jobs: None });
+    let seen = until(&mut events, |e| matches!(e, Event::Closed)).await;
+    let order: Vec<&str> = seen
+        .iter()
+        .filter_map(|e| match e {
+            Event::Prompt { text, .. } => Some(text.as_str()),
+            Event::Done { text, .. } => Some(text.as_str()),
+            Event::Context { .. } => Some("context"),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(order, ["one", "first answer", "two", "second answer", "context"]);
+}
+
+#[tokio::test]
+async fn a_stored_session_replays_with_the_titles_it_ran_with() {
+    let patch = "*** Begin Patch\n*** Update File: src/lib.rs\n@@\n-    a - b\n+    a + b\n*** End Patch";
+    let h = Harness::new(vec![
+        Scripted::tool_call("read", json!({"path": "src/lib.rs"})),
+        Scripted::tool_call("apply_patch", json!({"patch": patch})),
+        Scripted::tool_call("bash", json!({"command": "echo ok", "description": "Say ok"})),
+        Scripted::tool_call("grep", json!({"pattern": "add", "path": "src"})),
+        Scripted::text("Fixed."),
+    ])
+    .await;
+    let host = Host::new(h.store.clone());
+    let Opened { handle, mut events } = open(&h, &host, h.config(Mode::Auto, 50), false);
+    handle.send(Command::Prompt { text: "fix it".into() });
+    let live = until(&mut events, |e| matches!(e, Event::Done { .. })).await;
+    let starts = |events: &[Event]| -> Vec<(String, String)> {
+        events
+            .iter()
+            .filter_map(|e| match e {
+                Event::ToolStart { tool, title, .. } => Some((tool.clone(), title.clone())),
+                _ => None,
+            })
+            .collect()
+    };
+    let replayed = host.transcript(handle.id()).unwrap();
+    assert_eq!(starts(&replayed), starts(&live));
+    assert_eq!(starts(&live).len(), 4);
+}
