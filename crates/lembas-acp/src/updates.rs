@@ -12,14 +12,18 @@ fn text(t: &str) -> ContentBlock {
     ContentBlock::Text(TextContent::new(t.to_owned()))
 }
 
-/// What kind of tool call a client draws, from the tool's name.
+/// What kind of tool call a client draws, from the tool's definition: its `block`, and for a
+/// plain tool block one that runs something is an execution.
 pub fn kind_of(tool: &str) -> ToolKind {
-    match tool {
-        "read" | "view_image" | "recall" | "list" => ToolKind::Read,
-        "write" | "edit" | "multiedit" | "apply_patch" => ToolKind::Edit,
-        "glob" | "grep" => ToolKind::Search,
-        "bash" | "job_stop" | "job_send" => ToolKind::Execute,
-        "plan_write" | "plan_update" | "plan_submit" | "task" => ToolKind::Think,
+    match lembas_core::tools::block(tool) {
+        "read" => ToolKind::Read,
+        "edit" => ToolKind::Edit,
+        "search" => ToolKind::Search,
+        "shell" => ToolKind::Execute,
+        "plan" | "task" => ToolKind::Think,
+        _ if lembas_core::tools::tool(tool).is_some_and(|t| t.risk == lembas_core::tools::RiskClass::Execute) => {
+            ToolKind::Execute
+        }
         _ => ToolKind::Other,
     }
 }

@@ -32,6 +32,7 @@ mod worktree;
 pub use approve::{Approver, Nobody};
 pub use host::{Host, OpenSession, Opened, SessionHandle, Start};
 pub use lembas_mcp::{McpHub, ServerEntry};
+pub use lembas_protocol::tools;
 pub use lembas_protocol::{
     Answer, Approval, ApprovalRequest, Ask, Command, ContextShare, DoneReason, Event, FileDiff, Plan, PlanPhase,
     Question, ServerState, ServerStatus, Status, Task, TurnUsage,
@@ -39,7 +40,7 @@ pub use lembas_protocol::{
 pub use lembas_tools::{EditorFiles, SkillPlaces};
 pub use mcp::connect_mcp;
 pub use prompt::{Instruction, PromptParts, instructions, system_prompt, title_from};
-pub use session::{OFFERED, Session, SessionConfig, local_today, stored_transcript};
+pub use session::{Session, SessionConfig, local_today, stored_transcript};
 pub use undo::Undone;
 
 /// Why the engine could not do what it was asked.

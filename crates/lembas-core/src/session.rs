@@ -23,32 +23,6 @@ use crate::prompt::{PromptParts, instructions, system_prompt};
 use crate::{EngineError, now_ms};
 use lembas_context::note::{Facts, Told};
 
-/// The tools an agent session offers today, in the order they are listed. Each is defined in
-/// `spec/tools/` and works for real.
-pub const OFFERED: &[&str] = &[
-    "read",
-    "write",
-    "edit",
-    "multiedit",
-    "apply_patch",
-    "glob",
-    "grep",
-    "list",
-    "bash",
-    "job_list",
-    "job_output",
-    "job_send",
-    "job_stop",
-    "recall",
-    "plan_write",
-    "plan_update",
-    "plan_submit",
-    "ask_user",
-    "skills_list",
-    "skill_view",
-    "skill_manage",
-];
-
 /// Everything a session needs from the outside.
 #[derive(Clone)]
 pub struct SessionConfig {
@@ -339,24 +313,24 @@ impl std::fmt::Debug for Session {
     }
 }
 
-/// The tools a session on `model` is offered; `task` only where subagents are.
+/// The tools a session on `model` is offered, read from their definitions (`spec/tools/`):
+/// every device tool whose requirements a session can meet — `plan` comes and goes, so
+/// `plan_submit` is offered and answers `unavailable` outside plan mode; a bare terminal has no
+/// `display` — with the task tool (`block: task`) only where subagents are, and `view_image`
+/// only to a model that sees (lembas' rule: docs/spec-decisions.md). In the definitions' order.
 pub(crate) fn offered_tools(model: &ModelInfo, task: bool) -> Vec<ToolSchema> {
     if model.tools == Some(false) {
         return Vec::new();
     }
-    // A model that sees is also offered view_image; that is fixed for the session's model.
-    let vision = model.vision == Some(true);
-    OFFERED
+    lembas_spec::tools()
         .iter()
-        .chain(vision.then_some(&"view_image"))
-        .chain(task.then_some(&"task"))
-        .map(|name| {
-            let def = lembas_spec::tool(name).unwrap_or_else(|| panic!("spec/tools/{name}.json"));
-            ToolSchema {
-                name: def.name.clone(),
-                description: def.description.clone(),
-                parameters: def.parameters.clone(),
-            }
+        .filter(|def| def.on_device() && def.requires.iter().all(|r| r == "plan"))
+        .filter(|def| def.block != "task" || task)
+        .filter(|def| def.name != "view_image" || model.vision == Some(true))
+        .map(|def| ToolSchema {
+            name: def.name.clone(),
+            description: def.description.clone(),
+            parameters: def.parameters.clone(),
         })
         .collect()
 }
@@ -407,9 +381,10 @@ impl Session {
             subagent.is_none() && cfg.subagents && lembas_models::subagent_offered(&cfg.model, &cfg.models),
         );
         if let Some(of) = &subagent {
-            tools.retain(|t| !crate::subagent::WITHHELD.contains(&t.name.as_str()));
+            let def = |name: &str| lembas_spec::tool(name);
+            tools.retain(|t| def(&t.name).is_none_or(|d| d.for_subagents()));
             if of.read_only {
-                tools.retain(|t| crate::subagent::EXPLORE.contains(&t.name.as_str()));
+                tools.retain(|t| def(&t.name).is_some_and(|d| d.only_reads()));
             }
         }
         let id = uuid::Uuid::now_v7().to_string();

@@ -26,14 +26,6 @@ use crate::worktree::Worktree;
 use crate::{Approval, ApprovalRequest, Question};
 use crate::{DoneReason, Event};
 
-/// The tools a subagent is never given.
-pub(crate) const WITHHELD: &[&str] = &["task", "ask_user", "plan_write", "plan_update", "plan_submit"];
-
-/// All an `explore` subagent is given (with the MCP tools that only read): it reads and searches,
-/// and can neither change anything nor run a command.
-pub(crate) const EXPLORE: &[&str] =
-    &["read", "glob", "grep", "list", "recall", "view_image", "skills_list", "skill_view"];
-
 /// Whom a subagent's session works for.
 #[derive(Debug, Clone)]
 pub(crate) struct SubagentOf {

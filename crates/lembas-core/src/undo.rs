@@ -14,9 +14,6 @@ use lembas_model::Message;
 use crate::session::{Session, State};
 use crate::{EngineError, Event, now_ms};
 
-/// The tools whose changes an undo puts back.
-const CHANGES_FILES: &[&str] = &["write", "edit", "multiedit", "apply_patch"];
-
 /// What an undo did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Undone {
@@ -40,7 +37,8 @@ impl Session {
     /// A subagent keeps them in its parent's turn (an undo there takes its changes back too); one
     /// in a worktree of its own changes nothing of the project's.
     pub(crate) fn back_up(&self, tool: &str, paths: &[PathBuf]) {
-        if !CHANGES_FILES.contains(&tool) {
+        // The tools whose changes an undo puts back: those that change files.
+        if !lembas_spec::tool(tool).is_some_and(|t| t.changes_files()) {
             return;
         }
         let (session, seq) = match &self.subagent {

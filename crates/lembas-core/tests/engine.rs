@@ -41,9 +41,36 @@ async fn a_turn_reads_edits_runs_a_command_and_answers_keeping_the_prefix() {
     assert_eq!(first["messages"][1]["content"], "fix add\n\n<session-note>\nToday is 2026-12-02.\n</session-note>");
     let names: Vec<&str> =
         first["tools"].as_array().unwrap().iter().map(|t| t["function"]["name"].as_str().unwrap()).collect();
-    // The fake model says nothing of its capacity: it may serve subagents itself.
-    assert_eq!(names[..names.len() - 1], *lembas_core::OFFERED);
-    assert_eq!(names.last(), Some(&"task"));
+    // Every device tool a bare terminal can offer, in the definitions' order; the fake model says
+    // nothing of its capacity, so it may serve subagents itself (`task`), and it does not see
+    // (no `view_image`).
+    assert_eq!(
+        names,
+        [
+            "apply_patch",
+            "ask_user",
+            "bash",
+            "edit",
+            "glob",
+            "grep",
+            "job_list",
+            "job_output",
+            "job_send",
+            "job_stop",
+            "list",
+            "multiedit",
+            "plan_submit",
+            "plan_update",
+            "plan_write",
+            "read",
+            "recall",
+            "skill_manage",
+            "skill_view",
+            "skills_list",
+            "task",
+            "write",
+        ]
+    );
 
     let results = tool_results(&requests[3]);
     assert!(results[0].starts_with("[#0001 src/lib.rs lines 1-3 of 3 sha "), "{}", results[0]);
@@ -277,10 +304,31 @@ async fn a_failed_model_ends_the_prompt_with_the_servers_words() {
     assert!(events.iter().any(|e| matches!(e, Event::Phase { progress: Some(p) } if p.phase.name() == "failed")));
 }
 
-#[test]
-fn every_offered_tool_is_defined() {
-    for name in lembas_core::OFFERED {
-        assert!(lembas_spec::tool(name).is_some(), "{name}");
+/// Adding a tool is its definition and its implementation: every tool offered is one the
+/// engine runs (a call with no arguments is refused for them, never "no such tool").
+#[tokio::test]
+async fn every_offered_tool_has_an_implementation() {
+    let mut cfg_model = ModelInfo { id: "fake-model".into(), context: Some(100_000), ..Default::default() };
+    cfg_model.vision = Some(true);
+    let offered: Vec<&str> = lembas_spec::tools()
+        .iter()
+        .filter(|t| t.on_device() && t.requires.iter().all(|r| r == "plan"))
+        .map(|t| t.name.as_str())
+        .collect();
+    let mut reply = Scripted::tool_call(offered[0], json!({}));
+    for name in &offered[1..] {
+        reply = reply.with_call(name, "{}");
+    }
+    let h = Harness::new(vec![reply, Scripted::text("Tried them all.")]).await;
+    let mut cfg = h.config(Mode::Auto, 5);
+    cfg.model = cfg_model;
+    let mut session = h.start_with(cfg);
+    session.prompt("try every tool", &CancellationToken::new()).await;
+    let requests = h.server.chat_requests();
+    let results = tool_results(requests.last().unwrap());
+    assert_eq!(results.len(), offered.len());
+    for (name, result) in offered.iter().zip(&results) {
+        assert!(!result.contains("There is no tool called"), "{name}: {result}");
     }
 }
 

@@ -6,6 +6,7 @@ mod ask;
 mod command;
 mod event;
 mod plan;
+pub mod tools;
 
 pub use ask::{Answer, Approval, ApprovalRequest, Ask, Question};
 pub use command::Command;

@@ -52,6 +52,24 @@ impl ToolDef {
         matches!(self.scope.as_str(), "cli" | "shared") && matches!(self.sessions.as_str(), "agent" | "both")
     }
 
+    /// Whether its calls change files (`block: edit`): what an undo puts back, what a client
+    /// draws as a diff.
+    pub fn changes_files(&self) -> bool {
+        self.block == "edit"
+    }
+
+    /// Whether a subagent may be given it: never what waits on the person (`exclusive`), what
+    /// makes the session's plan (`block: plan`), or what is the main agent's only
+    /// (`offered: main`).
+    pub fn for_subagents(&self) -> bool {
+        !(self.exclusive || self.block == "plan" || self.offered.as_deref() == Some("main"))
+    }
+
+    /// Whether it only reads (`risk: read`): all an `explore` subagent is given.
+    pub fn only_reads(&self) -> bool {
+        self.risk == RiskClass::Read
+    }
+
     /// Whether `name` is this tool's name or one of its CLI aliases.
     pub fn answers_to(&self, name: &str) -> bool {
         self.name == name || self.aliases.get("cli").is_some_and(|a| a.iter().any(|n| n == name))
@@ -96,6 +114,15 @@ mod tests {
                 assert!(t.parameters["properties"].get(key).is_some(), "{}: required {key} is not a property", t.name);
             }
         }
+    }
+
+    #[test]
+    fn what_the_definitions_say_of_each_tool() {
+        let changes: Vec<&str> = tools().iter().filter(|t| t.changes_files()).map(|t| t.name.as_str()).collect();
+        assert_eq!(changes, ["apply_patch", "edit", "multiedit", "write"]);
+        let main_only: Vec<&str> = tools().iter().filter(|t| !t.for_subagents()).map(|t| t.name.as_str()).collect();
+        assert_eq!(main_only, ["ask_user", "plan_submit", "plan_update", "plan_write", "task"]);
+        assert!(tool("grep").unwrap().only_reads() && !tool("bash").unwrap().only_reads());
     }
 
     #[test]

@@ -851,9 +851,9 @@ impl App {
     }
 }
 
-/// Whether a tool changes files (its block shows a coloured diff).
+/// Whether a tool changes files (its block shows a coloured diff), as its definition says.
 pub fn is_change(tool: &str) -> bool {
-    matches!(tool, "edit" | "multiedit" | "write" | "apply_patch")
+    lembas_core::tools::changes_files(tool)
 }
 
 /// Lines of a diff or a command's output shown before the rest folds.

@@ -1,0 +1,22 @@
+//! What the spec's tool definitions tell a front end about a call: how to draw it (`block`),
+//! whether it changes files, what it risks. One registry (`spec/tools/*.json`), so no front end
+//! keeps its own list of tool names.
+
+pub use lembas_spec::{RiskClass, ToolDef};
+
+/// A tool's definition, by its name or a former one; `None` for a tool the spec does not define
+/// (an MCP server's).
+pub fn tool(name: &str) -> Option<&'static ToolDef> {
+    lembas_spec::tool(name)
+}
+
+/// How a client draws a call of `name`: `shell`, `edit`, `read`, `search`, `task`, `plan` or
+/// `tool` (also for a tool the spec does not define).
+pub fn block(name: &str) -> &'static str {
+    tool(name).map_or("tool", |t| t.block.as_str())
+}
+
+/// Whether calls of `name` change files (drawn as a diff; what an undo puts back).
+pub fn changes_files(name: &str) -> bool {
+    tool(name).is_some_and(ToolDef::changes_files)
+}
