@@ -28,11 +28,11 @@ use agent_client_protocol::v1::schema::{
     WriteTextFileRequest,
 };
 use agent_client_protocol::{Agent, Client, ConnectTo};
+use lembas_core::Mode;
 use lembas_core::{
     Answer, Approval, ApprovalRequest, Ask, Command, DoneReason, Event, Host, McpHub, OpenSession, ServerEntry,
     SessionConfig, SessionHandle, Start,
 };
-use lembas_permissions::Mode;
 use tokio::sync::oneshot;
 
 pub use updates::{kind_of, replay, updates};
@@ -74,50 +74,6 @@ struct Slot {
     handle: SessionHandle,
     prompts: Arc<Mutex<VecDeque<oneshot::Sender<DoneReason>>>>,
     mcp: Option<Arc<McpHub>>,
-}
-
-/// A client's MCP server entry (`session/new`), read from its wire form.
-fn client_mcp_entry(server: &McpServer) -> ServerEntry {
-    let value = serde_json::to_value(server).unwrap_or_default();
-    let name = value.get("name").and_then(|n| n.as_str()).unwrap_or("client").to_owned();
-    let pairs = |key: &str| -> std::collections::BTreeMap<String, String> {
-        value
-            .get(key)
-            .and_then(|v| v.as_array())
-            .map(|items| {
-                items
-                    .iter()
-                    .filter_map(|i| Some((i.get("name")?.as_str()?.to_owned(), i.get("value")?.as_str()?.to_owned())))
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
-    let text = |key: &str| value.get(key).and_then(|v| v.as_str()).map(str::to_owned);
-    let transport = match (value.get("type").and_then(|t| t.as_str()), text("command"), text("url")) {
-        (None | Some("stdio"), Some(command), _) => Ok(lembas_config::McpTransport::Stdio {
-            command,
-            args: value
-                .get("args")
-                .and_then(|a| a.as_array())
-                .map(|a| a.iter().filter_map(|s| s.as_str().map(str::to_owned)).collect())
-                .unwrap_or_default(),
-            env: pairs("env"),
-            cwd: None,
-        }),
-        (Some("http"), _, Some(url)) => Ok(lembas_config::McpTransport::Http { url, headers: pairs("headers") }),
-        (kind, _, _) => Err(format!(
-            "MCP server {name}: the {} transport is not one lembas speaks (stdio or http)",
-            kind.unwrap_or("given")
-        )),
-    };
-    ServerEntry {
-        plan: transport.map(|transport| lembas_config::McpServerPlan {
-            name: name.clone(),
-            transport,
-            timeout_secs: lembas_config::DEFAULT_MCP_TIMEOUT_SECS,
-        }),
-        name,
-    }
 }
 
 struct Server {
@@ -299,7 +255,9 @@ impl Server {
         let mut cfg = self.template.clone();
         let root = (self.setup.root_of)(cwd);
         let mut entries = (self.setup.mcp_of)(&root);
-        for server in client_servers.iter().map(client_mcp_entry) {
+        for server in
+            client_servers.iter().map(|s| ServerEntry::from_client(&serde_json::to_value(s).unwrap_or_default()))
+        {
             entries.retain(|e| e.name != server.name);
             entries.push(server);
         }

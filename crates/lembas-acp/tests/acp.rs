@@ -16,10 +16,10 @@ use agent_client_protocol::v1::schema::{
     ToolCallStatus, WriteTextFileRequest, WriteTextFileResponse,
 };
 use agent_client_protocol::{Agent, ByteStreams, Client};
+use lembas_core::Mode;
 use lembas_core::SessionConfig;
 use lembas_model::{ClientConfig, ModelClient};
 use lembas_models::ModelInfo;
-use lembas_permissions::Mode;
 use lembas_store::Store;
 use lembas_testkit::{FakeServer, Scripted};
 use serde_json::json;

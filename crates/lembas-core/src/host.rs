@@ -16,7 +16,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use lembas_model::CancellationToken;
-use lembas_protocol::{Answer, Approval, ApprovalRequest, Ask, Command, DoneReason, Event, Question};
+use lembas_protocol::{
+    Answer, Approval, ApprovalRequest, Ask, Command, DoneReason, Event, Found, Question, StoredSession,
+};
 use lembas_store::Store;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use tokio::sync::oneshot;
@@ -145,8 +147,65 @@ impl Host {
         crate::stored_transcript(&self.store, id)
     }
 
-    pub fn store(&self) -> &Arc<Store> {
-        &self.store
+    /// The stored sessions the person started (a project's, or all), newest first.
+    pub fn sessions(&self, project: Option<&str>) -> Result<Vec<StoredSession>, EngineError> {
+        Ok(self.store.list(project)?.into_iter().map(stored).collect())
+    }
+
+    /// Sessions whose words match, best first.
+    pub fn search(&self, words: &str) -> Result<Vec<Found>, EngineError> {
+        let hits = self.store.search(words)?;
+        Ok(hits.into_iter().map(|h| Found { session: stored(h.session), snippet: h.snippet }).collect())
+    }
+
+    /// The sessions of a session's subagents, in the order they started.
+    pub fn subagents(&self, id: &str) -> Result<Vec<StoredSession>, EngineError> {
+        Ok(self.store.children(id)?.into_iter().map(stored).collect())
+    }
+
+    /// One stored session, by its whole id.
+    pub fn session(&self, id: &str) -> Result<Option<StoredSession>, EngineError> {
+        Ok(self.store.session(id)?.map(|r| StoredSession {
+            id: r.id,
+            title: r.title,
+            project: r.project,
+            model: r.model,
+            created_at: r.created_at,
+            updated_at: r.updated_at,
+            messages: self.store.messages(id).map_or(0, |m| m.len() as i64),
+            parent: r.parent,
+        }))
+    }
+
+    /// A session's messages as the model was sent them (the chat format), for a script.
+    pub fn messages(&self, id: &str) -> Result<Vec<serde_json::Value>, EngineError> {
+        Ok(self.store.messages(id)?.iter().filter_map(|m| serde_json::from_str(&m.json).ok()).collect())
+    }
+
+    /// The sessions whose ids start with `prefix` (at most `max`).
+    pub fn ids_starting(&self, prefix: &str, max: usize) -> Result<Vec<String>, EngineError> {
+        Ok(self.store.ids_starting(prefix, max)?)
+    }
+
+    pub fn rename(&self, id: &str, title: &str) -> Result<(), EngineError> {
+        Ok(self.store.rename(id, title)?)
+    }
+
+    pub fn delete(&self, id: &str) -> Result<(), EngineError> {
+        Ok(self.store.delete(id)?)
+    }
+}
+
+fn stored(s: lembas_store::SessionSummary) -> StoredSession {
+    StoredSession {
+        id: s.id,
+        title: s.title,
+        project: s.project,
+        model: s.model,
+        created_at: s.created_at,
+        updated_at: s.updated_at,
+        messages: s.messages,
+        parent: None,
     }
 }
 

@@ -25,6 +25,7 @@ mod prompt;
 mod sandboxing;
 mod session;
 mod subagent;
+mod transcript;
 mod turn;
 mod undo;
 mod worktree;
@@ -32,15 +33,16 @@ mod worktree;
 pub use approve::{Approver, Nobody};
 pub use host::{Host, OpenSession, Opened, SessionHandle, Start};
 pub use lembas_mcp::{McpHub, ServerEntry};
-pub use lembas_protocol::tools;
 pub use lembas_protocol::{
-    Answer, Approval, ApprovalRequest, Ask, Command, ContextShare, DoneReason, Event, FileDiff, Plan, PlanPhase,
-    Question, ServerState, ServerStatus, Status, Task, TurnUsage,
+    Answer, Approval, ApprovalRequest, Ask, Command, ContextShare, DoneReason, Event, FileDiff, Found, Plan, PlanPhase,
+    Question, ServerState, ServerStatus, Status, StoredSession, Task, TurnUsage,
 };
+pub use lembas_protocol::{Mode, ModelInfo, MonthUsage, Progress, progress, tools};
 pub use lembas_tools::{EditorFiles, SkillPlaces};
 pub use mcp::connect_mcp;
 pub use prompt::{Instruction, PromptParts, instructions, system_prompt, title_from};
-pub use session::{Session, SessionConfig, local_today, stored_transcript};
+pub use session::{Session, SessionConfig, local_today};
+pub use transcript::stored_transcript;
 pub use undo::Undone;
 
 /// Why the engine could not do what it was asked.

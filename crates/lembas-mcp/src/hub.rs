@@ -60,6 +60,54 @@ pub struct ServerEntry {
     pub plan: Result<McpServerPlan, String>,
 }
 
+impl ServerEntry {
+    /// An MCP server entry an ACP client passes (`session/new`'s `mcpServers`), read from its
+    /// wire form: stdio (`command`, `args`, `env` as name/value pairs) or `http` (`url`, `headers`).
+    pub fn from_client(value: &serde_json::Value) -> ServerEntry {
+        let name = value.get("name").and_then(|n| n.as_str()).unwrap_or("client").to_owned();
+        let pairs = |key: &str| -> std::collections::BTreeMap<String, String> {
+            value
+                .get(key)
+                .and_then(|v| v.as_array())
+                .map(|items| {
+                    items
+                        .iter()
+                        .filter_map(|i| {
+                            Some((i.get("name")?.as_str()?.to_owned(), i.get("value")?.as_str()?.to_owned()))
+                        })
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let text = |key: &str| value.get(key).and_then(|v| v.as_str()).map(str::to_owned);
+        let transport = match (value.get("type").and_then(|t| t.as_str()), text("command"), text("url")) {
+            (None | Some("stdio"), Some(command), _) => Ok(lembas_config::McpTransport::Stdio {
+                command,
+                args: value
+                    .get("args")
+                    .and_then(|a| a.as_array())
+                    .map(|a| a.iter().filter_map(|s| s.as_str().map(str::to_owned)).collect())
+                    .unwrap_or_default(),
+                env: pairs("env"),
+                cwd: None,
+            }),
+            (Some("http"), _, Some(url)) => Ok(lembas_config::McpTransport::Http { url, headers: pairs("headers") }),
+            (kind, _, _) => Err(format!(
+                "MCP server {name}: the {} transport is not one lembas speaks (stdio or http)",
+                kind.unwrap_or("given")
+            )),
+        };
+        ServerEntry {
+            plan: transport.map(|transport| lembas_config::McpServerPlan {
+                name: name.clone(),
+                transport,
+                timeout_secs: lembas_config::DEFAULT_MCP_TIMEOUT_SECS,
+            }),
+            name,
+        }
+    }
+}
+
 /// lembas as an MCP client: its name, and the newest protocol version that still starts with
 /// `initialize` (every server tried here answers it; `peers.md`).
 #[derive(Debug, Clone)]

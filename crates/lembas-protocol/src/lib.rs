@@ -6,11 +6,16 @@ mod ask;
 mod command;
 mod event;
 mod plan;
+mod stored;
 pub mod tools;
+mod usage;
 
 pub use ask::{Answer, Approval, ApprovalRequest, Ask, Question};
 pub use command::Command;
 pub use event::{ContextShare, DoneReason, Event, FileDiff, ServerState, ServerStatus, TurnUsage};
-pub use lembas_progress::Progress;
+pub use lembas_models::ModelInfo;
+pub use lembas_progress::{self as progress, Progress};
 pub use lembas_spec::Mode;
 pub use plan::{Plan, PlanPhase, Status, Task};
+pub use stored::{Found, StoredSession};
+pub use usage::MonthUsage;

@@ -8,8 +8,9 @@ use std::time::{Duration, Instant};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use lembas_core::Event;
-use lembas_permissions::Mode;
-use lembas_progress::{Phase, Progress};
+use lembas_core::Mode;
+use lembas_core::Progress;
+use lembas_core::progress::Phase;
 use lembas_tui::{App, Theme, block_lines, draw};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;

@@ -6,6 +6,7 @@
 //! now, the progress line, the input (or an approval card) and the status bar.
 
 pub mod app;
+mod commands;
 mod subagents;
 mod text;
 pub mod view;
@@ -42,7 +43,7 @@ pub type Open = Box<dyn Fn(Option<&str>) -> Result<Opened, String> + Send + Sync
 /// Asks the server for the month's use (a LLeMbas login); asked when the UI opens and after
 /// each turn.
 pub type MonthSource =
-    Arc<dyn Fn() -> Pin<Box<dyn Future<Output = Option<lembas_login::MonthUsage>> + Send>> + Send + Sync>;
+    Arc<dyn Fn() -> Pin<Box<dyn Future<Output = Option<lembas_core::MonthUsage>> + Send>> + Send + Sync>;
 
 /// The bell and a desktop notification (OSC 9) naming the session — never the reply's text.
 /// Inside tmux the notification is passed through to the outer terminal.
@@ -214,11 +215,18 @@ pub async fn run(open: Open, host: Arc<Host>, mut app: App, month: Option<MonthS
                     Some(Command::Announce)
                 }
                 Some(Action::List(words)) => {
-                    app.show_sessions(host.store(), words.as_deref());
+                    let found = match words {
+                        Some(w) => {
+                            host.search(&w).map(|hits| hits.into_iter().map(|h| (h.session, Some(h.snippet))).collect())
+                        }
+                        None => host.sessions(None).map(|list| list.into_iter().map(|s| (s, None)).collect()),
+                    };
+                    app.show_sessions(found.map_err(|e| e.to_string()));
                     None
                 }
                 Some(Action::Subagents(pick)) => {
-                    app.show_subagents(host.store(), pick);
+                    let children = host.subagents(&app.session_id).map_err(|e| e.to_string());
+                    app.show_subagents(children, pick, |id| host.transcript(id).map_err(|e| e.to_string()));
                     None
                 }
                 Some(Action::Cancel) => Some(Command::Cancel),

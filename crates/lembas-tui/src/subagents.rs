@@ -7,11 +7,17 @@ use lembas_core::Event;
 use crate::app::{App, Block, ToolState, summary_of};
 
 impl App {
-    /// Lists this session's subagents, or shows the transcript of the one numbered `pick`.
-    pub fn show_subagents(&mut self, store: &lembas_store::Store, pick: Option<usize>) {
-        let children = match store.children(&self.session_id) {
+    /// Lists this session's subagents (`children`), or shows the transcript of the one numbered
+    /// `pick` (`transcript` reads one by id).
+    pub fn show_subagents(
+        &mut self,
+        children: Result<Vec<lembas_core::StoredSession>, String>,
+        pick: Option<usize>,
+        transcript: impl Fn(&str) -> Result<Vec<Event>, String>,
+    ) {
+        let children = match children {
             Ok(children) => children,
-            Err(e) => return self.finished.push(Block::Error(e.to_string())),
+            Err(e) => return self.finished.push(Block::Error(e)),
         };
         if children.is_empty() {
             return self.finished.push(Block::Notice("No subagents in this session yet.".into()));
@@ -30,13 +36,13 @@ impl App {
                 .finished
                 .push(Block::Error(format!("There is no subagent {n}: the list has {}.", children.len())));
         };
-        match lembas_core::stored_transcript(store, &child.id) {
+        match transcript(&child.id) {
             Ok(events) => {
                 self.finished.push(Block::Notice(format!("── subagent \"{}\", read-only ──", child.title)));
                 self.finished.extend(transcript_blocks(&events));
                 self.finished.push(Block::Notice(format!("── end of \"{}\" ──", child.title)));
             }
-            Err(e) => self.finished.push(Block::Error(e.to_string())),
+            Err(e) => self.finished.push(Block::Error(e)),
         }
     }
 }

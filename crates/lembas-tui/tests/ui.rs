@@ -2,9 +2,10 @@
 //! what the person sees.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use lembas_core::Mode;
+use lembas_core::Progress;
+use lembas_core::progress::Phase;
 use lembas_core::{Approval, ApprovalRequest, DoneReason, Event, FileDiff};
-use lembas_permissions::Mode;
-use lembas_progress::{Phase, Progress};
 use lembas_tui::{Action, App, Block, Card, Theme, block_lines, draw, plain};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -204,12 +205,12 @@ fn long_lines_wrap_and_no_color_means_no_color() {
 fn slash_commands_for_context_model_and_effort() {
     let mut app = App::new("a", Mode::Edit, None, 10_000);
     app.models = vec![
-        lembas_models::ModelInfo {
+        lembas_core::ModelInfo {
             id: "a".into(),
             efforts: Some(vec!["low".into(), "high".into()]),
             ..Default::default()
         },
-        lembas_models::ModelInfo { id: "b".into(), context: Some(64_000), ..Default::default() },
+        lembas_core::ModelInfo { id: "b".into(), context: Some(64_000), ..Default::default() },
     ];
     app.apply(&Event::Usage { input: 2_500, output: 10, cached: Some(2_000) });
     typed(&mut app, "/context");
@@ -397,7 +398,7 @@ fn slash_mcp_asks_the_engine_and_shows_each_server() {
 fn the_months_cost_is_in_the_status_bar_and_usage_says_it_all() {
     let mut app = App::new("a", Mode::Edit, None, 10_000);
     assert!(!lembas_tui::status_line(&app).contains("month"), "nothing before the server says");
-    app.month = Some(lembas_login::MonthUsage {
+    app.month = Some(lembas_core::MonthUsage {
         from: Some("2026-12-01".into()),
         tokens_in: 5000,
         tokens_out: 700,
@@ -422,7 +423,12 @@ fn the_months_cost_is_in_the_status_bar_and_usage_says_it_all() {
 #[test]
 fn subagents_lists_the_sessions_subagents_and_shows_one_read_only() {
     use lembas_store::{NewMessage, SessionRecord, Store};
-    let store = Store::in_memory().unwrap();
+    let store = std::sync::Arc::new(Store::in_memory().unwrap());
+    let host = lembas_core::Host::new(store.clone());
+    let show = |app: &mut App, pick: Option<usize>| {
+        let children = host.subagents(&app.session_id).map_err(|e| e.to_string());
+        app.show_subagents(children, pick, |id| host.transcript(id).map_err(|e| e.to_string()));
+    };
     let record = |id: &str, title: &str, parent: Option<&str>| SessionRecord {
         id: id.into(),
         title: title.into(),
@@ -442,11 +448,11 @@ fn subagents_lists_the_sessions_subagents_and_shows_one_read_only() {
         id: "main".into(),
         title: "fix it".into(),
         model: "m".into(),
-        mode: lembas_permissions::Mode::Edit,
+        mode: lembas_core::Mode::Edit,
         resumed: false,
         sandbox: "active".into(),
     });
-    app.show_subagents(&store, None);
+    show(&mut app, None);
     assert!(matches!(app.finished.last(), Some(Block::Notice(n)) if n.contains("No subagents")));
 
     store.create_session(&record("sub", "find the parser", Some("main"))).unwrap();
@@ -471,16 +477,16 @@ fn subagents_lists_the_sessions_subagents_and_shows_one_read_only() {
             2,
         )
         .unwrap();
-    app.show_subagents(&store, None);
+    show(&mut app, None);
     assert!(matches!(app.finished.last(), Some(Block::Notice(n)) if n.contains(" 1. find the parser — 4 messages")));
     app.finished.clear();
-    app.show_subagents(&store, Some(1));
+    show(&mut app, Some(1));
     let shown: String = app.finished.iter().flat_map(lines).collect::<Vec<_>>().join("\n");
     assert!(shown.contains("subagent \"find the parser\", read-only"), "{shown}");
     assert!(shown.contains("Its task: Where is parse?"), "{shown}");
     assert!(shown.contains("grep fn parse") && shown.contains("src/parse.rs:3: fn parse"), "{shown}");
     assert!(shown.contains("parse is at src/parse.rs:3."), "{shown}");
-    app.show_subagents(&store, Some(2));
+    show(&mut app, Some(2));
     assert!(matches!(app.finished.last(), Some(Block::Error(e)) if e.contains("no subagent 2")));
 }
 

@@ -108,18 +108,19 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
     }
     // MCP servers start connecting now, beside the rest of the set-up.
     let mcp = lembas_core::connect_mcp(setup::mcp_entries(&config, &root, standing), &root);
+    let host = Host::new(store.clone());
     let resume_id = if args.continue_last {
         let canonical = std::fs::canonicalize(&root).unwrap_or(root.clone());
-        let latest = store.list(Some(&canonical.display().to_string()))?.into_iter().next();
+        let latest = host.sessions(Some(&canonical.display().to_string()))?.into_iter().next();
         Some(latest.ok_or_else(|| Failure::new(exit::USAGE, "no earlier session in this project to continue"))?.id)
     } else if let Some(id) = &args.resume {
-        Some(setup::find_session(&store, id)?)
+        Some(setup::find_session(&host, id)?)
     } else {
         None
     };
     // A resumed session stays on its own model unless another is named.
     let stored_model = match &resume_id {
-        Some(id) => store.session(id)?.map(|r| r.model).filter(|m| login.model(m).is_some()),
+        Some(id) => host.session(id)?.map(|r| r.model).filter(|m| login.model(m).is_some()),
         None => None,
     };
     let model =
@@ -145,7 +146,6 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
     cfg.models = login.models.clone();
     cfg.skills = setup::skill_places(&home, &config, &root, standing);
 
-    let host = Host::new(store.clone());
     let start = match resume_id {
         Some(id) => Start::Resume(id),
         None => Start::New { root: root.clone(), cwd: cwd.clone() },

@@ -1,7 +1,7 @@
 //! `lembas sessions`: list, show, rename, delete and search the stored sessions.
 
-use lembas_store::{SessionSummary, Store};
-use serde_json::{Value, json};
+use lembas_core::{Event, Host, StoredSession};
+use serde_json::json;
 
 use crate::cli::{SessionsAction, exit};
 use crate::{Failure, setup};
@@ -12,20 +12,20 @@ fn when(ms: i64) -> String {
         .unwrap_or_default()
 }
 
-fn line(s: &SessionSummary) -> String {
+fn line(s: &StoredSession) -> String {
     format!("{}  {}  {}  {}", &s.id[..s.id.len().min(13)], when(s.updated_at), s.title, s.project)
 }
 
-fn resolve(store: &Store, id: &str) -> Result<String, Failure> {
-    crate::setup::find_session(store, id)
+fn resolve(host: &Host, id: &str) -> Result<String, Failure> {
+    crate::setup::find_session(host, id)
 }
 
 pub fn sessions(action: Option<SessionsAction>, json: bool) -> Result<u8, Failure> {
     let home = setup::home()?;
-    let store = setup::store(&home)?;
+    let host = Host::new(setup::store(&home)?);
     match action.unwrap_or(SessionsAction::List) {
         SessionsAction::List => {
-            let list = store.list(None)?;
+            let list = host.sessions(None)?;
             if json {
                 out!("{}", serde_json::to_string(&list)?);
             } else if list.is_empty() {
@@ -36,18 +36,16 @@ pub fn sessions(action: Option<SessionsAction>, json: bool) -> Result<u8, Failur
         }
         SessionsAction::Show { id } => {
             // A subagent's session is shown by its full id (its parent's listing gives it).
-            let id = match store.session(&id)? {
+            let id = match host.session(&id)? {
                 Some(_) => id,
-                None => resolve(&store, &id)?,
+                None => resolve(&host, &id)?,
             };
-            let subagents = store.children(&id)?;
-            let record = store.session(&id)?.ok_or_else(|| Failure::new(exit::USAGE, format!("no session {id}")))?;
-            let messages: Vec<Value> =
-                store.messages(&id)?.iter().filter_map(|m| serde_json::from_str(&m.json).ok()).collect();
+            let subagents = host.subagents(&id)?;
+            let record = host.session(&id)?.ok_or_else(|| Failure::new(exit::USAGE, format!("no session {id}")))?;
             if json {
                 let out = json!({ "id": record.id, "title": record.title, "project": record.project, "model": record.model,
-                                  "created_at": record.created_at, "updated_at": record.updated_at, "messages": messages,
-                                  "parent": record.parent, "subagents": subagents });
+                                  "created_at": record.created_at, "updated_at": record.updated_at,
+                                  "messages": host.messages(&id)?, "parent": record.parent, "subagents": subagents });
                 out!("{out}");
                 return Ok(exit::OK);
             }
@@ -59,23 +57,13 @@ pub fn sessions(action: Option<SessionsAction>, json: bool) -> Result<u8, Failur
                 record.model,
                 when(record.updated_at)
             );
-            for m in messages {
-                let content = m["content"].as_str().unwrap_or("");
-                match m["role"].as_str() {
-                    Some("user") => out!("> {}\n", content.trim()),
-                    Some("assistant") => {
-                        if !content.trim().is_empty() {
-                            out!("{}\n", content.trim());
-                        }
-                        for call in m["tool_calls"].as_array().into_iter().flatten() {
-                            out!(
-                                "› {} {}",
-                                call["name"].as_str().unwrap_or(""),
-                                call["arguments"].as_str().unwrap_or("")
-                            );
-                        }
-                    }
-                    Some("tool") => out!("  {}", content.lines().next().unwrap_or("")),
+            // Drawn from the events the engine replays, titles as they were live.
+            for event in host.transcript(&id)? {
+                match event {
+                    Event::Prompt { text, .. } => out!("> {}\n", text.trim()),
+                    Event::Text { delta } if !delta.trim().is_empty() => out!("{}\n", delta.trim()),
+                    Event::ToolStart { tool, title, .. } => out!("› {tool} {title}"),
+                    Event::ToolEnd { text, .. } => out!("  {}", text.lines().next().unwrap_or("")),
                     _ => {}
                 }
             }
@@ -85,21 +73,21 @@ pub fn sessions(action: Option<SessionsAction>, json: bool) -> Result<u8, Failur
             }
         }
         SessionsAction::Rename { id, title } => {
-            let id = resolve(&store, &id)?;
-            store.rename(&id, &title)?;
+            let id = resolve(&host, &id)?;
+            host.rename(&id, &title)?;
             if !json {
                 out!("Renamed {id}.");
             }
         }
         SessionsAction::Delete { id } => {
-            let id = resolve(&store, &id)?;
-            store.delete(&id)?;
+            let id = resolve(&host, &id)?;
+            host.delete(&id)?;
             if !json {
                 out!("Deleted {id}.");
             }
         }
         SessionsAction::Search { words } => {
-            let hits = store.search(&words.join(" "))?;
+            let hits = host.search(&words.join(" "))?;
             if json {
                 out!("{}", serde_json::to_string(&hits)?);
             } else if hits.is_empty() {

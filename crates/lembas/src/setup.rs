@@ -199,8 +199,8 @@ pub fn start_notes(root: &Path, standing: Standing) -> Vec<String> {
 
 /// The one session `prefix` names, or why not: none starts so, or several do (listed, so the
 /// person can give more of the id).
-pub fn find_session(store: &lembas_store::Store, prefix: &str) -> Result<String, Failure> {
-    let ids = store.ids_starting(prefix, 6).map_err(|e| Failure::new(exit::FAILED, e.to_string()))?;
+pub fn find_session(host: &lembas_core::Host, prefix: &str) -> Result<String, Failure> {
+    let ids = host.ids_starting(prefix, 6).map_err(|e| Failure::new(exit::FAILED, e.to_string()))?;
     match ids.as_slice() {
         [] => Err(Failure::new(exit::USAGE, format!("no session {prefix}"))),
         [one] => Ok(one.clone()),
@@ -209,7 +209,7 @@ pub fn find_session(store: &lembas_store::Store, prefix: &str) -> Result<String,
                 .iter()
                 .take(5)
                 .map(|id| {
-                    let title = store.session(id).ok().flatten().map(|r| r.title).unwrap_or_default();
+                    let title = host.session(id).ok().flatten().map(|r| r.title).unwrap_or_default();
                     format!("  {id}  {title}")
                 })
                 .collect();

@@ -1,0 +1,134 @@
+//! The architecture, checked: front ends reach sessions only through the engine and the
+//! protocol; the pure crates do no I/O; only the engine (and the start-up that opens it) touches
+//! the store; no source file grows past 800 lines. Read from the workspace's own files.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
+}
+
+/// A crate's own dependencies (not its dev-dependencies) among lembas' crates and the rest.
+fn dependencies(krate: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(workspace().join("crates").join(krate).join("Cargo.toml")).unwrap();
+    let manifest: toml::Table = toml::from_str(&text).unwrap();
+    manifest.get("dependencies").and_then(|d| d.as_table()).map(|d| d.keys().cloned().collect()).unwrap_or_default()
+}
+
+fn crates() -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(workspace().join("crates"))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().join("Cargo.toml").is_file())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+fn sources(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else { return out };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(sources(&path));
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+    out
+}
+
+/// The front ends: they render events and send commands.
+const FRONT_ENDS: &[&str] = &["lembas-tui", "lembas-acp"];
+
+/// What a front end may depend on among lembas' crates.
+const SEAM: &[&str] = &["lembas-core", "lembas-protocol"];
+
+/// The pure crates: spec data, context rules, paths, permissions, progress, models, protocol.
+const PURE: &[&str] = &[
+    "lembas-spec",
+    "lembas-paths",
+    "lembas-context",
+    "lembas-permissions",
+    "lembas-progress",
+    "lembas-models",
+    "lembas-protocol",
+    "lembas-chunking",
+    "lembas-fsview",
+    "lembas-scheduled",
+];
+
+/// Crates that do I/O, which no pure crate may depend on.
+const IO_CRATES: &[&str] = &["tokio", "reqwest", "rusqlite", "axum", "nix", "landlock", "process-wrap", "ignore"];
+
+/// What a pure crate's code may not name.
+const IO_PATHS: &[&str] = &["std::fs", "std::process", "std::env", "tokio::", "reqwest::", "rusqlite::"];
+
+/// The crates that may use the store: the engine, and — named exceptions — the binary, which
+/// opens the store at start-up and hands it to the host; the test kit.
+const STORE_USERS: &[(&str, &str)] = &[
+    ("lembas-core", "the engine"),
+    ("lembas", "the start-up opens the store and hands it to the host"),
+];
+
+#[test]
+fn front_ends_reach_sessions_through_the_engine_and_the_protocol_only() {
+    let mut wrong = BTreeMap::new();
+    for front in FRONT_ENDS {
+        let ours: Vec<String> =
+            dependencies(front).into_iter().filter(|d| d.starts_with("lembas") && !SEAM.contains(&d.as_str())).collect();
+        if !ours.is_empty() {
+            wrong.insert(*front, ours);
+        }
+    }
+    assert!(wrong.is_empty(), "front ends depend on more than {SEAM:?}: {wrong:?}");
+}
+
+#[test]
+fn the_pure_crates_do_no_io() {
+    let all = crates();
+    for pure in PURE {
+        assert!(all.iter().any(|c| c == pure), "{pure} is listed as pure but is not a crate");
+        let deps = dependencies(pure);
+        let io: Vec<&String> = deps.iter().filter(|d| IO_CRATES.contains(&d.as_str())).collect();
+        assert!(io.is_empty(), "{pure} depends on {io:?}");
+        let impure: Vec<&String> =
+            deps.iter().filter(|d| d.starts_with("lembas") && !PURE.contains(&d.as_str())).collect();
+        assert!(impure.is_empty(), "{pure} depends on crates that do I/O: {impure:?}");
+        for file in sources(&workspace().join("crates").join(pure).join("src")) {
+            let text = std::fs::read_to_string(&file).unwrap();
+            for path in IO_PATHS {
+                assert!(!text.contains(path), "{} names {path}", file.display());
+            }
+        }
+    }
+}
+
+#[test]
+fn only_the_engine_uses_the_store() {
+    for krate in crates() {
+        if dependencies(&krate).iter().any(|d| d == "lembas-store") {
+            assert!(
+                krate == "lembas-store" || STORE_USERS.iter().any(|(name, _)| *name == krate),
+                "{krate} depends on lembas-store: reach stored sessions through the host"
+            );
+        }
+    }
+}
+
+#[test]
+fn no_source_file_passes_800_lines() {
+    let mut long = Vec::new();
+    for krate in crates() {
+        for file in sources(&workspace().join("crates").join(&krate).join("src")) {
+            let lines = std::fs::read_to_string(&file).unwrap().lines().count();
+            if lines > 800 {
+                long.push(format!("{} ({lines} lines)", file.display()));
+            }
+        }
+    }
+    assert!(long.is_empty(), "split these by responsibility: {long:?}");
+}
