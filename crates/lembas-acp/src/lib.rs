@@ -79,7 +79,7 @@ struct Slot {
 struct Server {
     template: SessionConfig,
     setup: Setup,
-    host: Host,
+    host: Arc<Host>,
     sessions: Mutex<HashMap<String, Slot>>,
     /// What the client said it does with files: (reads them, writes them).
     client_fs: Mutex<(bool, bool)>,
@@ -295,15 +295,16 @@ impl Server {
 }
 
 /// Serves ACP on `transport` until the client closes it; then every running turn is cancelled
-/// (what was answered stays stored). `template` is each session's configuration (its approver
-/// is replaced by the client's).
+/// (what was answered stays stored). Sessions open on `host`; `template` is each one's
+/// configuration (what it asks goes to the client).
 pub async fn serve(
     transport: impl ConnectTo<Agent> + 'static,
+    host: Arc<Host>,
     template: SessionConfig,
     setup: Setup,
 ) -> Result<(), agent_client_protocol::Error> {
     let server = Arc::new(Server {
-        host: Host::new(template.store.clone()),
+        host,
         template,
         setup,
         sessions: Mutex::new(HashMap::new()),
@@ -427,6 +428,10 @@ pub async fn serve(
 }
 
 /// [`serve`] on standard input and output: `lembas serve --stdio`.
-pub async fn serve_stdio(template: SessionConfig, setup: Setup) -> Result<(), agent_client_protocol::Error> {
-    serve(agent_client_protocol::Stdio::new(), template, setup).await
+pub async fn serve_stdio(
+    host: Arc<Host>,
+    template: SessionConfig,
+    setup: Setup,
+) -> Result<(), agent_client_protocol::Error> {
+    serve(agent_client_protocol::Stdio::new(), host, template, setup).await
 }

@@ -72,8 +72,10 @@ where
     let (agent_side, client_side) = tokio::io::duplex(1 << 20);
     let (agent_read, agent_write) = tokio::io::split(agent_side);
     let (client_read, client_write) = tokio::io::split(client_side);
+    let host = Arc::new(lembas_core::Host::new(cfg.store.clone()));
     let server = tokio::spawn(lembas_acp::serve(
         ByteStreams::new(agent_write.compat_write(), agent_read.compat()),
+        host,
         cfg,
         lembas_acp::Setup::plain(same_dir),
     ));

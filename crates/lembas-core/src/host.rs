@@ -147,6 +147,11 @@ impl Host {
         crate::stored_transcript(&self.store, id)
     }
 
+    /// The store the host's sessions are kept in (what a new session's configuration is given).
+    pub fn store(&self) -> &Arc<Store> {
+        &self.store
+    }
+
     /// The stored sessions the person started (a project's, or all), newest first.
     pub fn sessions(&self, project: Option<&str>) -> Result<Vec<StoredSession>, EngineError> {
         Ok(self.store.list(project)?.into_iter().map(stored).collect())

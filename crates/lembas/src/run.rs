@@ -3,7 +3,7 @@
 
 use std::io::{IsTerminal, Read, Write};
 
-use lembas_core::{Answer, Approval, Ask, Command, DoneReason, Event, Host, OpenSession, Start};
+use lembas_core::{Answer, Approval, Ask, Command, DoneReason, Event, OpenSession, Start};
 
 use crate::cli::{OutputFormat, RunArgs, exit};
 use crate::{Failure, setup};
@@ -93,24 +93,20 @@ fn read_prompt(words: &[String]) -> Result<String, Failure> {
 
 pub async fn run(args: RunArgs) -> Result<u8, Failure> {
     let prompt = read_prompt(&args.prompt)?;
-    let home = setup::home()?;
-    let config = setup::config(&home)?;
-    let login = setup::login(&home)?;
+    let start = setup::Startup::load()?;
+    let (config, login) = (&start.config, &start.login);
     if args.model.is_none() {
-        setup::check_config_model(&home, &config, &login)?;
+        setup::check_config_model(&start.home, config, login)?;
     }
-    let store = setup::store(&home)?;
     let cwd = std::env::current_dir().map_err(|e| Failure::new(exit::FAILED, format!("no current directory: {e}")))?;
-    let root = setup::project_root(&cwd);
-    let standing = setup::standing(&home, &root)?;
-    for note in setup::start_notes(&root, standing) {
+    // MCP servers start connecting now, beside the rest of the set-up.
+    let project = start.project(setup::project_root(&cwd))?;
+    for note in setup::start_notes(&project.root, project.standing) {
         eprintln!("lembas: {note}");
     }
-    // MCP servers start connecting now, beside the rest of the set-up.
-    let mcp = lembas_core::connect_mcp(setup::mcp_entries(&config, &root, standing), &root);
-    let host = Host::new(store.clone());
+    let host = start.host.clone();
     let resume_id = if args.continue_last {
-        let canonical = std::fs::canonicalize(&root).unwrap_or(root.clone());
+        let canonical = std::fs::canonicalize(&project.root).unwrap_or(project.root.clone());
         let latest = host.sessions(Some(&canonical.display().to_string()))?.into_iter().next();
         Some(latest.ok_or_else(|| Failure::new(exit::USAGE, "no earlier session in this project to continue"))?.id)
     } else if let Some(id) = &args.resume {
@@ -124,7 +120,7 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
         None => None,
     };
     let model =
-        setup::choose_model(&login, args.model.as_deref().or(stored_model.as_deref()).or(config.model.as_deref()))?;
+        setup::choose_model(login, args.model.as_deref().or(stored_model.as_deref()).or(config.model.as_deref()))?;
     let effort = args.effort.clone().or(config.effort.clone());
     if let Some(level) = &effort
         && !model.levels().contains(level)
@@ -138,19 +134,12 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
 
     let machine = args.json || args.output_format != OutputFormat::Text;
     let interactive = !machine && std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
-    let client = setup::client(&home, &login, &config)?;
-    let rules = setup::rules(&home, &config, Some((&root, standing)))?;
-    let mut cfg = setup::session_config(&home, &config, store.clone(), client.clone(), model, effort, mode, rules);
-    cfg.mcp = mcp.clone();
-    // Subagents may run on another of the login's models, when the person names it.
-    cfg.models = login.models.clone();
-    cfg.skills = setup::skill_places(&home, &config, &root, standing);
-
-    let start = match resume_id {
+    let cfg = start.project_session(&project, model, effort, mode);
+    let begin = match resume_id {
         Some(id) => Start::Resume(id),
-        None => Start::New { root: root.clone(), cwd: cwd.clone() },
+        None => Start::New { root: project.root.clone(), cwd: cwd.clone() },
     };
-    let opened = host.open(OpenSession { cfg, start, attended: interactive })?;
+    let opened = host.open(OpenSession { cfg, start: begin, attended: interactive })?;
     let (session, mut rx) = (opened.handle, opened.events);
     let answers = session.clone();
 
@@ -285,10 +274,7 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
     session.send(Command::Close { wait_for_jobs: Some(args.job_wait) });
     let reason = renderer.await.ok().flatten();
     session.close().await;
-    if let Some(hub) = mcp {
-        hub.shutdown().await;
-    }
-    setup::save_learned(&home, &client);
+    start.finish(Some(&project)).await;
     Ok(match reason {
         Some(DoneReason::Answered | DoneReason::Limit) => exit::OK,
         Some(DoneReason::Failed) | None => exit::FAILED,

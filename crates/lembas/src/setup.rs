@@ -309,3 +309,89 @@ pub fn session_config(
     cfg.subagents = config.subagents.unwrap_or(true);
     cfg
 }
+
+/// What every way of starting lembas builds first, once: the home, the configuration, the login,
+/// the store, the model client and the session host. `run`, the terminal UI and `serve` differ
+/// only in the front end they attach (and what they ask of the person before it).
+pub struct Startup {
+    pub home: Home,
+    pub config: Config,
+    pub login: Login,
+    pub client: ModelClient,
+    pub host: Arc<lembas_core::Host>,
+}
+
+/// A project a session works in: its root, where it stands with the person, and what that gives.
+pub struct Project {
+    pub root: PathBuf,
+    pub standing: Standing,
+    pub rules: RuleSet,
+    pub mcp: Option<Arc<lembas_core::McpHub>>,
+    pub skills: lembas_core::SkillPlaces,
+}
+
+impl Startup {
+    pub fn load() -> Result<Startup, Failure> {
+        let home = home()?;
+        let config = config(&home)?;
+        let login = login(&home)?;
+        let store = store(&home)?;
+        let client = client(&home, &login, &config)?;
+        Ok(Startup { host: Arc::new(lembas_core::Host::new(store)), home, config, login, client })
+    }
+
+    /// The project at `root`: its standing read once; its rules, MCP servers (connecting from now
+    /// on) and skill places as that standing allows.
+    pub fn project(&self, root: PathBuf) -> Result<Project, Failure> {
+        let standing = standing(&self.home, &root)?;
+        let rules = rules(&self.home, &self.config, Some((&root, standing)))?;
+        let mcp = lembas_core::connect_mcp(mcp_entries(&self.config, &root, standing), &root);
+        let skills = skill_places(&self.home, &self.config, &root, standing);
+        Ok(Project { root, standing, rules, mcp, skills })
+    }
+
+    /// A session's configuration on `model`, `effort` and `mode`, with `rules`; subagents may run
+    /// on any of the login's models.
+    pub fn session_config(
+        &self,
+        model: ModelInfo,
+        effort: Option<String>,
+        mode: Mode,
+        rules: RuleSet,
+    ) -> SessionConfig {
+        let mut cfg = session_config(
+            &self.home,
+            &self.config,
+            self.host.store().clone(),
+            self.client.clone(),
+            model,
+            effort,
+            mode,
+            rules,
+        );
+        cfg.models = self.login.models.clone();
+        cfg
+    }
+
+    /// The same for a session in `project`.
+    pub fn project_session(
+        &self,
+        project: &Project,
+        model: ModelInfo,
+        effort: Option<String>,
+        mode: Mode,
+    ) -> SessionConfig {
+        let mut cfg = self.session_config(model, effort, mode, project.rules.clone());
+        cfg.mcp = project.mcp.clone();
+        cfg.skills = project.skills.clone();
+        cfg
+    }
+
+    /// After the front end is done: the MCP servers stopped, what the model client learned kept.
+    pub async fn finish(&self, project: Option<&Project>) {
+        if let Some(hub) = project.and_then(|p| p.mcp.as_ref()) {
+            hub.shutdown().await;
+        }
+        save_learned(&self.home, &self.client);
+    }
+}

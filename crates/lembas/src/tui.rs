@@ -3,7 +3,7 @@
 use std::io::{BufRead, IsTerminal, Write};
 use std::sync::Arc;
 
-use lembas_core::{Host, OpenSession, Start};
+use lembas_core::{OpenSession, Start};
 
 use crate::cli::exit;
 use crate::{Failure, setup};
@@ -35,20 +35,16 @@ pub async fn tui() -> Result<u8, Failure> {
             "lembas without arguments needs a terminal: in a script, use lembas run \"…\"",
         ));
     }
-    let home = setup::home()?;
-    let config = setup::config(&home)?;
-    let login = setup::login(&home)?;
-    setup::check_config_model(&home, &config, &login)?;
+    let start = setup::Startup::load()?;
+    let (config, login) = (&start.config, &start.login);
+    setup::check_config_model(&start.home, config, login)?;
     let cwd = std::env::current_dir().map_err(|e| Failure::new(exit::FAILED, format!("no current directory: {e}")))?;
     let root = setup::project_root(&cwd);
     let canonical = std::fs::canonicalize(&root).unwrap_or(root.clone());
-    ask_trust(&home, &canonical)?;
-    let standing = setup::standing(&home, &root)?;
-    let model = setup::choose_model(&login, config.model.as_deref())?;
+    ask_trust(&start.home, &canonical)?;
+    let project = start.project(root)?;
+    let model = setup::choose_model(login, config.model.as_deref())?;
     let mode = setup::choose_mode(config.mode.as_deref())?;
-    let store = setup::store(&home)?;
-    let client = setup::client(&home, &login, &config)?;
-    let rules = setup::rules(&home, &config, Some((&root, standing)))?;
     // 0: not known (the status bar and /context say so).
     let window = model.context.or(config.context_window).unwrap_or(0);
     let mut app = lembas_tui::App::new(model.display_name(), mode, config.effort.clone(), window);
@@ -56,15 +52,10 @@ pub async fn tui() -> Result<u8, Failure> {
     app.compact_at = config.compact_at();
     app.notify = config.notify.unwrap_or(true);
     app.files = lembas_tools::project_files(&canonical, 50_000);
-    let mcp = lembas_core::connect_mcp(setup::mcp_entries(&config, &root, standing), &root);
-    let mut cfg =
-        setup::session_config(&home, &config, store.clone(), client.clone(), model, config.effort.clone(), mode, rules);
-    cfg.mcp = mcp.clone();
-    // Subagents may run on another of the login's models, when the person names it.
-    cfg.models = login.models.clone();
-    cfg.skills = setup::skill_places(&home, &config, &root, standing);
-    let host = Arc::new(Host::new(store));
+    let cfg = start.project_session(&project, model, config.effort.clone(), mode);
+    let host = start.host.clone();
     let opener = host.clone();
+    let root = project.root.clone();
     let open: lembas_tui::Open = Box::new(move |id| {
         let start = match id {
             None => Start::New { root: root.clone(), cwd: cwd.clone() },
@@ -84,9 +75,6 @@ pub async fn tui() -> Result<u8, Failure> {
     lembas_tui::run(open, host, app, month)
         .await
         .map_err(|e| Failure::new(exit::FAILED, format!("the terminal failed: {e}")))?;
-    if let Some(hub) = mcp {
-        hub.shutdown().await;
-    }
-    setup::save_learned(&home, &client);
+    start.finish(Some(&project)).await;
     Ok(exit::OK)
 }

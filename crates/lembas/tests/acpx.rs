@@ -183,6 +183,9 @@ async fn a_real_acp_client_passes_mcp_servers_that_lembas_connects() {
         return;
     };
     let server = FakeServer::start(vec![
+        // A look around first, slow: a Python server on a loaded machine may take longer than
+        // the first request's wait to connect, and then joins the list at the next request.
+        Scripted::tool_call("list", json!({"path": "."})).with_delay_ms(1500),
         Scripted::tool_call("mcp__peer__note", json!({"text": "from the editor"})),
         Scripted::text("Noted."),
     ])

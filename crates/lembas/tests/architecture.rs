@@ -69,17 +69,17 @@ const IO_PATHS: &[&str] = &["std::fs", "std::process", "std::env", "tokio::", "r
 
 /// The crates that may use the store: the engine, and — named exceptions — the binary, which
 /// opens the store at start-up and hands it to the host; the test kit.
-const STORE_USERS: &[(&str, &str)] = &[
-    ("lembas-core", "the engine"),
-    ("lembas", "the start-up opens the store and hands it to the host"),
-];
+const STORE_USERS: &[(&str, &str)] =
+    &[("lembas-core", "the engine"), ("lembas", "the start-up opens the store and hands it to the host")];
 
 #[test]
 fn front_ends_reach_sessions_through_the_engine_and_the_protocol_only() {
     let mut wrong = BTreeMap::new();
     for front in FRONT_ENDS {
-        let ours: Vec<String> =
-            dependencies(front).into_iter().filter(|d| d.starts_with("lembas") && !SEAM.contains(&d.as_str())).collect();
+        let ours: Vec<String> = dependencies(front)
+            .into_iter()
+            .filter(|d| d.starts_with("lembas") && !SEAM.contains(&d.as_str()))
+            .collect();
         if !ours.is_empty() {
             wrong.insert(*front, ours);
         }
