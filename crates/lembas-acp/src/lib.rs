@@ -24,14 +24,14 @@ use agent_client_protocol::v1::schema::{
     LoadSessionRequest, LoadSessionResponse, McpCapabilities, McpServer, NewSessionRequest, NewSessionResponse,
     PermissionOption, PermissionOptionKind, PromptCapabilities, PromptRequest, PromptResponse, ReadTextFileRequest,
     RequestPermissionOutcome, RequestPermissionRequest, SessionMode, SessionModeState, SessionNotification,
-    SetSessionModeRequest, SetSessionModeResponse, StopReason, ToolCallUpdate, ToolCallUpdateFields,
-    WriteTextFileRequest,
+    SetSessionModeRequest, SetSessionModeResponse, StopReason, TextContent, ToolCallContent, ToolCallUpdate,
+    ToolCallUpdateFields, WriteTextFileRequest,
 };
 use agent_client_protocol::{Agent, Client, ConnectTo};
 use lembas_core::Mode;
 use lembas_core::{
-    Answer, Approval, ApprovalRequest, Ask, Command, DoneReason, Event, Host, McpHub, OpenSession, ServerEntry,
-    SessionConfig, SessionHandle, Start,
+    Answer, Approval, ApprovalRequest, Ask, Command, DoneReason, Event, Host, McpHub, OpenSession, PlanVerdict,
+    ServerEntry, SessionConfig, SessionHandle, Start,
 };
 use tokio::sync::oneshot;
 
@@ -157,13 +157,81 @@ async fn request_permission(cx: &ConnectionTo<Client>, session_id: &str, request
     }
 }
 
-/// What the session asks, put to the editor; the answer goes back through the host. A question
-/// or a plan is not put to an editor yet: it is answered as with nobody there.
+/// A choice put to the editor as `session/request_permission` under the call `call_id`: the
+/// option the person picked, by id, or `None` (dismissed, cancelled, no answer).
+async fn pick(
+    cx: &ConnectionTo<Client>,
+    session_id: &str,
+    call_id: &str,
+    title: String,
+    content: Option<String>,
+    options: Vec<PermissionOption>,
+) -> Option<String> {
+    let mut fields = ToolCallUpdateFields::new().title(title);
+    if let Some(content) = content {
+        fields = fields.content(vec![ToolCallContent::from(ContentBlock::Text(TextContent::new(content)))]);
+    }
+    let asked =
+        RequestPermissionRequest::new(session_id.to_owned(), ToolCallUpdate::new(call_id.to_owned(), fields), options);
+    match cx.send_request(asked).block_task().await {
+        Ok(answer) => match answer.outcome {
+            RequestPermissionOutcome::Selected(selected) => Some(selected.option_id.0.to_string()),
+            _ => None,
+        },
+        Err(_) => None,
+    }
+}
+
+/// The modes a plan may be carried out in, as the editor offers them: approve-and-go options.
+const PLAN_MODES: [Mode; 3] = [Mode::Edit, Mode::Auto, Mode::Manual];
+
+/// What the session asks, put to the editor; the answer goes back through the host. A plan is
+/// approved into a mode the person picks, or sent back; a question with options offers one
+/// option per answer; a question without options cannot be put as a permission request, and
+/// the model is told it could not be asked.
 async fn ask_client(cx: ConnectionTo<Client>, session_id: String, handle: SessionHandle, id: u64, ask: Ask) {
     let answer = match ask {
         Ask::Approval(request) => Answer::Approval(request_permission(&cx, &session_id, request).await),
-        Ask::Question(_) => Answer::Reply { words: None },
-        Ask::Plan { .. } => Answer::Approval(Approval::Deny { feedback: None }),
+        Ask::Plan { call_id, plan } => {
+            let mut options: Vec<PermissionOption> = PLAN_MODES
+                .iter()
+                .map(|m| {
+                    let kind = if *m == Mode::Auto {
+                        PermissionOptionKind::AllowAlways
+                    } else {
+                        PermissionOptionKind::AllowOnce
+                    };
+                    PermissionOption::new(format!("approve_{m}"), format!("Approve the plan, then {m} mode"), kind)
+                })
+                .collect();
+            options.push(PermissionOption::new("keep_planning", "Keep planning", PermissionOptionKind::RejectOnce));
+            // The rendered plan's first line names it ("Plan: …").
+            let title = plan.lines().next().unwrap_or("Plan").to_owned();
+            let picked = pick(&cx, &session_id, &call_id, title, Some(plan), options).await;
+            let mode = picked.as_deref().and_then(|p| p.strip_prefix("approve_")).and_then(Mode::parse);
+            Answer::Plan(match mode {
+                Some(mode) => PlanVerdict::Approved { mode: Some(mode) },
+                None => PlanVerdict::Declined { feedback: None },
+            })
+        }
+        Ask::Question(question) if question.options.is_empty() => Answer::Unasked,
+        Ask::Question(question) => {
+            let mut options: Vec<PermissionOption> = question
+                .options
+                .iter()
+                .enumerate()
+                .map(|(i, o)| PermissionOption::new(format!("option_{i}"), o.clone(), PermissionOptionKind::AllowOnce))
+                .collect();
+            options.push(PermissionOption::new("no_answer", "Don't answer", PermissionOptionKind::RejectOnce));
+            let call_id = format!("question_{id}");
+            let picked = pick(&cx, &session_id, &call_id, question.question.clone(), None, options).await;
+            let words = picked
+                .as_deref()
+                .and_then(|p| p.strip_prefix("option_"))
+                .and_then(|i| i.parse::<usize>().ok())
+                .and_then(|i| question.options.get(i).cloned());
+            Answer::Reply { words }
+        }
     };
     handle.send(Command::Answer { id, answer });
 }

@@ -80,6 +80,11 @@ pub fn updates(event: &Event) -> Vec<SessionUpdate> {
             vec![SessionUpdate::Plan(Plan::new(entries))]
         }
         Event::Mode { mode } => vec![SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(mode.as_str()))],
+        // An editor has no other place for them: a failed turn's error and what lembas says once
+        // (a root reached through a link, an MCP server that failed) are agent words of their own.
+        Event::Error { message } | Event::Notice { message } => {
+            vec![SessionUpdate::AgentMessageChunk(ContentChunk::new(text(&format!("\n\n(lembas: {message})\n"))))]
+        }
         _ => Vec::new(),
     }
 }
@@ -130,6 +135,11 @@ mod tests {
             matches!(&update.fields.content.as_ref().unwrap()[1], ToolCallContent::Diff(d) if d.old_text.as_deref() == Some("a"))
         );
         assert!(updates(&Event::Step { n: 1 }).is_empty());
+        let SessionUpdate::AgentMessageChunk(said) = &updates(&Event::Error { message: "model not loaded".into() })[0]
+        else {
+            panic!()
+        };
+        assert!(matches!(&said.content, ContentBlock::Text(t) if t.text.contains("lembas: model not loaded")));
         assert!(updates(&Event::Prompt { text: "x".into(), machine: false }).is_empty(), "a live prompt is not echoed");
         assert!(matches!(
             &replay(&[Event::Prompt { text: "x".into(), machine: false }])[0],

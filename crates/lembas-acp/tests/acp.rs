@@ -226,6 +226,55 @@ async fn a_mode_change_during_a_turn_takes_effect_at_its_next_step() {
 }
 
 #[tokio::test]
+async fn a_plan_and_a_question_are_put_to_the_editor() {
+    let plan = json!({"title": "Store notes", "phases": [{"title": "Do", "tasks": [{"text": "add sqlite"}]}]});
+    let server = FakeServer::start(vec![
+        Scripted::tool_call("plan_write", plan),
+        Scripted::tool_call("plan_submit", json!({})),
+        Scripted::tool_call("ask_user", json!({"question": "Which database?", "options": ["sqlite", "postgres"]})),
+        Scripted::tool_call("ask_user", json!({"question": "Anything else?"})),
+        Scripted::text("Going ahead."),
+    ])
+    .await;
+    let (_dir, root) = project();
+    let root2 = root.clone();
+    with_client(template(&server, Mode::Plan), true, async move |cx, seen, _asked| {
+        cx.send_request(InitializeRequest::new(ProtocolVersion::V1)).block_task().await?;
+        let session = cx.send_request(NewSessionRequest::new(root2.clone())).block_task().await?;
+        let id = session.session_id.clone();
+        let done = cx.send_request(PromptRequest::new(id, text("plan the store"))).block_task().await?;
+        assert_eq!(done.stop_reason, StopReason::EndTurn);
+        // The client picks the first option offered: approve the plan, then edit mode.
+        assert!(
+            seen.lock()
+                .unwrap()
+                .iter()
+                .any(|u| matches!(u, SessionUpdate::CurrentModeUpdate(m) if &*m.current_mode_id.0 == "edit"))
+        );
+        Ok(())
+    })
+    .await;
+    let asks = PERMISSION_ASKS.lock().unwrap().clone();
+    assert!(
+        asks.iter().any(|(_, title)| title == "Plan: Plan: Store notes" || title.starts_with("Plan: ")),
+        "{asks:?}"
+    );
+    assert!(asks.iter().any(|(_, title)| title == "Which database?"), "{asks:?}");
+    let requests = server.chat_requests();
+    let results: Vec<String> = requests.last().unwrap()["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(results.iter().any(|r| r.contains("approved the plan") && r.contains("now edit")), "{results:?}");
+    assert!(results.iter().any(|r| r.contains("The person answered: sqlite")), "{results:?}");
+    // A free-text question cannot be put as a permission request: the model is told so.
+    assert!(results.iter().any(|r| r.contains("could not be put to the person here")), "{results:?}");
+}
+
+#[tokio::test]
 async fn cancel_stops_a_turn_and_a_stored_session_loads() {
     let server = FakeServer::start(vec![
         Scripted::text("slow ".repeat(40)).with_delay_ms(50),

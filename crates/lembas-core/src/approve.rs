@@ -4,7 +4,7 @@
 use std::future::Future;
 use std::pin::Pin;
 
-use lembas_protocol::{Approval, ApprovalRequest, Question};
+use lembas_protocol::{Approval, ApprovalRequest, PlanVerdict, Question, Reply};
 
 /// Someone who can answer approvals and questions.
 pub trait Approver: Send + Sync {
@@ -12,14 +12,14 @@ pub trait Approver: Send + Sync {
     fn present(&self) -> bool;
     fn ask(&self, request: ApprovalRequest) -> Pin<Box<dyn Future<Output = Approval> + Send + '_>>;
 
-    /// The person's answer to a question, or `None` when nobody answers.
-    fn question(&self, _question: Question) -> Pin<Box<dyn Future<Output = Option<String>> + Send + '_>> {
-        Box::pin(async { None })
+    /// What came of a question (by default it cannot be put to anyone).
+    fn question(&self, _question: Question) -> Pin<Box<dyn Future<Output = Reply> + Send + '_>> {
+        Box::pin(async { Reply::NotAsked })
     }
 
-    /// Whether the person approves the plan (plan mode's `plan_submit`), with their words.
-    fn approve_plan(&self, _plan: String) -> Pin<Box<dyn Future<Output = Approval> + Send + '_>> {
-        Box::pin(async { Approval::Deny { feedback: None } })
+    /// The person's word on the plan (plan mode's `plan_submit` call `call_id`).
+    fn approve_plan(&self, _call_id: String, _plan: String) -> Pin<Box<dyn Future<Output = PlanVerdict> + Send + '_>> {
+        Box::pin(async { PlanVerdict::Declined { feedback: None } })
     }
 }
 

@@ -384,7 +384,7 @@ impl Session {
                     (name, args, output.unwrap_or(ToolOutput::Error("Not run.".into())))
                 }
                 Prepared::Engine { name, args } => {
-                    let output = self.engine_tool(&name, &args).await;
+                    let output = self.engine_tool(&call.id, &name, &args).await;
                     (name, args, output)
                 }
                 Prepared::Answer(answer) => (call.name.clone(), Value::Null, answer),
@@ -509,7 +509,7 @@ impl Session {
 
     /// The tools the engine answers itself. `recall` is answered at insertion (it needs its own
     /// id), so here it is a placeholder.
-    async fn engine_tool(&mut self, name: &str, args: &Value) -> ToolOutput {
+    async fn engine_tool(&mut self, call_id: &str, name: &str, args: &Value) -> ToolOutput {
         match name {
             "plan_write" => match crate::Plan::from_args(args) {
                 Ok(plan) => {
@@ -534,7 +534,7 @@ impl Session {
                     Err(e) => ToolOutput::Error(e),
                 }
             }
-            "plan_submit" => self.plan_submit().await,
+            "plan_submit" => self.plan_submit(call_id).await,
             "ask_user" => {
                 let question = args.get("question").and_then(Value::as_str).unwrap_or_default().trim().to_owned();
                 if question.is_empty() {
@@ -555,9 +555,13 @@ impl Session {
                 let mut phases = Phases::new(self.events.clone());
                 phases.set(Phase::WaitingForPerson { what: lembas_progress::PersonWait::Question, tool: None });
                 match self.cfg.approver.question(crate::Question { question, options }).await {
-                    Some(answer) => ToolOutput::Text(format!("The person answered: {answer}")),
-                    None => ToolOutput::Error(
+                    crate::Reply::Answered { words } => ToolOutput::Text(format!("The person answered: {words}")),
+                    crate::Reply::Silent => ToolOutput::Error(
                         "The person did not answer: decide yourself, and say what you assumed.".into(),
+                    ),
+                    crate::Reply::NotAsked => ToolOutput::Error(
+                        "This question could not be put to the person here: decide yourself, and say what you assumed."
+                            .into(),
                     ),
                 }
             }
@@ -565,7 +569,7 @@ impl Session {
         }
     }
 
-    async fn plan_submit(&mut self) -> ToolOutput {
+    async fn plan_submit(&mut self, call_id: &str) -> ToolOutput {
         if self.state.mode != lembas_permissions::Mode::Plan {
             let def = lembas_spec::tool("plan_submit").expect("spec/tools/plan_submit.json");
             return ToolOutput::Error(def.unavailable.clone().unwrap_or_default());
@@ -594,12 +598,12 @@ impl Session {
         }
         let mut phases = Phases::new(self.events.clone());
         phases.set(Phase::WaitingForPerson { what: lembas_progress::PersonWait::Plan, tool: None });
-        match self.cfg.approver.approve_plan(plan.render()).await {
-            Approval::Once | Approval::Always => {
-                let mode = self
-                    .state
-                    .mode_before_plan
-                    .take()
+        match self.cfg.approver.approve_plan(call_id.to_owned(), plan.render()).await {
+            crate::PlanVerdict::Approved { mode: chosen } => {
+                // The mode the person chose, else the one before plan mode, else edit.
+                let before = self.state.mode_before_plan.take();
+                let mode = chosen
+                    .or(before)
                     .filter(|m| *m != lembas_permissions::Mode::Plan)
                     .unwrap_or(lembas_permissions::Mode::Edit);
                 self.state.mode = mode;
@@ -610,10 +614,7 @@ impl Session {
                     "The person approved the plan. Plan mode has ended: the permission mode is now {mode}. Carry out the plan, keeping it current with plan_update."
                 ))
             }
-            Approval::Edited { .. } => ToolOutput::Error(
-                "The person did not approve the plan yet. Revise it with plan_write and submit it again.".into(),
-            ),
-            Approval::Deny { feedback } => {
+            crate::PlanVerdict::Declined { feedback } => {
                 let said =
                     feedback.filter(|f| !f.trim().is_empty()).map(|f| format!(" They said: {f}")).unwrap_or_default();
                 ToolOutput::Error(format!(

@@ -17,7 +17,8 @@ use std::sync::{Arc, Mutex};
 
 use lembas_model::CancellationToken;
 use lembas_protocol::{
-    Answer, Approval, ApprovalRequest, Ask, Command, DoneReason, Event, Found, Question, StoredSession,
+    Answer, Approval, ApprovalRequest, Ask, Command, DoneReason, Event, Found, PlanVerdict, Question, Reply,
+    StoredSession,
 };
 use lembas_store::Store;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
@@ -505,26 +506,30 @@ impl Approver for HostAsks {
         })
     }
 
-    fn question(&self, question: Question) -> Pin<Box<dyn Future<Output = Option<String>> + Send + '_>> {
+    fn question(&self, question: Question) -> Pin<Box<dyn Future<Output = Reply> + Send + '_>> {
         Box::pin(async move {
             if !self.attended {
-                return None;
+                return Reply::NotAsked;
             }
             match self.put(Ask::Question(question)).await {
-                Some(Answer::Reply { words }) => words,
-                _ => None,
+                Some(Answer::Reply { words: Some(words) }) => Reply::Answered { words },
+                Some(Answer::Unasked) => Reply::NotAsked,
+                _ => Reply::Silent,
             }
         })
     }
 
-    fn approve_plan(&self, plan: String) -> Pin<Box<dyn Future<Output = Approval> + Send + '_>> {
+    fn approve_plan(&self, call_id: String, plan: String) -> Pin<Box<dyn Future<Output = PlanVerdict> + Send + '_>> {
         Box::pin(async move {
+            let declined = PlanVerdict::Declined { feedback: None };
             if !self.attended {
-                return refused();
+                return declined;
             }
-            match self.put(Ask::Plan { plan }).await {
-                Some(Answer::Approval(approval)) => approval,
-                _ => refused(),
+            match self.put(Ask::Plan { call_id, plan }).await {
+                Some(Answer::Plan(verdict)) => verdict,
+                Some(Answer::Approval(Approval::Once | Approval::Always)) => PlanVerdict::Approved { mode: None },
+                Some(Answer::Approval(Approval::Deny { feedback })) => PlanVerdict::Declined { feedback },
+                _ => declined,
             }
         })
     }

@@ -35,7 +35,7 @@ pub use host::{Host, OpenSession, Opened, SessionHandle, Start};
 pub use lembas_mcp::{McpHub, ServerEntry};
 pub use lembas_protocol::{
     Answer, Approval, ApprovalRequest, Ask, Command, ContextShare, DoneReason, Event, FileDiff, Found, Plan, PlanPhase,
-    Question, ServerState, ServerStatus, Status, StoredSession, Task, TurnUsage,
+    PlanVerdict, Question, Reply, ServerState, ServerStatus, Status, StoredSession, Task, TurnUsage,
 };
 pub use lembas_protocol::{Mode, ModelInfo, MonthUsage, Progress, progress, tools};
 pub use lembas_tools::{EditorFiles, SkillPlaces};

@@ -67,12 +67,9 @@ impl Approver for OnBehalf {
         self.inner.ask(request)
     }
 
-    fn question(
-        &self,
-        _: Question,
-    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Option<String>> + Send + '_>> {
-        // It has no ask_user; should one be called anyway, nobody answers it.
-        Box::pin(async { None })
+    fn question(&self, _: Question) -> std::pin::Pin<Box<dyn std::future::Future<Output = crate::Reply> + Send + '_>> {
+        // It has no ask_user; should one be called anyway, nobody is asked.
+        Box::pin(async { crate::Reply::NotAsked })
     }
 }
 

@@ -474,14 +474,16 @@ impl lembas_core::Approver for PlanApprover {
     fn question(
         &self,
         q: lembas_core::Question,
-    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Option<String>> + Send + '_>> {
-        Box::pin(async move { q.options.first().cloned() })
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = lembas_core::Reply> + Send + '_>> {
+        let words = q.options.first().cloned().unwrap_or_default();
+        Box::pin(async move { lembas_core::Reply::Answered { words } })
     }
     fn approve_plan(
         &self,
         _: String,
-    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = lembas_core::Approval> + Send + '_>> {
-        Box::pin(async { lembas_core::Approval::Once })
+        _: String,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = lembas_core::PlanVerdict> + Send + '_>> {
+        Box::pin(async { lembas_core::PlanVerdict::Approved { mode: None } })
     }
 }
 

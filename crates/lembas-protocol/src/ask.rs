@@ -1,6 +1,7 @@
 //! What the session asks the person, and how they answer: an approval before a call runs, a
 //! question from `ask_user`, a plan from `plan_submit`.
 
+use lembas_spec::Mode;
 use serde::{Deserialize, Serialize};
 
 /// A call put to the person.
@@ -50,17 +51,44 @@ pub struct Question {
 pub enum Ask {
     Approval(ApprovalRequest),
     Question(Question),
-    /// The plan, rendered, to approve or to send back with words.
+    /// The plan (`plan_submit`'s call), rendered, to approve or to send back with words.
     Plan {
+        call_id: String,
         plan: String,
     },
 }
 
-/// An answer to an [`Ask`]: an approval or a plan's [`Approval`], a question's words (`None`:
-/// not answered).
+/// The person's word on a plan.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "verdict", rename_all = "snake_case")]
+pub enum PlanVerdict {
+    /// Approved: carry it out, in `mode` (`None`: the mode before plan mode, else edit).
+    Approved { mode: Option<Mode> },
+    /// Keep planning, with their words.
+    Declined { feedback: Option<String> },
+}
+
+/// What came of a question.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "reply", rename_all = "snake_case")]
+pub enum Reply {
+    Answered {
+        words: String,
+    },
+    /// The person was asked and gave no answer.
+    Silent,
+    /// Nobody could be asked this (no person there, or a client that cannot put it).
+    NotAsked,
+}
+
+/// An answer to an [`Ask`]: an approval's [`Approval`] (on a plan, yes or no), a plan's
+/// verdict with the mode to carry it out in, a question's words (`None`: not answered), or word
+/// that the front end cannot put this ask to a person.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Answer {
     Approval(Approval),
+    Plan(PlanVerdict),
     Reply { words: Option<String> },
+    Unasked,
 }

@@ -455,7 +455,7 @@ impl App {
         match ask {
             lembas_core::Ask::Approval(request) => self.ask(request),
             lembas_core::Ask::Question(question) => self.question(question),
-            lembas_core::Ask::Plan { plan } => self.plan(plan),
+            lembas_core::Ask::Plan { plan, .. } => self.plan(plan),
         }
     }
 

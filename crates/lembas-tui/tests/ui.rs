@@ -551,8 +551,8 @@ fn what_the_session_asks_comes_as_events_one_card_at_a_time() {
     assert_eq!(app.card, None);
     assert_eq!(app.answered(), None);
     // One given up before its card was shown never shows.
-    app.apply(&Event::Ask { id: 3, ask: lembas_core::Ask::Plan { plan: "Plan".into() } });
-    app.apply(&Event::Ask { id: 4, ask: lembas_core::Ask::Plan { plan: "Other".into() } });
+    app.apply(&Event::Ask { id: 3, ask: lembas_core::Ask::Plan { call_id: "c3".into(), plan: "Plan".into() } });
+    app.apply(&Event::Ask { id: 4, ask: lembas_core::Ask::Plan { call_id: "c4".into(), plan: "Other".into() } });
     app.apply(&Event::Answered { id: 4 });
     app.apply(&Event::Answered { id: 3 });
     assert_eq!(app.card, None);

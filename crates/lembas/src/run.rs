@@ -33,7 +33,7 @@ async fn ask_at_terminal(ask: Ask) -> Answer {
             card.push_str("Your answer: ");
             card
         }
-        Ask::Plan { plan } => {
+        Ask::Plan { plan, .. } => {
             format!("\n{}\n\nApprove the plan? [y] yes, [n] no — you may add why after n: ", plan.trim_end())
         }
     };
