@@ -155,18 +155,17 @@ impl Host {
 
     /// The stored sessions the person started (a project's, or all), newest first.
     pub fn sessions(&self, project: Option<&str>) -> Result<Vec<StoredSession>, EngineError> {
-        Ok(self.store.list(project)?.into_iter().map(stored).collect())
+        Ok(self.store.list(project)?)
     }
 
     /// Sessions whose words match, best first.
     pub fn search(&self, words: &str) -> Result<Vec<Found>, EngineError> {
-        let hits = self.store.search(words)?;
-        Ok(hits.into_iter().map(|h| Found { session: stored(h.session), snippet: h.snippet }).collect())
+        Ok(self.store.search(words)?)
     }
 
     /// The sessions of a session's subagents, in the order they started.
     pub fn subagents(&self, id: &str) -> Result<Vec<StoredSession>, EngineError> {
-        Ok(self.store.children(id)?.into_iter().map(stored).collect())
+        Ok(self.store.children(id)?)
     }
 
     /// One stored session, by its whole id.
@@ -199,19 +198,6 @@ impl Host {
 
     pub fn delete(&self, id: &str) -> Result<(), EngineError> {
         Ok(self.store.delete(id)?)
-    }
-}
-
-fn stored(s: lembas_store::SessionSummary) -> StoredSession {
-    StoredSession {
-        id: s.id,
-        title: s.title,
-        project: s.project,
-        model: s.model,
-        created_at: s.created_at,
-        updated_at: s.updated_at,
-        messages: s.messages,
-        parent: None,
     }
 }
 

@@ -232,19 +232,7 @@ impl<'a> Walker<'a> {
         after: &mut Vec<Node<'t>>,
         depth: usize,
     ) {
-        let mut cursor = node.walk();
-        let children: Vec<(Node, Option<&str>)> = {
-            let mut out = Vec::new();
-            if cursor.goto_first_child() {
-                loop {
-                    out.push((cursor.node(), cursor.field_name()));
-                    if !cursor.goto_next_sibling() {
-                        break;
-                    }
-                }
-            }
-            out
-        };
+        let children = with_fields(node);
         for (child, field) in children {
             if !child.is_named() {
                 continue;
@@ -327,19 +315,7 @@ impl<'a> Walker<'a> {
                 }
             }
             "heredoc_redirect" => {
-                let mut cursor = node.walk();
-                let children: Vec<(Node, Option<&str>)> = {
-                    let mut out = Vec::new();
-                    if cursor.goto_first_child() {
-                        loop {
-                            out.push((cursor.node(), cursor.field_name()));
-                            if !cursor.goto_next_sibling() {
-                                break;
-                            }
-                        }
-                    }
-                    out
-                };
+                let children = with_fields(node);
                 for (child, field) in children {
                     match (child.kind(), field) {
                         (_, Some("redirect")) | ("file_redirect" | "herestring_redirect", _) => {
@@ -447,6 +423,21 @@ impl<'a> Walker<'a> {
         out.push_str(&plain(self.src.get(at..end.max(at)).unwrap_or("")));
         out
     }
+}
+
+/// A node's children, each with the name of the field it fills (if any).
+fn with_fields<'t>(node: Node<'t>) -> Vec<(Node<'t>, Option<&'t str>)> {
+    let mut cursor = node.walk();
+    let mut out = Vec::new();
+    if cursor.goto_first_child() {
+        loop {
+            out.push((cursor.node(), cursor.field_name()));
+            if !cursor.goto_next_sibling() {
+                break;
+            }
+        }
+    }
+    out
 }
 
 /// A bare word's backslashes taken away: `\x` is `x`, a backslash-newline is nothing.

@@ -78,17 +78,8 @@ pub struct NewResult {
     pub text: String,
 }
 
-/// A line of the session list.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct SessionSummary {
-    pub id: String,
-    pub title: String,
-    pub project: String,
-    pub model: String,
-    pub created_at: i64,
-    pub updated_at: i64,
-    pub messages: i64,
-}
+/// A line of the session list: the protocol's own type, so the host hands it on as it is.
+pub use lembas_protocol::StoredSession as SessionSummary;
 
 /// Where a turn the person started began: the first message's `seq`, how many messages the
 /// history held before it, and the engine's state then.
@@ -106,12 +97,8 @@ pub struct Backup {
     pub before: Option<Vec<u8>>,
 }
 
-/// A search hit: the session and a snippet of what matched.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct SearchHit {
-    pub session: SessionSummary,
-    pub snippet: String,
-}
+/// A session whose words match a search, with the words around the match.
+pub use lembas_protocol::Found as SearchHit;
 
 /// One request's usage.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -213,11 +200,12 @@ fn summary(row: &rusqlite::Row<'_>) -> rusqlite::Result<SessionSummary> {
         created_at: row.get(4)?,
         updated_at: row.get(5)?,
         messages: row.get(6)?,
+        parent: row.get(7)?,
     })
 }
 
 const SUMMARY_COLUMNS: &str = "s.id, s.title, s.project, s.model, s.created_at, s.updated_at,
-    (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id AND m.live = 1)";
+    (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id AND m.live = 1), s.parent";
 
 /// Words as an FTS5 query: each a quoted term, all of them required.
 fn fts_query(words: &str) -> String {
@@ -548,7 +536,7 @@ impl Store {
              WHERE said MATCH ?1 AND s.parent IS NULL ORDER BY bm25(said)"
         );
         let mut stmt = conn.prepare(&sql)?;
-        let rows = stmt.query_map([query], |r| Ok(SearchHit { session: summary(r)?, snippet: r.get(7)? }))?;
+        let rows = stmt.query_map([query], |r| Ok(SearchHit { session: summary(r)?, snippet: r.get(8)? }))?;
         let mut hits: Vec<SearchHit> = Vec::new();
         for hit in rows {
             let hit = hit?;
