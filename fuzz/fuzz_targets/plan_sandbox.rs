@@ -53,6 +53,8 @@ fuzz_target!(|data: &[u8]| {
         plans_dir: Some(s.base.join("plans")),
         private_tmp: s.base.join("tmp"),
         extra: Vec::new(),
+        hidden: Default::default(),
+        network: None,
     }
     .sandbox(SandboxReach::Plans);
     let (ws, _) = Workspace::new(&root, &root);
