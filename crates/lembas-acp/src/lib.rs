@@ -236,6 +236,40 @@ async fn ask_client(cx: ConnectionTo<Client>, session_id: String, handle: Sessio
     handle.send(Command::Answer { id, answer });
 }
 
+/// What `session/new`'s `_meta` chooses (`acp.md`): `mode`; the model by `lembas_model` (an
+/// instance's name) or `model` (a ref the device knows); `effort`, one of the model's levels — a
+/// level the model does not offer is read as its start level. An unknown mode or model is an error.
+fn choose(cfg: &mut SessionConfig, meta: &serde_json::Map<String, serde_json::Value>) -> Result<(), String> {
+    let word = |key: &str| meta.get(key).and_then(|v| v.as_str());
+    if let Some(mode) = word("mode") {
+        cfg.mode = Mode::parse(mode).ok_or_else(|| format!("no such mode {mode}: use manual, edit, auto or plan"))?;
+    }
+    if let Some(name) = word("lembas_model").or_else(|| word("model")) {
+        let found =
+            cfg.models.iter().chain(std::iter::once(&cfg.model)).find(|m| m.id == name || m.display_name() == name);
+        cfg.model = found.cloned().ok_or_else(|| {
+            let known: Vec<&str> = cfg.models.iter().map(|m| m.id.as_str()).collect();
+            format!("no model {name}; the login's models: {}", known.join(", "))
+        })?;
+    }
+    if let Some(level) = word("effort") {
+        cfg.effort = Some(cfg.model.effective_level(level));
+    }
+    Ok(())
+}
+
+/// What `session/new` answers in its `_meta` (`acp.md`): the model, mode and effort the session
+/// runs with. `instance` is false: no LLeMbas instance is behind an editor's link.
+fn chosen(cfg: &SessionConfig, mode: Mode) -> serde_json::Map<String, serde_json::Value> {
+    let effort = cfg.effort.clone().unwrap_or_else(|| cfg.model.start_level());
+    let mut meta = serde_json::Map::new();
+    meta.insert(
+        "lembas".into(),
+        serde_json::json!({ "model": cfg.model.id, "mode": mode, "effort": effort, "instance": false }),
+    );
+    meta
+}
+
 fn modes(current: Mode) -> SessionModeState {
     let available = Mode::ALL
         .iter()
@@ -319,8 +353,12 @@ impl Server {
         cwd: &Path,
         resume: Option<&str>,
         client_servers: &[McpServer],
-    ) -> Result<(String, Mode), String> {
+        meta: Option<&serde_json::Map<String, serde_json::Value>>,
+    ) -> Result<(String, Mode, serde_json::Map<String, serde_json::Value>), String> {
         let mut cfg = self.template.clone();
+        if let Some(meta) = meta {
+            choose(&mut cfg, meta)?;
+        }
         let root = (self.setup.root_of)(cwd);
         let mut entries = (self.setup.mcp_of)(&root);
         for server in
@@ -348,6 +386,7 @@ impl Server {
             }
         }
         let mode = cfg.mode;
+        let said = chosen(&cfg, mode);
         let start = match resume {
             Some(id) => Start::Resume(id.to_owned()),
             None => Start::New { root, cwd: cwd.to_path_buf() },
@@ -358,7 +397,7 @@ impl Server {
         let slot = Slot { handle: opened.handle, prompts: Arc::default(), mcp };
         Self::forward(cx.clone(), slot.clone(), opened.events);
         self.sessions.lock().expect("sessions").insert(id.clone(), slot);
-        Ok((id, mode))
+        Ok((id, mode, said))
     }
 }
 
@@ -411,20 +450,20 @@ pub async fn serve(
         )
         .on_receive_request(
             async move |request: NewSessionRequest, responder, cx| match s2
-                .open(&cx, &request.cwd, None, &request.mcp_servers)
+                .open(&cx, &request.cwd, None, &request.mcp_servers, request.meta.as_ref())
                 .await
             {
-                Ok((id, mode)) => responder.respond(NewSessionResponse::new(id).modes(modes(mode))),
+                Ok((id, mode, said)) => responder.respond(NewSessionResponse::new(id).modes(modes(mode)).meta(said)),
                 Err(e) => responder.respond_with_error(invalid(&e)),
             },
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
             async move |request: LoadSessionRequest, responder, cx| match s3
-                .open(&cx, &request.cwd, Some(&request.session_id.0), &request.mcp_servers)
+                .open(&cx, &request.cwd, Some(&request.session_id.0), &request.mcp_servers, None)
                 .await
             {
-                Ok((id, mode)) => {
+                Ok((id, mode, _)) => {
                     // The stored conversation is replayed before the answer.
                     let transcript = s3.host.transcript(&id).unwrap_or_default();
                     for update in replay(&transcript) {

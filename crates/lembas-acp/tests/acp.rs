@@ -275,6 +275,47 @@ async fn a_plan_and_a_question_are_put_to_the_editor() {
 }
 
 #[tokio::test]
+async fn a_new_sessions_meta_chooses_its_mode_model_and_effort() {
+    let server = FakeServer::start(vec![]).await;
+    let (_dir, root) = project();
+    let mut cfg = template(&server, Mode::Edit);
+    cfg.model.efforts = Some(vec!["low".into(), "high".into()]);
+    let mut other = cfg.model.clone();
+    other.id = "other-model".into();
+    cfg.models = vec![cfg.model.clone(), other];
+    with_client(cfg, true, async move |cx, _seen, _asked| {
+        cx.send_request(InitializeRequest::new(ProtocolVersion::V1)).block_task().await?;
+        let meta = |v: serde_json::Value| v.as_object().unwrap().clone();
+        let opened = cx
+            .send_request(
+                NewSessionRequest::new(root.clone())
+                    .meta(meta(json!({"mode": "plan", "model": "other-model", "effort": "high"}))),
+            )
+            .block_task()
+            .await?;
+        assert_eq!(&*opened.modes.unwrap().current_mode_id.0, "plan");
+        let said = &opened.meta.unwrap()["lembas"];
+        assert_eq!(
+            (said["model"].as_str(), said["mode"].as_str(), said["effort"].as_str()),
+            (Some("other-model"), Some("plan"), Some("high"))
+        );
+        // A level the model does not offer is read as its start level; the answer says which.
+        let opened = cx
+            .send_request(NewSessionRequest::new(root.clone()).meta(meta(json!({"effort": "extreme"}))))
+            .block_task()
+            .await?;
+        assert_eq!(opened.meta.unwrap()["lembas"]["effort"], "low");
+        let unknown = cx
+            .send_request(NewSessionRequest::new(root.clone()).meta(meta(json!({"model": "nope"}))))
+            .block_task()
+            .await;
+        assert!(unknown.is_err(), "a model the device does not know is refused");
+        Ok(())
+    })
+    .await;
+}
+
+#[tokio::test]
 async fn cancel_stops_a_turn_and_a_stored_session_loads() {
     let server = FakeServer::start(vec![
         Scripted::text("slow ".repeat(40)).with_delay_ms(50),
