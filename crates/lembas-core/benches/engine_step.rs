@@ -79,5 +79,23 @@ fn main() {
             rss_kb("VmRSS:") / 1024,
             rss_kb("VmHWM:") / 1024,
         );
+        // What the store keeps for it, against the conversation's own size (the messages as
+        // sent): the goal is linear growth, under twice the conversation.
+        let db = dir.path().join("sessions.db");
+        let on_disk: u64 = ["", "-wal"]
+            .iter()
+            .filter_map(|suffix| std::fs::metadata(format!("{}{suffix}", db.display())).ok())
+            .map(|m| m.len())
+            .sum();
+        let reader = Store::open(&db).unwrap();
+        let sessions = reader.list(None).unwrap();
+        let conversation: usize =
+            sessions.iter().flat_map(|s| reader.messages(&s.id).unwrap()).map(|m| m.json.len()).sum();
+        println!(
+            "store: {:.1} MB on disk for a {:.1} MB conversation ({:.1}×)",
+            on_disk as f64 / 1e6,
+            conversation as f64 / 1e6,
+            on_disk as f64 / conversation.max(1) as f64
+        );
     });
 }
