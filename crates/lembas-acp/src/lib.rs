@@ -11,6 +11,7 @@
 //! in `session/new` (stdio or streamable HTTP; a client's entry replaces a configured one of the
 //! same name).
 
+mod commands;
 mod updates;
 
 use std::collections::{HashMap, VecDeque};
@@ -20,12 +21,12 @@ use std::sync::{Arc, Mutex};
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
-    AgentCapabilities, CancelNotification, ContentBlock, Implementation, InitializeRequest, InitializeResponse,
-    LoadSessionRequest, LoadSessionResponse, McpCapabilities, McpServer, NewSessionRequest, NewSessionResponse,
-    PermissionOption, PermissionOptionKind, PromptCapabilities, PromptRequest, PromptResponse, ReadTextFileRequest,
-    RequestPermissionOutcome, RequestPermissionRequest, SessionMode, SessionModeState, SessionNotification,
-    SetSessionModeRequest, SetSessionModeResponse, StopReason, TextContent, ToolCallContent, ToolCallUpdate,
-    ToolCallUpdateFields, WriteTextFileRequest,
+    AgentCapabilities, CancelNotification, ContentBlock, ContentChunk, Implementation, InitializeRequest,
+    InitializeResponse, LoadSessionRequest, LoadSessionResponse, McpCapabilities, McpServer, NewSessionRequest,
+    NewSessionResponse, PermissionOption, PermissionOptionKind, PromptCapabilities, PromptRequest, PromptResponse,
+    ReadTextFileRequest, RequestPermissionOutcome, RequestPermissionRequest, SessionMode, SessionModeState,
+    SessionNotification, SessionUpdate, SetSessionModeRequest, SetSessionModeResponse, StopReason, TextContent,
+    ToolCallContent, ToolCallUpdate, ToolCallUpdateFields, WriteTextFileRequest,
 };
 use agent_client_protocol::{Agent, Client, ConnectTo};
 use lembas_core::Mode;
@@ -73,6 +74,8 @@ impl Setup {
 struct Slot {
     handle: SessionHandle,
     prompts: Arc<Mutex<VecDeque<oneshot::Sender<DoneReason>>>>,
+    /// lembas commands typed as prompts, waiting for the event that ends each.
+    commands: Arc<Mutex<VecDeque<(commands::Awaited, oneshot::Sender<String>)>>>,
     mcp: Option<Arc<McpHub>>,
 }
 
@@ -329,6 +332,14 @@ impl Server {
                         tokio::spawn(ask_client(cx.clone(), id.clone(), slot.handle.clone(), *ask_id, ask.clone()));
                     }
                     Event::Prompt { machine, .. } => clients_turn = !machine,
+                    _ if !clients_turn => {
+                        let mut waiting = slot.commands.lock().expect("commands");
+                        if let Some(said) = waiting.front().and_then(|(awaited, _)| awaited.ended_by(&event))
+                            && let Some((_, reply)) = waiting.pop_front()
+                        {
+                            let _ = reply.send(said);
+                        }
+                    }
                     Event::Done { reason, .. } if clients_turn => {
                         clients_turn = false;
                         let waiting = slot.prompts.lock().expect("prompts").pop_front();
@@ -394,7 +405,7 @@ impl Server {
         let opened = self.host.open(OpenSession { cfg, start, attended: true }).map_err(|e| e.to_string())?;
         let id = opened.handle.id().to_owned();
         *files_session.lock().expect("session id") = id.clone();
-        let slot = Slot { handle: opened.handle, prompts: Arc::default(), mcp };
+        let slot = Slot { handle: opened.handle, prompts: Arc::default(), commands: Arc::default(), mcp };
         Self::forward(cx.clone(), slot.clone(), opened.events);
         self.sessions.lock().expect("sessions").insert(id.clone(), slot);
         Ok((id, mode, said))
@@ -453,7 +464,10 @@ pub async fn serve(
                 .open(&cx, &request.cwd, None, &request.mcp_servers, request.meta.as_ref())
                 .await
             {
-                Ok((id, mode, said)) => responder.respond(NewSessionResponse::new(id).modes(modes(mode)).meta(said)),
+                Ok((id, mode, said)) => {
+                    responder.respond(NewSessionResponse::new(id.clone()).modes(modes(mode)).meta(said))?;
+                    cx.send_notification(SessionNotification::new(id, commands::offered()))
+                }
                 Err(e) => responder.respond_with_error(invalid(&e)),
             },
             agent_client_protocol::on_receive_request!(),
@@ -469,7 +483,8 @@ pub async fn serve(
                     for update in replay(&transcript) {
                         cx.send_notification(SessionNotification::new(id.clone(), update))?;
                     }
-                    responder.respond(LoadSessionResponse::new().modes(modes(mode)))
+                    responder.respond(LoadSessionResponse::new().modes(modes(mode)))?;
+                    cx.send_notification(SessionNotification::new(id, commands::offered()))
                 }
                 Err(e) => responder.respond_with_error(invalid(&e)),
             },
@@ -481,6 +496,25 @@ pub async fn serve(
                     return responder.respond_with_error(invalid("no such session"));
                 };
                 let text = prompt_text(&request.prompt);
+                if let Some((command, awaited)) = commands::parse(&text) {
+                    // One of lembas' commands: done when its event says so, and said as the
+                    // agent's words.
+                    let (done, said) = oneshot::channel();
+                    slot.commands.lock().expect("commands").push_back((awaited, done));
+                    slot.handle.send(command);
+                    let id = request.session_id.clone();
+                    return cx.clone().spawn(async move {
+                        let said = said.await.unwrap_or_default();
+                        if !said.is_empty() {
+                            let chunk = ContentChunk::new(ContentBlock::Text(TextContent::new(said)));
+                            cx.send_notification(SessionNotification::new(
+                                id,
+                                SessionUpdate::AgentMessageChunk(chunk),
+                            ))?;
+                        }
+                        responder.respond(PromptResponse::new(StopReason::EndTurn))
+                    });
+                }
                 let (ended, end) = oneshot::channel();
                 slot.prompts.lock().expect("prompts").push_back(ended);
                 slot.handle.send(Command::Prompt { text });

@@ -316,6 +316,59 @@ async fn a_new_sessions_meta_chooses_its_mode_model_and_effort() {
 }
 
 #[tokio::test]
+async fn lembas_commands_are_offered_and_run_from_the_editor() {
+    let server = FakeServer::start(vec![
+        Scripted::tool_call("write", json!({"path": "made.txt", "content": "x"})),
+        Scripted::text("Made it."),
+    ])
+    .await;
+    let (_dir, root) = project();
+    let root2 = root.clone();
+    with_client(template(&server, Mode::Auto), true, async move |cx, seen, _asked| {
+        cx.send_request(InitializeRequest::new(ProtocolVersion::V1)).block_task().await?;
+        let session = cx.send_request(NewSessionRequest::new(root2.clone())).block_task().await?;
+        let id = session.session_id.clone();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let offered: Vec<String> = seen
+            .lock()
+            .unwrap()
+            .iter()
+            .filter_map(|u| match u {
+                SessionUpdate::AvailableCommandsUpdate(c) => {
+                    Some(c.available_commands.iter().map(|c| c.name.clone()).collect::<Vec<_>>())
+                }
+                _ => None,
+            })
+            .flatten()
+            .collect();
+        assert_eq!(offered, ["compact", "undo", "context", "mcp"]);
+        cx.send_request(PromptRequest::new(id.clone(), text("make a file"))).block_task().await?;
+        assert!(root2.join("made.txt").exists());
+        seen.lock().unwrap().clear();
+        let undone = cx.send_request(PromptRequest::new(id.clone(), text("/undo"))).block_task().await?;
+        assert_eq!(undone.stop_reason, StopReason::EndTurn);
+        assert!(!root2.join("made.txt").exists(), "the undo took the file back");
+        let context = cx.send_request(PromptRequest::new(id, text("/context"))).block_task().await?;
+        assert_eq!(context.stop_reason, StopReason::EndTurn);
+        let said: String = seen
+            .lock()
+            .unwrap()
+            .iter()
+            .filter_map(|u| match u {
+                SessionUpdate::AgentMessageChunk(c) => serde_json::to_value(&c.content).ok(),
+                _ => None,
+            })
+            .filter_map(|v| v["text"].as_str().map(str::to_owned))
+            .collect();
+        assert!(said.contains("Took back the turn \"make a file\"") && said.contains("made.txt"), "{said}");
+        assert!(said.contains("Context: ") && said.contains("system prompt"), "{said}");
+        Ok(())
+    })
+    .await;
+    assert_eq!(server.chat_requests().len(), 2, "no command reached the model");
+}
+
+#[tokio::test]
 async fn cancel_stops_a_turn_and_a_stored_session_loads() {
     let server = FakeServer::start(vec![
         Scripted::text("slow ".repeat(40)).with_delay_ms(50),

@@ -1,0 +1,87 @@
+//! lembas' own commands in an editor: offered with `available_commands_update`, typed as a prompt
+//! (`/compact`), and run through the same host commands as the terminal's. Each is answered by
+//! the event that says it was done, shown to the person as the agent's words.
+
+use agent_client_protocol::v1::schema::{AvailableCommand, AvailableCommandsUpdate, SessionUpdate};
+use lembas_core::{Command, Event, ServerState};
+
+/// The commands an editor offers, and what each does.
+pub const COMMANDS: &[(&str, &str)] = &[
+    ("compact", "Summarise the conversation so far, to free the context window"),
+    ("undo", "Take back the last turn and put back the files it changed"),
+    ("context", "Show what fills the context window"),
+    ("mcp", "Show where the MCP servers stand"),
+];
+
+/// The update that tells an editor which commands there are.
+pub fn offered() -> SessionUpdate {
+    SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate::new(
+        COMMANDS.iter().map(|(name, description)| AvailableCommand::new(*name, *description)).collect(),
+    ))
+}
+
+/// What a prompt asks when it is one of the commands: the host command to send, and what kind
+/// of event will say it is done.
+pub fn parse(prompt: &str) -> Option<(Command, Awaited)> {
+    let name = prompt.trim().strip_prefix('/')?.split_whitespace().next()?;
+    match name {
+        "compact" => Some((Command::Compact, Awaited::Compacted)),
+        "undo" => Some((Command::Undo, Awaited::Undone)),
+        "context" => Some((Command::ReportContext, Awaited::Context)),
+        "mcp" => Some((Command::ReportMcp, Awaited::Mcp)),
+        _ => None,
+    }
+}
+
+/// The event a command waits for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Awaited {
+    Compacted,
+    Undone,
+    Context,
+    Mcp,
+}
+
+impl Awaited {
+    /// Whether `event` ends the command, and what to tell the person then (an error was already
+    /// said as the agent's words, so it adds nothing).
+    pub fn ended_by(self, event: &Event) -> Option<String> {
+        match (self, event) {
+            (_, Event::Error { .. }) => Some(String::new()),
+            (Awaited::Compacted, Event::Compacted { .. }) => Some("Compacted the conversation.".into()),
+            (Awaited::Undone, Event::Undone { prompt, files, ran_commands }) => {
+                let mut said = format!("Took back the turn \"{}\".", prompt.lines().next().unwrap_or(""));
+                if !files.is_empty() {
+                    said.push_str(&format!(" Put back: {}.", files.join(", ")));
+                }
+                if *ran_commands {
+                    said.push_str(" It ran commands, whose effects an undo does not reach.");
+                }
+                Some(said)
+            }
+            (Awaited::Context, Event::Context { window, shares }) => {
+                let used: u64 = shares.iter().map(|s| s.tokens).sum();
+                let whole =
+                    if *window == 0 { "a window of unknown size".to_owned() } else { format!("{window} tokens") };
+                let mut lines = vec![format!("Context: {used} tokens of {whole}.")];
+                lines.extend(shares.iter().map(|s| format!("- {}: {} tokens", s.category, s.tokens)));
+                Some(lines.join("\n"))
+            }
+            (Awaited::Mcp, Event::McpServers { servers }) if servers.is_empty() => {
+                Some("No MCP servers are connected to this session.".into())
+            }
+            (Awaited::Mcp, Event::McpServers { servers }) => Some(
+                servers
+                    .iter()
+                    .map(|s| match &s.state {
+                        ServerState::Connecting => format!("- {}: connecting", s.name),
+                        ServerState::Ready { tools } => format!("- {}: connected, {tools} tools", s.name),
+                        ServerState::Failed { reason } => format!("- {}: not connected: {reason}", s.name),
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            ),
+            _ => None,
+        }
+    }
+}
