@@ -68,6 +68,9 @@ impl Setup {
     }
 }
 
+/// A command typed as a prompt, and where to say how it went.
+type WaitingCommand = (commands::Awaited, oneshot::Sender<String>);
+
 /// A session the server holds: its handle on the host, the client's prompts waiting for their
 /// turn's end (in the order sent), and its MCP servers.
 #[derive(Clone)]
@@ -75,7 +78,7 @@ struct Slot {
     handle: SessionHandle,
     prompts: Arc<Mutex<VecDeque<oneshot::Sender<DoneReason>>>>,
     /// lembas commands typed as prompts, waiting for the event that ends each.
-    commands: Arc<Mutex<VecDeque<(commands::Awaited, oneshot::Sender<String>)>>>,
+    commands: Arc<Mutex<VecDeque<WaitingCommand>>>,
     mcp: Option<Arc<McpHub>>,
 }
 
