@@ -248,29 +248,18 @@ impl Session {
             }
         }
 
-        // Batches that may run together: at most `parallel.max`, an exclusive call alone, and
-        // never two calls on one file.
-        let max = loop_spec().parallel.max.max(1);
         let mut outputs: Vec<Option<ToolOutput>> = vec![None; calls.len()];
-        let mut batch: Vec<usize> = Vec::new();
-        let runnable: Vec<usize> = (0..calls.len()).filter(|&i| matches!(prepared[i], Prepared::Run { .. })).collect();
-        let mut batches: Vec<Vec<usize>> = Vec::new();
-        for i in runnable {
-            let Prepared::Run { paths, exclusive, .. } = &prepared[i] else { continue };
-            let clashes = batch.iter().any(|&j| match &prepared[j] {
-                Prepared::Run { paths: other, exclusive: other_exclusive, .. } => {
-                    *other_exclusive || paths.iter().any(|p| other.contains(p))
+        let placing: Vec<crate::batches::Placing<'_>> = prepared
+            .iter()
+            .enumerate()
+            .filter_map(|(index, p)| match p {
+                Prepared::Run { paths, exclusive, .. } => {
+                    Some(crate::batches::Placing { index, paths, exclusive: *exclusive })
                 }
-                _ => false,
-            });
-            if !batch.is_empty() && (batch.len() >= max || *exclusive || clashes) {
-                batches.push(std::mem::take(&mut batch));
-            }
-            batch.push(i);
-        }
-        if !batch.is_empty() {
-            batches.push(batch);
-        }
+                _ => None,
+            })
+            .collect();
+        let batches = crate::batches::batches(&placing, loop_spec().parallel.max);
         for batch in batches {
             // The subagents of this batch, taken out to run (each runs once).
             let mut tasks: Vec<Option<Box<crate::subagent::TaskRun>>> = batch

@@ -16,6 +16,7 @@
 //! - **The store**: a step is written whole, so a killed process loses nothing answered.
 
 mod approve;
+mod batches;
 mod calls;
 mod context_use;
 mod host;
