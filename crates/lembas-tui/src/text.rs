@@ -208,33 +208,80 @@ fn table_lines(rows: &[Vec<String>], style: Style) -> Vec<Line<'static>> {
     out
 }
 
-/// Lines cut to `width` columns (by character, keeping styles), so a block's height is its
-/// number of lines.
+/// One word of a styled line and the blanks after it, in the styles it is written in: what
+/// textwrap places on rows.
+#[derive(Debug)]
+struct Word {
+    pieces: Vec<(String, Style)>,
+    blanks: Vec<(String, Style)>,
+    width: usize,
+    blank_width: usize,
+}
+
+impl textwrap::core::Fragment for Word {
+    fn width(&self) -> f64 {
+        self.width as f64
+    }
+    fn whitespace_width(&self) -> f64 {
+        self.blank_width as f64
+    }
+    fn penalty_width(&self) -> f64 {
+        0.0
+    }
+}
+
+/// A line's words, each kept with its styles; a word wider than `width` is cut into pieces that
+/// fit (a long URL or path has nowhere else to go).
+fn words(line: Line<'static>, width: usize) -> Vec<Word> {
+    let mut words: Vec<Word> = Vec::new();
+    let new_word = || Word { pieces: Vec::new(), blanks: Vec::new(), width: 0, blank_width: 0 };
+    let mut word = new_word();
+    for span in line.spans {
+        for c in span.content.chars() {
+            let w = c.width().unwrap_or(0);
+            if c == ' ' {
+                push_char(&mut word.blanks, c, span.style);
+                word.blank_width += w;
+                continue;
+            }
+            if !word.blanks.is_empty() || word.width + w > width {
+                words.push(std::mem::replace(&mut word, new_word()));
+            }
+            push_char(&mut word.pieces, c, span.style);
+            word.width += w;
+        }
+    }
+    if !word.pieces.is_empty() || !word.blanks.is_empty() || words.is_empty() {
+        words.push(word);
+    }
+    words
+}
+
+fn push_char(pieces: &mut Vec<(String, Style)>, c: char, style: Style) {
+    match pieces.last_mut() {
+        Some((text, s)) if *s == style => text.push(c),
+        _ => pieces.push((c.to_string(), style)),
+    }
+}
+
+/// Lines wrapped to `width` columns at word boundaries (textwrap's first fit), keeping styles, so
+/// a block's height is its number of lines; a word only breaks when it is wider than a row.
 pub fn wrap(lines: Vec<Line<'static>>, width: u16) -> Vec<Line<'static>> {
     let width = usize::from(width.max(1));
     let mut out = Vec::new();
     for line in lines {
-        let mut row: Vec<Span<'static>> = Vec::new();
-        let mut used = 0;
-        for span in line.spans {
-            let mut piece = String::new();
-            for c in span.content.chars() {
-                let w = c.width().unwrap_or(0);
-                if used + w > width {
-                    if !piece.is_empty() {
-                        row.push(Span::styled(std::mem::take(&mut piece), span.style));
-                    }
-                    out.push(Line::from(std::mem::take(&mut row)));
-                    used = 0;
+        let words = words(line, width);
+        for row in textwrap::wrap_algorithms::wrap_first_fit(&words, &[width as f64]) {
+            let mut spans: Vec<Span<'static>> = Vec::new();
+            for (i, word) in row.iter().enumerate() {
+                spans.extend(word.pieces.iter().map(|(t, s)| Span::styled(t.clone(), *s)));
+                // Blanks between words stay; those that end a row go.
+                if i + 1 < row.len() {
+                    spans.extend(word.blanks.iter().map(|(t, s)| Span::styled(t.clone(), *s)));
                 }
-                piece.push(c);
-                used += w;
             }
-            if !piece.is_empty() {
-                row.push(Span::styled(piece, span.style));
-            }
+            out.push(Line::from(spans));
         }
-        out.push(Line::from(row));
     }
     out
 }
@@ -279,5 +326,25 @@ mod tests {
         let wrapped = wrap(vec![Line::from("abcdefghij")], 4);
         assert_eq!(wrapped.iter().map(plain).collect::<Vec<_>>(), ["abcd", "efgh", "ij"]);
         assert_eq!(wrap(vec![Line::from("")], 4).len(), 1);
+    }
+
+    #[test]
+    fn words_are_never_cut_when_they_fit_a_row() {
+        let rows = |text: &str, width: u16| -> Vec<String> {
+            wrap(vec![Line::from(text.to_owned())], width).iter().map(plain).collect()
+        };
+        assert_eq!(rows("the terminal wraps words", 12), ["the terminal", "wraps words"]);
+        assert_eq!(rows("  ⎿ indented result", 12), ["  ⎿ indented", "result"]);
+        // A word wider than a row has to break, and only then.
+        assert_eq!(
+            rows("see https://example.com/a/long/path now", 16),
+            ["see", "https://example.", "com/a/long/path", "now"]
+        );
+        // Styles stay with their words across rows.
+        let bold = Style::default().add_modifier(Modifier::BOLD);
+        let line = Line::from(vec![Span::raw("plain "), Span::styled("bold words", bold)]);
+        let wrapped = wrap(vec![line], 10);
+        assert_eq!(wrapped.iter().map(plain).collect::<Vec<_>>(), ["plain bold", "words"]);
+        assert_eq!(wrapped[1].spans[0].style, bold);
     }
 }

@@ -506,7 +506,7 @@ fn undo_is_refused_mid_turn_and_brings_the_words_back() {
         ran_commands: true,
     });
     assert_eq!(app.input, "make it multiply");
-    let said = lines(app.finished.last().unwrap()).concat();
+    let said = lines(app.finished.last().unwrap()).join(" ");
     assert!(said.contains("put back: src/lib.rs") && said.contains("commands changed is not undone"), "{said}");
 }
 
