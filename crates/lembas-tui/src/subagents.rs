@@ -4,7 +4,7 @@
 
 use lembas_core::Event;
 
-use crate::app::{App, Block, ToolState, summary_of};
+use crate::app::{App, Block};
 
 impl App {
     /// Lists this session's subagents (`children`), or shows the transcript of the one numbered
@@ -47,30 +47,11 @@ impl App {
     }
 }
 
-/// A stored conversation as blocks: its brief, its replies, each call with its result's first
-/// line.
+/// A stored conversation as blocks, drawn as any replayed conversation is: the same events
+/// through the same state, so a subagent's transcript looks as a resumed session does.
 fn transcript_blocks(events: &[Event]) -> Vec<Block> {
-    let mut blocks = Vec::new();
-    for event in events {
-        match event {
-            Event::Prompt { text, .. } => blocks.push(Block::Notice(format!("Its task: {text}"))),
-            Event::Text { delta } => blocks.push(Block::Assistant(delta.clone())),
-            Event::ToolStart { call_id, tool, title, .. } => blocks.push(Block::Tool {
-                call_id: call_id.clone(),
-                tool: tool.clone(),
-                title: title.clone(),
-                state: ToolState::Done,
-                summary: String::new(),
-            }),
-            Event::ToolEnd { call_id, text, .. } => {
-                let call =
-                    blocks.iter_mut().rev().find(|b| matches!(b, Block::Tool { call_id: id, .. } if id == call_id));
-                if let Some(Block::Tool { summary, .. }) = call {
-                    *summary = summary_of(text);
-                }
-            }
-            _ => {}
-        }
-    }
-    blocks
+    let mut view = App::default();
+    events.iter().for_each(|e| view.apply(e));
+    view.end_replay();
+    view.finished
 }

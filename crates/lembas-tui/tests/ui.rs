@@ -483,7 +483,7 @@ fn subagents_lists_the_sessions_subagents_and_shows_one_read_only() {
     show(&mut app, Some(1));
     let shown: String = app.finished.iter().flat_map(lines).collect::<Vec<_>>().join("\n");
     assert!(shown.contains("subagent \"find the parser\", read-only"), "{shown}");
-    assert!(shown.contains("Its task: Where is parse?"), "{shown}");
+    assert!(shown.contains("› Where is parse?"), "its brief is drawn as the words that started it: {shown}");
     assert!(shown.contains("grep fn parse") && shown.contains("src/parse.rs:3: fn parse"), "{shown}");
     assert!(shown.contains("parse is at src/parse.rs:3."), "{shown}");
     show(&mut app, Some(2));
