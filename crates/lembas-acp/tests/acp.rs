@@ -49,6 +49,17 @@ fn project() -> (tempfile::TempDir, PathBuf) {
     (dir, root)
 }
 
+/// The agent's words among the updates a client saw, joined.
+fn agent_words(seen: &[SessionUpdate]) -> String {
+    seen.iter()
+        .filter_map(|u| match u {
+            SessionUpdate::AgentMessageChunk(c) => serde_json::to_value(&c.content).ok(),
+            _ => None,
+        })
+        .filter_map(|v| v["text"].as_str().map(str::to_owned))
+        .collect()
+}
+
 fn text(t: &str) -> Vec<ContentBlock> {
     vec![ContentBlock::Text(TextContent::new(t.to_owned()))]
 }
@@ -350,16 +361,7 @@ async fn lembas_commands_are_offered_and_run_from_the_editor() {
         assert!(!root2.join("made.txt").exists(), "the undo took the file back");
         let context = cx.send_request(PromptRequest::new(id, text("/context"))).block_task().await?;
         assert_eq!(context.stop_reason, StopReason::EndTurn);
-        let said: String = seen
-            .lock()
-            .unwrap()
-            .iter()
-            .filter_map(|u| match u {
-                SessionUpdate::AgentMessageChunk(c) => serde_json::to_value(&c.content).ok(),
-                _ => None,
-            })
-            .filter_map(|v| v["text"].as_str().map(str::to_owned))
-            .collect();
+        let said = agent_words(&seen.lock().unwrap());
         assert!(said.contains("Took back the turn \"make a file\"") && said.contains("made.txt"), "{said}");
         assert!(said.contains("Context: ") && said.contains("system prompt"), "{said}");
         Ok(())
@@ -475,16 +477,7 @@ async fn mcp_servers_the_client_passes_are_connected_and_their_tools_offered() {
             cx.send_request(PromptRequest::new(session.session_id.clone(), text("2 + 40?"))).block_task().await?;
         assert_eq!(done.stop_reason, StopReason::EndTurn);
         tokio::time::sleep(Duration::from_millis(100)).await;
-        let seen = seen.lock().unwrap();
-        let chunks: Vec<String> = seen
-            .iter()
-            .filter_map(|u| match u {
-                SessionUpdate::AgentMessageChunk(c) => serde_json::to_value(&c.content).ok(),
-                _ => None,
-            })
-            .filter_map(|v| v["text"].as_str().map(str::to_owned))
-            .collect();
-        let said = chunks.concat();
+        let said = agent_words(&seen.lock().unwrap());
         assert!(said.ends_with("It is 42."), "{said}");
         // The server lembas cannot speak to is said in the editor too.
         assert!(said.contains("(lembas: MCP server old"), "{said}");
