@@ -41,18 +41,23 @@ pub use updates::{kind_of, replay, updates};
 /// How a session's project root is found from the directory the client names.
 pub type RootOf = fn(&Path) -> PathBuf;
 
-/// The MCP servers the person configured for a project root.
-pub type McpOf = Arc<dyn Fn(&Path) -> Vec<ServerEntry> + Send + Sync>;
+/// What a project root gives its sessions, as the person set it up: the MCP servers configured
+/// for it, and where its sessions find skills.
+#[derive(Debug, Clone, Default)]
+pub struct ProjectSetup {
+    pub mcp: Vec<ServerEntry>,
+    pub skills: lembas_core::SkillPlaces,
+}
 
-/// Where a project root's sessions find skills.
-pub type SkillsOf = Arc<dyn Fn(&Path) -> lembas_core::SkillPlaces + Send + Sync>;
+/// A project root's setup, read when a session opens there (once: where the project stands
+/// with the person decides both).
+pub type ProjectOf = Arc<dyn Fn(&Path) -> ProjectSetup + Send + Sync>;
 
 /// What the server needs from the program around it besides the session template.
 #[derive(Clone)]
 pub struct Setup {
     pub root_of: RootOf,
-    pub mcp_of: McpOf,
-    pub skills_of: SkillsOf,
+    pub project_of: ProjectOf,
 }
 
 impl std::fmt::Debug for Setup {
@@ -64,7 +69,7 @@ impl std::fmt::Debug for Setup {
 impl Setup {
     /// Roots as given, and no configured MCP servers.
     pub fn plain(root_of: RootOf) -> Setup {
-        Setup { root_of, mcp_of: Arc::new(|_| Vec::new()), skills_of: Arc::new(|_| Default::default()) }
+        Setup { root_of, project_of: Arc::new(|_| ProjectSetup::default()) }
     }
 }
 
@@ -374,7 +379,7 @@ impl Server {
             choose(&mut cfg, meta)?;
         }
         let root = (self.setup.root_of)(cwd);
-        let mut entries = (self.setup.mcp_of)(&root);
+        let ProjectSetup { mcp: mut entries, skills } = (self.setup.project_of)(&root);
         for server in
             client_servers.iter().map(|s| ServerEntry::from_client(&serde_json::to_value(s).unwrap_or_default()))
         {
@@ -383,7 +388,7 @@ impl Server {
         }
         // They connect while the session opens; its first request waits for them a little.
         cfg.mcp = lembas_core::connect_mcp(entries, &root);
-        cfg.skills = (self.setup.skills_of)(&root);
+        cfg.skills = skills;
         let mcp = cfg.mcp.clone();
         let (reads, writes) = *self.client_fs.lock().expect("client fs");
         let files_session = Arc::new(Mutex::new(String::new()));
