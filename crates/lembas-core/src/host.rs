@@ -219,12 +219,9 @@ async fn drive(mut session: Session, mut commands: UnboundedReceiver<Command>, a
                 match next {
                     Next::Command(None) => break,
                     Next::JobEnded => {
-                        let mut busy = Busy::new(&session, &asks);
-                        let token = busy.cancel.clone();
-                        let reason = busy.run(session.deliver_job_notes(&token), &mut commands).await;
-                        waiting.extend(busy.waiting);
-                        last = reason.flatten().or(last);
-                        session.apply_changes();
+                        let mut busy = Busy::new(&session, &asks, &mut commands, &mut waiting);
+                        let reason = busy.run(&mut session, async |s, cancel| s.deliver_job_notes(cancel).await).await;
+                        last = reason.or(last);
                         if busy.gone {
                             break;
                         }
@@ -236,25 +233,17 @@ async fn drive(mut session: Session, mut commands: UnboundedReceiver<Command>, a
         };
         match command {
             Command::Prompt { text } | Command::Steer { text } => {
-                let mut busy = Busy::new(&session, &asks);
-                let token = busy.cancel.clone();
-                let reason = busy.run(session.prompt(&text, &token), &mut commands).await;
-                waiting.extend(busy.waiting);
-                last = reason.or(last);
-                session.apply_changes();
+                let mut busy = Busy::new(&session, &asks, &mut commands, &mut waiting);
+                last = Some(busy.run(&mut session, async |s, cancel| s.prompt(&text, cancel).await).await);
                 if busy.gone {
                     break;
                 }
             }
             Command::Compact => {
-                let mut busy = Busy::new(&session, &asks);
-                let token = busy.cancel.clone();
-                let compacted = busy.run(session.compact(&token), &mut commands).await;
-                waiting.extend(busy.waiting);
-                if let Some(Err(e)) = compacted {
+                let mut busy = Busy::new(&session, &asks, &mut commands, &mut waiting);
+                if let Err(e) = busy.run(&mut session, async |s, cancel| s.compact(cancel).await).await {
                     session.emit(Event::Error { message: e.to_string() });
                 }
-                session.apply_changes();
                 if busy.gone {
                     break;
                 }
@@ -263,10 +252,9 @@ async fn drive(mut session: Session, mut commands: UnboundedReceiver<Command>, a
                 // Nobody comes back to it later: the jobs its last turn started may finish, and
                 // their notes wake it, first.
                 if let (Some(secs), Some(DoneReason::Answered)) = (wait_for_jobs, last) {
-                    let mut busy = Busy::new(&session, &asks);
-                    let token = busy.cancel.clone();
                     let limit = std::time::Duration::from_secs(secs);
-                    busy.run(session.settle(&token, limit), &mut commands).await;
+                    let mut busy = Busy::new(&session, &asks, &mut commands, &mut waiting);
+                    busy.run(&mut session, async |s, cancel| s.settle(cancel, limit).await).await;
                 }
                 break;
             }
@@ -296,44 +284,62 @@ enum Next {
 }
 
 /// One turn (or compaction, or settling) running, and what arrives meanwhile.
-struct Busy {
+struct Busy<'a> {
     cancel: CancellationToken,
     steer: Arc<Mutex<Vec<String>>>,
     changes: Arc<Mutex<Vec<Command>>>,
-    asks: Arc<HostAsks>,
+    asks: &'a HostAsks,
+    commands: &'a mut UnboundedReceiver<Command>,
     /// Commands that wait for the turn to end.
-    waiting: Vec<Command>,
+    waiting: &'a mut VecDeque<Command>,
     /// Every handle is gone: the turn was cancelled, and the session closes after it.
     gone: bool,
 }
 
-impl Busy {
-    fn new(session: &Session, asks: &Arc<HostAsks>) -> Busy {
+impl<'a> Busy<'a> {
+    fn new(
+        session: &Session,
+        asks: &'a HostAsks,
+        commands: &'a mut UnboundedReceiver<Command>,
+        waiting: &'a mut VecDeque<Command>,
+    ) -> Busy<'a> {
         Busy {
             cancel: CancellationToken::new(),
             steer: session.steer.clone(),
             changes: session.changes.clone(),
-            asks: asks.clone(),
-            waiting: Vec::new(),
+            asks,
+            commands,
+            waiting,
             gone: false,
         }
     }
 
-    /// Runs `work` to its end, taking in commands meanwhile; `None` only if it never ran.
-    async fn run<T>(&mut self, work: impl Future<Output = T>, commands: &mut UnboundedReceiver<Command>) -> Option<T> {
-        tokio::pin!(work);
-        loop {
-            tokio::select! {
-                done = &mut work => return Some(done),
-                command = commands.recv(), if !self.gone => match command {
-                    None => {
-                        self.gone = true;
-                        self.cancel.cancel();
-                    }
-                    Some(command) => self.take(command),
-                },
+    /// Runs `work` on the session to its end, taking in commands meanwhile; then applies the
+    /// settings changed while it ran.
+    async fn run<T>(
+        &mut self,
+        session: &mut Session,
+        work: impl AsyncFnOnce(&mut Session, &CancellationToken) -> T,
+    ) -> T {
+        let cancel = self.cancel.clone();
+        let done = {
+            let work = work(session, &cancel);
+            tokio::pin!(work);
+            loop {
+                tokio::select! {
+                    done = &mut work => break done,
+                    command = self.commands.recv(), if !self.gone => match command {
+                        None => {
+                            self.gone = true;
+                            self.cancel.cancel();
+                        }
+                        Some(command) => self.take(command),
+                    },
+                }
             }
-        }
+        };
+        session.apply_changes();
+        done
     }
 
     fn take(&mut self, command: Command) {
@@ -349,7 +355,7 @@ impl Busy {
             | Command::SetModel { .. }
             | Command::SetEffort { .. }
             | Command::Rename { .. }) => self.changes.lock().expect("changes").push(setting),
-            other => self.waiting.push(other),
+            other => self.waiting.push_back(other),
         }
     }
 }
