@@ -170,16 +170,7 @@ impl Host {
 
     /// One stored session, by its whole id.
     pub fn session(&self, id: &str) -> Result<Option<StoredSession>, EngineError> {
-        Ok(self.store.session(id)?.map(|r| StoredSession {
-            id: r.id,
-            title: r.title,
-            project: r.project,
-            model: r.model,
-            created_at: r.created_at,
-            updated_at: r.updated_at,
-            messages: self.store.messages(id).map_or(0, |m| m.len() as i64),
-            parent: r.parent,
-        }))
+        Ok(self.store.summary(id)?)
     }
 
     /// A session's messages as the model was sent them (the chat format), for a script.

@@ -513,6 +513,15 @@ impl Store {
         Ok(())
     }
 
+    /// One session as the list shows it (its messages counted, not read), by its whole id.
+    pub fn summary(&self, id: &str) -> Result<Option<SessionSummary>, StoreError> {
+        let conn = self.conn();
+        let sql = format!("SELECT {SUMMARY_COLUMNS} FROM sessions s WHERE s.id = ?1");
+        let mut stmt = conn.prepare(&sql)?;
+        let mut rows = stmt.query_map([id], summary)?;
+        Ok(rows.next().transpose()?)
+    }
+
     /// The sessions of a session's subagents, oldest first.
     pub fn children(&self, id: &str) -> Result<Vec<SessionSummary>, StoreError> {
         let conn = self.conn();
@@ -628,6 +637,9 @@ mod tests {
         assert!(store.search("\"unbalanced").is_ok());
         store.rename("a1", "Parser fix").unwrap();
         assert_eq!(store.session("a1").unwrap().unwrap().title, "Parser fix");
+        let one = store.summary("a1").unwrap().unwrap();
+        assert_eq!((one.title.as_str(), one.messages, one.parent), ("Parser fix", 1, None));
+        assert!(store.summary("zz").unwrap().is_none());
         assert_eq!(store.find_id("b").unwrap().as_deref(), Some("b2"));
         store.delete("a1").unwrap();
         assert!(store.session("a1").unwrap().is_none());
