@@ -271,12 +271,12 @@ fn choose(cfg: &mut SessionConfig, meta: &serde_json::Map<String, serde_json::Va
 
 /// What `session/new` answers in its `_meta` (`acp.md`): the model, mode and effort the session
 /// runs with. `instance` is false: no LLeMbas instance is behind an editor's link.
-fn chosen(cfg: &SessionConfig, mode: Mode) -> serde_json::Map<String, serde_json::Value> {
+fn chosen(cfg: &SessionConfig) -> serde_json::Map<String, serde_json::Value> {
     let effort = cfg.effort.clone().unwrap_or_else(|| cfg.model.start_level());
     let mut meta = serde_json::Map::new();
     meta.insert(
         "lembas".into(),
-        serde_json::json!({ "model": cfg.model.id, "mode": mode, "effort": effort, "instance": false }),
+        serde_json::json!({ "model": cfg.model.id, "mode": cfg.mode, "effort": effort, "instance": false }),
     );
     meta
 }
@@ -405,7 +405,7 @@ impl Server {
             }
         }
         let mode = cfg.mode;
-        let said = chosen(&cfg, mode);
+        let said = chosen(&cfg);
         let start = match resume {
             Some(id) => Start::Resume(id.to_owned()),
             None => Start::New { root, cwd: cwd.to_path_buf() },
