@@ -201,7 +201,7 @@ pub async fn run(open: Open, host: Arc<Host>, mut app: App, month: Option<MonthS
                 Some(Action::Open(id)) => {
                     // The session open here is shown again rather than opened twice (this
                     // process holds it).
-                    if id.is_some() && id.as_deref() != Some(session.id()) || id.is_none() {
+                    if id.as_deref() != Some(session.id()) {
                         match open(id.as_deref()) {
                             Ok(next) => {
                                 let before = std::mem::replace(&mut session, next.handle);
