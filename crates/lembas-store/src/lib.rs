@@ -5,14 +5,23 @@
 //! A step is written in one transaction — the assistant message, its tool results and the
 //! session's state — so a process killed at any moment leaves the session at its last complete
 //! step, and a resumed session sends exactly what it sent before.
+//!
+//! What is written grows with the conversation, not its square: the state as patches
+//! (`state.rs`), the system prompt and tool list once for every session that shares them, long
+//! results deflated (`shared.rs`).
 
 mod lock;
+mod shared;
+mod state;
+mod steps;
 pub use lock::SessionLock;
 
 use std::path::Path;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, params};
 use serde::{Deserialize, Serialize};
 
 /// Why the store failed.
@@ -24,6 +33,8 @@ pub enum StoreError {
     Open { path: String, reason: String },
     #[error("no session {0}")]
     NoSession(String),
+    #[error("the session store holds something it cannot read: {0}")]
+    Corrupt(String),
     /// Another process has the session open.
     #[error("session {id} is open in another lembas (process {pid}): let that one finish, or start a new session")]
     Busy { id: String, pid: String },
@@ -114,6 +125,12 @@ pub struct Store {
     conn: Mutex<Connection>,
     /// Where it lives on disk (`None` in memory): session locks are kept beside it.
     path: Option<std::path::PathBuf>,
+    /// Nanoseconds spent writing, in all: what a benchmark reads to tell the store's share of a
+    /// step.
+    writing: AtomicU64,
+    /// The state this process last wrote for each session it holds (locked after the
+    /// connection, never before).
+    written: Mutex<state::Written>,
 }
 
 const SCHEMA: &str = "
@@ -181,12 +198,27 @@ CREATE TABLE IF NOT EXISTS file_backups (
 /// Makes the schema, and brings a store made by an earlier lembas up to it.
 fn migrate(conn: &Connection) -> rusqlite::Result<()> {
     conn.execute_batch(SCHEMA)?;
-    let has_parent: bool =
-        conn.query_row("SELECT COUNT(*) > 0 FROM pragma_table_info('sessions') WHERE name = 'parent'", [], |r| {
-            r.get(0)
-        })?;
-    if !has_parent {
-        conn.execute_batch("ALTER TABLE sessions ADD COLUMN parent TEXT REFERENCES sessions (id) ON DELETE CASCADE;")?;
+    conn.execute_batch(state::SCHEMA)?;
+    conn.execute_batch(shared::SCHEMA)?;
+    let columns = [
+        ("sessions", "parent", "TEXT REFERENCES sessions (id) ON DELETE CASCADE"),
+        // The system prompt and tool list by hash (`prefixes`); the text columns then hold ''.
+        ("sessions", "prompt_ref", "TEXT"),
+        ("sessions", "tools_ref", "TEXT"),
+        // A long result deflated; its text column then holds ''.
+        ("results", "packed", "BLOB"),
+        // The undo point's place in the state log; its state column then holds ''.
+        ("checkpoints", "state_n", "INTEGER"),
+    ];
+    for (table, column, kind) in columns {
+        let has: bool = conn.query_row(
+            "SELECT COUNT(*) > 0 FROM pragma_table_info(?1) WHERE name = ?2",
+            params![table, column],
+            |r| r.get(0),
+        )?;
+        if !has {
+            conn.execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {column} {kind};"))?;
+        }
     }
     conn.execute_batch("CREATE INDEX IF NOT EXISTS sessions_by_parent ON sessions (parent);")
 }
@@ -237,151 +269,37 @@ impl Store {
             .map_err(|e| StoreError::Open { path: path.display().to_string(), reason: e.to_string() })?;
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
         migrate(&conn)?;
-        Ok(Store { conn: Mutex::new(conn), path: Some(path.to_path_buf()) })
+        Ok(Store {
+            conn: Mutex::new(conn),
+            path: Some(path.to_path_buf()),
+            writing: AtomicU64::new(0),
+            written: Mutex::default(),
+        })
     }
 
     /// A store in memory (tests).
     pub fn in_memory() -> Result<Store, StoreError> {
         let conn = Connection::open_in_memory()?;
         migrate(&conn)?;
-        Ok(Store { conn: Mutex::new(conn), path: None })
+        Ok(Store { conn: Mutex::new(conn), path: None, writing: AtomicU64::new(0), written: Mutex::default() })
     }
 
     fn conn(&self) -> std::sync::MutexGuard<'_, Connection> {
         self.conn.lock().expect("store connection")
     }
 
-    pub fn create_session(&self, record: &SessionRecord) -> Result<(), StoreError> {
-        self.conn().execute(
-            "INSERT INTO sessions (id, title, project, started, model, created_at, updated_at, system_prompt, tools, state, parent)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-            params![
-                record.id,
-                record.title,
-                record.project,
-                record.started,
-                record.model,
-                record.created_at,
-                record.updated_at,
-                record.system_prompt,
-                record.tools,
-                record.state,
-                record.parent
-            ],
-        )?;
-        Ok(())
+    /// The time this store has spent writing since it was opened (waiting for the connection
+    /// included).
+    pub fn write_time(&self) -> Duration {
+        Duration::from_nanos(self.writing.load(Ordering::Relaxed))
     }
 
-    pub fn session(&self, id: &str) -> Result<Option<SessionRecord>, StoreError> {
-        Ok(self
-            .conn()
-            .query_row(
-                "SELECT id, title, project, started, model, created_at, updated_at, system_prompt, tools, state, parent FROM sessions WHERE id = ?1",
-                [id],
-                |r| {
-                    Ok(SessionRecord {
-                        id: r.get(0)?,
-                        title: r.get(1)?,
-                        project: r.get(2)?,
-                        started: r.get(3)?,
-                        model: r.get(4)?,
-                        created_at: r.get(5)?,
-                        updated_at: r.get(6)?,
-                        system_prompt: r.get(7)?,
-                        tools: r.get(8)?,
-                        state: r.get(9)?,
-                        parent: r.get(10)?,
-                    })
-                },
-            )
-            .optional()?)
-    }
-
-    /// Appends messages and results and sets the session's state, all in one transaction.
-    /// `system_prompt` replaces the stored one when given (after a compaction or a model move).
-    pub fn append(
-        &self,
-        id: &str,
-        messages: &[NewMessage],
-        results: &[NewResult],
-        state: &str,
-        system_prompt: Option<&str>,
-        now: i64,
-    ) -> Result<(), StoreError> {
-        let mut conn = self.conn();
-        let tx = conn.transaction()?;
-        let next: i64 =
-            tx.query_row("SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE session_id = ?1", [id], |r| r.get(0))?;
-        for (i, m) in messages.iter().enumerate() {
-            tx.execute(
-                "INSERT INTO messages (session_id, seq, role, json) VALUES (?1, ?2, ?3, ?4)",
-                params![id, next + i as i64, m.role, m.json],
-            )?;
-            if !m.text.trim().is_empty() {
-                tx.execute("INSERT INTO said (session_id, text) VALUES (?1, ?2)", params![id, m.text])?;
-            }
-        }
-        for r in results {
-            tx.execute(
-                "INSERT OR REPLACE INTO results (session_id, id, tool, text) VALUES (?1, ?2, ?3, ?4)",
-                params![id, r.id as i64, r.tool, r.text],
-            )?;
-        }
-        let changed = match system_prompt {
-            Some(prompt) => tx.execute(
-                "UPDATE sessions SET state = ?2, updated_at = ?3, system_prompt = ?4 WHERE id = ?1",
-                params![id, state, now, prompt],
-            )?,
-            None => {
-                tx.execute("UPDATE sessions SET state = ?2, updated_at = ?3 WHERE id = ?1", params![id, state, now])?
-            }
-        };
-        if changed == 0 {
-            return Err(StoreError::NoSession(id.to_owned()));
-        }
-        tx.commit()?;
-        Ok(())
-    }
-
-    /// Replaces a session's whole history (a compaction's new start), in one transaction.
-    pub fn replace_history(
-        &self,
-        id: &str,
-        messages: &[NewMessage],
-        state: &str,
-        system_prompt: &str,
-        now: i64,
-    ) -> Result<(), StoreError> {
-        {
-            let mut conn = self.conn();
-            let tx = conn.transaction()?;
-            // The compacted messages stay searchable: only the history sent to the model changes.
-            tx.execute("UPDATE messages SET live = 0 WHERE session_id = ?1", [id])?;
-            // An undo does not reach back past a summary.
-            tx.execute("DELETE FROM checkpoints WHERE session_id = ?1", [id])?;
-            tx.commit()?;
-        }
-        self.append(id, messages, &[], state, Some(system_prompt), now)
-    }
-
-    /// A new prefix (a move to another model): the model, the system prompt, the tools.
-    pub fn update_prefix(
-        &self,
-        id: &str,
-        model: &str,
-        system_prompt: &str,
-        tools: &str,
-        state: &str,
-        now: i64,
-    ) -> Result<(), StoreError> {
-        let changed = self.conn().execute(
-            "UPDATE sessions SET model = ?2, system_prompt = ?3, tools = ?4, state = ?5, updated_at = ?6 WHERE id = ?1",
-            params![id, model, system_prompt, tools, state, now],
-        )?;
-        if changed == 0 {
-            return Err(StoreError::NoSession(id.to_owned()));
-        }
-        Ok(())
+    /// Runs a write, adding its time to [`Store::write_time`].
+    fn timed<T>(&self, write: impl FnOnce() -> T) -> T {
+        let started = Instant::now();
+        let out = write();
+        self.writing.fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        out
     }
 
     /// The history sent to the model, in order (compacted messages excluded).
@@ -391,24 +309,6 @@ impl Store {
             conn.prepare("SELECT seq, role, json FROM messages WHERE session_id = ?1 AND live = 1 ORDER BY seq")?;
         let rows = stmt.query_map([id], |r| Ok(StoredMessage { seq: r.get(0)?, role: r.get(1)?, json: r.get(2)? }))?;
         Ok(rows.collect::<Result<_, _>>()?)
-    }
-
-    /// A stored tool result in full.
-    pub fn result(&self, id: &str, result: u64) -> Result<Option<String>, StoreError> {
-        Ok(self
-            .conn()
-            .query_row("SELECT text FROM results WHERE session_id = ?1 AND id = ?2", params![id, result as i64], |r| {
-                r.get(0)
-            })
-            .optional()?)
-    }
-
-    pub fn record_usage(&self, id: &str, model: &str, usage: UsageRow, now: i64) -> Result<(), StoreError> {
-        self.conn().execute(
-            "INSERT INTO usage (session_id, at, model, input, output, cached) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            params![id, now, model, usage.input as i64, usage.output as i64, usage.cached.map(|c| c as i64)],
-        )?;
-        Ok(())
     }
 
     /// Every request's usage in a session, oldest first.
@@ -436,61 +336,6 @@ impl Store {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
-    pub fn rename(&self, id: &str, title: &str) -> Result<(), StoreError> {
-        match self.conn().execute("UPDATE sessions SET title = ?2 WHERE id = ?1", params![id, title])? {
-            0 => Err(StoreError::NoSession(id.to_owned())),
-            _ => Ok(()),
-        }
-    }
-
-    /// Deletes a session, and its subagents' sessions with it.
-    pub fn delete(&self, id: &str) -> Result<(), StoreError> {
-        let conn = self.conn();
-        conn.execute(
-            "WITH RECURSIVE tree(id) AS (SELECT ?1 UNION SELECT s.id FROM sessions s JOIN tree ON s.parent = tree.id)
-             DELETE FROM said WHERE session_id IN tree",
-            [id],
-        )?;
-        match conn.execute("DELETE FROM sessions WHERE id = ?1", [id])? {
-            0 => Err(StoreError::NoSession(id.to_owned())),
-            _ => Ok(()),
-        }
-    }
-
-    /// Marks where a turn begins: its first message will be the next one appended.
-    pub fn checkpoint(&self, id: &str, history_len: usize, state: &str) -> Result<i64, StoreError> {
-        let conn = self.conn();
-        let seq: i64 =
-            conn.query_row("SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE session_id = ?1", [id], |r| r.get(0))?;
-        conn.execute(
-            "INSERT OR REPLACE INTO checkpoints (session_id, seq, history_len, state) VALUES (?1, ?2, ?3, ?4)",
-            params![id, seq, history_len as i64, state],
-        )?;
-        Ok(seq)
-    }
-
-    /// Keeps a file as it was before the turn begun at `seq` first changed it; a later change in
-    /// the same turn keeps nothing more.
-    pub fn back_up(&self, id: &str, seq: i64, path: &str, before: Option<&[u8]>) -> Result<(), StoreError> {
-        self.conn().execute(
-            "INSERT OR IGNORE INTO file_backups (session_id, seq, path, before) VALUES (?1, ?2, ?3, ?4)",
-            params![id, seq, path, before],
-        )?;
-        Ok(())
-    }
-
-    /// The last turn's checkpoint, if any.
-    pub fn last_checkpoint(&self, id: &str) -> Result<Option<Checkpoint>, StoreError> {
-        Ok(self
-            .conn()
-            .query_row(
-                "SELECT seq, history_len, state FROM checkpoints WHERE session_id = ?1 ORDER BY seq DESC LIMIT 1",
-                [id],
-                |r| Ok(Checkpoint { seq: r.get(0)?, history_len: r.get::<_, i64>(1)? as usize, state: r.get(2)? }),
-            )
-            .optional()?)
-    }
-
     /// The files the turn begun at `seq` changed, each as it was before.
     pub fn backups(&self, id: &str, seq: i64) -> Result<Vec<Backup>, StoreError> {
         let conn = self.conn();
@@ -498,19 +343,6 @@ impl Store {
             conn.prepare("SELECT path, before FROM file_backups WHERE session_id = ?1 AND seq = ?2 ORDER BY path")?;
         let rows = stmt.query_map(params![id, seq], |r| Ok(Backup { path: r.get(0)?, before: r.get(1)? }))?;
         Ok(rows.collect::<Result<_, _>>()?)
-    }
-
-    /// Takes back everything from the message `seq` on: those messages, the checkpoint there
-    /// and its backups; the session's state becomes `state`. One transaction.
-    pub fn take_back(&self, id: &str, seq: i64, state: &str, now: i64) -> Result<(), StoreError> {
-        let mut conn = self.conn();
-        let tx = conn.transaction()?;
-        tx.execute("DELETE FROM messages WHERE session_id = ?1 AND seq >= ?2", params![id, seq])?;
-        tx.execute("DELETE FROM file_backups WHERE session_id = ?1 AND seq >= ?2", params![id, seq])?;
-        tx.execute("DELETE FROM checkpoints WHERE session_id = ?1 AND seq >= ?2", params![id, seq])?;
-        tx.execute("UPDATE sessions SET state = ?2, updated_at = ?3 WHERE id = ?1", params![id, state, now])?;
-        tx.commit()?;
-        Ok(())
     }
 
     /// One session as the list shows it (its messages counted, not read), by its whole id.

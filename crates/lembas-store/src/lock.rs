@@ -33,12 +33,16 @@ impl Store {
     /// memory belongs to one process already.
     pub fn lock_session(&self, id: &str) -> Result<SessionLock, StoreError> {
         let Some(dir) = self.path.as_ref().and_then(|p| p.parent()).map(|d| d.join("locks")) else {
+            self.forget_written(id);
             return Ok(SessionLock { _held: None });
         };
         let failed = |e: std::io::Error| StoreError::Open { path: dir.display().to_string(), reason: e.to_string() };
         let file = open_lock_file(&dir, id).map_err(failed)?;
         match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
             Ok(mut held) => {
+                // What this process last wrote of the session may be stale: another process may
+                // have written it since it was last held here.
+                self.forget_written(id);
                 let _ = held.set_len(0);
                 let _ = held.rewind();
                 let _ = write!(held, "{}", std::process::id());

@@ -1,0 +1,527 @@
+//! A session's record and what each step adds to it: messages, results, the state; the prefix
+//! when it changes; undo points and going back to one.
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+use crate::{Checkpoint, NewMessage, NewResult, SessionRecord, Store, StoreError, UsageRow, shared, state};
+
+/// A session row's system prompt and tool list, wherever they are kept.
+const PREFIX_COLUMNS: &str = "COALESCE((SELECT text FROM prefixes WHERE hash = s.prompt_ref), s.system_prompt),
+    COALESCE((SELECT text FROM prefixes WHERE hash = s.tools_ref), s.tools)";
+
+impl Store {
+    /// What this process last wrote of `id`'s state, taken out (put back once a write commits;
+    /// a failed write leaves it to be read again).
+    fn take_written(&self, conn: &Connection, id: &str) -> Result<state::Current, StoreError> {
+        let cached = self.written.lock().expect("written states").remove(id);
+        match cached {
+            Some(current) => Ok(current),
+            None => state::current(conn, id),
+        }
+    }
+
+    fn keep_written(&self, id: &str, current: state::Current) {
+        self.written.lock().expect("written states").insert(id.to_owned(), current);
+    }
+
+    /// Forgets what this process wrote of `id` (the session is held anew, or gone).
+    pub(crate) fn forget_written(&self, id: &str) {
+        self.written.lock().expect("written states").remove(id);
+    }
+
+    pub fn create_session(&self, record: &SessionRecord) -> Result<(), StoreError> {
+        self.timed(|| {
+            let mut conn = self.conn();
+            let tx = conn.transaction()?;
+            let prompt = shared::keep_prefix(&tx, &record.system_prompt)?;
+            let tools = shared::keep_prefix(&tx, &record.tools)?;
+            tx.execute(
+                "INSERT INTO sessions (id, title, project, started, model, created_at, updated_at, system_prompt, tools, state, parent, prompt_ref, tools_ref)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, '', '', ?8, ?9, ?10, ?11)",
+                params![
+                    record.id,
+                    record.title,
+                    record.project,
+                    record.started,
+                    record.model,
+                    record.created_at,
+                    record.updated_at,
+                    record.state,
+                    record.parent,
+                    prompt,
+                    tools
+                ],
+            )?;
+            tx.commit()?;
+            Ok(())
+        })
+    }
+
+    /// A session as stored, its state the latest written.
+    pub fn session(&self, id: &str) -> Result<Option<SessionRecord>, StoreError> {
+        let conn = self.conn();
+        let sql = format!(
+            "SELECT s.id, s.title, s.project, s.started, s.model, s.created_at, s.updated_at, {PREFIX_COLUMNS}, s.parent
+             FROM sessions s WHERE s.id = ?1"
+        );
+        let record = conn
+            .query_row(&sql, [id], |r| {
+                Ok(SessionRecord {
+                    id: r.get(0)?,
+                    title: r.get(1)?,
+                    project: r.get(2)?,
+                    started: r.get(3)?,
+                    model: r.get(4)?,
+                    created_at: r.get(5)?,
+                    updated_at: r.get(6)?,
+                    system_prompt: r.get(7)?,
+                    tools: r.get(8)?,
+                    state: String::new(),
+                    parent: r.get(9)?,
+                })
+            })
+            .optional()?;
+        let Some(mut record) = record else { return Ok(None) };
+        // Read from the store, never from what this process wrote: the caller may not hold the
+        // session, and another process may have written it since.
+        record.state = serde_json::to_string(&state::current(&conn, id)?.state).expect("a state serializes");
+        Ok(Some(record))
+    }
+
+    /// Appends messages and results and sets the session's state, all in one transaction.
+    /// `system_prompt` replaces the stored one when given (after a compaction or a model move).
+    pub fn append(
+        &self,
+        id: &str,
+        messages: &[NewMessage],
+        results: &[NewResult],
+        state: &str,
+        system_prompt: Option<&str>,
+        now: i64,
+    ) -> Result<(), StoreError> {
+        self.timed(|| {
+            let mut conn = self.conn();
+            let tx = conn.transaction()?;
+            let current = self.write_step(&tx, id, messages, results, state, system_prompt, now)?;
+            tx.commit()?;
+            self.keep_written(id, current);
+            Ok(())
+        })
+    }
+
+    /// A step's writes, inside the caller's transaction; answers the state now current.
+    #[allow(clippy::too_many_arguments)]
+    fn write_step(
+        &self,
+        tx: &Connection,
+        id: &str,
+        messages: &[NewMessage],
+        results: &[NewResult],
+        state: &str,
+        system_prompt: Option<&str>,
+        now: i64,
+    ) -> Result<state::Current, StoreError> {
+        let changed = match system_prompt {
+            Some(prompt) => {
+                let hash = shared::keep_prefix(tx, prompt)?;
+                tx.execute(
+                    "UPDATE sessions SET updated_at = ?2, system_prompt = '', prompt_ref = ?3 WHERE id = ?1",
+                    params![id, now, hash],
+                )?
+            }
+            None => tx.execute("UPDATE sessions SET updated_at = ?2 WHERE id = ?1", params![id, now])?,
+        };
+        if changed == 0 {
+            return Err(StoreError::NoSession(id.to_owned()));
+        }
+        let next: i64 =
+            tx.query_row("SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE session_id = ?1", [id], |r| r.get(0))?;
+        let mut insert =
+            tx.prepare_cached("INSERT INTO messages (session_id, seq, role, json) VALUES (?1, ?2, ?3, ?4)")?;
+        let mut said = tx.prepare_cached("INSERT INTO said (session_id, text) VALUES (?1, ?2)")?;
+        for (i, m) in messages.iter().enumerate() {
+            insert.execute(params![id, next + i as i64, m.role, m.json])?;
+            if !m.text.trim().is_empty() {
+                said.execute(params![id, m.text])?;
+            }
+        }
+        let mut keep = tx.prepare_cached(
+            "INSERT OR REPLACE INTO results (session_id, id, tool, text, packed) VALUES (?1, ?2, ?3, ?4, ?5)",
+        )?;
+        for r in results {
+            if r.text.len() > shared::PACK_ABOVE {
+                keep.execute(params![id, r.id as i64, r.tool, "", shared::pack(&r.text)])?;
+            } else {
+                keep.execute(params![id, r.id as i64, r.tool, r.text, None::<Vec<u8>>])?;
+            }
+        }
+        let current = self.take_written(tx, id)?;
+        state::write(tx, id, current, state)
+    }
+
+    /// Replaces a session's whole history (a compaction's new start), in one transaction.
+    pub fn replace_history(
+        &self,
+        id: &str,
+        messages: &[NewMessage],
+        state: &str,
+        system_prompt: &str,
+        now: i64,
+    ) -> Result<(), StoreError> {
+        self.timed(|| {
+            let mut conn = self.conn();
+            let tx = conn.transaction()?;
+            // The compacted messages stay searchable: only the history sent to the model changes.
+            tx.execute("UPDATE messages SET live = 0 WHERE session_id = ?1", [id])?;
+            // An undo does not reach back past a summary, so neither does the state's log.
+            tx.execute("DELETE FROM checkpoints WHERE session_id = ?1", [id])?;
+            let current = self.write_step(&tx, id, messages, &[], state, Some(system_prompt), now)?;
+            let current = state::settle(&tx, id, &current)?;
+            tx.commit()?;
+            self.keep_written(id, current);
+            Ok(())
+        })
+    }
+
+    /// A new prefix (a move to another model): the model, the system prompt, the tools.
+    pub fn update_prefix(
+        &self,
+        id: &str,
+        model: &str,
+        system_prompt: &str,
+        tools: &str,
+        state: &str,
+        now: i64,
+    ) -> Result<(), StoreError> {
+        self.timed(|| {
+            let mut conn = self.conn();
+            let tx = conn.transaction()?;
+            let prompt = shared::keep_prefix(&tx, system_prompt)?;
+            let tools = shared::keep_prefix(&tx, tools)?;
+            let changed = tx.execute(
+                "UPDATE sessions SET model = ?2, system_prompt = '', prompt_ref = ?3, tools = '', tools_ref = ?4, updated_at = ?5 WHERE id = ?1",
+                params![id, model, prompt, tools, now],
+            )?;
+            if changed == 0 {
+                return Err(StoreError::NoSession(id.to_owned()));
+            }
+            let current = self.take_written(&tx, id)?;
+            let current = state::write(&tx, id, current, state)?;
+            tx.commit()?;
+            self.keep_written(id, current);
+            Ok(())
+        })
+    }
+
+    /// A stored tool result in full.
+    pub fn result(&self, id: &str, result: u64) -> Result<Option<String>, StoreError> {
+        let row: Option<(String, Option<Vec<u8>>)> = self
+            .conn()
+            .query_row(
+                "SELECT text, packed FROM results WHERE session_id = ?1 AND id = ?2",
+                params![id, result as i64],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()?;
+        row.map(|(text, packed)| packed.map_or(Ok(text), |packed| shared::unpack(&packed))).transpose()
+    }
+
+    pub fn record_usage(&self, id: &str, model: &str, usage: UsageRow, now: i64) -> Result<(), StoreError> {
+        self.timed(|| {
+            self.conn().execute(
+                "INSERT INTO usage (session_id, at, model, input, output, cached) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![id, now, model, usage.input as i64, usage.output as i64, usage.cached.map(|c| c as i64)],
+            )?;
+            Ok(())
+        })
+    }
+
+    pub fn rename(&self, id: &str, title: &str) -> Result<(), StoreError> {
+        match self.conn().execute("UPDATE sessions SET title = ?2 WHERE id = ?1", params![id, title])? {
+            0 => Err(StoreError::NoSession(id.to_owned())),
+            _ => Ok(()),
+        }
+    }
+
+    /// Deletes a session, and its subagents' sessions with it.
+    pub fn delete(&self, id: &str) -> Result<(), StoreError> {
+        let mut conn = self.conn();
+        let tx = conn.transaction()?;
+        tx.execute(
+            "WITH RECURSIVE tree(id) AS (SELECT ?1 UNION SELECT s.id FROM sessions s JOIN tree ON s.parent = tree.id)
+             DELETE FROM said WHERE session_id IN tree",
+            [id],
+        )?;
+        if tx.execute("DELETE FROM sessions WHERE id = ?1", [id])? == 0 {
+            return Err(StoreError::NoSession(id.to_owned()));
+        }
+        shared::forget_unused_prefixes(&tx)?;
+        tx.commit()?;
+        self.forget_written(id);
+        Ok(())
+    }
+
+    /// Marks where a turn begins: its first message will be the next one appended, and `state`
+    /// (written first) is what an undo goes back to.
+    pub fn checkpoint(&self, id: &str, history_len: usize, state: &str) -> Result<i64, StoreError> {
+        self.timed(|| {
+            let mut conn = self.conn();
+            let tx = conn.transaction()?;
+            let current = self.take_written(&tx, id)?;
+            let current = state::write(&tx, id, current, state)?;
+            let seq: i64 = tx.query_row(
+                "SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE session_id = ?1",
+                [id],
+                |r| r.get(0),
+            )?;
+            tx.execute(
+                "INSERT OR REPLACE INTO checkpoints (session_id, seq, history_len, state, state_n) VALUES (?1, ?2, ?3, '', ?4)",
+                params![id, seq, history_len as i64, current.n],
+            )?;
+            tx.commit()?;
+            self.keep_written(id, current);
+            Ok(seq)
+        })
+    }
+
+    /// Keeps a file as it was before the turn begun at `seq` first changed it; a later change in
+    /// the same turn keeps nothing more.
+    pub fn back_up(&self, id: &str, seq: i64, path: &str, before: Option<&[u8]>) -> Result<(), StoreError> {
+        self.timed(|| {
+            self.conn().execute(
+                "INSERT OR IGNORE INTO file_backups (session_id, seq, path, before) VALUES (?1, ?2, ?3, ?4)",
+                params![id, seq, path, before],
+            )?;
+            Ok(())
+        })
+    }
+
+    /// The last turn's checkpoint, if any.
+    pub fn last_checkpoint(&self, id: &str) -> Result<Option<Checkpoint>, StoreError> {
+        let conn = self.conn();
+        let row: Option<(i64, i64, String, Option<i64>)> = conn
+            .query_row(
+                "SELECT seq, history_len, state, state_n FROM checkpoints WHERE session_id = ?1 ORDER BY seq DESC LIMIT 1",
+                [id],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+            )
+            .optional()?;
+        let Some((seq, history_len, mut state, state_n)) = row else { return Ok(None) };
+        // A store from before the state's log kept the state itself.
+        if let Some(n) = state_n {
+            state = serde_json::to_string(&state::state_at(&conn, id, n)?).expect("a state serializes");
+        }
+        Ok(Some(Checkpoint { seq, history_len: history_len as usize, state }))
+    }
+
+    /// Takes back everything from the message `seq` on: those messages, the checkpoint there
+    /// and its backups; the session's state becomes `state`. One transaction.
+    pub fn take_back(&self, id: &str, seq: i64, state: &str, now: i64) -> Result<(), StoreError> {
+        self.timed(|| {
+            let mut conn = self.conn();
+            let tx = conn.transaction()?;
+            let went_to: Option<Option<i64>> = tx
+                .query_row(
+                    "SELECT state_n FROM checkpoints WHERE session_id = ?1 AND seq = ?2",
+                    params![id, seq],
+                    |r| r.get(0),
+                )
+                .optional()?;
+            tx.execute("DELETE FROM messages WHERE session_id = ?1 AND seq >= ?2", params![id, seq])?;
+            tx.execute("DELETE FROM file_backups WHERE session_id = ?1 AND seq >= ?2", params![id, seq])?;
+            tx.execute("DELETE FROM checkpoints WHERE session_id = ?1 AND seq >= ?2", params![id, seq])?;
+            if tx.execute("UPDATE sessions SET updated_at = ?2 WHERE id = ?1", params![id, now])? == 0 {
+                return Err(StoreError::NoSession(id.to_owned()));
+            }
+            // What the state became after the undo point goes with the turns taken back.
+            let current = match went_to.flatten() {
+                Some(n) => {
+                    self.forget_written(id);
+                    state::truncate(&tx, id, n)?
+                }
+                None => self.take_written(&tx, id)?,
+            };
+            let current = state::write(&tx, id, current, state)?;
+            tx.commit()?;
+            self.keep_written(id, current);
+            Ok(())
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(id: &str, state: &str) -> SessionRecord {
+        SessionRecord {
+            id: id.into(),
+            title: id.into(),
+            project: "/p".into(),
+            started: "/p".into(),
+            model: "m".into(),
+            created_at: 1,
+            updated_at: 1,
+            system_prompt: "the same long system prompt".repeat(100),
+            tools: "[{\"name\":\"read\"}]".into(),
+            state: state.into(),
+            parent: None,
+        }
+    }
+
+    /// A state like the engine's: a ledger that gains an entry per step, and a counter.
+    fn state_after(steps: usize) -> String {
+        let reads: Vec<_> = (0..steps)
+            .map(|n| serde_json::json!({"id": n, "file": format!("/p/src/m{}.rs", n % 20), "sha": format!("{n:064x}")}))
+            .collect();
+        serde_json::json!({"ledger": {"reads": reads}, "ids": steps, "mode": "auto"}).to_string()
+    }
+
+    /// The same, with a plan rewritten at every step: patches that outweigh the growth.
+    fn churned(steps: usize) -> String {
+        let mut state: serde_json::Value = serde_json::from_str(&state_after(steps)).unwrap();
+        state["plan"] = format!("step {steps}: ").repeat(40).into();
+        state.to_string()
+    }
+
+    fn bytes(store: &Store, sql: &str) -> i64 {
+        store.conn().query_row(sql, [], |r| r.get::<_, Option<i64>>(0)).unwrap().unwrap_or(0)
+    }
+
+    #[test]
+    fn the_state_is_kept_as_it_grows_not_rewritten_each_step() {
+        let store = Store::in_memory().unwrap();
+        store.create_session(&record("s", &state_after(0))).unwrap();
+        for step in 1..=400 {
+            store.append("s", &[], &[], &state_after(step), None, step as i64).unwrap();
+        }
+        let last = state_after(400);
+        assert_eq!(store.session("s").unwrap().unwrap().state, last);
+        let kept = bytes(&store, "SELECT SUM(length(patch)) FROM state_log")
+            + bytes(&store, "SELECT SUM(length(state)) FROM state_snapshots");
+        // Rewriting the state at every step would have written ~10 MB; its log is a few times
+        // the final state.
+        assert!(kept < 5 * last.len() as i64, "{kept} bytes kept for a {}-byte state", last.len());
+        // The same, read back by a store that never wrote it.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.db");
+        {
+            let writer = Store::open(&path).unwrap();
+            writer.create_session(&record("s", &state_after(0))).unwrap();
+            for step in 1..=50 {
+                writer.append("s", &[], &[], &state_after(step), None, step as i64).unwrap();
+            }
+        }
+        assert_eq!(Store::open(&path).unwrap().session("s").unwrap().unwrap().state, state_after(50));
+    }
+
+    #[test]
+    fn an_undo_goes_back_to_the_state_its_turn_began_with() {
+        let store = Store::in_memory().unwrap();
+        store.create_session(&record("s", &churned(0))).unwrap();
+        let mut points = Vec::new();
+        for turn in 0..30 {
+            let seq = store.checkpoint("s", turn * 2, &churned(turn * 10)).unwrap();
+            points.push((seq, churned(turn * 10)));
+            for step in 1..10 {
+                let message = NewMessage { role: "user".into(), json: "{}".into(), text: String::new() };
+                store.append("s", &[message], &[], &churned(turn * 10 + step), None, 1).unwrap();
+            }
+        }
+        // Turn by turn back to the start, each undo landing on its turn's first state, with
+        // whole copies made in between.
+        assert!(bytes(&store, "SELECT COUNT(*) FROM state_snapshots") > 1);
+        while let Some((seq, began)) = points.pop() {
+            let checkpoint = store.last_checkpoint("s").unwrap().unwrap();
+            assert_eq!((checkpoint.seq, &checkpoint.state), (seq, &began));
+            store.take_back("s", seq, &began, 2).unwrap();
+            assert_eq!(store.session("s").unwrap().unwrap().state, began);
+        }
+        assert_eq!(store.last_checkpoint("s").unwrap(), None);
+        // The session goes on from there.
+        store.append("s", &[], &[], &churned(3), None, 3).unwrap();
+        assert_eq!(store.session("s").unwrap().unwrap().state, churned(3));
+    }
+
+    #[test]
+    fn a_compaction_keeps_one_copy_of_the_state_and_no_log_before_it() {
+        let store = Store::in_memory().unwrap();
+        store.create_session(&record("s", &state_after(0))).unwrap();
+        for step in 1..=40 {
+            store.checkpoint("s", step, &state_after(step)).unwrap();
+        }
+        store.replace_history("s", &[], &state_after(0), "a new prompt", 5).unwrap();
+        assert_eq!(bytes(&store, "SELECT COUNT(*) FROM state_log"), 0);
+        assert_eq!(bytes(&store, "SELECT COUNT(*) FROM state_snapshots"), 1);
+        store.append("s", &[], &[], &state_after(1), None, 6).unwrap();
+        let record = store.session("s").unwrap().unwrap();
+        assert_eq!((record.state, record.system_prompt.as_str()), (state_after(1), "a new prompt"));
+    }
+
+    #[test]
+    fn what_another_process_wrote_is_never_overwritten_from_memory() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.db");
+        let (first, second) = (Store::open(&path).unwrap(), Store::open(&path).unwrap());
+        first.create_session(&record("s", &state_after(0))).unwrap();
+        let held = first.lock_session("s").unwrap();
+        first.append("s", &[], &[], &state_after(1), None, 1).unwrap();
+        drop(held);
+        let held = second.lock_session("s").unwrap();
+        second.append("s", &[], &[], &state_after(5), None, 2).unwrap();
+        drop(held);
+        let _held = first.lock_session("s").unwrap();
+        first.append("s", &[], &[], &state_after(6), None, 3).unwrap();
+        assert_eq!(second.session("s").unwrap().unwrap().state, state_after(6));
+    }
+
+    #[test]
+    fn sessions_share_one_copy_of_a_prompt_until_none_uses_it() {
+        let store = Store::in_memory().unwrap();
+        store.create_session(&record("a", "{}")).unwrap();
+        store.create_session(&record("b", "{}")).unwrap();
+        assert_eq!(bytes(&store, "SELECT COUNT(*) FROM prefixes"), 2, "one prompt and one tool list");
+        assert_eq!(store.session("b").unwrap().unwrap().system_prompt, record("b", "{}").system_prompt);
+        store.update_prefix("b", "m2", "another prompt", "[]", "{}", 2).unwrap();
+        let moved = store.session("b").unwrap().unwrap();
+        assert_eq!(
+            (moved.model.as_str(), moved.system_prompt.as_str(), moved.tools.as_str()),
+            ("m2", "another prompt", "[]")
+        );
+        store.delete("a").unwrap();
+        assert_eq!(bytes(&store, "SELECT COUNT(*) FROM prefixes"), 2, "b's two");
+        store.delete("b").unwrap();
+        assert_eq!(bytes(&store, "SELECT COUNT(*) FROM prefixes"), 0);
+    }
+
+    #[test]
+    fn a_long_result_is_kept_deflated_and_read_back_whole() {
+        let store = Store::in_memory().unwrap();
+        store.create_session(&record("s", "{}")).unwrap();
+        let long: String = (0..20_000).map(|n| format!("test t{n} ... ok\n")).collect();
+        let results = [
+            NewResult { id: 1, tool: "bash".into(), text: long.clone() },
+            NewResult { id: 2, tool: "read".into(), text: "short".into() },
+        ];
+        store.append("s", &[], &results, "{}", None, 2).unwrap();
+        assert_eq!(store.result("s", 1).unwrap().as_deref(), Some(long.as_str()));
+        assert_eq!(store.result("s", 2).unwrap().as_deref(), Some("short"));
+        assert!(bytes(&store, "SELECT SUM(length(packed)) FROM results") * 5 < long.len() as i64);
+    }
+
+    #[test]
+    fn an_undo_point_from_before_the_log_still_reads() {
+        let store = Store::in_memory().unwrap();
+        store.create_session(&record("s", "{\"old\":true}")).unwrap();
+        store
+            .conn()
+            .execute(
+                "INSERT INTO checkpoints (session_id, seq, history_len, state) VALUES ('s', 1, 0, '{\"then\":1}')",
+                [],
+            )
+            .unwrap();
+        assert_eq!(store.last_checkpoint("s").unwrap().unwrap().state, "{\"then\":1}");
+        store.take_back("s", 1, "{\"then\":1}", 2).unwrap();
+        assert_eq!(store.session("s").unwrap().unwrap().state, "{\"then\":1}");
+    }
+}
