@@ -12,6 +12,8 @@
 //! same name).
 
 mod commands;
+mod options;
+mod prompt;
 mod updates;
 
 use std::collections::{HashMap, VecDeque};
@@ -21,11 +23,12 @@ use std::sync::{Arc, Mutex};
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
-    AgentCapabilities, CancelNotification, ContentBlock, ContentChunk, Implementation, InitializeRequest,
-    InitializeResponse, LoadSessionRequest, LoadSessionResponse, McpCapabilities, McpServer, NewSessionRequest,
-    NewSessionResponse, PermissionOption, PermissionOptionKind, PromptCapabilities, PromptRequest, PromptResponse,
-    ReadTextFileRequest, RequestPermissionOutcome, RequestPermissionRequest, SessionMode, SessionModeState,
-    SessionNotification, SessionUpdate, SetSessionModeRequest, SetSessionModeResponse, StopReason, TextContent,
+    AgentCapabilities, CancelNotification, ConfigOptionUpdate, ContentBlock, ContentChunk, Implementation,
+    InitializeRequest, InitializeResponse, LoadSessionRequest, LoadSessionResponse, McpCapabilities, McpServer,
+    NewSessionRequest, NewSessionResponse, PermissionOption, PermissionOptionKind, PromptCapabilities, PromptRequest,
+    PromptResponse, ReadTextFileRequest, RequestPermissionOutcome, RequestPermissionRequest, SessionConfigOption,
+    SessionMode, SessionModeState, SessionNotification, SessionUpdate, SetSessionConfigOptionRequest,
+    SetSessionConfigOptionResponse, SetSessionModeRequest, SetSessionModeResponse, StopReason, TextContent,
     ToolCallContent, ToolCallUpdate, ToolCallUpdateFields, WriteTextFileRequest,
 };
 use agent_client_protocol::{Agent, Client, ConnectTo};
@@ -85,7 +88,12 @@ struct Slot {
     /// lembas commands typed as prompts, waiting for the event that ends each.
     commands: Arc<Mutex<VecDeque<WaitingCommand>>>,
     mcp: Option<Arc<McpHub>>,
+    /// The model and effort it runs with, for its configuration options.
+    choice: Arc<Mutex<options::Choice>>,
 }
+
+/// What opening a session answers: its id, mode, `_meta` and configuration options.
+type Opening = (String, Mode, serde_json::Map<String, serde_json::Value>, Vec<SessionConfigOption>);
 
 struct Server {
     template: SessionConfig,
@@ -298,25 +306,6 @@ fn modes(current: Mode) -> SessionModeState {
     SessionModeState::new(current.as_str(), available)
 }
 
-/// The words of a prompt: its text, and the text of any resource it embeds or links.
-fn prompt_text(blocks: &[ContentBlock]) -> String {
-    let mut parts = Vec::new();
-    for block in blocks {
-        match block {
-            ContentBlock::Text(t) => parts.push(t.text.clone()),
-            ContentBlock::ResourceLink(link) => parts.push(format!("@{}", link.uri)),
-            ContentBlock::Resource(resource) => parts.push(
-                serde_json::to_value(resource)
-                    .ok()
-                    .and_then(|v| v["resource"]["text"].as_str().map(str::to_owned))
-                    .unwrap_or_default(),
-            ),
-            _ => {}
-        }
-    }
-    parts.join("\n\n")
-}
-
 fn invalid(message: &str) -> agent_client_protocol::Error {
     agent_client_protocol::Error::invalid_params().data(serde_json::json!({ "reason": message }))
 }
@@ -336,6 +325,17 @@ impl Server {
             while let Some(event) = events.recv().await {
                 match &event {
                     Event::Closed => break,
+                    Event::Model { model, effort } => {
+                        let options = {
+                            let mut choice = slot.choice.lock().expect("choice");
+                            choice.changed(model, effort.as_deref());
+                            choice.options()
+                        };
+                        let update = SessionUpdate::ConfigOptionUpdate(ConfigOptionUpdate::new(options));
+                        if cx.send_notification(SessionNotification::new(id.clone(), update)).is_err() {
+                            return;
+                        }
+                    }
                     Event::Ask { id: ask_id, ask } => {
                         tokio::spawn(ask_client(cx.clone(), id.clone(), slot.handle.clone(), *ask_id, ask.clone()));
                     }
@@ -373,7 +373,7 @@ impl Server {
         resume: Option<&str>,
         client_servers: &[McpServer],
         meta: Option<&serde_json::Map<String, serde_json::Value>>,
-    ) -> Result<(String, Mode, serde_json::Map<String, serde_json::Value>), String> {
+    ) -> Result<Opening, String> {
         let mut cfg = self.template.clone();
         if let Some(meta) = meta {
             choose(&mut cfg, meta)?;
@@ -406,6 +406,9 @@ impl Server {
         }
         let mode = cfg.mode;
         let said = chosen(&cfg);
+        let choice =
+            options::Choice { models: cfg.models.clone(), model: cfg.model.clone(), effort: cfg.effort.clone() };
+        let offered = choice.options();
         let start = match resume {
             Some(id) => Start::Resume(id.to_owned()),
             None => Start::New { root, cwd: cwd.to_path_buf() },
@@ -413,10 +416,16 @@ impl Server {
         let opened = self.host.open(OpenSession { cfg, start, attended: true }).map_err(|e| e.to_string())?;
         let id = opened.handle.id().to_owned();
         *files_session.lock().expect("session id") = id.clone();
-        let slot = Slot { handle: opened.handle, prompts: Arc::default(), commands: Arc::default(), mcp };
+        let slot = Slot {
+            handle: opened.handle,
+            prompts: Arc::default(),
+            commands: Arc::default(),
+            mcp,
+            choice: Arc::new(Mutex::new(choice)),
+        };
         Self::forward(cx.clone(), slot.clone(), opened.events);
         self.sessions.lock().expect("sessions").insert(id.clone(), slot);
-        Ok((id, mode, said))
+        Ok((id, mode, said, offered))
     }
 }
 
@@ -436,8 +445,15 @@ pub async fn serve(
         sessions: Mutex::new(HashMap::new()),
         client_fs: Mutex::new((false, false)),
     });
-    let (s1, s2, s3, s4, s5, s6) =
-        (server.clone(), server.clone(), server.clone(), server.clone(), server.clone(), server.clone());
+    let (s1, s2, s3, s4, s5, s6, s7) = (
+        server.clone(),
+        server.clone(),
+        server.clone(),
+        server.clone(),
+        server.clone(),
+        server.clone(),
+        server.clone(),
+    );
     let result = Agent
         .v1()
         .name("lembas")
@@ -472,8 +488,10 @@ pub async fn serve(
                 .open(&cx, &request.cwd, None, &request.mcp_servers, request.meta.as_ref())
                 .await
             {
-                Ok((id, mode, said)) => {
-                    responder.respond(NewSessionResponse::new(id.clone()).modes(modes(mode)).meta(said))?;
+                Ok((id, mode, said, offered)) => {
+                    responder.respond(
+                        NewSessionResponse::new(id.clone()).modes(modes(mode)).config_options(offered).meta(said),
+                    )?;
                     cx.send_notification(SessionNotification::new(id, commands::offered()))
                 }
                 Err(e) => responder.respond_with_error(invalid(&e)),
@@ -485,13 +503,13 @@ pub async fn serve(
                 .open(&cx, &request.cwd, Some(&request.session_id.0), &request.mcp_servers, None)
                 .await
             {
-                Ok((id, mode, _)) => {
+                Ok((id, mode, _, offered)) => {
                     // The stored conversation is replayed before the answer.
                     let transcript = s3.host.transcript(&id).unwrap_or_default();
                     for update in replay(&transcript) {
                         cx.send_notification(SessionNotification::new(id.clone(), update))?;
                     }
-                    responder.respond(LoadSessionResponse::new().modes(modes(mode)))?;
+                    responder.respond(LoadSessionResponse::new().modes(modes(mode)).config_options(offered))?;
                     cx.send_notification(SessionNotification::new(id, commands::offered()))
                 }
                 Err(e) => responder.respond_with_error(invalid(&e)),
@@ -503,7 +521,7 @@ pub async fn serve(
                 let Some(slot) = s4.slot(&request.session_id.0) else {
                     return responder.respond_with_error(invalid("no such session"));
                 };
-                let text = prompt_text(&request.prompt);
+                let (text, attachments) = prompt::prompt_parts(&request.prompt);
                 if let Some((command, awaited)) = commands::parse(&text) {
                     // One of lembas' commands: done when its event says so, and said as the
                     // agent's words.
@@ -525,7 +543,7 @@ pub async fn serve(
                 }
                 let (ended, end) = oneshot::channel();
                 slot.prompts.lock().expect("prompts").push_back(ended);
-                slot.handle.send(Command::Prompt { text });
+                slot.handle.send(Command::Prompt { text, attachments });
                 // Answered when its turn ends, outside the dispatch loop, so a cancel reaches it.
                 cx.spawn(async move {
                     let stop = match end.await {
@@ -549,6 +567,33 @@ pub async fn serve(
                 // During a turn it takes effect at the turn's next step, as from any front end.
                 slot.handle.send(Command::SetMode { mode });
                 responder.respond(SetSessionModeResponse::new())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: SetSessionConfigOptionRequest, responder, _cx| {
+                let Some(slot) = s7.slot(&request.session_id.0) else {
+                    return responder.respond_with_error(invalid("no such session"));
+                };
+                let mut choice = slot.choice.lock().expect("choice").clone();
+                let option = request.config_id.0.to_string();
+                match options::command(&choice, &option, &request.value) {
+                    Ok(command) => {
+                        // Answered with the options as they will be; the session's `model`
+                        // event confirms them (during a turn, at its next step).
+                        match &command {
+                            Command::SetModel { model } => choice.changed(model, None),
+                            Command::SetEffort { level } => {
+                                let model = choice.model.id.clone();
+                                choice.changed(&model, level.as_deref());
+                            }
+                            _ => {}
+                        }
+                        slot.handle.send(command);
+                        responder.respond(SetSessionConfigOptionResponse::new(choice.options()))
+                    }
+                    Err(e) => responder.respond_with_error(invalid(&e)),
+                }
             },
             agent_client_protocol::on_receive_request!(),
         )

@@ -9,11 +9,12 @@ use std::time::Duration;
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
-    CancelNotification, ClientCapabilities, ContentBlock, FileSystemCapabilities, InitializeRequest,
+    CancelNotification, ClientCapabilities, ContentBlock, FileSystemCapabilities, ImageContent, InitializeRequest,
     LoadSessionRequest, NewSessionRequest, PermissionOptionKind, PromptRequest, ReadTextFileRequest,
     ReadTextFileResponse, RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse,
-    SelectedPermissionOutcome, SessionNotification, SessionUpdate, SetSessionModeRequest, StopReason, TextContent,
-    ToolCallStatus, WriteTextFileRequest, WriteTextFileResponse,
+    SelectedPermissionOutcome, SessionConfigOptionValue, SessionNotification, SessionUpdate,
+    SetSessionConfigOptionRequest, SetSessionModeRequest, StopReason, TextContent, ToolCallStatus,
+    WriteTextFileRequest, WriteTextFileResponse,
 };
 use agent_client_protocol::{Agent, ByteStreams, Client};
 use lembas_core::Mode;
@@ -549,4 +550,78 @@ async fn a_subagents_approval_is_asked_under_its_task_call_and_its_steps_shown_t
     })
     .await;
     assert_eq!(std::fs::read_to_string(root.join("notes.txt")).unwrap(), "new line\n");
+}
+
+#[tokio::test]
+async fn model_and_effort_are_config_options_changed_mid_session() {
+    let server = FakeServer::start(vec![Scripted::text("On the other model.")]).await;
+    let (_dir, root) = project();
+    let mut cfg = template(&server, Mode::Edit);
+    let mut other = cfg.model.clone();
+    other.id = "other-model".into();
+    other.efforts = Some(vec!["low".into(), "high".into()]);
+    cfg.models = vec![cfg.model.clone(), other];
+    with_client(cfg, true, async move |cx, seen, _asked| {
+        cx.send_request(InitializeRequest::new(ProtocolVersion::V1)).block_task().await?;
+        let opened = cx.send_request(NewSessionRequest::new(root.clone())).block_task().await?;
+        let offered = serde_json::to_value(opened.config_options.unwrap()).unwrap();
+        assert_eq!(offered[0]["id"], "model");
+        assert_eq!(offered[0]["currentValue"], "fake-model");
+        let id = opened.session_id.clone();
+        let set = |option: &str, value: &str| {
+            SetSessionConfigOptionRequest::new(
+                id.clone(),
+                option.to_owned(),
+                SessionConfigOptionValue::value_id(value.to_owned()),
+            )
+        };
+        let answer = cx.send_request(set("model", "other-model")).block_task().await?;
+        let now = serde_json::to_value(answer.config_options).unwrap();
+        assert_eq!((now[0]["currentValue"].as_str(), now[1]["id"].as_str()), (Some("other-model"), Some("effort")));
+        cx.send_request(set("effort", "high")).block_task().await?;
+        assert!(cx.send_request(set("effort", "extreme")).block_task().await.is_err());
+        cx.send_request(PromptRequest::new(id.clone(), text("hello"))).block_task().await?;
+        // The requests went to the chosen model, and the editor was told of each change.
+        let last = server.chat_requests().pop().unwrap();
+        assert_eq!(last["model"], "other-model");
+        let told: Vec<serde_json::Value> = seen
+            .lock()
+            .unwrap()
+            .iter()
+            .filter_map(|u| match u {
+                SessionUpdate::ConfigOptionUpdate(update) => {
+                    Some(serde_json::to_value(&update.config_options).unwrap())
+                }
+                _ => None,
+            })
+            .collect();
+        assert!(
+            told.iter().any(|o| o[0]["currentValue"] == "other-model" && o[1]["currentValue"] == "high"),
+            "{told:?}"
+        );
+        Ok(())
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn an_image_block_reaches_a_model_that_sees() {
+    let server = FakeServer::start(vec![Scripted::text("A red square.")]).await;
+    let (_dir, root) = project();
+    let mut cfg = template(&server, Mode::Edit);
+    cfg.model.vision = Some(true);
+    with_client(cfg, true, async move |cx, _seen, _asked| {
+        cx.send_request(InitializeRequest::new(ProtocolVersion::V1)).block_task().await?;
+        let opened = cx.send_request(NewSessionRequest::new(root.clone())).block_task().await?;
+        let blocks = vec![
+            ContentBlock::Text(TextContent::new("what is this?")),
+            ContentBlock::Image(ImageContent::new("iVBORw0KGgo=", "image/png")),
+        ];
+        cx.send_request(PromptRequest::new(opened.session_id, blocks)).block_task().await?;
+        let request = server.chat_requests().pop().unwrap();
+        let user = request["messages"].as_array().unwrap().iter().find(|m| m["role"] == "user").unwrap().clone();
+        assert_eq!(user["content"][1]["image_url"]["url"], "data:image/png;base64,iVBORw0KGgo=");
+        Ok(())
+    })
+    .await;
 }

@@ -12,6 +12,12 @@ pub trait Approver: Send + Sync {
     fn present(&self) -> bool;
     fn ask(&self, request: ApprovalRequest) -> Pin<Box<dyn Future<Output = Approval> + Send + '_>>;
 
+    /// The same, for work that goes on after the turn that started it (a background subagent):
+    /// cancelling the session's turn does not take the question back.
+    fn ask_in_background(&self, request: ApprovalRequest) -> Pin<Box<dyn Future<Output = Approval> + Send + '_>> {
+        self.ask(request)
+    }
+
     /// What came of a question (by default it cannot be put to anyone).
     fn question(&self, _question: Question) -> Pin<Box<dyn Future<Output = Reply> + Send + '_>> {
         Box::pin(async { Reply::NotAsked })

@@ -222,10 +222,18 @@ async fn drive(mut session: Session, mut commands: UnboundedReceiver<Command>, a
                 }
             }
         };
+        // Words for a turn that has ended are a prompt of their own.
+        let command = match command {
+            Command::Steer { text } => Command::prompt(text),
+            other => other,
+        };
         match command {
-            Command::Prompt { text } | Command::Steer { text } => {
+            Command::Prompt { text, attachments } => {
                 let mut busy = Busy::new(&session, &asks, &mut commands, &mut waiting);
-                last = Some(busy.run(&mut session, async |s, cancel| s.prompt(&text, cancel).await).await);
+                last = Some(
+                    busy.run(&mut session, async |s, cancel| s.prompt_with(&text, &attachments, cancel).await).await,
+                );
+
                 if busy.gone {
                     break;
                 }
@@ -249,7 +257,7 @@ async fn drive(mut session: Session, mut commands: UnboundedReceiver<Command>, a
                 }
                 break;
             }
-            Command::Cancel => {}
+            Command::Cancel | Command::Steer { .. } => {}
             Command::Answer { id, answer } => asks.answer(id, answer),
             Command::Undo => {
                 if let Err(e) = session.undo() {
@@ -265,7 +273,7 @@ async fn drive(mut session: Session, mut commands: UnboundedReceiver<Command>, a
             | Command::Rename { .. }) => session.apply_setting(setting),
         }
     }
-    asks.give_up();
+    asks.give_up(true);
 }
 
 /// What an idle session was woken by.
@@ -337,8 +345,9 @@ impl<'a> Busy<'a> {
         match command {
             Command::Cancel => {
                 self.cancel.cancel();
-                // A call waiting for the person's answer is refused, so the turn can stop.
-                self.asks.give_up();
+                // A call of the turn waiting for the person's answer is refused, so the turn can
+                // stop; a background subagent's card stays.
+                self.asks.give_up(false);
             }
             Command::Steer { text } => self.steer.lock().expect("steer queue").push(text),
             Command::Answer { id, answer } => self.asks.answer(id, answer),
@@ -412,7 +421,9 @@ struct HostAsks {
     events: UnboundedSender<Event>,
     attended: bool,
     next: AtomicU64,
-    pending: Mutex<HashMap<u64, oneshot::Sender<Answer>>>,
+    /// What waits for an answer, and whether it comes from background work (which a cancelled
+    /// turn does not give up).
+    pending: Mutex<HashMap<u64, (oneshot::Sender<Answer>, bool)>>,
 }
 
 impl HostAsks {
@@ -422,10 +433,10 @@ impl HostAsks {
 
     /// Puts `ask` to the person and waits for the answer; `None` when nobody answers (the
     /// session closed, or the ask was given up).
-    async fn put(&self, ask: Ask) -> Option<Answer> {
+    async fn put(&self, ask: Ask, background: bool) -> Option<Answer> {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         let (reply, answer) = oneshot::channel();
-        self.pending.lock().expect("asks").insert(id, reply);
+        self.pending.lock().expect("asks").insert(id, (reply, background));
         // Taken back if the asking call is dropped unanswered (its turn was cancelled), so
         // every front end's card goes.
         let guard = Unanswered { asks: self, id };
@@ -439,16 +450,22 @@ impl HostAsks {
 
     fn answer(&self, id: u64, answer: Answer) {
         let reply = self.pending.lock().expect("asks").remove(&id);
-        if let Some(reply) = reply {
+        if let Some((reply, _)) = reply {
             let _ = reply.send(answer);
             let _ = self.events.send(Event::Answered { id });
         }
     }
 
-    /// Whatever is still asked is given up (refused); every front end's card goes.
-    fn give_up(&self) {
-        let pending: Vec<u64> = self.pending.lock().expect("asks").drain().map(|(id, _)| id).collect();
-        for id in pending {
+    /// What the turn asked is given up (refused) — and with `background`, what background work
+    /// asked too (the session closes); every front end's card goes.
+    fn give_up(&self, background: bool) {
+        let given_up: Vec<u64> = {
+            let mut pending = self.pending.lock().expect("asks");
+            let ids: Vec<u64> =
+                pending.iter().filter(|(_, (_, from_job))| background || !from_job).map(|(id, _)| *id).collect();
+            ids.into_iter().filter(|id| pending.remove(id).is_some()).collect()
+        };
+        for id in given_up {
             let _ = self.events.send(Event::Answered { id });
         }
     }
@@ -472,21 +489,29 @@ fn refused() -> Approval {
     Approval::Deny { feedback: None }
 }
 
+impl HostAsks {
+    async fn approval(&self, request: ApprovalRequest, background: bool) -> Approval {
+        if !self.attended {
+            return refused();
+        }
+        match self.put(Ask::Approval(request), background).await {
+            Some(Answer::Approval(approval)) => approval,
+            _ => refused(),
+        }
+    }
+}
+
 impl Approver for HostAsks {
     fn present(&self) -> bool {
         self.attended
     }
 
     fn ask(&self, request: ApprovalRequest) -> Pin<Box<dyn Future<Output = Approval> + Send + '_>> {
-        Box::pin(async move {
-            if !self.attended {
-                return refused();
-            }
-            match self.put(Ask::Approval(request)).await {
-                Some(Answer::Approval(approval)) => approval,
-                _ => refused(),
-            }
-        })
+        Box::pin(self.approval(request, false))
+    }
+
+    fn ask_in_background(&self, request: ApprovalRequest) -> Pin<Box<dyn Future<Output = Approval> + Send + '_>> {
+        Box::pin(self.approval(request, true))
     }
 
     fn question(&self, question: Question) -> Pin<Box<dyn Future<Output = Reply> + Send + '_>> {
@@ -494,7 +519,7 @@ impl Approver for HostAsks {
             if !self.attended {
                 return Reply::NotAsked;
             }
-            match self.put(Ask::Question(question)).await {
+            match self.put(Ask::Question(question), false).await {
                 Some(Answer::Reply { words: Some(words) }) => Reply::Answered { words },
                 Some(Answer::Unasked) => Reply::NotAsked,
                 _ => Reply::Silent,
@@ -508,7 +533,7 @@ impl Approver for HostAsks {
             if !self.attended {
                 return declined;
             }
-            match self.put(Ask::Plan { call_id, plan }).await {
+            match self.put(Ask::Plan { call_id, plan }, false).await {
                 Some(Answer::Plan(verdict)) => verdict,
                 Some(Answer::Approval(Approval::Once | Approval::Always)) => PlanVerdict::Approved { mode: None },
                 Some(Answer::Approval(Approval::Deny { feedback })) => PlanVerdict::Declined { feedback },

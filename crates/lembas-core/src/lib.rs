@@ -16,6 +16,7 @@
 //! - **The store**: a step is written whole, so a killed process loses nothing answered.
 
 mod approve;
+mod attach;
 mod batches;
 mod calls;
 mod context_use;
@@ -35,8 +36,8 @@ pub use approve::{Approver, Nobody};
 pub use host::{Host, OpenSession, Opened, SessionHandle, Start};
 pub use lembas_mcp::{McpHub, ServerEntry};
 pub use lembas_protocol::{
-    Answer, Approval, ApprovalRequest, Ask, Command, ContextShare, DoneReason, Event, FileDiff, Found, Plan, PlanPhase,
-    PlanVerdict, Question, Reply, ServerState, ServerStatus, Status, StoredSession, Task, TurnUsage,
+    Answer, Approval, ApprovalRequest, Ask, Attachment, Command, ContextShare, DoneReason, Event, FileDiff, Found,
+    Plan, PlanPhase, PlanVerdict, Question, Reply, ServerState, ServerStatus, Status, StoredSession, Task, TurnUsage,
 };
 pub use lembas_protocol::{Mode, ModelInfo, MonthUsage, Progress, progress, tools};
 pub use lembas_tools::{EditorFiles, SkillPlaces};

@@ -51,6 +51,8 @@ struct OnBehalf {
     inner: Arc<dyn Approver>,
     label: String,
     task_call: String,
+    /// It works on after the turn that started it: cancelling a later turn leaves its cards.
+    background: bool,
 }
 
 impl Approver for OnBehalf {
@@ -64,7 +66,7 @@ impl Approver for OnBehalf {
     ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Approval> + Send + '_>> {
         request.agent = Some(self.label.clone());
         request.call_id = self.task_call.clone();
-        self.inner.ask(request)
+        if self.background { self.inner.ask_in_background(request) } else { self.inner.ask(request) }
     }
 
     fn question(&self, _: Question) -> std::pin::Pin<Box<dyn std::future::Future<Output = crate::Reply> + Send + '_>> {
@@ -144,6 +146,7 @@ impl Session {
             inner: self.cfg.approver.clone(),
             label: label.clone(),
             task_call: call_id.to_owned(),
+            background: args.get("background").and_then(Value::as_bool).unwrap_or(false),
         });
         // What the person allowed for this session holds for its subagents too: never more.
         cfg.rules = self.judge.rules.clone();

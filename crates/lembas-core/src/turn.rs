@@ -16,12 +16,22 @@ impl Session {
     /// Runs one prompt to its end and says how it ended. Everything it does is said as events;
     /// everything answered is stored as it goes.
     pub async fn prompt(&mut self, words: &str, cancel: &CancellationToken) -> DoneReason {
-        self.turn(words, false, cancel).await.0
+        self.turn(words, &[], false, cancel).await.0
+    }
+
+    /// The same, with what the person attached.
+    pub async fn prompt_with(
+        &mut self,
+        words: &str,
+        attachments: &[lembas_protocol::Attachment],
+        cancel: &CancellationToken,
+    ) -> DoneReason {
+        self.turn(words, attachments, false, cancel).await.0
     }
 
     /// A subagent's one turn: how it ended, and its final reply (its report).
     pub(crate) async fn run_for_report(&mut self, task: &str, cancel: &CancellationToken) -> (DoneReason, String) {
-        self.turn(task, false, cancel).await
+        self.turn(task, &[], false, cancel).await
     }
 
     /// After a prompt, with nobody to come back later: waits for the jobs still running, then
@@ -55,7 +65,7 @@ impl Session {
             if cancel.is_cancelled() {
                 return last;
             }
-            last = Some(self.turn(&note, true, cancel).await.0);
+            last = Some(self.turn(&note, &[], true, cancel).await.0);
         }
     }
 
@@ -78,7 +88,7 @@ impl Session {
     /// note waits.
     pub async fn deliver_job_notes(&mut self, cancel: &CancellationToken) -> Option<DoneReason> {
         let note = self.job_notes()?;
-        Some(self.turn(&note, true, cancel).await.0)
+        Some(self.turn(&note, &[], true, cancel).await.0)
     }
 
     /// Tells the front ends how many jobs run, when that changed since it was last told.
@@ -120,10 +130,16 @@ impl Session {
         Some(format!("{}\n{}", marks.finished, bodies.join("\n")))
     }
 
-    async fn turn(&mut self, words: &str, machine: bool, cancel: &CancellationToken) -> (DoneReason, String) {
+    async fn turn(
+        &mut self,
+        words: &str,
+        attachments: &[lembas_protocol::Attachment],
+        machine: bool,
+        cancel: &CancellationToken,
+    ) -> (DoneReason, String) {
         let mut phases = Phases::new(self.events.clone());
         self.stopped_by = None;
-        let (reason, text, steps) = match self.run_prompt(words, machine, cancel, &mut phases).await {
+        let (reason, text, steps) = match self.run_prompt(words, attachments, machine, cancel, &mut phases).await {
             Ok(done) => done,
             Err((error, steps)) => {
                 let (reason, message) = match error {
@@ -161,6 +177,7 @@ impl Session {
     async fn run_prompt(
         &mut self,
         words: &str,
+        attachments: &[lembas_protocol::Attachment],
         machine: bool,
         cancel: &CancellationToken,
         phases: &mut Phases,
@@ -184,10 +201,13 @@ impl Session {
             // Where an undo goes back to: before this turn's first message.
             self.mark_turn().map_err(|e| (e, 0))?;
         }
+        let attached = self.attach(attachments);
         let now = self.facts_now();
+        // The note closes the message: what was attached belongs with the words.
+        let words = format!("{words}{}", attached.text);
         let mut content = match self.state.told.note(&now) {
             Some(note) => format!("{words}\n\n{note}"),
-            None => words.to_owned(),
+            None => words,
         };
         // A project with no instruction file: the spec's task to make one, once a session, on
         // the person's first message (never a subagent's).
@@ -196,7 +216,11 @@ impl Session {
             let task = render(text("tasks/init.md"), &[("git_question", text("tasks/git_question.md").trim())]);
             content = format!("{content}\n\n{}", task.trim_end());
         }
-        self.commit(vec![Entry::user(content, true)], Vec::new()).map_err(|e| (e, 0))?;
+        let mut first = Entry::user(content, true);
+        if let Message::User { images, .. } = &mut first.message {
+            *images = attached.images;
+        }
+        self.commit(vec![first], attached.results).map_err(|e| (e, 0))?;
 
         let mut steps = 0;
         let started = Instant::now();

@@ -43,7 +43,7 @@ async fn a_mode_change_during_a_turn_takes_effect_at_its_next_step() {
     let host = Host::new(h.store.clone());
     // Nobody there: in manual mode the write would be refused.
     let Opened { handle, mut events } = open(&h, &host, h.config(Mode::Manual, 50), false);
-    handle.send(Command::Prompt { text: "write it".into() });
+    handle.send(Command::prompt("write it"));
     until(&mut events, |e| matches!(e, Event::Step { n: 1 })).await;
     handle.send(Command::SetMode { mode: Mode::Auto });
     let seen = until(&mut events, |e| matches!(e, Event::Done { .. })).await;
@@ -64,7 +64,7 @@ async fn every_change_of_state_is_answered_by_an_event() {
     let mut cfg = h.config(Mode::Edit, 50);
     cfg.model.efforts = Some(vec!["low".into(), "high".into()]);
     let Opened { handle, mut events } = open(&h, &host, cfg, false);
-    handle.send(Command::Prompt { text: "say hello please".into() });
+    handle.send(Command::prompt("say hello please"));
     let seen = until(&mut events, |e| matches!(e, Event::Done { .. })).await;
     assert!(seen.iter().any(|e| matches!(e, Event::Title { title } if title == "say hello please")), "{seen:#?}");
     handle.send(Command::Rename { title: "greetings".into() });
@@ -92,7 +92,7 @@ async fn what_the_session_asks_is_an_event_and_the_answer_a_command() {
     .await;
     let host = Host::new(h.store.clone());
     let Opened { handle, mut events } = open(&h, &host, h.config(Mode::Manual, 50), true);
-    handle.send(Command::Prompt { text: "write two files".into() });
+    handle.send(Command::prompt("write two files"));
     let mut asked = Vec::new();
     for answer in [Approval::Once, Approval::Deny { feedback: Some("not that one".into()) }] {
         let seen = until(&mut events, |e| matches!(e, Event::Ask { .. })).await;
@@ -114,7 +114,7 @@ async fn a_turn_cancelled_while_it_asks_takes_its_card_back() {
     let h = Harness::new(vec![Scripted::tool_call("write", json!({"path": "x.txt", "content": "x"}))]).await;
     let host = Host::new(h.store.clone());
     let Opened { handle, mut events } = open(&h, &host, h.config(Mode::Manual, 50), true);
-    handle.send(Command::Prompt { text: "write".into() });
+    handle.send(Command::prompt("write"));
     let seen = until(&mut events, |e| matches!(e, Event::Ask { .. })).await;
     let Some(Event::Ask { id, .. }) = seen.last() else { unreachable!() };
     let id = *id;
@@ -126,13 +126,67 @@ async fn a_turn_cancelled_while_it_asks_takes_its_card_back() {
 }
 
 #[tokio::test]
+async fn cancelling_a_turn_leaves_a_background_subagents_card() {
+    let h = Harness::new(vec![
+        Scripted::tool_call(
+            "task",
+            json!({"description": "note it", "prompt": "Write notes.txt.", "background": true}),
+        ),
+        Scripted::text("It works in the background."),
+        Scripted::tool_call("write", json!({"path": "main.txt", "content": "main"})),
+    ])
+    .await;
+    h.server.route(
+        "You work for the main agent",
+        vec![
+            Scripted::tool_call("write", json!({"path": "notes.txt", "content": "notes\n"})),
+            Scripted::text("Wrote notes.txt."),
+        ],
+    );
+    let host = Host::new(h.store.clone());
+    let Opened { handle, mut events } = open(&h, &host, h.config(Mode::Manual, 50), true);
+    handle.send(Command::prompt("take notes in the background"));
+    // The subagent's card may come before or after its parent's turn ends.
+    let mut seen = until(&mut events, |e| matches!(e, Event::Ask { .. })).await;
+    if !seen.iter().any(|e| matches!(e, Event::Done { .. })) {
+        seen.extend(until(&mut events, |e| matches!(e, Event::Done { .. })).await);
+    }
+    let background = seen
+        .iter()
+        .find_map(|e| match e {
+            Event::Ask { id, ask: Ask::Approval(request) } if request.agent.is_some() => Some(*id),
+            _ => None,
+        })
+        .expect("the subagent's card");
+    handle.send(Command::prompt("now write main.txt"));
+    let seen = until(&mut events, |e| matches!(e, Event::Ask { ask: Ask::Approval(r), .. } if r.agent.is_none())).await;
+    let Some(Event::Ask { id: own, .. }) = seen.last() else { unreachable!() };
+    let own = *own;
+    handle.send(Command::Cancel);
+    let seen = until(&mut events, |e| matches!(e, Event::Done { .. })).await;
+    assert!(seen.iter().any(|e| matches!(e, Event::Answered { id } if *id == own)), "{seen:#?}");
+    assert!(!seen.iter().any(|e| matches!(e, Event::Answered { id } if *id == background)), "{seen:#?}");
+    // Still asked, and answered later: the subagent goes on.
+    handle.send(Command::Answer { id: background, answer: Answer::Approval(Approval::Once) });
+    until(&mut events, |e| matches!(e, Event::Answered { id } if *id == background)).await;
+    for _ in 0..100 {
+        if h.root.join("notes.txt").exists() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(std::fs::read_to_string(h.root.join("notes.txt")).unwrap(), "notes\n");
+    assert!(!h.root.join("main.txt").exists());
+}
+
+#[tokio::test]
 async fn commands_sent_during_a_turn_wait_for_it_in_order() {
     let h =
         Harness::new(vec![Scripted::text("first answer").with_delay_ms(100), Scripted::text("second answer")]).await;
     let host = Host::new(h.store.clone());
     let Opened { handle, mut events } = open(&h, &host, h.config(Mode::Edit, 50), false);
-    handle.send(Command::Prompt { text: "one".into() });
-    handle.send(Command::Prompt { text: "two".into() });
+    handle.send(Command::prompt("one"));
+    handle.send(Command::prompt("two"));
     handle.send(Command::ReportContext);
     handle.send(Command::Close { wait_for_jobs: None });
     let seen = until(&mut events, |e| matches!(e, Event::Closed)).await;
@@ -161,7 +215,7 @@ async fn a_stored_session_replays_with_the_titles_it_ran_with() {
     .await;
     let host = Host::new(h.store.clone());
     let Opened { handle, mut events } = open(&h, &host, h.config(Mode::Auto, 50), false);
-    handle.send(Command::Prompt { text: "fix it".into() });
+    handle.send(Command::prompt("fix it"));
     let live = until(&mut events, |e| matches!(e, Event::Done { .. })).await;
     let starts = |events: &[Event]| -> Vec<(String, String)> {
         events
@@ -175,4 +229,71 @@ async fn a_stored_session_replays_with_the_titles_it_ran_with() {
     let replayed = host.transcript(handle.id()).unwrap();
     assert_eq!(starts(&replayed), starts(&live));
     assert_eq!(starts(&live).len(), 4);
+}
+
+fn first_user_message(request: &serde_json::Value) -> serde_json::Value {
+    request["messages"].as_array().unwrap().iter().find(|m| m["role"] == "user").unwrap().clone()
+}
+
+#[tokio::test]
+async fn an_attached_file_is_a_read_of_record_and_an_image_reaches_a_model_that_sees() {
+    let h =
+        Harness::new(vec![Scripted::tool_call("read", json!({"path": "src/lib.rs"})), Scripted::text("Seen.")]).await;
+    let host = Host::new(h.store.clone());
+    let mut cfg = h.config(Mode::Edit, 50);
+    cfg.model.vision = Some(true);
+    let Opened { handle, mut events } = open(&h, &host, cfg, false);
+    handle.send(Command::Prompt {
+        text: "what is wrong here?".into(),
+        attachments: vec![
+            lembas_core::Attachment::File { path: "src/lib.rs".into() },
+            lembas_core::Attachment::Image {
+                mime: "image/png".into(),
+                data: "iVBORw0KGgo=".into(),
+                name: Some("shot.png".into()),
+            },
+            lembas_core::Attachment::Text { name: "untitled:notes".into(), text: "remember the overflow".into() },
+        ],
+    });
+    until(&mut events, |e| matches!(e, Event::Done { .. })).await;
+    let requests = h.server.chat_requests();
+    let first = first_user_message(&requests[0]);
+    let parts = first["content"].as_array().expect("words and a picture");
+    let words = parts[0]["text"].as_str().unwrap();
+    assert!(words.starts_with("what is wrong here?\n\n"), "{words}");
+    assert!(words.contains("a - b") && words.contains("remember the overflow"), "{words}");
+    assert_eq!(parts[1]["image_url"]["url"], "data:image/png;base64,iVBORw0KGgo=");
+    // The model's own read of the same file is answered by a stub: the attachment was a read.
+    let results = tool_results(&requests[1]);
+    assert!(!results[0].contains("a - b"), "{results:?}");
+}
+
+#[tokio::test]
+async fn a_model_that_does_not_see_is_told_the_image_was_left_out_and_rules_still_hold() {
+    let h = Harness::new(vec![Scripted::text("Noted.")]).await;
+    std::fs::write(h.root.join("secret.txt"), "the key\n").unwrap();
+    let host = Host::new(h.store.clone());
+    let mut cfg = h.config(Mode::Edit, 50);
+    cfg.rules.add("read", Some("secret.txt"), lembas_permissions::Action::Deny, lembas_permissions::Source::Session);
+    let Opened { handle, mut events } = open(&h, &host, cfg, false);
+    handle.send(Command::Prompt {
+        text: "look".into(),
+        attachments: vec![
+            lembas_core::Attachment::Image {
+                mime: "image/png".into(),
+                data: "AA==".into(),
+                name: Some("shot.png".into()),
+            },
+            lembas_core::Attachment::File { path: "secret.txt".into() },
+        ],
+    });
+    let seen = until(&mut events, |e| matches!(e, Event::Done { .. })).await;
+    assert!(seen.iter().any(|e| matches!(e, Event::Notice { message } if message.contains("shot.png was not sent"))));
+    assert!(
+        seen.iter().any(|e| matches!(e, Event::Notice { message } if message.contains("secret.txt was not attached")))
+    );
+    let first = first_user_message(&h.server.chat_requests()[0]);
+    let words = first["content"].as_str().expect("words alone");
+    assert!(words.contains("(Image shot.png not sent: this model does not take images.)"), "{words}");
+    assert!(words.contains("(secret.txt not attached:") && !words.contains("the key"), "{words}");
 }

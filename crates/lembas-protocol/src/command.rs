@@ -9,12 +9,42 @@ use serde::{Deserialize, Serialize};
 
 use crate::Answer;
 
+/// What goes with a prompt besides its words.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Attachment {
+    /// A picture (base64), for a model that sees; a model that does not is told it was left out.
+    Image {
+        mime: String,
+        data: String,
+        /// Where it came from, when it has a name (a file, a URI).
+        #[serde(default)]
+        name: Option<String>,
+    },
+    /// A file, read when the prompt is sent as the `read` tool reads it — under the same rules,
+    /// and recorded as a read, so a later read of the same lines is a stub.
+    File { path: String },
+    /// Text the client holds (an editor's buffer, an embedded resource), named by where it is
+    /// from.
+    Text { name: String, text: String },
+}
+
+impl Command {
+    /// A prompt of words alone.
+    pub fn prompt(text: impl Into<String>) -> Command {
+        Command::Prompt { text: text.into(), attachments: Vec::new() }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "command", rename_all = "snake_case")]
 pub enum Command {
-    /// Start a turn with the person's words (after the running one, if one runs).
+    /// Start a turn with the person's words (after the running one, if one runs), and what
+    /// they attached.
     Prompt {
         text: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        attachments: Vec<Attachment>,
     },
     /// Words for the running turn, delivered at its next step (a prompt when none runs).
     Steer {

@@ -11,7 +11,7 @@ pub mod tools;
 mod usage;
 
 pub use ask::{Answer, Approval, ApprovalRequest, Ask, PlanVerdict, Question, Reply};
-pub use command::Command;
+pub use command::{Attachment, Command};
 pub use event::{ContextShare, DoneReason, Event, FileDiff, ServerState, ServerStatus, TurnUsage};
 pub use lembas_models::ModelInfo;
 pub use lembas_progress::{self as progress, Progress};

@@ -193,7 +193,7 @@ pub async fn run(open: Open, host: Arc<Host>, mut app: App, month: Option<MonthS
             let command = match action {
                 None => None,
                 Some(Action::Quit) => return Ok(()),
-                Some(Action::Prompt(text)) => Some(Command::Prompt { text }),
+                Some(Action::Prompt(text)) => Some(Command::prompt(text)),
                 Some(Action::Steer(text)) => {
                     app.finished.push(Block::User(text.clone()));
                     Some(Command::Steer { text })

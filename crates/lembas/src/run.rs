@@ -268,7 +268,7 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
             on_interrupt.send(Command::Cancel);
         }
     });
-    session.send(Command::Prompt { text: prompt });
+    session.send(Command::prompt(prompt));
     // Nobody comes back to this session later: the jobs the prompt started may finish, and
     // their notes wake it, before it closes.
     session.send(Command::Close { wait_for_jobs: Some(args.job_wait) });

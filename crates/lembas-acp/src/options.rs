@@ -1,0 +1,109 @@
+//! The model and the effort level as ACP session configuration options: offered when a session
+//! opens, set with `session/set_config_option` (during a turn they take effect at its next step,
+//! as from any front end), and sent again whenever the session's model or effort changes.
+
+use agent_client_protocol::v1::schema::{
+    SessionConfigOption, SessionConfigOptionCategory, SessionConfigOptionValue, SessionConfigSelectOption,
+};
+use lembas_core::{Command, ModelInfo};
+
+/// What a session runs with, as its options show it.
+#[derive(Debug, Clone)]
+pub(crate) struct Choice {
+    /// The login's models.
+    pub models: Vec<ModelInfo>,
+    pub model: ModelInfo,
+    /// `None`: the model's start level.
+    pub effort: Option<String>,
+}
+
+impl Choice {
+    /// The options: the model (every model of the login), and the effort when the model has
+    /// levels to choose from.
+    pub(crate) fn options(&self) -> Vec<SessionConfigOption> {
+        let mut models: Vec<&ModelInfo> = self.models.iter().collect();
+        if !models.iter().any(|m| m.id == self.model.id) {
+            models.insert(0, &self.model);
+        }
+        let choices: Vec<SessionConfigSelectOption> =
+            models.iter().map(|m| SessionConfigSelectOption::new(m.id.clone(), m.display_name().to_owned())).collect();
+        let mut options = vec![
+            SessionConfigOption::select("model", "Model", self.model.id.clone(), choices)
+                .category(SessionConfigOptionCategory::Model),
+        ];
+        let levels = self.model.levels();
+        if levels.len() > 1 {
+            let current = self.effort.clone().unwrap_or_else(|| self.model.start_level());
+            let choices: Vec<SessionConfigSelectOption> =
+                levels.iter().map(|l| SessionConfigSelectOption::new(l.clone(), l.clone())).collect();
+            options.push(
+                SessionConfigOption::select("effort", "Effort", current, choices)
+                    .category(SessionConfigOptionCategory::ThoughtLevel),
+            );
+        }
+        options
+    }
+
+    /// The session's model or effort changed (its `model` event).
+    pub(crate) fn changed(&mut self, model: &str, effort: Option<&str>) {
+        if let Some(found) = self.models.iter().find(|m| m.id == model) {
+            self.model = found.clone();
+        }
+        self.effort = effort.map(str::to_owned);
+    }
+}
+
+/// The host command `session/set_config_option` asks for, or why it cannot be.
+pub(crate) fn command(choice: &Choice, option: &str, value: &SessionConfigOptionValue) -> Result<Command, String> {
+    let SessionConfigOptionValue::ValueId { value } = value else {
+        return Err(format!("{option} takes one of its listed values"));
+    };
+    let value = value.0.to_string();
+    match option {
+        "model" if choice.models.iter().chain([&choice.model]).any(|m| m.id == value) => {
+            Ok(Command::SetModel { model: value })
+        }
+        "model" => Err(format!("no model {value}")),
+        "effort" if choice.model.levels().contains(&value) => Ok(Command::SetEffort { level: Some(value) }),
+        "effort" => Err(format!("{} has no effort level {value}", choice.model.id)),
+        other => Err(format!("no option {other}: the options are model and effort")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn model(id: &str, efforts: &[&str]) -> ModelInfo {
+        ModelInfo {
+            id: id.into(),
+            efforts: Some(efforts.iter().map(|e| e.to_string()).collect()),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn the_model_and_its_levels_are_offered_and_set() {
+        let mut choice = Choice {
+            models: vec![model("small", &[]), model("big", &["low", "high"])],
+            model: model("small", &[]),
+            effort: None,
+        };
+        let options = serde_json::to_value(choice.options()).unwrap();
+        assert_eq!(options.as_array().unwrap().len(), 1, "no levels, no effort option: {options}");
+        assert_eq!(options[0]["currentValue"], "small");
+        assert_eq!(options[0]["options"].as_array().unwrap().len(), 2);
+        let pick = |v: &str| SessionConfigOptionValue::value_id(v.to_owned());
+        assert_eq!(command(&choice, "model", &pick("big")), Ok(Command::SetModel { model: "big".into() }));
+        assert!(command(&choice, "model", &pick("huge")).is_err());
+        choice.changed("big", Some("high"));
+        let options = serde_json::to_value(choice.options()).unwrap();
+        assert_eq!(
+            (options[0]["currentValue"].as_str(), options[1]["currentValue"].as_str()),
+            (Some("big"), Some("high"))
+        );
+        assert_eq!(command(&choice, "effort", &pick("low")), Ok(Command::SetEffort { level: Some("low".into()) }));
+        assert!(command(&choice, "effort", &pick("extreme")).is_err());
+        assert!(command(&choice, "colour", &pick("red")).is_err());
+    }
+}
