@@ -29,6 +29,23 @@ impl Store {
         self.written.lock().expect("written states").remove(id);
     }
 
+    /// Runs `write` as one timed transaction; the state it answers is what this process
+    /// remembers of the session once the transaction commits.
+    fn write_session<T>(
+        &self,
+        id: &str,
+        write: impl FnOnce(&Connection) -> Result<(T, state::Current), StoreError>,
+    ) -> Result<T, StoreError> {
+        self.timed(|| {
+            let mut conn = self.conn();
+            let tx = conn.transaction()?;
+            let (out, current) = write(&tx)?;
+            tx.commit()?;
+            self.keep_written(id, current);
+            Ok(out)
+        })
+    }
+
     pub fn create_session(&self, record: &SessionRecord) -> Result<(), StoreError> {
         self.timed(|| {
             let mut conn = self.conn();
@@ -99,14 +116,7 @@ impl Store {
         system_prompt: Option<&str>,
         now: i64,
     ) -> Result<(), StoreError> {
-        self.timed(|| {
-            let mut conn = self.conn();
-            let tx = conn.transaction()?;
-            let current = self.write_step(&tx, id, messages, results, state, system_prompt, now)?;
-            tx.commit()?;
-            self.keep_written(id, current);
-            Ok(())
-        })
+        self.write_session(id, |tx| Ok(((), self.write_step(tx, id, messages, results, state, system_prompt, now)?)))
     }
 
     /// A step's writes, inside the caller's transaction; answers the state now current.
@@ -168,18 +178,13 @@ impl Store {
         system_prompt: &str,
         now: i64,
     ) -> Result<(), StoreError> {
-        self.timed(|| {
-            let mut conn = self.conn();
-            let tx = conn.transaction()?;
+        self.write_session(id, |tx| {
             // The compacted messages stay searchable: only the history sent to the model changes.
             tx.execute("UPDATE messages SET live = 0 WHERE session_id = ?1", [id])?;
             // An undo does not reach back past a summary, so neither does the state's log.
             tx.execute("DELETE FROM checkpoints WHERE session_id = ?1", [id])?;
-            let current = self.write_step(&tx, id, messages, &[], state, Some(system_prompt), now)?;
-            let current = state::settle(&tx, id, &current)?;
-            tx.commit()?;
-            self.keep_written(id, current);
-            Ok(())
+            let current = self.write_step(tx, id, messages, &[], state, Some(system_prompt), now)?;
+            Ok(((), state::settle(tx, id, &current)?))
         })
     }
 
@@ -193,11 +198,9 @@ impl Store {
         state: &str,
         now: i64,
     ) -> Result<(), StoreError> {
-        self.timed(|| {
-            let mut conn = self.conn();
-            let tx = conn.transaction()?;
-            let prompt = shared::keep_prefix(&tx, system_prompt)?;
-            let tools = shared::keep_prefix(&tx, tools)?;
+        self.write_session(id, |tx| {
+            let prompt = shared::keep_prefix(tx, system_prompt)?;
+            let tools = shared::keep_prefix(tx, tools)?;
             let changed = tx.execute(
                 "UPDATE sessions SET model = ?2, system_prompt = '', prompt_ref = ?3, tools = '', tools_ref = ?4, updated_at = ?5 WHERE id = ?1",
                 params![id, model, prompt, tools, now],
@@ -205,11 +208,8 @@ impl Store {
             if changed == 0 {
                 return Err(StoreError::NoSession(id.to_owned()));
             }
-            let current = self.take_written(&tx, id)?;
-            let current = state::write(&tx, id, current, state)?;
-            tx.commit()?;
-            self.keep_written(id, current);
-            Ok(())
+            let current = self.take_written(tx, id)?;
+            Ok(((), state::write(tx, id, current, state)?))
         })
     }
 
@@ -264,11 +264,9 @@ impl Store {
     /// Marks where a turn begins: its first message will be the next one appended, and `state`
     /// (written first) is what an undo goes back to.
     pub fn checkpoint(&self, id: &str, history_len: usize, state: &str) -> Result<i64, StoreError> {
-        self.timed(|| {
-            let mut conn = self.conn();
-            let tx = conn.transaction()?;
-            let current = self.take_written(&tx, id)?;
-            let current = state::write(&tx, id, current, state)?;
+        self.write_session(id, |tx| {
+            let current = self.take_written(tx, id)?;
+            let current = state::write(tx, id, current, state)?;
             let seq: i64 = tx.query_row(
                 "SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE session_id = ?1",
                 [id],
@@ -278,9 +276,7 @@ impl Store {
                 "INSERT OR REPLACE INTO checkpoints (session_id, seq, history_len, state, state_n) VALUES (?1, ?2, ?3, '', ?4)",
                 params![id, seq, history_len as i64, current.n],
             )?;
-            tx.commit()?;
-            self.keep_written(id, current);
-            Ok(seq)
+            Ok((seq, current))
         })
     }
 
@@ -317,9 +313,7 @@ impl Store {
     /// Takes back everything from the message `seq` on: those messages, the checkpoint there
     /// and its backups; the session's state becomes `state`. One transaction.
     pub fn take_back(&self, id: &str, seq: i64, state: &str, now: i64) -> Result<(), StoreError> {
-        self.timed(|| {
-            let mut conn = self.conn();
-            let tx = conn.transaction()?;
+        self.write_session(id, |tx| {
             let went_to: Option<Option<i64>> = tx
                 .query_row(
                     "SELECT state_n FROM checkpoints WHERE session_id = ?1 AND seq = ?2",
@@ -337,14 +331,11 @@ impl Store {
             let current = match went_to.flatten() {
                 Some(n) => {
                     self.forget_written(id);
-                    state::truncate(&tx, id, n)?
+                    state::truncate(tx, id, n)?
                 }
-                None => self.take_written(&tx, id)?,
+                None => self.take_written(tx, id)?,
             };
-            let current = state::write(&tx, id, current, state)?;
-            tx.commit()?;
-            self.keep_written(id, current);
-            Ok(())
+            Ok(((), state::write(tx, id, current, state)?))
         })
     }
 }
