@@ -435,7 +435,7 @@ impl Session {
             updated_at: now,
             system_prompt: session.system_prompt.clone(),
             tools: serde_json::to_string(&session.tools).expect("tools serialize"),
-            state: session.state_json(),
+            state: session.state_value().to_string(),
             parent: session.subagent.as_ref().map(|s| s.parent.clone()),
         })?;
         Ok(session)
@@ -645,7 +645,7 @@ impl Session {
             &self.cfg.model.id,
             &self.system_prompt,
             &tools,
-            &self.state_json(),
+            &self.state_value(),
             now_ms(),
         )?;
         Ok(())
@@ -725,15 +725,17 @@ impl Session {
         Judge { rules, ctx }
     }
 
-    pub(crate) fn state_json(&self) -> String {
-        serde_json::to_string(&self.state).expect("state serializes")
+    /// The engine's state as the store keeps it: a JSON value, never written out as text and
+    /// parsed back at every step.
+    pub(crate) fn state_value(&self) -> serde_json::Value {
+        serde_json::to_value(&self.state).expect("state serializes")
     }
 
     /// Adds entries to the history and writes them, the results and the state in one go.
     pub(crate) fn commit(&mut self, entries: Vec<Entry>, results: Vec<NewResult>) -> Result<(), EngineError> {
         let stored: Vec<NewMessage> = entries.iter().map(Entry::stored).collect();
         self.history.extend(entries);
-        self.cfg.store.append(&self.id, &stored, &results, &self.state_json(), None, now_ms())?;
+        self.cfg.store.append(&self.id, &stored, &results, &self.state_value(), None, now_ms())?;
         Ok(())
     }
 

@@ -490,7 +490,7 @@ impl Session {
         self.remake_prompt(None);
         self.state.last_input = 0;
         let stored: Vec<_> = self.history.iter().map(Entry::stored).collect();
-        self.cfg.store.replace_history(&self.id, &stored, &self.state_json(), &self.system_prompt, now_ms())?;
+        self.cfg.store.replace_history(&self.id, &stored, &self.state_value(), &self.system_prompt, now_ms())?;
         self.emit(Event::Compacted { table });
         Ok(())
     }

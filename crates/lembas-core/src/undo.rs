@@ -28,7 +28,7 @@ pub struct Undone {
 impl Session {
     /// Marks where a turn the person started begins.
     pub(crate) fn mark_turn(&mut self) -> Result<(), EngineError> {
-        let seq = self.cfg.store.checkpoint(&self.id, self.history.len(), &self.state_json())?;
+        let seq = self.cfg.store.checkpoint(&self.id, self.history.len(), &self.state_value())?;
         self.turn_seq = Some(seq);
         Ok(())
     }
@@ -73,7 +73,7 @@ impl Session {
             }
             // A turn that failed before its first message was kept: nothing of it to take back,
             // so the undo goes to the turn before.
-            self.cfg.store.take_back(&self.id, checkpoint.seq, &self.state_json(), now_ms())?;
+            self.cfg.store.take_back(&self.id, checkpoint.seq, &self.state_value(), now_ms())?;
         };
         let taken = &self.history[checkpoint.history_len..];
         let prompt = match taken.first().map(|e| &e.message) {
@@ -102,7 +102,7 @@ impl Session {
         // The engine's state as the turn began — but ids are never reused, and what the person
         // set (mode, effort, approvals, models named) and the tool list stand as they are.
         let mut state: State =
-            serde_json::from_str(&checkpoint.state).map_err(|e| EngineError::Corrupt(e.to_string()))?;
+            serde_json::from_value(checkpoint.state).map_err(|e| EngineError::Corrupt(e.to_string()))?;
         state.ids = self.state.ids.clone();
         state.mode = self.state.mode;
         state.effort = self.state.effort.clone();
@@ -114,7 +114,7 @@ impl Session {
         self.state = state;
         self.history.truncate(checkpoint.history_len);
         self.turn_seq = None;
-        self.cfg.store.take_back(&self.id, checkpoint.seq, &self.state_json(), now_ms())?;
+        self.cfg.store.take_back(&self.id, checkpoint.seq, &self.state_value(), now_ms())?;
         self.judge = self.make_judge();
         let undone = Undone { prompt, files, ran_commands };
         self.emit(Event::Undone {

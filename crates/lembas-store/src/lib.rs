@@ -98,7 +98,7 @@ pub use lembas_protocol::StoredSession as SessionSummary;
 pub struct Checkpoint {
     pub seq: i64,
     pub history_len: usize,
-    pub state: String,
+    pub state: serde_json::Value,
 }
 
 /// A file as a turn found it before changing it: its bytes, or `None` when it did not exist.
@@ -436,13 +436,13 @@ mod tests {
     fn a_step_is_written_whole_and_read_back_in_order() {
         let store = Store::in_memory().unwrap();
         store.create_session(&record("s1", "/p", 1)).unwrap();
-        store.append("s1", &[msg("user", "fix the parser")], &[], "{\"a\":1}", None, 2).unwrap();
+        store.append("s1", &[msg("user", "fix the parser")], &[], &serde_json::json!({"a": 1}), None, 2).unwrap();
         store
             .append(
                 "s1",
                 &[msg("assistant", ""), msg("tool", "")],
                 &[NewResult { id: 1, tool: "read".into(), text: "full".into() }],
-                "{\"a\":2}",
+                &serde_json::json!({"a": 2}),
                 None,
                 3,
             )
@@ -451,7 +451,10 @@ mod tests {
         assert_eq!(roles, ["user", "assistant", "tool"]);
         assert_eq!(store.result("s1", 1).unwrap().as_deref(), Some("full"));
         assert_eq!(store.session("s1").unwrap().unwrap().state, "{\"a\":2}");
-        assert!(matches!(store.append("nope", &[], &[], "{}", None, 1), Err(StoreError::NoSession(_))));
+        assert!(matches!(
+            store.append("nope", &[], &[], &serde_json::json!({}), None, 1),
+            Err(StoreError::NoSession(_))
+        ));
     }
 
     #[test]
@@ -459,7 +462,9 @@ mod tests {
         let store = Store::in_memory().unwrap();
         store.create_session(&record("a1", "/p", 1)).unwrap();
         store.create_session(&record("b2", "/q", 5)).unwrap();
-        store.append("a1", &[msg("user", "the tokenizer drops the last token")], &[], "{}", None, 9).unwrap();
+        store
+            .append("a1", &[msg("user", "the tokenizer drops the last token")], &[], &serde_json::json!({}), None, 9)
+            .unwrap();
         let ids: Vec<String> = store.list(None).unwrap().into_iter().map(|s| s.id).collect();
         assert_eq!(ids, ["a1", "b2"], "newest first");
         assert_eq!(store.list(Some("/q")).unwrap().len(), 1);
@@ -483,7 +488,7 @@ mod tests {
         let store = Store::in_memory().unwrap();
         store.create_session(&record("main", "/p", 1)).unwrap();
         store.create_session(&SessionRecord { parent: Some("main".into()), ..record("sub", "/p", 2) }).unwrap();
-        store.append("sub", &[msg("user", "find the parser")], &[], "{}", None, 3).unwrap();
+        store.append("sub", &[msg("user", "find the parser")], &[], &serde_json::json!({}), None, 3).unwrap();
         let listed: Vec<String> = store.list(None).unwrap().into_iter().map(|s| s.id).collect();
         assert_eq!(listed, ["main"]);
         assert!(store.search("parser").unwrap().is_empty(), "a subagent's words are not a session of their own");
@@ -520,8 +525,10 @@ mod tests {
     fn compaction_keeps_old_words_searchable_but_out_of_the_history() {
         let store = Store::in_memory().unwrap();
         store.create_session(&record("c", "/p", 1)).unwrap();
-        store.append("c", &[msg("user", "alpha"), msg("assistant", "beta")], &[], "{}", None, 2).unwrap();
-        store.replace_history("c", &[msg("user", "summary")], "{}", "new prompt", 3).unwrap();
+        store
+            .append("c", &[msg("user", "alpha"), msg("assistant", "beta")], &[], &serde_json::json!({}), None, 2)
+            .unwrap();
+        store.replace_history("c", &[msg("user", "summary")], &serde_json::json!({}), "new prompt", 3).unwrap();
         assert_eq!(store.messages("c").unwrap().len(), 1);
         assert_eq!(store.session("c").unwrap().unwrap().system_prompt, "new prompt");
         assert_eq!(store.search("alpha").unwrap().len(), 1);

@@ -5,9 +5,10 @@
 //! writes grow with the square of its length, and every turn's undo point copied it. Instead
 //! each write appends the JSON Patch from the state before to the state after (an appended ledger
 //! entry is one small `add`). Now and then a whole copy — a snapshot — is kept, once the patches
-//! since the last one outweigh the state a few times over ([`SNAPSHOT_AFTER`]), so that
-//! rebuilding a state reads a few times its size, and the snapshots add up to a fraction of the
-//! patches. An undo point is a position in the log.
+//! since the last one outweigh it a few times over ([`SNAPSHOT_AFTER`]), so that rebuilding a
+//! state reads a few times its size, and the snapshots add up to a fraction of the patches. The
+//! engine hands the state over as a JSON value, so a step neither writes it out as text nor
+//! parses it back. An undo point is a position in the log.
 //!
 //! Positions count from 0, the state the session was created with (kept in its `sessions` row;
 //! a store from before this log keeps the session's current state there, with no log).
@@ -19,9 +20,9 @@ use serde_json::Value;
 
 use crate::StoreError;
 
-/// A whole copy is kept once the patches since the last one outweigh the state this many times:
-/// rebuilding a state then reads at most about that many times its size (only on resume and undo),
-/// and the copies add up to a fraction of the patches.
+/// A whole copy is kept once the patches since the last one outweigh that copy this many times:
+/// rebuilding a state then reads a few times its size (only on resume and undo), and the copies
+/// add up to a fraction of the patches.
 const SNAPSHOT_AFTER: usize = 4;
 
 /// The state last written for a session, so the next write needs no read to find its patch.
@@ -32,6 +33,9 @@ pub(crate) struct Current {
     pub state: Value,
     /// Bytes of patches written since the last whole copy.
     pub since_snapshot: usize,
+    /// The length of the last whole copy: what the state weighs as far as the log knows, without
+    /// writing the state out at every step.
+    pub size: usize,
 }
 
 /// What this process last wrote for each session it writes (one writer per session: the
@@ -63,6 +67,11 @@ fn parse(json: &str) -> Result<Value, StoreError> {
 
 /// The state at position `n`: the last whole copy at or before it, then the patches after.
 pub(crate) fn state_at(conn: &Connection, id: &str, n: i64) -> Result<Value, StoreError> {
+    Ok(rebuild(conn, id, n)?.0)
+}
+
+/// The state at position `n`, and the length of the whole copy it was rebuilt from.
+fn rebuild(conn: &Connection, id: &str, n: i64) -> Result<(Value, usize), StoreError> {
     let snapshot: Option<(i64, String)> = conn
         .query_row(
             "SELECT n, state FROM state_snapshots WHERE session_id = ?1 AND n <= ?2 ORDER BY n DESC LIMIT 1",
@@ -78,6 +87,7 @@ pub(crate) fn state_at(conn: &Connection, id: &str, n: i64) -> Result<Value, Sto
             (0, base.ok_or_else(|| StoreError::NoSession(id.to_owned()))?)
         }
     };
+    let size = text.len();
     let mut state = parse(&text)?;
     let mut stmt =
         conn.prepare_cached("SELECT patch FROM state_log WHERE session_id = ?1 AND n > ?2 AND n <= ?3 ORDER BY n")?;
@@ -88,11 +98,11 @@ pub(crate) fn state_at(conn: &Connection, id: &str, n: i64) -> Result<Value, Sto
         json_patch::patch(&mut state, &patch)
             .map_err(|e| corrupt(format!("a stored state change does not apply: {e}")))?;
     }
-    Ok(state)
+    Ok((state, size))
 }
 
 /// The last position written for a session.
-fn last_position(conn: &Connection, id: &str) -> Result<i64, StoreError> {
+pub(crate) fn last_position(conn: &Connection, id: &str) -> Result<i64, StoreError> {
     Ok(conn.query_row(
         "SELECT MAX(COALESCE((SELECT MAX(n) FROM state_log WHERE session_id = ?1), 0),
                     COALESCE((SELECT MAX(n) FROM state_snapshots WHERE session_id = ?1), 0))",
@@ -115,35 +125,36 @@ fn patch_bytes_since_snapshot(conn: &Connection, id: &str) -> Result<usize, Stor
 /// The session's latest state, as the store holds it.
 pub(crate) fn current(conn: &Connection, id: &str) -> Result<Current, StoreError> {
     let n = last_position(conn, id)?;
-    Ok(Current { n, state: state_at(conn, id, n)?, since_snapshot: patch_bytes_since_snapshot(conn, id)? })
+    let (state, size) = rebuild(conn, id, n)?;
+    Ok(Current { n, state, since_snapshot: patch_bytes_since_snapshot(conn, id)?, size })
 }
 
 /// Writes `state` as the session's next position after `current`: a patch, or a whole copy when
-/// that is smaller or the patches since the last copy outweigh the state. Nothing is written when
-/// nothing changed. Answers what is current after it — for the caller to remember once its
-/// transaction commits.
-pub(crate) fn write(conn: &Connection, id: &str, current: Current, state: &str) -> Result<Current, StoreError> {
-    let value = parse(state)?;
-    let patch = json_patch::diff(&current.state, &value);
+/// the patch outweighs the last copy or the patches since it outweigh it [`SNAPSHOT_AFTER`]
+/// times. Nothing is written when nothing changed. Answers what is current after it — for the
+/// caller to remember once its transaction commits.
+pub(crate) fn write(conn: &Connection, id: &str, current: Current, state: &Value) -> Result<Current, StoreError> {
+    let patch = json_patch::diff(&current.state, state);
     if patch.0.is_empty() {
         return Ok(current);
     }
     let patch = serde_json::to_string(&patch).expect("a patch serializes");
     let n = current.n + 1;
     let since_snapshot = current.since_snapshot + patch.len();
-    if patch.len() >= state.len() || since_snapshot > SNAPSHOT_AFTER * state.len() {
-        conn.execute("INSERT INTO state_snapshots (session_id, n, state) VALUES (?1, ?2, ?3)", params![id, n, state])?;
-        return Ok(Current { n, state: value, since_snapshot: 0 });
+    if patch.len() >= current.size || since_snapshot > SNAPSHOT_AFTER * current.size {
+        let text = serde_json::to_string(state).expect("a state serializes");
+        conn.execute("INSERT INTO state_snapshots (session_id, n, state) VALUES (?1, ?2, ?3)", params![id, n, text])?;
+        return Ok(Current { n, state: state.clone(), since_snapshot: 0, size: text.len() });
     }
     conn.execute("INSERT INTO state_log (session_id, n, patch) VALUES (?1, ?2, ?3)", params![id, n, patch])?;
-    Ok(Current { n, state: value, since_snapshot })
+    Ok(Current { n, state: state.clone(), since_snapshot, size: current.size })
 }
 
-/// Forgets every position after `n` (an undo went back to it), and answers the state there.
+/// Forgets every position after `n` (an undo went back to it), which is then the latest.
 pub(crate) fn truncate(conn: &Connection, id: &str, n: i64) -> Result<Current, StoreError> {
     conn.execute("DELETE FROM state_log WHERE session_id = ?1 AND n > ?2", params![id, n])?;
     conn.execute("DELETE FROM state_snapshots WHERE session_id = ?1 AND n > ?2", params![id, n])?;
-    Ok(Current { n, state: state_at(conn, id, n)?, since_snapshot: patch_bytes_since_snapshot(conn, id)? })
+    current(conn, id)
 }
 
 /// Keeps only what rebuilds position `n` and later (no undo point reaches further back): a whole
@@ -156,5 +167,5 @@ pub(crate) fn settle(conn: &Connection, id: &str, current: &Current) -> Result<C
     )?;
     conn.execute("DELETE FROM state_log WHERE session_id = ?1 AND n <= ?2", params![id, current.n])?;
     conn.execute("DELETE FROM state_snapshots WHERE session_id = ?1 AND n < ?2", params![id, current.n])?;
-    Ok(Current { since_snapshot: 0, ..current.clone() })
+    Ok(Current { since_snapshot: 0, size: text.len(), ..current.clone() })
 }

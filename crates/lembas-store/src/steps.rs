@@ -2,6 +2,7 @@
 //! when it changes; undo points and going back to one.
 
 use rusqlite::{Connection, OptionalExtension, params};
+use serde_json::Value;
 
 use crate::{Checkpoint, NewMessage, NewResult, SessionRecord, Store, StoreError, UsageRow, shared, state};
 
@@ -18,6 +19,12 @@ impl Store {
             Some(current) => Ok(current),
             None => state::current(conn, id),
         }
+    }
+
+    /// Writes `state` as the session's latest, after what this process last wrote of it.
+    fn write_state(&self, tx: &Connection, id: &str, state: &Value) -> Result<state::Current, StoreError> {
+        let current = self.take_written(tx, id)?;
+        state::write(tx, id, current, state)
     }
 
     fn keep_written(&self, id: &str, current: state::Current) {
@@ -101,7 +108,8 @@ impl Store {
         let Some(mut record) = record else { return Ok(None) };
         // Read from the store, never from what this process wrote: the caller may not hold the
         // session, and another process may have written it since.
-        record.state = serde_json::to_string(&state::current(&conn, id)?.state).expect("a state serializes");
+        let latest = state::last_position(&conn, id)?;
+        record.state = serde_json::to_string(&state::state_at(&conn, id, latest)?).expect("a state serializes");
         Ok(Some(record))
     }
 
@@ -112,7 +120,7 @@ impl Store {
         id: &str,
         messages: &[NewMessage],
         results: &[NewResult],
-        state: &str,
+        state: &Value,
         system_prompt: Option<&str>,
         now: i64,
     ) -> Result<(), StoreError> {
@@ -127,7 +135,7 @@ impl Store {
         id: &str,
         messages: &[NewMessage],
         results: &[NewResult],
-        state: &str,
+        state: &Value,
         system_prompt: Option<&str>,
         now: i64,
     ) -> Result<state::Current, StoreError> {
@@ -165,8 +173,7 @@ impl Store {
                 keep.execute(params![id, r.id as i64, r.tool, r.text, None::<Vec<u8>>])?;
             }
         }
-        let current = self.take_written(tx, id)?;
-        state::write(tx, id, current, state)
+        self.write_state(tx, id, state)
     }
 
     /// Replaces a session's whole history (a compaction's new start), in one transaction.
@@ -174,7 +181,7 @@ impl Store {
         &self,
         id: &str,
         messages: &[NewMessage],
-        state: &str,
+        state: &Value,
         system_prompt: &str,
         now: i64,
     ) -> Result<(), StoreError> {
@@ -195,7 +202,7 @@ impl Store {
         model: &str,
         system_prompt: &str,
         tools: &str,
-        state: &str,
+        state: &Value,
         now: i64,
     ) -> Result<(), StoreError> {
         self.write_session(id, |tx| {
@@ -208,8 +215,7 @@ impl Store {
             if changed == 0 {
                 return Err(StoreError::NoSession(id.to_owned()));
             }
-            let current = self.take_written(tx, id)?;
-            Ok(((), state::write(tx, id, current, state)?))
+            Ok(((), self.write_state(tx, id, state)?))
         })
     }
 
@@ -263,10 +269,9 @@ impl Store {
 
     /// Marks where a turn begins: its first message will be the next one appended, and `state`
     /// (written first) is what an undo goes back to.
-    pub fn checkpoint(&self, id: &str, history_len: usize, state: &str) -> Result<i64, StoreError> {
+    pub fn checkpoint(&self, id: &str, history_len: usize, state: &Value) -> Result<i64, StoreError> {
         self.write_session(id, |tx| {
-            let current = self.take_written(tx, id)?;
-            let current = state::write(tx, id, current, state)?;
+            let current = self.write_state(tx, id, state)?;
             let seq: i64 = tx.query_row(
                 "SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE session_id = ?1",
                 [id],
@@ -302,17 +307,19 @@ impl Store {
                 |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
             )
             .optional()?;
-        let Some((seq, history_len, mut state, state_n)) = row else { return Ok(None) };
-        // A store from before the state's log kept the state itself.
-        if let Some(n) = state_n {
-            state = serde_json::to_string(&state::state_at(&conn, id, n)?).expect("a state serializes");
-        }
+        let Some((seq, history_len, text, state_n)) = row else { return Ok(None) };
+        let state = match state_n {
+            Some(n) => state::state_at(&conn, id, n)?,
+            // A store from before the state's log kept the state itself.
+            None => serde_json::from_str(&text)
+                .map_err(|e| StoreError::Corrupt(format!("an undo point's state is not JSON: {e}")))?,
+        };
         Ok(Some(Checkpoint { seq, history_len: history_len as usize, state }))
     }
 
     /// Takes back everything from the message `seq` on: those messages, the checkpoint there
     /// and its backups; the session's state becomes `state`. One transaction.
-    pub fn take_back(&self, id: &str, seq: i64, state: &str, now: i64) -> Result<(), StoreError> {
+    pub fn take_back(&self, id: &str, seq: i64, state: &Value, now: i64) -> Result<(), StoreError> {
         self.write_session(id, |tx| {
             let went_to: Option<Option<i64>> = tx
                 .query_row(
@@ -343,8 +350,9 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
-    fn record(id: &str, state: &str) -> SessionRecord {
+    fn record(id: &str, state: &Value) -> SessionRecord {
         SessionRecord {
             id: id.into(),
             title: id.into(),
@@ -355,24 +363,24 @@ mod tests {
             updated_at: 1,
             system_prompt: "the same long system prompt".repeat(100),
             tools: "[{\"name\":\"read\"}]".into(),
-            state: state.into(),
+            state: state.to_string(),
             parent: None,
         }
     }
 
     /// A state like the engine's: a ledger that gains an entry per step, and a counter.
-    fn state_after(steps: usize) -> String {
+    fn state_after(steps: usize) -> Value {
         let reads: Vec<_> = (0..steps)
-            .map(|n| serde_json::json!({"id": n, "file": format!("/p/src/m{}.rs", n % 20), "sha": format!("{n:064x}")}))
+            .map(|n| json!({"id": n, "file": format!("/p/src/m{}.rs", n % 20), "sha": format!("{n:064x}")}))
             .collect();
-        serde_json::json!({"ledger": {"reads": reads}, "ids": steps, "mode": "auto"}).to_string()
+        json!({"ledger": {"reads": reads}, "ids": steps, "mode": "auto"})
     }
 
     /// The same, with a plan rewritten at every step: patches that outweigh the growth.
-    fn churned(steps: usize) -> String {
-        let mut state: serde_json::Value = serde_json::from_str(&state_after(steps)).unwrap();
+    fn churned(steps: usize) -> Value {
+        let mut state = state_after(steps);
         state["plan"] = format!("step {steps}: ").repeat(40).into();
-        state.to_string()
+        state
     }
 
     fn bytes(store: &Store, sql: &str) -> i64 {
@@ -386,7 +394,7 @@ mod tests {
         for step in 1..=400 {
             store.append("s", &[], &[], &state_after(step), None, step as i64).unwrap();
         }
-        let last = state_after(400);
+        let last = state_after(400).to_string();
         assert_eq!(store.session("s").unwrap().unwrap().state, last);
         let kept = bytes(&store, "SELECT SUM(length(patch)) FROM state_log")
             + bytes(&store, "SELECT SUM(length(state)) FROM state_snapshots");
@@ -403,7 +411,7 @@ mod tests {
                 writer.append("s", &[], &[], &state_after(step), None, step as i64).unwrap();
             }
         }
-        assert_eq!(Store::open(&path).unwrap().session("s").unwrap().unwrap().state, state_after(50));
+        assert_eq!(Store::open(&path).unwrap().session("s").unwrap().unwrap().state, state_after(50).to_string());
     }
 
     #[test]
@@ -426,12 +434,12 @@ mod tests {
             let checkpoint = store.last_checkpoint("s").unwrap().unwrap();
             assert_eq!((checkpoint.seq, &checkpoint.state), (seq, &began));
             store.take_back("s", seq, &began, 2).unwrap();
-            assert_eq!(store.session("s").unwrap().unwrap().state, began);
+            assert_eq!(store.session("s").unwrap().unwrap().state, began.to_string());
         }
         assert_eq!(store.last_checkpoint("s").unwrap(), None);
         // The session goes on from there.
         store.append("s", &[], &[], &churned(3), None, 3).unwrap();
-        assert_eq!(store.session("s").unwrap().unwrap().state, churned(3));
+        assert_eq!(store.session("s").unwrap().unwrap().state, churned(3).to_string());
     }
 
     #[test]
@@ -446,7 +454,7 @@ mod tests {
         assert_eq!(bytes(&store, "SELECT COUNT(*) FROM state_snapshots"), 1);
         store.append("s", &[], &[], &state_after(1), None, 6).unwrap();
         let record = store.session("s").unwrap().unwrap();
-        assert_eq!((record.state, record.system_prompt.as_str()), (state_after(1), "a new prompt"));
+        assert_eq!((record.state, record.system_prompt.as_str()), (state_after(1).to_string(), "a new prompt"));
     }
 
     #[test]
@@ -463,17 +471,17 @@ mod tests {
         drop(held);
         let _held = first.lock_session("s").unwrap();
         first.append("s", &[], &[], &state_after(6), None, 3).unwrap();
-        assert_eq!(second.session("s").unwrap().unwrap().state, state_after(6));
+        assert_eq!(second.session("s").unwrap().unwrap().state, state_after(6).to_string());
     }
 
     #[test]
     fn sessions_share_one_copy_of_a_prompt_until_none_uses_it() {
         let store = Store::in_memory().unwrap();
-        store.create_session(&record("a", "{}")).unwrap();
-        store.create_session(&record("b", "{}")).unwrap();
+        store.create_session(&record("a", &json!({}))).unwrap();
+        store.create_session(&record("b", &json!({}))).unwrap();
         assert_eq!(bytes(&store, "SELECT COUNT(*) FROM prefixes"), 2, "one prompt and one tool list");
-        assert_eq!(store.session("b").unwrap().unwrap().system_prompt, record("b", "{}").system_prompt);
-        store.update_prefix("b", "m2", "another prompt", "[]", "{}", 2).unwrap();
+        assert_eq!(store.session("b").unwrap().unwrap().system_prompt, record("b", &json!({})).system_prompt);
+        store.update_prefix("b", "m2", "another prompt", "[]", &json!({}), 2).unwrap();
         let moved = store.session("b").unwrap().unwrap();
         assert_eq!(
             (moved.model.as_str(), moved.system_prompt.as_str(), moved.tools.as_str()),
@@ -488,13 +496,13 @@ mod tests {
     #[test]
     fn a_long_result_is_kept_deflated_and_read_back_whole() {
         let store = Store::in_memory().unwrap();
-        store.create_session(&record("s", "{}")).unwrap();
+        store.create_session(&record("s", &json!({}))).unwrap();
         let long: String = (0..20_000).map(|n| format!("test t{n} ... ok\n")).collect();
         let results = [
             NewResult { id: 1, tool: "bash".into(), text: long.clone() },
             NewResult { id: 2, tool: "read".into(), text: "short".into() },
         ];
-        store.append("s", &[], &results, "{}", None, 2).unwrap();
+        store.append("s", &[], &results, &json!({}), None, 2).unwrap();
         assert_eq!(store.result("s", 1).unwrap().as_deref(), Some(long.as_str()));
         assert_eq!(store.result("s", 2).unwrap().as_deref(), Some("short"));
         assert!(bytes(&store, "SELECT SUM(length(packed)) FROM results") * 5 < long.len() as i64);
@@ -503,7 +511,7 @@ mod tests {
     #[test]
     fn an_undo_point_from_before_the_log_still_reads() {
         let store = Store::in_memory().unwrap();
-        store.create_session(&record("s", "{\"old\":true}")).unwrap();
+        store.create_session(&record("s", &json!({"old": true}))).unwrap();
         store
             .conn()
             .execute(
@@ -511,8 +519,8 @@ mod tests {
                 [],
             )
             .unwrap();
-        assert_eq!(store.last_checkpoint("s").unwrap().unwrap().state, "{\"then\":1}");
-        store.take_back("s", 1, "{\"then\":1}", 2).unwrap();
+        assert_eq!(store.last_checkpoint("s").unwrap().unwrap().state, json!({"then": 1}));
+        store.take_back("s", 1, &json!({"then": 1}), 2).unwrap();
         assert_eq!(store.session("s").unwrap().unwrap().state, "{\"then\":1}");
     }
 }

@@ -472,7 +472,7 @@ fn subagents_lists_the_sessions_subagents_and_shows_one_read_only() {
                 message(serde_json::json!({"role": "assistant", "content": "parse is at src/parse.rs:3."})),
             ],
             &[],
-            "{}",
+            &serde_json::json!({}),
             None,
             2,
         )
