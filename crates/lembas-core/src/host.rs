@@ -233,7 +233,6 @@ async fn drive(mut session: Session, mut commands: UnboundedReceiver<Command>, a
                 last = Some(
                     busy.run(&mut session, async |s, cancel| s.prompt_with(&text, &attachments, cancel).await).await,
                 );
-
                 if busy.gone {
                     break;
                 }
@@ -448,6 +447,17 @@ impl HostAsks {
         answer
     }
 
+    /// An approval put to the person; refused when nobody is there or nobody answers.
+    async fn approval(&self, request: ApprovalRequest, background: bool) -> Approval {
+        if !self.attended {
+            return refused();
+        }
+        match self.put(Ask::Approval(request), background).await {
+            Some(Answer::Approval(approval)) => approval,
+            _ => refused(),
+        }
+    }
+
     fn answer(&self, id: u64, answer: Answer) {
         let reply = self.pending.lock().expect("asks").remove(&id);
         if let Some((reply, _)) = reply {
@@ -459,12 +469,13 @@ impl HostAsks {
     /// What the turn asked is given up (refused) — and with `background`, what background work
     /// asked too (the session closes); every front end's card goes.
     fn give_up(&self, background: bool) {
-        let given_up: Vec<u64> = {
-            let mut pending = self.pending.lock().expect("asks");
-            let ids: Vec<u64> =
-                pending.iter().filter(|(_, (_, from_job))| background || !from_job).map(|(id, _)| *id).collect();
-            ids.into_iter().filter(|id| pending.remove(id).is_some()).collect()
-        };
+        let given_up: Vec<u64> = self
+            .pending
+            .lock()
+            .expect("asks")
+            .extract_if(|_, (_, from_job)| background || !*from_job)
+            .map(|(id, _)| id)
+            .collect();
         for id in given_up {
             let _ = self.events.send(Event::Answered { id });
         }
@@ -487,18 +498,6 @@ impl Drop for Unanswered<'_> {
 
 fn refused() -> Approval {
     Approval::Deny { feedback: None }
-}
-
-impl HostAsks {
-    async fn approval(&self, request: ApprovalRequest, background: bool) -> Approval {
-        if !self.attended {
-            return refused();
-        }
-        match self.put(Ask::Approval(request), background).await {
-            Some(Answer::Approval(approval)) => approval,
-            _ => refused(),
-        }
-    }
 }
 
 impl Approver for HostAsks {
