@@ -3,7 +3,7 @@
 //! holds, and pictures for a model that sees.
 
 use lembas_context::ResultId;
-use lembas_permissions::{Call, Decision};
+use lembas_permissions::Decision;
 use lembas_protocol::Attachment;
 use lembas_store::NewResult;
 use lembas_tools::ToolOutput;
@@ -78,15 +78,8 @@ impl Session {
     /// person attaching a file answers an ask, never a refusal.
     fn attach_file(&mut self, path: &str) -> Result<(ResultId, String, String), String> {
         let args = json!({ "path": path });
-        let file = self.ws.resolve(path);
-        let real = self.ws.real_path(&file);
-        let risk = lembas_spec::tool("read").expect("the spec has read").risk;
-        let ws = &self.ws;
-        let cwd = ws.real_path(&ws.started);
-        let facts = Call { tool: "read", risk, command: None, paths: std::slice::from_ref(&real) };
-        if let Decision::Refuse(reason) =
-            self.judge.verdict(self.state.mode, &facts, &cwd, &|p| ws.real_path(p)).decision
-        {
+        let read = lembas_spec::tool("read").expect("the spec has read");
+        if let Decision::Refuse(reason) = self.judge_call(read, &args).verdict.decision {
             return Err(reason);
         }
         match lembas_tools::run_file_tool(&self.ws, "read", &args) {

@@ -81,7 +81,35 @@ fn unattended_refusal(name: &str, mode: &str) -> String {
     )
 }
 
+/// What the rules say of a call, and what they judged it by.
+pub(crate) struct Judged {
+    pub verdict: lembas_permissions::Verdict,
+    /// The paths the call reaches, as resolved from its arguments, and where they really are.
+    pub paths: Vec<PathBuf>,
+    pub real_paths: Vec<PathBuf>,
+    /// Where it runs, really.
+    pub cwd: PathBuf,
+}
+
+/// `bash`'s command line; `None` for every other tool.
+fn command_of<'a>(name: &str, args: &'a Value) -> Option<&'a str> {
+    if name == "bash" { args.get("command").and_then(Value::as_str) } else { None }
+}
+
 impl Session {
+    /// Judges a call of `def` with `args` in the session's mode: the one place a call meets the
+    /// permission rules, for the model's calls and for a file the person attaches.
+    pub(crate) fn judge_call(&self, def: &lembas_spec::ToolDef, args: &Value) -> Judged {
+        let paths = paths_of(&self.ws, &def.name, args);
+        let real_paths: Vec<PathBuf> = paths.iter().map(|p| self.ws.real_path(p)).collect();
+        let cwd = self.ws.real_path(&self.ws.resolve(args.get("cwd").and_then(Value::as_str).unwrap_or(".")));
+        let ws = &self.ws;
+        let real = |p: &Path| ws.real_path(p);
+        let facts = Call { tool: &def.name, risk: def.risk, command: command_of(&def.name, args), paths: &real_paths };
+        let verdict = self.judge.verdict(self.state.mode, &facts, &cwd, &real);
+        Judged { verdict, paths, real_paths, cwd }
+    }
+
     async fn prepare(&mut self, call: &ToolCall) -> Prepared {
         let args: Value = match serde_json::from_str(if call.arguments.trim().is_empty() {
             "{}"
@@ -113,15 +141,9 @@ impl Session {
         if name == "recall" {
             return Prepared::Engine { name, args };
         }
-        let paths = paths_of(&self.ws, &name, &args);
-        let real_paths: Vec<PathBuf> = paths.iter().map(|p| self.ws.real_path(p)).collect();
+        let Judged { verdict, paths, real_paths, cwd } = self.judge_call(&def, &args);
         let mode = self.state.mode;
-        let command = if name == "bash" { args.get("command").and_then(Value::as_str) } else { None };
-        let cwd = self.ws.real_path(&self.ws.resolve(args.get("cwd").and_then(Value::as_str).unwrap_or(".")));
-        let ws = &self.ws;
-        let real = |p: &Path| ws.real_path(p);
-        let call_facts = Call { tool: &name, risk: def.risk, command, paths: &real_paths };
-        let verdict = self.judge.verdict(mode, &call_facts, &cwd, &real);
+        let command = command_of(&name, &args);
         let mut decision = verdict.decision;
         // Asked in every mode, and never remembered: a confirm-always tool, and what the judge
         // says holds once only (a change to what decides lembas' own permissions later).
