@@ -7,8 +7,11 @@
 
 pub mod app;
 mod commands;
+mod highlight;
+pub mod markdown;
+pub mod rows;
+mod scrollback;
 mod subagents;
-mod text;
 pub mod view;
 
 use std::future::Future;
@@ -25,13 +28,13 @@ use crossterm::terminal::{Clear, ClearType};
 use futures::StreamExt;
 use lembas_core::{Answer, Command, Event, Host, Opened};
 use ratatui::backend::CrosstermBackend;
-use ratatui::widgets::{Paragraph, Widget};
 use ratatui::{Terminal, TerminalOptions, Viewport};
 use tokio::sync::mpsc;
 
 pub use app::{Action, App, Block, Card};
-pub use text::{markdown, plain, wrap};
-pub use view::{Theme, block_lines, draw, status_line};
+pub use markdown::markdown_rows;
+pub use rows::{Row, plain, wrap};
+pub use view::{Theme, block_lines, block_rows, draw, status_line};
 
 /// Height of the live area, in rows.
 pub const LIVE_HEIGHT: u16 = 10;
@@ -121,14 +124,35 @@ pub async fn run(open: Open, host: Arc<Host>, mut app: App, month: Option<MonthS
                 // down and start the live area there again. The conversation above stays as the
                 // terminal keeps it, and no copy of the old live area is left behind.
                 crossterm::execute!(std::io::stdout(), Clear(ClearType::FromCursorDown))?;
-                terminal = inline_terminal()?;
+                terminal = match inline_terminal() {
+                    Ok(terminal) => terminal,
+                    // The terminal did not say where its cursor is (keys are being read): the
+                    // live area goes to the bottom of the screen, blanked.
+                    Err(_) => {
+                        let height = LIVE_HEIGHT.min(size.height.max(1));
+                        let live = ratatui::layout::Rect { x: 0, y: size.height - height, width: size.width, height };
+                        scrollback::blank_from(&mut std::io::stdout(), live.y, size.height)?;
+                        std::io::stdout().flush()?;
+                        Terminal::with_options(
+                            CrosstermBackend::new(std::io::stdout()),
+                            TerminalOptions { viewport: Viewport::Fixed(live) },
+                        )?
+                    }
+                };
                 known_size = size;
             }
             let width = size.width;
-            for block in app.finished.drain(..) {
-                let lines = block_lines(&block, width, theme);
-                let height = u16::try_from(lines.len()).unwrap_or(u16::MAX);
-                terminal.insert_before(height, |buf| Paragraph::new(lines).render(buf.area, buf))?;
+            if !app.finished.is_empty() {
+                // Finished blocks go above the live area as text the terminal wraps itself: the
+                // live area is blanked (the cursor is parked on its first row), the rows written
+                // there, and the live area starts again under them.
+                let rows: Vec<Row> = app.finished.drain(..).flat_map(|b| block_rows(&b, width, theme)).collect();
+                let top = terminal.get_frame().area().y;
+                let live = scrollback::write_above(&mut std::io::stdout(), &rows, top, size, LIVE_HEIGHT)?;
+                terminal = Terminal::with_options(
+                    CrosstermBackend::new(std::io::stdout()),
+                    TerminalOptions { viewport: Viewport::Fixed(live) },
+                )?;
             }
             terminal.draw(|frame| draw(frame, &app, now_ms(), theme))?;
             // (A completed frame's `area` is the whole terminal; a frame's is the live area.)

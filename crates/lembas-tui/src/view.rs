@@ -8,7 +8,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block as Frame_, Borders, Paragraph};
 
 use crate::app::{App, Block, Card, ToolState};
-use crate::text::{markdown_in, wrap};
+use crate::markdown::markdown_rows;
+use crate::rows::{Row, hang};
 
 /// Colours, or none at all (`NO_COLOR`).
 #[derive(Debug, Clone, Copy, Default)]
@@ -22,39 +23,61 @@ impl Theme {
     }
 }
 
-/// A finished block as the lines it takes, wrapped to `width`.
+/// A finished block as the lines it takes at `width`.
 pub fn block_lines(block: &Block, width: u16, theme: Theme) -> Vec<Line<'static>> {
-    let lines = match block {
+    crate::rows::lines(block_rows(block, width, theme))
+}
+
+/// A finished block as the rows it takes at `width`, its wrapped lines marked soft.
+pub fn block_rows(block: &Block, width: u16, theme: Theme) -> Vec<Row> {
+    let cols = usize::from(width.max(1));
+    let text_rows = |text: &str, style: Style| -> Vec<Row> {
+        text.lines().flat_map(|l| hang(&[], &[], vec![Span::styled(l.to_owned(), style)], cols)).collect()
+    };
+    match block {
         Block::User(text) => {
-            let mut lines: Vec<Line<'static>> = text
+            let style = theme.fg(Color::Cyan).add_modifier(Modifier::BOLD);
+            let mut rows: Vec<Row> = text
                 .lines()
                 .enumerate()
-                .map(|(i, l)| {
+                .flat_map(|(i, l)| {
                     let mark = if i == 0 { "› " } else { "  " };
-                    Line::from(Span::styled(format!("{mark}{l}"), theme.fg(Color::Cyan).add_modifier(Modifier::BOLD)))
+                    hang(
+                        &[Span::styled(mark, style)],
+                        &[Span::raw("  ")],
+                        vec![Span::styled(l.to_owned(), style)],
+                        cols,
+                    )
                 })
                 .collect();
-            lines.push(Line::from(""));
-            lines
+            rows.push(Row::blank());
+            rows
         }
         Block::Assistant(text) => {
-            let mut lines = markdown_in(text, Style::default(), !theme.no_color);
-            lines.push(Line::from(""));
-            lines
+            let mut rows = markdown_rows(text, width, Style::default(), !theme.no_color);
+            rows.push(Row::blank());
+            rows
         }
         Block::Thinking(text) => {
             let style = theme.fg(Color::DarkGray).add_modifier(Modifier::ITALIC | Modifier::DIM);
-            // Reasoning is folded to its first lines; Ctrl-O shows it whole.
-            let mut lines: Vec<Line<'static>> = text
+            // Reasoning is folded to its first rows on screen; Ctrl-O shows it whole.
+            let all: Vec<Row> = text
                 .lines()
                 .filter(|l| !l.trim().is_empty())
-                .take(THINKING_LINES)
-                .map(|l| Line::from(Span::styled(format!("  {l}"), style)))
+                .flat_map(|l| {
+                    hang(&[Span::raw("  ")], &[Span::raw("  ")], vec![Span::styled(l.to_owned(), style)], cols)
+                })
                 .collect();
-            if thinking_folds(text) {
-                lines.push(Line::from(Span::styled("  … (Ctrl-O shows all)", style)));
+            let folded = all.len() > THINKING_LINES;
+            let mut rows: Vec<Row> = all.into_iter().take(THINKING_LINES).collect();
+            if folded {
+                // The last row shown ends there: the fold is not a continuation of it.
+                if let Some(last) = rows.last_mut() {
+                    last.soft = false;
+                }
+                rows.push(Row::hard(Line::from(Span::styled("  … (Ctrl-O shows all)", style))));
             }
-            lines
+            rows
         }
         Block::Tool { tool, title, state, summary, .. } => {
             let (mark, color) = match state {
@@ -62,11 +85,15 @@ pub fn block_lines(block: &Block, width: u16, theme: Theme) -> Vec<Line<'static>
                 ToolState::Done => ("●", Color::Green),
                 ToolState::Failed => ("✗", Color::Red),
             };
-            let mut lines = vec![Line::from(vec![
-                Span::styled(format!("{mark} "), theme.fg(color)),
-                Span::styled(tool.clone(), Style::default().add_modifier(Modifier::BOLD)),
-                Span::raw(format!(" {title}")),
-            ])];
+            let mut rows = hang(
+                &[Span::styled(format!("{mark} "), theme.fg(color))],
+                &[Span::raw("  ")],
+                vec![
+                    Span::styled(tool.clone(), Style::default().add_modifier(Modifier::BOLD)),
+                    Span::raw(format!(" {title}")),
+                ],
+                cols,
+            );
             let diff = crate::app::is_change(tool);
             for (i, row) in summary.lines().enumerate() {
                 let style = match row.chars().next() {
@@ -75,26 +102,28 @@ pub fn block_lines(block: &Block, width: u16, theme: Theme) -> Vec<Line<'static>
                     _ => theme.fg(Color::DarkGray),
                 };
                 let lead = if i == 0 { "  ⎿ " } else { "    " };
-                lines.push(Line::from(Span::styled(format!("{lead}{row}"), style)));
+                rows.extend(hang(
+                    &[Span::styled(lead, style)],
+                    &[Span::raw("    ")],
+                    vec![Span::styled(row.to_owned(), style)],
+                    cols,
+                ));
             }
-            lines
+            rows
         }
-        Block::Notice(text) => {
-            text.lines().map(|l| Line::from(Span::styled(l.to_owned(), theme.fg(Color::DarkGray)))).collect()
-        }
-        Block::Error(text) => {
-            text.lines().map(|l| Line::from(Span::styled(l.to_owned(), theme.fg(Color::Red)))).collect()
-        }
-    };
-    wrap(lines, width)
+        Block::Notice(text) => text_rows(text, theme.fg(Color::DarkGray)),
+        Block::Error(text) => text_rows(text, theme.fg(Color::Red)),
+    }
 }
 
-/// Lines of reasoning shown before the rest folds.
+/// Rows of reasoning shown before the rest folds.
 pub const THINKING_LINES: usize = 3;
 
-/// Whether reasoning has more lines than are shown (and so can be shown whole with Ctrl-O).
+/// Whether reasoning may take more rows than are shown (and so can be shown whole with Ctrl-O):
+/// more lines than are shown, or lines long enough to wrap past them on a narrow screen.
 pub fn thinking_folds(text: &str) -> bool {
-    text.lines().filter(|l| !l.trim().is_empty()).count() > THINKING_LINES
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    lines.len() > THINKING_LINES || lines.iter().map(|l| l.chars().count().div_ceil(80)).sum::<usize>() > THINKING_LINES
 }
 
 /// The status bar: model and effort, mode, how full the context is, background jobs.
