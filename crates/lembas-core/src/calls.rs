@@ -167,6 +167,8 @@ impl Session {
                     reaches: real_paths.iter().map(|p| p.display().to_string()).collect(),
                     agent: None,
                     once_only: confirm,
+                    preview: crate::preview::call_preview(&self.ws, &name, &args),
+                    session_allows: (!confirm).then(|| crate::preview::session_scope(&name, command)),
                 };
                 let mut phases = Phases::new(self.events.clone());
                 phases.set(Phase::WaitingForPerson {

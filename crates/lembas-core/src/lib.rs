@@ -23,6 +23,7 @@ mod context_use;
 mod host;
 mod mcp;
 mod phase;
+mod preview;
 mod prompt;
 mod sandboxing;
 mod session;

@@ -98,6 +98,8 @@ impl CommandRunner {
             reaches: Vec::new(),
             agent: None,
             once_only: true,
+            preview: Some(command.to_owned()),
+            session_allows: None,
         };
         match self.approver.ask(request).await {
             Approval::Deny { feedback } => {

@@ -5,7 +5,7 @@ use lembas_spec::Mode;
 use serde::{Deserialize, Serialize};
 
 /// A call put to the person.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ApprovalRequest {
     /// The call's id, as the model gave it (what a client's tool-call view knows it by).
     pub call_id: String,
@@ -19,6 +19,14 @@ pub struct ApprovalRequest {
     /// Only "once" can be given: a confirm-always tool, a change to what decides lembas' own
     /// permissions later, leaving the sandbox. A card offers no "for this session".
     pub once_only: bool,
+    /// What the call would do, for the person to see before allowing it: the diff of a change
+    /// to files, a new file's content, a command in full.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preview: Option<String>,
+    /// What "for this session" would allow from now on, in words (`git commit *`, every
+    /// `webfetch` call); `None` when only "once" can be given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_allows: Option<String>,
 }
 
 /// The person's answer to an approval or a plan.

@@ -44,7 +44,8 @@ pub(crate) fn write_text(ws: &Workspace, path: &Path, content: &str) -> Result<(
     Ok(())
 }
 
-pub(crate) fn write(ws: &Workspace, args: &Args) -> Result<ToolOutput, String> {
+/// What `write` would change, worked out without writing: the file, its change.
+pub(crate) fn write_change(ws: &Workspace, args: &Args) -> Result<(std::path::PathBuf, FileChange), String> {
     let call_path = args.str("path")?;
     let content = args.str("content")?;
     let path = ws.resolve(call_path);
@@ -60,8 +61,21 @@ pub(crate) fn write(ws: &Workspace, args: &Args) -> Result<ToolOutput, String> {
         }
         Err(e) => return Err(io_error(ws, &path, &e)),
     };
-    write_text(ws, &path, content)?;
+    Ok((path, change))
+}
+
+pub(crate) fn write(ws: &Workspace, args: &Args) -> Result<ToolOutput, String> {
+    let (path, change) = write_change(ws, args)?;
+    write_text(ws, &path, after_of(&change))?;
     Ok(ToolOutput::Changes(vec![change]))
+}
+
+/// The content a change leaves.
+fn after_of(change: &FileChange) -> &str {
+    match change {
+        FileChange::Created { after, .. } | FileChange::Changed { after, .. } => after,
+        FileChange::Deleted { .. } => "",
+    }
 }
 
 /// One replacement in `text`; the error says what to fix.
@@ -87,17 +101,24 @@ pub(crate) fn replace(text: &str, old: &str, new: &str, all: bool, path: &Path) 
     }
 }
 
-pub(crate) fn edit(ws: &Workspace, args: &Args) -> Result<ToolOutput, String> {
+/// What `edit` would change, worked out without writing.
+pub(crate) fn edit_change(ws: &Workspace, args: &Args) -> Result<(std::path::PathBuf, FileChange), String> {
     let call_path = args.str("path")?;
     let path = ws.resolve(call_path);
     let before = read_text(ws, &path)?;
     check_seen(ws, &path)?;
     let after = replace(&before, args.str("old_string")?, args.str("new_string")?, args.bool("replace_all")?, &path)?;
-    write_text(ws, &path, &after)?;
-    Ok(ToolOutput::Changes(vec![FileChange::Changed { path: call_path.to_owned(), before, after }]))
+    Ok((path, FileChange::Changed { path: call_path.to_owned(), before, after }))
 }
 
-pub(crate) fn multiedit(ws: &Workspace, args: &Args) -> Result<ToolOutput, String> {
+pub(crate) fn edit(ws: &Workspace, args: &Args) -> Result<ToolOutput, String> {
+    let (path, change) = edit_change(ws, args)?;
+    write_text(ws, &path, after_of(&change))?;
+    Ok(ToolOutput::Changes(vec![change]))
+}
+
+/// What `multiedit` would change, worked out without writing: every edit or none.
+pub(crate) fn multiedit_change(ws: &Workspace, args: &Args) -> Result<(std::path::PathBuf, FileChange), String> {
     let call_path = args.str("path")?;
     let path = ws.resolve(call_path);
     let edits = match args.0.get("edits") {
@@ -112,6 +133,11 @@ pub(crate) fn multiedit(ws: &Workspace, args: &Args) -> Result<ToolOutput, Strin
         text = replace(&text, a.str("old_string")?, a.str("new_string")?, a.bool("replace_all")?, &path)
             .map_err(|why| format!("Edit {} of {}: {why} No edit was applied.", n + 1, edits.len()))?;
     }
-    write_text(ws, &path, &text)?;
-    Ok(ToolOutput::Changes(vec![FileChange::Changed { path: call_path.to_owned(), before, after: text }]))
+    Ok((path, FileChange::Changed { path: call_path.to_owned(), before, after: text }))
+}
+
+pub(crate) fn multiedit(ws: &Workspace, args: &Args) -> Result<ToolOutput, String> {
+    let (path, change) = multiedit_change(ws, args)?;
+    write_text(ws, &path, after_of(&change))?;
+    Ok(ToolOutput::Changes(vec![change]))
 }

@@ -123,6 +123,24 @@ pub fn run_file_tool(ws: &Workspace, name: &str, args: &Value) -> ToolOutput {
     result.unwrap_or_else(ToolOutput::Error)
 }
 
+/// What a change to files (`write`, `edit`, `multiedit`, `apply_patch`) would do, worked out
+/// as the tool would without writing anything — what an approval card shows before the person
+/// allows it. `None` for any other tool; an error when the call would fail.
+pub fn preview_changes(
+    ws: &Workspace,
+    name: &str,
+    args: &Value,
+) -> Option<Result<Vec<lembas_context::FileChange>, String>> {
+    let one = |r: Result<(PathBuf, lembas_context::FileChange), String>| r.map(|(_, change)| vec![change]);
+    Some(match name {
+        "write" => one(edit::write_change(ws, &Args(args))),
+        "edit" => one(edit::edit_change(ws, &Args(args))),
+        "multiedit" => one(edit::multiedit_change(ws, &Args(args))),
+        "apply_patch" => patch::patch_changes(ws, &Args(args)),
+        _ => return None,
+    })
+}
+
 /// The project's files (what `glob` would see), relative to `root`, sorted — for completing
 /// `@path` mentions. At most `max`.
 pub fn project_files(root: &std::path::Path, max: usize) -> Vec<String> {

@@ -178,7 +178,9 @@ enum Planned {
     Remove { path: PathBuf, before: String },
 }
 
-pub(crate) fn apply_patch(ws: &Workspace, args: &Args) -> Result<ToolOutput, String> {
+/// What a patch would change, worked out without writing: the writes to make and the changes
+/// they are.
+fn plan_patch(ws: &Workspace, args: &Args) -> Result<(Vec<Planned>, Vec<FileChange>), String> {
     let ops = parse(args.str("patch")?)?;
     // Work out every change first: nothing is written until all of them are known to apply.
     let mut planned = Vec::new();
@@ -235,6 +237,16 @@ pub(crate) fn apply_patch(ws: &Workspace, args: &Args) -> Result<ToolOutput, Str
             }
         }
     }
+    Ok((planned, changes))
+}
+
+/// The changes a patch would make, nothing written.
+pub(crate) fn patch_changes(ws: &Workspace, args: &Args) -> Result<Vec<FileChange>, String> {
+    plan_patch(ws, args).map(|(_, changes)| changes)
+}
+
+pub(crate) fn apply_patch(ws: &Workspace, args: &Args) -> Result<ToolOutput, String> {
+    let (planned, changes) = plan_patch(ws, args)?;
     // Then write; if the disk fails part-way, put back what was already done.
     for (done, step) in planned.iter().enumerate() {
         let result = match step {

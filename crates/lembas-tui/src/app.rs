@@ -1,7 +1,6 @@
 //! The UI's state, and what engine events and keys do to it — no terminal here, so every
 //! behaviour is a plain test.
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use lembas_core::Mode;
 use lembas_core::ModelInfo;
 use lembas_core::Progress;
@@ -37,6 +36,8 @@ pub enum Action {
     Answer(Approval),
     /// The answer to a question card.
     Reply(String),
+    /// The answer to the plan card.
+    Plan(lembas_core::PlanVerdict),
     SetMode(Mode),
     Compact,
     SetModel(ModelInfo),
@@ -75,7 +76,8 @@ pub struct App {
     /// Tool calls in flight.
     pub running: Vec<Block>,
     pub progress: Option<Progress>,
-    pub input: String,
+    /// The prompt being written (or a question card's answer).
+    pub input: crate::editor::Editor,
     pub model: String,
     pub mode: Option<Mode>,
     pub effort: Option<String>,
@@ -88,8 +90,16 @@ pub struct App {
     /// After a turn: how long it took and its tokens.
     pub last_turn: Option<String>,
     pub quit_armed: bool,
+    /// A word about the last key that goes with the next ("Press Ctrl-C again to quit.").
+    pub hint: Option<String>,
     pub history: Vec<String>,
     pub(crate) history_at: Option<usize>,
+    /// What was being written before Up walked into the history; Down past the newest brings it back.
+    pub(crate) draft: Option<String>,
+    /// Words being written for the card shown (a refusal's reason, a corrected command).
+    pub writing: Option<crate::keys::Writing>,
+    /// What was being written when the card asked for words; it comes back after.
+    pub(crate) held: Option<String>,
     /// The login's models, for `/model`.
     pub models: Vec<ModelInfo>,
     /// The share of the window at which compaction starts.
@@ -129,7 +139,7 @@ pub struct App {
     turn_tokens: u64,
 }
 
-const MODES: [Mode; 4] = [Mode::Manual, Mode::Edit, Mode::Auto, Mode::Plan];
+pub(crate) const MODES: [Mode; 4] = [Mode::Manual, Mode::Edit, Mode::Auto, Mode::Plan];
 
 /// The marks that tell the categories apart in `/context`'s bar (colour is not always there).
 const SHARE_MARKS: [char; 6] = ['█', '▓', '▒', '■', '▪', '◆'];
@@ -240,8 +250,20 @@ impl App {
         }
     }
 
+    /// A reply streams into the live area; what of it is settled — whole blocks before a blank
+    /// line, outside code, with the next block begun — goes on to the scrollback, so the live
+    /// area holds (and redraws) only the block being written.
+    fn settle_streamed(&mut self) {
+        let Some(Block::Assistant(text)) = &mut self.live else { return };
+        if let Some(at) = settled_len(text) {
+            let rest = text.split_off(at);
+            let settled = std::mem::replace(text, rest);
+            self.finished.push(Block::Assistant(settled.trim_end().to_owned()));
+        }
+    }
+
     /// Ctrl-O: the last folded block, whole, into the conversation.
-    fn expand(&mut self) {
+    pub(crate) fn expand(&mut self) {
         match self.expandable.take() {
             Some((what, text)) => {
                 self.finished.push(Block::Notice(format!("── {what}, in full ──\n{}", text.trim_end())))
@@ -289,13 +311,16 @@ impl App {
                 self.turn_started = Some(std::time::Instant::now());
                 self.turn_tokens = 0;
             }
-            Event::Text { delta } => match &mut self.live {
-                Some(Block::Assistant(text)) => text.push_str(delta),
-                _ => {
-                    self.flush_live();
-                    self.live = Some(Block::Assistant(delta.clone()));
+            Event::Text { delta } => {
+                match &mut self.live {
+                    Some(Block::Assistant(text)) => text.push_str(delta),
+                    _ => {
+                        self.flush_live();
+                        self.live = Some(Block::Assistant(delta.clone()));
+                    }
                 }
-            },
+                self.settle_streamed();
+            }
             Event::Reasoning { delta } => match &mut self.live {
                 Some(Block::Thinking(text)) => text.push_str(delta),
                 _ => {
@@ -408,13 +433,15 @@ impl App {
                 self.finished.push(Block::Notice(said));
                 // Its words come back to the input, to change and send again.
                 if self.input.is_empty() {
-                    self.input = prompt.clone();
+                    self.input.set(prompt);
                 }
             }
             Event::McpServers { servers } => self.finished.push(Block::Notice(mcp_report(servers))),
             Event::Error { message } => self.finished.push(Block::Error(message.clone())),
             Event::Done { reason, .. } => {
                 self.close_blocks();
+                // The footer says how the turn ended; its last phase ("Stopped", "Retrying") goes.
+                self.progress = None;
                 let took = self
                     .turn_started
                     .take()
@@ -446,7 +473,7 @@ impl App {
 
     /// The next waiting ask as a card, when none is shown: one card at a time (subagents side by
     /// side may ask together).
-    fn next_card(&mut self) {
+    pub(crate) fn next_card(&mut self) {
         if self.card.is_some() || self.asking.is_some() {
             return;
         }
@@ -503,6 +530,10 @@ impl App {
 
     /// Shows an approval card (the engine waits for [`Action::Answer`]).
     pub fn ask(&mut self, request: ApprovalRequest) {
+        // Ctrl-O shows what is asked about whole, however much of it the card has room for.
+        if let Some(preview) = &request.preview {
+            self.expandable = Some((format!("{} {}", request.tool, request.title), preview.clone()));
+        }
         self.card = Some(Card::Approval(request));
         if self.notify && !self.focused {
             self.to_notify = Some(format!("lembas: {} — waiting for your answer", self.title));
@@ -518,125 +549,28 @@ impl App {
             _ => Some(Action::SetMode(mode)),
         }
     }
+}
 
-    /// What a key does.
-    pub fn key(&mut self, key: KeyEvent) -> Option<Action> {
-        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
-        if ctrl && key.code == KeyCode::Char('c') {
-            if self.quit_armed {
-                return Some(Action::Quit);
-            }
-            self.quit_armed = true;
-            self.finished.push(Block::Notice("Press Ctrl-C again to quit.".into()));
-            return self.busy.then_some(Action::Cancel);
+/// How much of a streaming reply is settled: up to the start of the last line that begins a
+/// new block at the margin after a blank line, outside a code fence. `None` when nothing is.
+pub(crate) fn settled_len(text: &str) -> Option<usize> {
+    let mut in_fence = false;
+    let mut after_blank = false;
+    let mut offset = 0;
+    let mut settled = None;
+    for line in text.split_inclusive('\n') {
+        let starts_block = line.chars().next().is_some_and(|c| !c.is_whitespace());
+        if !in_fence && after_blank && starts_block && offset > 0 {
+            settled = Some(offset);
         }
-        self.quit_armed = false;
-        if ctrl && key.code == KeyCode::Char('o') {
-            self.expand();
-            return None;
+        let fence = line.trim_start().starts_with("```") || line.trim_start().starts_with("~~~");
+        if fence {
+            in_fence = !in_fence;
         }
-        if let Some(card) = self.card.clone() {
-            let answer = match (card, key.code) {
-                (Card::Approval(_), KeyCode::Char('y')) => Some(Action::Answer(Approval::Once)),
-                (Card::Approval(request), KeyCode::Char('a')) if !request.once_only => {
-                    Some(Action::Answer(Approval::Always))
-                }
-                (Card::Approval(_), KeyCode::Char('n') | KeyCode::Esc) => {
-                    Some(Action::Answer(Approval::Deny { feedback: None }))
-                }
-                (Card::LooserMode(mode), KeyCode::Char('y')) => Some(Action::SetMode(mode)),
-                (Card::Plan(_), KeyCode::Char('y')) => Some(Action::Answer(Approval::Once)),
-                (Card::Plan(_), KeyCode::Char('n') | KeyCode::Esc) => {
-                    Some(Action::Answer(Approval::Deny { feedback: None }))
-                }
-                (Card::Question(q), KeyCode::Char(c)) if c.is_ascii_digit() && self.input.is_empty() => {
-                    match c.to_digit(10).and_then(|n| q.options.get((n as usize).wrapping_sub(1))) {
-                        Some(option) => Some(Action::Reply(option.clone())),
-                        None => {
-                            self.input.push(c);
-                            return None;
-                        }
-                    }
-                }
-                (Card::Question(_), KeyCode::Char(c)) => {
-                    self.input.push(c);
-                    return None;
-                }
-                (Card::Question(_), KeyCode::Backspace) => {
-                    self.input.pop();
-                    return None;
-                }
-                (Card::Question(_), KeyCode::Enter) if !self.input.trim().is_empty() => {
-                    Some(Action::Reply(std::mem::take(&mut self.input)))
-                }
-                (Card::LooserMode(_), KeyCode::Char('n') | KeyCode::Esc) => {
-                    self.card = None;
-                    self.next_card();
-                    return None;
-                }
-                // Other keys wait: a card is answered before anything else.
-                _ => None,
-            };
-            if answer.is_some() {
-                self.card = None;
-            }
-            if matches!(answer, Some(Action::SetMode(_))) {
-                self.next_card();
-            }
-            return answer;
-        }
-        match key.code {
-            KeyCode::Enter
-                if key.modifiers.contains(KeyModifiers::SHIFT) || key.modifiers.contains(KeyModifiers::ALT) =>
-            {
-                self.input.push('\n');
-                None
-            }
-            KeyCode::Enter => self.submit(),
-            KeyCode::Tab => {
-                self.complete();
-                None
-            }
-            KeyCode::Esc if self.busy => Some(Action::Cancel),
-            KeyCode::BackTab => {
-                let at = self.mode.and_then(|m| MODES.iter().position(|x| *x == m)).unwrap_or(0);
-                self.switch_mode(MODES[(at + 1) % MODES.len()])
-            }
-            KeyCode::Char(c) => {
-                self.input.push(c);
-                None
-            }
-            KeyCode::Backspace => {
-                self.input.pop();
-                None
-            }
-            KeyCode::Up if !self.history.is_empty() => {
-                let at = self.history_at.map_or(self.history.len() - 1, |a| a.saturating_sub(1));
-                self.history_at = Some(at);
-                self.input = self.history[at].clone();
-                None
-            }
-            KeyCode::Down => {
-                match self.history_at {
-                    Some(at) if at + 1 < self.history.len() => {
-                        self.history_at = Some(at + 1);
-                        self.input = self.history[at + 1].clone();
-                    }
-                    _ => {
-                        self.history_at = None;
-                        self.input.clear();
-                    }
-                }
-                None
-            }
-            _ => None,
-        }
+        after_blank = line.trim().is_empty() && line.ends_with('\n');
+        offset += line.len();
     }
-
-    /// Text pasted at once (bracketed paste): kept whole in the input.
-    pub fn paste(&mut self, text: &str) {
-        self.input.push_str(&text.replace("\r\n", "\n").replace('\r', "\n"));
-    }
+    settled
 }
 
 /// Whether a tool changes files (its block shows a coloured diff), as its definition says.
@@ -684,4 +618,24 @@ pub(crate) fn summary_of(text: &str) -> String {
         s.push('…');
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_streaming_reply_settles_at_blank_lines_outside_code() {
+        assert_eq!(settled_len("one\n\ntw"), Some(5));
+        assert_eq!(settled_len("one\n\n"), None, "the next block has not begun");
+        assert_eq!(settled_len("one\n\n  indented"), None, "an indented line may belong to what came before");
+        assert_eq!(settled_len("```\ncode\n\nmore"), None, "a blank line in code settles nothing");
+        assert_eq!(settled_len("```\ncode\n```\n\nafter"), Some(14));
+        let mut app = App::default();
+        for delta in ["# Title\n\nfirst para", "graph\n\n2. second", " item"] {
+            app.apply(&Event::Text { delta: delta.into() });
+        }
+        assert_eq!(app.finished, [Block::Assistant("# Title".into()), Block::Assistant("first paragraph".into())]);
+        assert_eq!(app.live, Some(Block::Assistant("2. second item".into())));
+    }
 }

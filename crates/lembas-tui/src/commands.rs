@@ -38,7 +38,7 @@ const INIT: &str = include_str!("../../../spec/prompts/tasks/init_update.md");
 
 impl App {
     pub(crate) fn submit(&mut self) -> Option<Action> {
-        let text = std::mem::take(&mut self.input);
+        let text = self.input.take();
         let words = text.trim();
         if words.is_empty() {
             return None;
@@ -190,10 +190,11 @@ impl App {
     /// Tab: completes a `/command` or an `@path` as far as it is unambiguous, and lists the
     /// choices when there are several.
     pub fn complete(&mut self) {
-        let start = self.input.rfind(char::is_whitespace).map_or(0, |i| i + 1);
-        let word = self.input[start..].to_owned();
-        let (prefix, choices): (&str, Vec<String>) = if let Some(typed) = word.strip_prefix('/').filter(|_| start == 0)
-        {
+        let before = self.input.before_cursor();
+        let start = before.rfind(char::is_whitespace).map_or(0, |i| i + 1);
+        let word = before[start..].to_owned();
+        let at_start = start == 0 && !self.input.text().contains('\n');
+        let (prefix, choices): (&str, Vec<String>) = if let Some(typed) = word.strip_prefix('/').filter(|_| at_start) {
             ("/", COMMANDS.iter().filter(|c| c.starts_with(typed)).map(|c| (*c).to_owned()).collect())
         } else if let Some(typed) = word.strip_prefix('@') {
             ("@", self.files.iter().filter(|f| f.starts_with(typed)).take(200).cloned().collect())
@@ -204,7 +205,7 @@ impl App {
         let common = choices.iter().fold(first.clone(), |acc, c| {
             acc.chars().zip(c.chars()).take_while(|(a, b)| a == b).map(|(a, _)| a).collect()
         });
-        self.input.truncate(start);
+        self.input.delete_back(word.chars().count());
         self.input.push_str(prefix);
         self.input.push_str(&common);
         if choices.len() == 1 {

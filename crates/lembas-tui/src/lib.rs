@@ -7,7 +7,10 @@
 
 pub mod app;
 mod commands;
+pub mod editor;
 mod highlight;
+pub mod keys;
+pub mod live;
 pub mod markdown;
 pub mod rows;
 mod scrollback;
@@ -32,9 +35,10 @@ use ratatui::{Terminal, TerminalOptions, Viewport};
 use tokio::sync::mpsc;
 
 pub use app::{Action, App, Block, Card};
+pub use live::{draw, hint_line, live_height};
 pub use markdown::markdown_rows;
 pub use rows::{Row, plain, wrap};
-pub use view::{Theme, block_lines, block_rows, draw, status_line};
+pub use view::{Theme, block_lines, block_rows, status_line};
 
 /// Height of the live area, in rows.
 pub const LIVE_HEIGHT: u16 = 10;
@@ -154,6 +158,16 @@ pub async fn run(open: Open, host: Arc<Host>, mut app: App, month: Option<MonthS
                     TerminalOptions { viewport: Viewport::Fixed(live) },
                 )?;
             }
+            // The live area as tall as what it holds now.
+            let current = terminal.get_frame().area();
+            let want = live_height(&app, size.width, size.height);
+            if want != current.height {
+                let live = scrollback::place_live(&mut std::io::stdout(), current, want, size)?;
+                terminal = Terminal::with_options(
+                    CrosstermBackend::new(std::io::stdout()),
+                    TerminalOptions { viewport: Viewport::Fixed(live) },
+                )?;
+            }
             terminal.draw(|frame| draw(frame, &app, now_ms(), theme))?;
             // (A completed frame's `area` is the whole terminal; a frame's is the live area.)
             let top = terminal.get_frame().area().y;
@@ -256,6 +270,9 @@ pub async fn run(open: Open, host: Arc<Host>, mut app: App, month: Option<MonthS
                 Some(Action::Cancel) => Some(Command::Cancel),
                 Some(Action::Answer(approval)) => {
                     app.answered().map(|id| Command::Answer { id, answer: Answer::Approval(approval) })
+                }
+                Some(Action::Plan(verdict)) => {
+                    app.answered().map(|id| Command::Answer { id, answer: Answer::Plan(verdict) })
                 }
                 Some(Action::Reply(words)) => {
                     app.answered().map(|id| Command::Answer { id, answer: Answer::Reply { words: Some(words) } })

@@ -88,6 +88,32 @@ pub fn write_above(
     Ok(ratatui::layout::Rect { x: 0, y: live_top, width: screen.width, height: live_height })
 }
 
+/// Moves the live area from `current` to a height of `want` rows: it keeps its top when the
+/// screen has room under it, else the screen scrolls up to make room. The rows it leaves and
+/// the rows it takes are blanked (a new frame only draws what is not blank). Where it now is.
+pub fn place_live(
+    out: &mut impl Write,
+    current: ratatui::layout::Rect,
+    want: u16,
+    screen: ratatui::layout::Size,
+) -> std::io::Result<ratatui::layout::Rect> {
+    let height = screen.height.max(1);
+    let want = want.clamp(1, height);
+    let mut top = current.y.min(height - 1);
+    let overflow = (top + want).saturating_sub(height);
+    if overflow > 0 {
+        crossterm::queue!(out, crossterm::cursor::MoveTo(0, height - 1), Print("\n".repeat(usize::from(overflow))))?;
+        top -= overflow;
+    }
+    let bottom = (current.y + current.height).max(top + want).min(height);
+    for row in top..bottom {
+        crossterm::queue!(out, crossterm::cursor::MoveTo(0, row), Clear(ClearType::CurrentLine))?;
+    }
+    crossterm::queue!(out, crossterm::cursor::MoveTo(0, top))?;
+    out.flush()?;
+    Ok(ratatui::layout::Rect { x: 0, y: top, width: screen.width, height: want })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -115,6 +141,17 @@ mod tests {
         let text = String::from_utf8(out).unwrap();
         assert!(text.starts_with("a \u{1b}["), "{text:?}");
         assert!(text.contains("red\u{1b}["), "the colour ends with its words: {text:?}");
+    }
+
+    #[test]
+    fn the_live_area_grows_down_where_there_is_room_and_pushes_the_screen_up_where_not() {
+        let screen = ratatui::layout::Size { width: 10, height: 20 };
+        let at = |y, height| ratatui::layout::Rect { x: 0, y, width: 10, height };
+        let mut out = Vec::new();
+        assert_eq!(place_live(&mut out, at(2, 5), 9, screen).unwrap(), at(2, 9));
+        assert_eq!(place_live(&mut out, at(12, 5), 12, screen).unwrap(), at(8, 12));
+        assert_eq!(place_live(&mut out, at(8, 12), 6, screen).unwrap(), at(8, 6));
+        assert_eq!(place_live(&mut out, at(0, 5), 30, screen).unwrap(), at(0, 20));
     }
 
     #[test]

@@ -1,13 +1,10 @@
 //! Drawing: finished blocks as lines for the scrollback, and the live area — what streams now,
 //! the progress line, the input or a card, and the status bar.
 
-use ratatui::Frame;
-use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block as Frame_, Borders, Paragraph};
 
-use crate::app::{App, Block, Card, ToolState};
+use crate::app::{App, Block, ToolState};
 use crate::markdown::markdown_rows;
 use crate::rows::{Row, hang};
 
@@ -18,7 +15,7 @@ pub struct Theme {
 }
 
 impl Theme {
-    fn fg(&self, color: Color) -> Style {
+    pub(crate) fn fg(&self, color: Color) -> Style {
         if self.no_color { Style::default() } else { Style::default().fg(color) }
     }
 }
@@ -163,93 +160,4 @@ pub fn progress_line(app: &App, now_ms: i64) -> String {
         Some(progress) => progress.line(now_ms),
         None => app.last_turn.clone().unwrap_or_default(),
     }
-}
-
-/// Draws the live area.
-pub fn draw(frame: &mut Frame, app: &App, now_ms: i64, theme: Theme) {
-    let area = frame.area();
-    let input_height = match &app.card {
-        Some(Card::Plan(plan)) => (plan.lines().count() as u16 + 3).min(area.height.saturating_sub(2)),
-        Some(_) => 5,
-        None => (app.input.lines().count().max(1) as u16 + 2).min(area.height.saturating_sub(3).max(3)),
-    };
-    let [live, progress, input, status] = Layout::vertical([
-        Constraint::Min(0),
-        Constraint::Length(1),
-        Constraint::Length(input_height),
-        Constraint::Length(1),
-    ])
-    .areas(area);
-    draw_live(frame, app, live, theme);
-    frame.render_widget(Paragraph::new(progress_line(app, now_ms)).style(theme.fg(Color::Yellow)), progress);
-    match &app.card {
-        Some(card) => draw_card(frame, card, &app.input, input, theme),
-        None => {
-            let shown: Vec<Line> = app.input.split('\n').map(|l| Line::from(l.to_owned())).collect();
-            let skip = shown.len().saturating_sub(usize::from(input.height.saturating_sub(2)));
-            let text: Vec<Line> = shown.into_iter().skip(skip).collect();
-            frame
-                .render_widget(Paragraph::new(text).block(Frame_::default().borders(Borders::ALL).title(" › ")), input);
-        }
-    }
-    frame.render_widget(Paragraph::new(status_line(app)).style(theme.fg(Color::DarkGray)), status);
-}
-
-fn draw_live(frame: &mut Frame, app: &App, area: Rect, theme: Theme) {
-    let mut lines = Vec::new();
-    if let Some(block) = &app.live {
-        lines.extend(block_lines(block, area.width, theme));
-    }
-    for block in &app.running {
-        lines.extend(block_lines(block, area.width, theme));
-    }
-    // The newest lines that fit.
-    let skip = lines.len().saturating_sub(usize::from(area.height));
-    frame.render_widget(Paragraph::new(lines.into_iter().skip(skip).collect::<Vec<_>>()), area);
-}
-
-fn draw_card(frame: &mut Frame, card: &Card, words: &str, area: Rect, theme: Theme) {
-    let (title, body) = match card {
-        Card::Approval(request) => {
-            let mut body = vec![Line::from(vec![
-                Span::styled(request.tool.clone(), Style::default().add_modifier(Modifier::BOLD)),
-                Span::raw(format!(" {}", request.title)),
-            ])];
-            if let Some(first) = request.reaches.first() {
-                body.push(Line::from(Span::styled(format!("reaches {first}"), theme.fg(Color::DarkGray))));
-            }
-            body.push(Line::from(if request.once_only {
-                "[y] once  [n] no — this is asked every time"
-            } else {
-                "[y] once  [a] this session  [n] no"
-            }));
-            match &request.agent {
-                // A subagent's call: the card says whose it is.
-                Some(agent) => (format!(" Allow the subagent \"{agent}\"? "), body),
-                None => (" Allow? ".to_owned(), body),
-            }
-        }
-        Card::LooserMode(mode) => {
-            (" Looser mode ".to_owned(), vec![Line::from(format!("Switch to {mode}? It asks less. [y] yes  [n] no"))])
-        }
-        Card::Question(q) => {
-            let mut body =
-                vec![Line::from(Span::styled(q.question.clone(), Style::default().add_modifier(Modifier::BOLD)))];
-            let options: Vec<String> = q.options.iter().enumerate().map(|(i, o)| format!("[{}] {o}", i + 1)).collect();
-            body.push(Line::from(options.join("  ")));
-            body.push(Line::from(format!("› {words}")));
-            (" Question ".to_owned(), body)
-        }
-        Card::Plan(plan) => {
-            let room = usize::from(area.height.saturating_sub(3));
-            let mut body: Vec<Line> = plan.lines().take(room).map(|l| Line::from(l.to_owned())).collect();
-            body.push(Line::from("[y] approve and start  [n] not yet"));
-            (" The plan ".to_owned(), body)
-        }
-    };
-    frame.render_widget(
-        Paragraph::new(body)
-            .block(Frame_::default().borders(Borders::ALL).title(title).border_style(theme.fg(Color::Yellow))),
-        area,
-    );
 }

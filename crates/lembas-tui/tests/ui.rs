@@ -5,8 +5,8 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use lembas_core::Mode;
 use lembas_core::Progress;
 use lembas_core::progress::Phase;
-use lembas_core::{Approval, ApprovalRequest, DoneReason, Event, FileDiff};
-use lembas_tui::{Action, App, Block, Card, Theme, block_lines, draw, plain};
+use lembas_core::{Approval, ApprovalRequest, DoneReason, Event, FileDiff, PlanVerdict};
+use lembas_tui::{Action, App, Block, Card, Theme, block_lines, draw, live_height, plain};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
@@ -20,8 +20,13 @@ fn typed(app: &mut App, text: &str) {
     }
 }
 
+/// The live area as drawn on a 60×20 screen, as tall as it asks to be.
 fn screen(app: &App, now: i64) -> String {
-    let mut terminal = Terminal::new(TestBackend::new(60, 10)).unwrap();
+    screen_at(app, now, 60, 20)
+}
+
+fn screen_at(app: &App, now: i64, width: u16, height: u16) -> String {
+    let mut terminal = Terminal::new(TestBackend::new(width, live_height(app, width, height))).unwrap();
     terminal.draw(|f| draw(f, app, now, Theme { no_color: true })).unwrap();
     let buffer = terminal.backend().buffer().clone();
     (0..buffer.area.height)
@@ -126,6 +131,7 @@ fn an_approval_card_is_answered_by_a_key() {
         reaches: vec!["/p/notes.txt".into()],
         agent: None,
         once_only: false,
+        ..Default::default()
     });
     let shown = screen(&app, 0);
     assert!(shown.contains("Allow?") && shown.contains("edit notes.txt") && shown.contains("[y] once"), "{shown}");
@@ -138,6 +144,7 @@ fn an_approval_card_is_answered_by_a_key() {
         reaches: vec![],
         agent: Some("run the tests".into()),
         once_only: false,
+        ..Default::default()
     });
     let shown = screen(&app, 0);
     assert!(shown.contains("Allow the subagent \"run the tests\"?") && shown.contains("bash make"), "{shown}");
@@ -297,14 +304,28 @@ fn questions_take_a_number_or_words_and_the_plan_a_yes() {
         options: vec!["sqlite".into(), "postgres".into()],
     });
     let shown = screen(&app, 0);
-    assert!(shown.contains("Which database?") && shown.contains("[1] sqlite  [2] postgres"), "{shown}");
+    assert!(
+        shown.contains("Which database?") && shown.contains("[1] sqlite") && shown.contains("[2] postgres"),
+        "{shown}"
+    );
     assert_eq!(app.key(key(KeyCode::Char('2'))), Some(Action::Reply("postgres".into())));
     app.question(lembas_core::Question { question: "Name?".into(), options: vec![] });
     typed(&mut app, "lembas");
     assert_eq!(app.key(key(KeyCode::Enter)), Some(Action::Reply("lembas".into())));
     app.plan("Plan: Store\n\n1. Do\n   [ ] 1.1 add sqlite".into());
     assert!(screen(&app, 0).contains("[ ] 1.1 add sqlite"));
-    assert_eq!(app.key(key(KeyCode::Char('y'))), Some(Action::Answer(Approval::Once)));
+    assert_eq!(app.key(key(KeyCode::Char('y'))), Some(Action::Plan(PlanVerdict::Approved { mode: None })));
+    // Approved into a chosen mode, or sent back with words.
+    app.plan("Plan: Store".into());
+    assert_eq!(app.key(key(KeyCode::Char('2'))), Some(Action::Plan(PlanVerdict::Approved { mode: Some(Mode::Edit) })));
+    app.plan("Plan: Store".into());
+    assert_eq!(app.key(key(KeyCode::Char('n'))), None);
+    typed(&mut app, "use postgres");
+    assert!(screen(&app, 0).contains("What should change in the plan?"));
+    assert_eq!(
+        app.key(key(KeyCode::Enter)),
+        Some(Action::Plan(PlanVerdict::Declined { feedback: Some("use postgres".into()) }))
+    );
 }
 
 #[test]
@@ -494,11 +515,11 @@ fn subagents_lists_the_sessions_subagents_and_shows_one_read_only() {
 fn undo_is_refused_mid_turn_and_brings_the_words_back() {
     let mut app = App::new("m", Mode::Edit, None, 0);
     app.busy = true;
-    app.input = "/undo".into();
+    app.input.set("/undo");
     assert_eq!(app.key(key(KeyCode::Enter)), None);
     assert!(matches!(app.finished.last(), Some(Block::Notice(n)) if n.contains("stop it (Esc) first")));
     app.busy = false;
-    app.input = "/undo".into();
+    app.input.set("/undo");
     assert_eq!(app.key(key(KeyCode::Enter)), Some(Action::Undo));
     app.apply(&Event::Undone {
         prompt: "make it multiply".into(),
@@ -520,6 +541,7 @@ fn a_card_that_can_only_be_allowed_once_offers_nothing_more() {
         reaches: vec!["/p/.mcp.json".into()],
         agent: None,
         once_only: true,
+        ..Default::default()
     });
     let shown = screen(&app, 0);
     assert!(shown.contains("asked every time") && !shown.contains("this session"), "{shown}");
@@ -538,6 +560,7 @@ fn what_the_session_asks_comes_as_events_one_card_at_a_time() {
         reaches: vec![],
         agent: Some("fix a".into()),
         once_only: false,
+        ..Default::default()
     };
     // Two subagents ask at once: the second waits for the first card.
     app.apply(&Event::Ask { id: 1, ask: lembas_core::Ask::Approval(request("make a")) });

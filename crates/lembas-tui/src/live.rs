@@ -1,0 +1,266 @@
+//! The live area under the conversation: what streams now, the progress line, the input box or
+//! a card, the status bar and a line of key hints. Its height follows what it holds — a card
+//! shows what it asks about in full where the screen allows — so it is measured before it is
+//! drawn.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block as Frame_, Borders, Padding, Paragraph};
+
+use crate::app::{App, Card};
+use crate::keys::Writing;
+use crate::rows::{self, hang};
+use crate::view::{Theme, block_rows, progress_line, status_line};
+
+/// Rows the input box's text may take before it scrolls.
+const INPUT_ROWS: u16 = 8;
+/// Rows kept for the conversation above the live area, however tall a card is.
+const KEEP_ABOVE: u16 = 2;
+
+/// The rows the live area wants on a screen of `width`×`height`.
+pub fn live_height(app: &App, width: u16, height: u16) -> u16 {
+    let bottom = 3 + box_height(app, width, height.saturating_sub(KEEP_ABOVE + 3));
+    let streaming = streaming_rows(app, width).len() as u16;
+    let most = height.saturating_sub(KEEP_ABOVE).max(bottom.min(height));
+    (streaming + bottom).min(most).max(1)
+}
+
+/// What streams now and the calls in flight, as rows.
+fn streaming_rows(app: &App, width: u16) -> Vec<Line<'static>> {
+    let theme = Theme { no_color: true };
+    let mut rows = Vec::new();
+    if let Some(block) = &app.live {
+        rows.extend(rows::lines(block_rows(block, width, theme)));
+    }
+    for block in &app.running {
+        rows.extend(rows::lines(block_rows(block, width, theme)));
+    }
+    rows
+}
+
+/// The input box's or the card's height, borders included, in at most `room` rows.
+fn box_height(app: &App, width: u16, room: u16) -> u16 {
+    // Inside the borders and the card's padding.
+    let inner = width.saturating_sub(4);
+    let room = room.max(3);
+    match &app.card {
+        Some(card) => {
+            let lines = card_lines(app, card, inner, room.saturating_sub(2), Theme::default()).len() as u16;
+            (lines + writing_rows(app, inner) + 2).min(room)
+        }
+        None => (app.input.rows(inner).min(INPUT_ROWS) + 2).min(room),
+    }
+}
+
+/// Rows of the words being written for a card.
+fn writing_rows(app: &App, inner: u16) -> u16 {
+    if app.writing.is_some() || matches!(app.card, Some(Card::Question(_))) {
+        app.input.rows(inner).min(INPUT_ROWS)
+    } else {
+        0
+    }
+}
+
+/// Draws the live area.
+pub fn draw(frame: &mut Frame, app: &App, now_ms: i64, theme: Theme) {
+    let area = frame.area();
+    let boxed = box_height(app, area.width, area.height.saturating_sub(3));
+    let [live, progress, input, status, hints] = Layout::vertical([
+        Constraint::Min(0),
+        Constraint::Length(1),
+        Constraint::Length(boxed),
+        Constraint::Length(1),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+    draw_streaming(frame, app, live, theme);
+    frame.render_widget(Paragraph::new(progress_line(app, now_ms)).style(theme.fg(Color::Yellow)), progress);
+    match &app.card {
+        Some(card) => draw_card(frame, app, card, input, theme),
+        None => {
+            let mut editor = app.input.clone();
+            editor.set_block(Frame_::default().borders(Borders::ALL).title(" › "));
+            frame.render_widget(editor.widget(), input);
+        }
+    }
+    frame.render_widget(Paragraph::new(status_line(app)).style(theme.fg(Color::DarkGray)), status);
+    frame.render_widget(Paragraph::new(hint_line(app)).style(theme.fg(Color::DarkGray)), hints);
+}
+
+fn draw_streaming(frame: &mut Frame, app: &App, area: Rect, theme: Theme) {
+    let mut lines = Vec::new();
+    if let Some(block) = &app.live {
+        lines.extend(rows::lines(block_rows(block, area.width, theme)));
+    }
+    for block in &app.running {
+        lines.extend(rows::lines(block_rows(block, area.width, theme)));
+    }
+    // The newest lines that fit.
+    let skip = lines.len().saturating_sub(usize::from(area.height));
+    frame.render_widget(Paragraph::new(lines.into_iter().skip(skip).collect::<Vec<_>>()), area);
+}
+
+/// What the keys do now.
+pub fn hint_line(app: &App) -> String {
+    if let Some(hint) = &app.hint {
+        return hint.clone();
+    }
+    match (&app.card, app.writing) {
+        (_, Some(Writing::EditCommand)) => "Enter runs this command once · Esc goes back to the card".into(),
+        (_, Some(_)) => "Enter sends these words · Esc goes back to the card".into(),
+        (Some(Card::Question(_)), None) => "A number picks an option · or write an answer and press Enter".into(),
+        (Some(_), None) => "Ctrl-O shows the whole of what is asked · Ctrl-C twice quits".into(),
+        (None, None) if app.busy => "Esc stops the turn · Enter adds your words to it · Ctrl-C twice quits".into(),
+        (None, None) if app.input.is_empty() => {
+            "Enter sends · / commands · @ file · ! shell · Shift-Tab mode · Ctrl-O unfolds".into()
+        }
+        (None, None) => "Enter sends · Shift-Enter new line · Tab completes · Ctrl-C clears".into(),
+    }
+}
+
+/// A card's lines inside its frame, `width` wide, at most `room` rows: what it asks about in
+/// full when it fits, its options always.
+pub fn card_lines(app: &App, card: &Card, width: u16, room: u16, theme: Theme) -> Vec<Line<'static>> {
+    let cols = usize::from(width.max(1));
+    let bold = Style::default().add_modifier(Modifier::BOLD);
+    let dim = theme.fg(Color::DarkGray);
+    let words = |text: &str, style: Style| -> Vec<Line<'static>> {
+        rows::lines(text.lines().flat_map(|l| hang(&[], &[], vec![Span::styled(l.to_owned(), style)], cols)).collect())
+    };
+    let (head, body, foot): (Vec<Line>, Vec<Line>, Vec<Line>) = match card {
+        Card::Approval(request) => {
+            // A command shown whole below needs no cut-short title.
+            let title = if request.tool == "bash" && request.preview.is_some() { "" } else { request.title.as_str() };
+            let head = rows::lines(hang(
+                &[],
+                &[Span::raw("  ")],
+                vec![Span::styled(request.tool.clone(), bold), Span::raw(format!(" {title}"))],
+                cols,
+            ));
+            let body = match request.preview.as_deref() {
+                // A command, whole and wrapped: what runs is what is read.
+                Some(command) if request.tool == "bash" => rows::lines(
+                    command
+                        .lines()
+                        .enumerate()
+                        .flat_map(|(i, l)| {
+                            let lead = if i == 0 { "$ " } else { "  " };
+                            hang(&[Span::styled(lead, dim)], &[Span::raw("  ")], vec![Span::raw(l.to_owned())], cols)
+                        })
+                        .collect(),
+                ),
+                // One file's change: its path is the title already.
+                Some(diff) => {
+                    diff_lines(diff.strip_prefix(&format!("{}\n", request.title)).unwrap_or(diff), cols, theme)
+                }
+                None => Vec::new(),
+            };
+            let mut foot = Vec::new();
+            if let Some(first) = request.reaches.first().filter(|r| !request.title.contains(r.as_str())) {
+                foot.extend(words(&format!("reaches {first}"), dim));
+            }
+            if let Some(allows) = &request.session_allows {
+                foot.extend(words(&format!("[a] allows {allows} for the rest of this session"), dim));
+            }
+            let options = if request.once_only {
+                "[y] once  [n] no  [d] no, and say why  (asked every time)"
+            } else if request.tool == "bash" {
+                "[y] once  [a] this session  [n] no  [d] no, and say why  [e] edit the command"
+            } else {
+                "[y] once  [a] this session  [n] no  [d] no, and say why"
+            };
+            foot.extend(words(options, Style::default()));
+            (head, body, foot)
+        }
+        Card::LooserMode(mode) => (
+            words(&format!("Switch to {mode}? It asks less."), Style::default()),
+            Vec::new(),
+            words("[y] yes  [n] no", Style::default()),
+        ),
+        Card::Question(q) => {
+            let options: Vec<Line> = q
+                .options
+                .iter()
+                .enumerate()
+                .flat_map(|(i, o)| words(&format!("[{}] {o}", i + 1), Style::default()))
+                .collect();
+            (words(&q.question, bold), options, Vec::new())
+        }
+        Card::Plan(plan) => (
+            Vec::new(),
+            words(plan, Style::default()),
+            words(
+                "[y] approve and start  [1] in manual  [2] in edit  [3] in auto  [n] keep planning, with words  [Esc] not yet",
+                Style::default(),
+            ),
+        ),
+    };
+    let mut foot = foot;
+    if let Some(writing) = app.writing {
+        let asked = match writing {
+            Writing::DenyWords => "Why not? The model reads your words.",
+            Writing::EditCommand => "The command to run instead:",
+            Writing::PlanFeedback => "What should change in the plan?",
+        };
+        foot = words(asked, bold);
+    }
+    // What is asked about folds first; the question and the options always show.
+    let room = usize::from(room).saturating_sub(head.len() + foot.len());
+    let mut lines = head;
+    if body.len() > room {
+        let shown = room.saturating_sub(1);
+        let more = body.len() - shown;
+        lines.extend(body.into_iter().take(shown));
+        lines.push(Line::from(Span::styled(format!("… {more} more rows (Ctrl-O shows all)"), dim)));
+    } else {
+        lines.extend(body);
+    }
+    lines.extend(foot);
+    lines
+}
+
+/// A diff (or a new file's content) as coloured rows: added lines green, removed red.
+fn diff_lines(diff: &str, cols: usize, theme: Theme) -> Vec<Line<'static>> {
+    rows::lines(
+        diff.lines()
+            .flat_map(|row| {
+                let style = match row.chars().next() {
+                    Some('+') => theme.fg(Color::Green),
+                    Some('-') => theme.fg(Color::Red),
+                    Some('@') => theme.fg(Color::Cyan),
+                    _ => Style::default(),
+                };
+                hang(&[], &[Span::raw(" ")], vec![Span::styled(row.to_owned(), style)], cols)
+            })
+            .collect(),
+    )
+}
+
+fn draw_card(frame: &mut Frame, app: &App, card: &Card, area: Rect, theme: Theme) {
+    let title = match card {
+        Card::Approval(request) => match &request.agent {
+            // A subagent's call: the card says whose it is.
+            Some(agent) => format!(" Allow the subagent \"{agent}\"? "),
+            None => " Allow? ".to_owned(),
+        },
+        Card::LooserMode(_) => " Looser mode ".to_owned(),
+        Card::Question(_) => " Question ".to_owned(),
+        Card::Plan(_) => " The plan ".to_owned(),
+    };
+    let frame_ = Frame_::default()
+        .borders(Borders::ALL)
+        .padding(Padding::horizontal(1))
+        .title(title)
+        .border_style(theme.fg(Color::Yellow));
+    let inner = frame_.inner(area);
+    frame.render_widget(frame_, area);
+    let typing = writing_rows(app, inner.width).min(inner.height);
+    let [text, words] = Layout::vertical([Constraint::Min(0), Constraint::Length(typing)]).areas::<2>(inner);
+    let lines = card_lines(app, card, inner.width, text.height, theme);
+    frame.render_widget(Paragraph::new(lines), text);
+    if typing > 0 {
+        frame.render_widget(app.input.widget(), words);
+    }
+}
