@@ -246,6 +246,13 @@ async fn drive(mut session: Session, mut commands: UnboundedReceiver<Command>, a
                     break;
                 }
             }
+            Command::Shell { line } => {
+                let mut busy = Busy::new(&session, &asks, &mut commands, &mut waiting);
+                busy.run(&mut session, async |s, cancel| s.person_command(&line, cancel).await).await;
+                if busy.gone {
+                    break;
+                }
+            }
             Command::Close { wait_for_jobs } => {
                 // Nobody comes back to it later: the jobs its last turn started may finish, and
                 // their notes wake it, first.

@@ -22,6 +22,7 @@ mod calls;
 mod context_use;
 mod host;
 mod mcp;
+mod person;
 mod phase;
 mod preview;
 mod prompt;

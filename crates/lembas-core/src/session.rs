@@ -267,6 +267,10 @@ pub struct Session {
     pub(crate) events: UnboundedSender<Event>,
     /// Words the person added while a turn runs, delivered at the next step.
     pub(crate) steer: Arc<Mutex<Vec<String>>>,
+    /// The output of commands the person ran themselves (`!`), for the next prompt.
+    pub(crate) person_ran: Vec<lembas_protocol::Attachment>,
+    /// How many commands the person ran themselves (their calls' ids).
+    pub(crate) person_runs: u64,
     /// Settings changed while a turn runs (mode, model, effort, title), applied at the next step.
     pub(crate) changes: Arc<Mutex<Vec<crate::Command>>>,
     pub(crate) fresh: bool,
@@ -401,6 +405,8 @@ impl Session {
             state,
             events,
             steer: Arc::default(),
+            person_ran: Vec::new(),
+            person_runs: 0,
             changes: Arc::default(),
             fresh: subagent.is_none(),
             judge: Judge::with_defaults(Context::default()),
@@ -470,6 +476,8 @@ impl Session {
             state,
             events,
             steer: Arc::default(),
+            person_ran: Vec::new(),
+            person_runs: 0,
             changes: Arc::default(),
             fresh: false,
             judge: Judge::with_defaults(Context::default()),

@@ -201,7 +201,10 @@ impl Session {
             // Where an undo goes back to: before this turn's first message.
             self.mark_turn().map_err(|e| (e, 0))?;
         }
-        let attached = self.attach(attachments);
+        // What the person ran themselves since the last prompt comes with this one.
+        let mut attachments = attachments.to_vec();
+        attachments.extend(std::mem::take(&mut self.person_ran));
+        let attached = self.attach(&attachments);
         let now = self.facts_now();
         // The note closes the message: what was attached belongs with the words.
         let words = format!("{words}{}", attached.text);

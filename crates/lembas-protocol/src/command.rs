@@ -72,6 +72,12 @@ pub enum Command {
         title: String,
     },
     Compact,
+    /// A shell command the person runs themselves (`!` in the TUI), judged by the session's
+    /// rules as a `bash` call they asked for: a refusal stands, an ask counts as answered. Its
+    /// output is shown as a `bash` call's, and goes with the next prompt for the model to read.
+    Shell {
+        line: String,
+    },
     /// Take the last turn back.
     Undo,
     /// Say what fills the context window ([`crate::Event::Context`]).

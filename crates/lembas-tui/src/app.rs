@@ -31,6 +31,8 @@ pub enum Action {
     Prompt(String),
     /// Words added to the running turn.
     Steer(String),
+    /// A shell command the person runs themselves (`!command`).
+    Shell(String),
     Cancel,
     Quit,
     Answer(Approval),
@@ -64,6 +66,8 @@ pub enum Card {
     Question(lembas_core::Question),
     /// Plan mode's `plan_submit`: the plan, to approve or not.
     Plan(String),
+    /// A list to choose from (a model, a level, a mode, a session).
+    Pick(crate::picker::Picker),
 }
 
 /// The whole UI state.
@@ -133,8 +137,10 @@ pub struct App {
     asking: Option<u64>,
     /// The sessions last listed, by number, for `/resume N`.
     pub listed: Vec<String>,
-    /// The project's files, for completing `@path`.
+    /// The project's files (relative to its root), for completing and attaching `@path`.
     pub files: Vec<String>,
+    /// The project's root, where `@path` is found.
+    pub root: Option<std::path::PathBuf>,
     turn_started: Option<std::time::Instant>,
     turn_tokens: u64,
 }
@@ -330,6 +336,10 @@ impl App {
             },
             Event::ToolStart { call_id, tool, title, .. } => {
                 self.flush_live();
+                // A command the person runs themselves keeps the session busy (Esc stops it).
+                if call_id.starts_with("person-") {
+                    self.busy = true;
+                }
                 self.running.push(Block::Tool {
                     call_id: call_id.clone(),
                     tool: tool.clone(),
@@ -341,6 +351,9 @@ impl App {
             Event::ToolEnd { call_id, text, .. } | Event::ToolDenied { call_id, reason: text, .. } => {
                 // A refused call failed; an ended one says whether it did.
                 let failed = !matches!(event, Event::ToolEnd { is_error: false, .. });
+                if call_id.starts_with("person-") {
+                    self.busy = false;
+                }
                 let position =
                     self.running.iter().position(|b| matches!(b, Block::Tool { call_id: id, .. } if id == call_id));
                 if let Some(position) = position {
@@ -573,6 +586,20 @@ pub(crate) fn settled_len(text: &str) -> Option<usize> {
     settled
 }
 
+/// The files a prompt mentions as `@path` that the project has (its root-relative paths), each
+/// once, in order.
+pub fn mentioned_files(text: &str, files: &[String]) -> Vec<String> {
+    let mut found: Vec<String> = Vec::new();
+    for word in text.split_whitespace() {
+        let Some(path) = word.strip_prefix('@') else { continue };
+        let path = path.trim_end_matches([',', '.', ';', ':', '!', '?', ')', '"', '\'']);
+        if !path.is_empty() && files.iter().any(|f| f == path) && !found.iter().any(|f| f == path) {
+            found.push(path.to_owned());
+        }
+    }
+    found
+}
+
 /// Whether a tool changes files (its block shows a coloured diff), as its definition says.
 pub fn is_change(tool: &str) -> bool {
     lembas_core::tools::changes_files(tool)
@@ -637,5 +664,14 @@ mod tests {
         }
         assert_eq!(app.finished, [Block::Assistant("# Title".into()), Block::Assistant("first paragraph".into())]);
         assert_eq!(app.live, Some(Block::Assistant("2. second item".into())));
+    }
+
+    #[test]
+    fn only_the_projects_files_are_attached_once_each() {
+        let files = vec!["src/main.rs".to_owned(), "README.md".to_owned()];
+        assert_eq!(
+            mentioned_files("look at @src/main.rs, and @README.md. Again @src/main.rs; not @nope.rs or me@x", &files),
+            ["src/main.rs", "README.md"]
+        );
     }
 }

@@ -3,6 +3,7 @@
 use lembas_core::{Mode, ModelInfo};
 
 use crate::app::{Action, App, Block};
+use crate::picker::{Item, Pick, Picker, session_items};
 
 const HELP: &str = "Enter sends; Esc stops the turn; Ctrl-C twice quits; Shift-Tab changes the mode; Ctrl-O shows the last folded block whole; Up and Down walk the history.\n\
 /help · /mode manual|edit|auto|plan · /model NAME · /effort LEVEL · /context · /usage · /compact · /undo · /rename TITLE · /init\n\
@@ -34,6 +35,18 @@ const COMMANDS: [&str; 20] = [
 
 /// `/init` where an AGENTS.md is already there: look again and bring it up to date. (Where there
 /// is none, the session's first message already carries the spec's own task, `tasks/init.md`.)
+/// The modes, and what each asks before it acts.
+const MODE_WORDS: [(Mode, &str); 4] = [
+    (Mode::Manual, "asks before any change and any command"),
+    (Mode::Edit, "changes files, asks before commands"),
+    (Mode::Auto, "acts, asking only where the rules say"),
+    (Mode::Plan, "reads and plans; changes nothing"),
+];
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
+}
+
 const INIT: &str = include_str!("../../../spec/prompts/tasks/init_update.md");
 
 impl App {
@@ -45,6 +58,16 @@ impl App {
         }
         self.history.push(text.clone());
         self.history_at = None;
+        self.draft = None;
+        if let Some(line) = words.strip_prefix('!') {
+            let line = line.trim();
+            if line.is_empty() {
+                self.finished.push(Block::Notice("Write a shell command after the !: !git status".into()));
+                return None;
+            }
+            self.finished.push(Block::User(format!("!{line}")));
+            return Some(Action::Shell(line.to_owned()));
+        }
         if let Some(command) = words.strip_prefix('/') {
             let (name, arg) = command.split_once(' ').map_or((command, ""), |(n, a)| (n, a.trim()));
             return match name {
@@ -105,36 +128,37 @@ impl App {
                         .ok()
                         .and_then(|n| self.listed.get(n.wrapping_sub(1)).cloned())
                         .unwrap_or_else(|| arg.to_owned());
-                    if id.is_empty() {
-                        self.finished.push(Block::Notice("Use /sessions or /search WORDS, then /resume N.".into()));
-                        None
-                    } else {
-                        Some(Action::Open(Some(id)))
-                    }
+                    if id.is_empty() { Some(Action::List(None)) } else { Some(Action::Open(Some(id))) }
                 }
-                "model" => match self.models.iter().find(|m| m.id == arg || m.display_name() == arg) {
-                    Some(model) => {
-                        self.model = model.display_name().to_owned();
-                        self.context.1 = model.context.unwrap_or(self.context.1);
-                        Some(Action::SetModel(model.clone()))
-                    }
-                    None => {
-                        let names: Vec<&str> = self.models.iter().map(|m| m.id.as_str()).collect();
-                        self.finished
-                            .push(Block::Notice(format!("Models: {}. Choose one with /model NAME.", names.join(", "))));
-                        None
-                    }
-                },
+                "model" if arg.is_empty() => {
+                    let current = self.models.iter().find(|m| m.display_name() == self.model).map(|m| m.id.clone());
+                    let items = self
+                        .models
+                        .iter()
+                        .map(|m| {
+                            let window = m.context.map_or("window unknown".to_owned(), |c| format!("{c} tokens"));
+                            let levels = m.levels();
+                            let detail = match levels.len() {
+                                0 | 1 => window,
+                                _ => format!("{window} · effort {}", levels.join("/")),
+                            };
+                            Item { label: m.id.clone(), detail, pick: Pick::Model(m.id.clone()) }
+                        })
+                        .collect();
+                    self.open_picker(Picker::new("Model", items, current.as_deref()));
+                    None
+                }
+                "model" => self.choose_model(arg),
                 "effort" => {
-                    // The levels the server takes, once a refusal narrowed them.
-                    let levels = self.levels.clone().unwrap_or_else(|| {
-                        self.models
+                    let levels = self.effort_levels();
+                    if arg.is_empty() && !levels.is_empty() {
+                        let items = levels
                             .iter()
-                            .find(|m| m.display_name() == self.model || m.id == self.model)
-                            .map(ModelInfo::levels)
-                            .unwrap_or_default()
-                    });
-                    if levels.iter().any(|l| l == arg) {
+                            .map(|l| Item { label: l.clone(), detail: String::new(), pick: Pick::Effort(l.clone()) })
+                            .collect();
+                        self.open_picker(Picker::new("Effort", items, self.effort.clone().as_deref()));
+                        None
+                    } else if levels.iter().any(|l| l == arg) {
                         self.effort = Some(arg.to_owned());
                         Some(Action::SetEffort(Some(arg.to_owned())))
                     } else {
@@ -144,6 +168,19 @@ impl App {
                         )));
                         None
                     }
+                }
+                "mode" if arg.is_empty() => {
+                    let items = MODE_WORDS
+                        .iter()
+                        .map(|(mode, what)| Item {
+                            label: mode.to_string(),
+                            detail: (*what).to_owned(),
+                            pick: Pick::Mode(*mode),
+                        })
+                        .collect();
+                    let current = self.mode.map(|m| m.to_string());
+                    self.open_picker(Picker::new("Mode", items, current.as_deref()));
+                    None
                 }
                 "mode" => match Mode::parse(arg) {
                     Some(mode) => self.switch_mode(mode),
@@ -161,29 +198,47 @@ impl App {
         Some(if self.busy { Action::Steer(text) } else { Action::Prompt(text) })
     }
 
-    /// A looser mode is confirmed first; a stricter one is taken at once.
-    /// `/sessions` and `/search`: the stored sessions (newest first), or those whose words match
-    /// (with the words around the match), numbered for `/resume N`.
+    /// `/model ID`: the model by its id or name.
+    pub(crate) fn choose_model(&mut self, name: &str) -> Option<Action> {
+        match self.models.iter().find(|m| m.id == name || m.display_name() == name) {
+            Some(model) => {
+                self.model = model.display_name().to_owned();
+                self.context.1 = model.context.unwrap_or(self.context.1);
+                Some(Action::SetModel(model.clone()))
+            }
+            None => {
+                let names: Vec<&str> = self.models.iter().map(|m| m.id.as_str()).collect();
+                self.finished
+                    .push(Block::Notice(format!("Models: {}. Choose one with /model NAME.", names.join(", "))));
+                None
+            }
+        }
+    }
+
+    /// The effort levels of the model in use: those its server takes, once a refusal narrowed
+    /// them, else those it offers.
+    fn effort_levels(&self) -> Vec<String> {
+        self.levels.clone().unwrap_or_else(|| {
+            self.models
+                .iter()
+                .find(|m| m.display_name() == self.model || m.id == self.model)
+                .map(ModelInfo::levels)
+                .unwrap_or_default()
+        })
+    }
+
+    /// `/sessions` and `/search`: a picker of the stored sessions (newest first), or of those
+    /// whose words match (with the words around the match); `/resume N` takes the Nth.
     pub fn show_sessions(&mut self, found: Result<Vec<(lembas_core::StoredSession, Option<String>)>, String>) {
-        let found: Result<Vec<(String, String)>, String> = found.map(|found| {
-            found
-                .into_iter()
-                .map(|(s, snippet)| match snippet {
-                    Some(snippet) => (s.id, format!("{} — {}", s.title, snippet.replace('\n', " "))),
-                    None => (s.id, format!("{} — {}", s.title, s.project)),
-                })
-                .collect()
-        });
         match found {
             Ok(found) if found.is_empty() => self.finished.push(Block::Notice("No session found.".into())),
             Ok(found) => {
-                let shown: Vec<(String, String)> = found.into_iter().take(20).collect();
-                let lines: Vec<String> =
-                    shown.iter().enumerate().map(|(i, (_, line))| format!("{:>2}. {line}", i + 1)).collect();
-                self.listed = shown.into_iter().map(|(id, _)| id).collect();
-                self.finished.push(Block::Notice(format!("{}\n/resume N opens one.", lines.join("\n"))));
+                let matched = found.iter().any(|(_, snippet)| snippet.is_some());
+                self.listed = found.iter().map(|(s, _)| s.id.clone()).collect();
+                let title = if matched { "Sessions that match" } else { "Sessions" };
+                self.open_picker(Picker::new(title, session_items(&found, now_ms()), None));
             }
-            Err(e) => self.finished.push(Block::Error(e.to_string())),
+            Err(e) => self.finished.push(Block::Error(e)),
         }
     }
 

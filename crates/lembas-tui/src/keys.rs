@@ -130,6 +130,9 @@ impl App {
     /// the input box until Enter sends them or Esc goes back to the card.
     fn card_key(&mut self, key: KeyEvent) -> Option<Action> {
         let card = self.card.clone()?;
+        if matches!(card, Card::Pick(_)) {
+            return self.picker_key(key);
+        }
         if let Some(writing) = self.writing {
             return match key.code {
                 KeyCode::Esc => {

@@ -12,6 +12,7 @@ mod highlight;
 pub mod keys;
 pub mod live;
 pub mod markdown;
+pub mod picker;
 pub mod rows;
 mod scrollback;
 mod subagents;
@@ -87,8 +88,24 @@ fn now_ms() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
 }
 
-/// Runs the UI until the person quits, on sessions `open` opens on `host`.
-pub async fn run(open: Open, host: Arc<Host>, mut app: App, month: Option<MonthSource>) -> std::io::Result<()> {
+/// How the UI begins: on a stored session or a new one, with a first prompt, or with the list
+/// of sessions to choose from.
+#[derive(Debug, Clone, Default)]
+pub struct Begin {
+    pub resume: Option<String>,
+    pub prompt: Option<String>,
+    pub pick_session: bool,
+}
+
+/// Runs the UI until the person quits, on sessions `open` opens on `host`. What it answers: the
+/// session it was on when it closed, when that session holds a conversation to go on with.
+pub async fn run(
+    open: Open,
+    host: Arc<Host>,
+    mut app: App,
+    month: Option<MonthSource>,
+    begin: Begin,
+) -> std::io::Result<Option<String>> {
     let (month_tx, mut month_rx) = mpsc::unbounded_channel();
     let ask_month = move || {
         if let Some(source) = month.clone() {
@@ -102,14 +119,26 @@ pub async fn run(open: Open, host: Arc<Host>, mut app: App, month: Option<MonthS
     };
     ask_month();
     let theme = Theme { no_color: std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()) };
-    let opened = open(None).map_err(std::io::Error::other)?;
+    let opened = open(begin.resume.as_deref()).map_err(std::io::Error::other)?;
     let (mut session, mut events) = (opened.handle, opened.events);
-    // The first session is not announced (the screen starts clean), but `/subagents` needs its id.
+    // A new first session is not announced (the screen starts clean), but `/subagents` needs
+    // its id.
     app.session_id = session.id().to_owned();
     // How full the window starts, for `/context` and the status bar before the first request.
     session.send(Command::ReportContext);
     // A session opened to be shown: its conversation is drawn under its announcement.
     let mut replay: Option<String> = None;
+    if let Some(id) = &begin.resume {
+        replay = Some(id.clone());
+        session.send(Command::Announce);
+    }
+    if let Some(prompt) = begin.prompt {
+        app.history.push(prompt.clone());
+        session.send(Command::prompt(prompt));
+    }
+    if begin.pick_session {
+        app.show_sessions(listed(&host, None));
+    }
 
     crossterm::terminal::enable_raw_mode()?;
     let mut stdout = std::io::stdout();
@@ -118,6 +147,8 @@ pub async fn run(open: Open, host: Arc<Host>, mut app: App, month: Option<MonthS
     let mut keys = EventStream::new();
     let mut tick = tokio::time::interval(Duration::from_millis(250));
     let mut known_size = terminal.size()?;
+    // The last block written was a tool call's.
+    let mut after_tools = false;
     let result: std::io::Result<()> = async {
         loop {
             let size = terminal.size()?;
@@ -150,7 +181,15 @@ pub async fn run(open: Open, host: Arc<Host>, mut app: App, month: Option<MonthS
                 // Finished blocks go above the live area as text the terminal wraps itself: the
                 // live area is blanked (the cursor is parked on its first row), the rows written
                 // there, and the live area starts again under them.
-                let rows: Vec<Row> = app.finished.drain(..).flat_map(|b| block_rows(&b, width, theme)).collect();
+                let mut rows: Vec<Row> = Vec::new();
+                for block in app.finished.drain(..) {
+                    // Words after tool calls stand apart from them.
+                    if after_tools && matches!(block, Block::Assistant(_) | Block::User(_)) {
+                        rows.push(Row::blank());
+                    }
+                    after_tools = matches!(block, Block::Tool { .. });
+                    rows.extend(block_rows(&block, width, theme));
+                }
                 let top = terminal.get_frame().area().y;
                 let live = scrollback::write_above(&mut std::io::stdout(), &rows, top, size, LIVE_HEIGHT)?;
                 terminal = Terminal::with_options(
@@ -231,7 +270,19 @@ pub async fn run(open: Open, host: Arc<Host>, mut app: App, month: Option<MonthS
             let command = match action {
                 None => None,
                 Some(Action::Quit) => return Ok(()),
-                Some(Action::Prompt(text)) => Some(Command::prompt(text)),
+                Some(Action::Prompt(text)) => {
+                    // `@path` of a project file goes with the words: the engine reads it as `read` would.
+                    let attachments = app::mentioned_files(&text, &app.files)
+                        .into_iter()
+                        .map(|path| match &app.root {
+                            Some(root) => root.join(path).display().to_string(),
+                            None => path,
+                        })
+                        .map(|path| lembas_core::Attachment::File { path })
+                        .collect();
+                    Some(Command::Prompt { text, attachments })
+                }
+                Some(Action::Shell(line)) => Some(Command::Shell { line }),
                 Some(Action::Steer(text)) => {
                     app.finished.push(Block::User(text.clone()));
                     Some(Command::Steer { text })
@@ -253,13 +304,7 @@ pub async fn run(open: Open, host: Arc<Host>, mut app: App, month: Option<MonthS
                     Some(Command::Announce)
                 }
                 Some(Action::List(words)) => {
-                    let found = match words {
-                        Some(w) => {
-                            host.search(&w).map(|hits| hits.into_iter().map(|h| (h.session, Some(h.snippet))).collect())
-                        }
-                        None => host.sessions(None).map(|list| list.into_iter().map(|s| (s, None)).collect()),
-                    };
-                    app.show_sessions(found.map_err(|e| e.to_string()));
+                    app.show_sessions(listed(&host, words.as_deref()));
                     None
                 }
                 Some(Action::Subagents(pick)) => {
@@ -305,6 +350,17 @@ pub async fn run(open: Open, host: Arc<Host>, mut app: App, month: Option<MonthS
     crossterm::execute!(std::io::stdout(), DisableBracketedPaste, DisableFocusChange)?;
     crossterm::terminal::disable_raw_mode()?;
     // What the turn answered is stored; the session's hold on it is let go.
+    let id = session.id().to_owned();
     let _ = tokio::time::timeout(Duration::from_secs(5), session.close()).await;
-    result
+    let said = host.session(&id).ok().flatten().is_some_and(|s| s.messages > 0);
+    result.map(|()| said.then_some(id))
+}
+
+/// The stored sessions (newest first), or those whose words match.
+fn listed(host: &Host, words: Option<&str>) -> Result<Vec<(lembas_core::StoredSession, Option<String>)>, String> {
+    let found = match words {
+        Some(w) => host.search(w).map(|hits| hits.into_iter().map(|h| (h.session, Some(h.snippet))).collect()),
+        None => host.sessions(None).map(|list| list.into_iter().map(|s| (s, None)).collect()),
+    };
+    found.map_err(|e| e.to_string())
 }

@@ -188,6 +188,7 @@ pub fn card_lines(app: &App, card: &Card, width: u16, room: u16, theme: Theme) -
                 .collect();
             (words(&q.question, bold), options, Vec::new())
         }
+        Card::Pick(picker) => return picker_lines(picker, cols, usize::from(room), theme),
         Card::Plan(plan) => (
             Vec::new(),
             words(plan, Style::default()),
@@ -221,6 +222,38 @@ pub fn card_lines(app: &App, card: &Card, width: u16, room: u16, theme: Theme) -
     lines
 }
 
+/// A picker: what was typed, then the items it leaves, a window of them around the chosen one.
+fn picker_lines(picker: &crate::picker::Picker, cols: usize, room: usize, theme: Theme) -> Vec<Line<'static>> {
+    let dim = theme.fg(Color::DarkGray);
+    let listed = picker.listed();
+    let mut lines = vec![Line::from(vec![
+        Span::styled("› ", dim),
+        Span::raw(picker.filter.clone()),
+        Span::styled(format!("   {} of {} · type to narrow, Enter chooses", listed.len(), picker.items.len()), dim),
+    ])];
+    let rows = room.saturating_sub(1).max(1);
+    let first = picker.selected.saturating_sub(rows - 1);
+    for (i, item) in listed.iter().enumerate().skip(first).take(rows) {
+        let chosen = i == picker.selected;
+        let mark = if chosen { "▸ " } else { "  " };
+        let label_style =
+            if chosen { Style::default().add_modifier(Modifier::BOLD | Modifier::REVERSED) } else { Style::default() };
+        let mut text: String = format!("{mark}{}", item.label);
+        let mut spans = vec![Span::styled(text.clone(), label_style)];
+        if !item.detail.is_empty() {
+            let room = cols.saturating_sub(unicode_width::UnicodeWidthStr::width(text.as_str()) + 3);
+            let detail: String = item.detail.chars().take(room).collect();
+            text = format!("  {detail}");
+            spans.push(Span::styled(text, dim));
+        }
+        lines.push(Line::from(spans));
+    }
+    if listed.is_empty() {
+        lines.push(Line::from(Span::styled("  nothing matches", dim)));
+    }
+    lines
+}
+
 /// A diff (or a new file's content) as coloured rows: added lines green, removed red.
 fn diff_lines(diff: &str, cols: usize, theme: Theme) -> Vec<Line<'static>> {
     rows::lines(
@@ -248,6 +281,7 @@ fn draw_card(frame: &mut Frame, app: &App, card: &Card, area: Rect, theme: Theme
         Card::LooserMode(_) => " Looser mode ".to_owned(),
         Card::Question(_) => " Question ".to_owned(),
         Card::Plan(_) => " The plan ".to_owned(),
+        Card::Pick(picker) => format!(" {} ", picker.title),
     };
     let frame_ = Frame_::default()
         .borders(Borders::ALL)

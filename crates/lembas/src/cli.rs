@@ -39,6 +39,32 @@ pub struct Cli {
     /// Run one turn headless and print the answer: `lembas -p "…"` is `lembas run "…"`.
     #[arg(short = 'p', long = "print", num_args = 1.., value_name = "PROMPT")]
     pub print: Option<Vec<String>>,
+    #[command(flatten)]
+    pub ui: UiArgs,
+}
+
+/// How the terminal UI opens (`lembas` with no command).
+#[derive(Debug, Default, clap::Args)]
+pub struct UiArgs {
+    /// Open on this project's most recent session.
+    #[arg(short = 'c', long = "continue", conflicts_with = "resume")]
+    pub continue_last: bool,
+    /// Open on a stored session by its id (or a unique start of it); with no id, choose one
+    /// from a list.
+    #[arg(long, num_args = 0..=1, default_missing_value = "", value_name = "ID")]
+    pub resume: Option<String>,
+    /// The model (its id or name); default: a resumed session's own, else the configured one.
+    #[arg(long)]
+    pub model: Option<String>,
+    /// The permission mode: manual, edit, auto or plan.
+    #[arg(long)]
+    pub mode: Option<String>,
+    /// The effort level (one of the model's levels).
+    #[arg(long)]
+    pub effort: Option<String>,
+    /// A first prompt, sent as the UI opens: `lembas "fix the tests"`.
+    #[arg(value_name = "PROMPT")]
+    pub prompt: Vec<String>,
 }
 
 #[derive(Debug, Subcommand)]

@@ -74,7 +74,7 @@ fn main() -> ExitCode {
         match cli.command {
             None => match cli.print {
                 Some(prompt) => run::run(cli::RunArgs::one_shot(prompt)).await,
-                None => tui::tui().await,
+                None => tui::tui(cli.ui).await,
             },
             Some(Command::Run(args)) => run::run(args).await,
             Some(Command::Sessions { action, json }) => sessions::sessions(action, json),

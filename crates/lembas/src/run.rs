@@ -105,22 +105,8 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
         eprintln!("lembas: {note}");
     }
     let host = start.host.clone();
-    let resume_id = if args.continue_last {
-        let canonical = std::fs::canonicalize(&project.root).unwrap_or(project.root.clone());
-        let latest = host.sessions(Some(&canonical.display().to_string()))?.into_iter().next();
-        Some(latest.ok_or_else(|| Failure::new(exit::USAGE, "no earlier session in this project to continue"))?.id)
-    } else if let Some(id) = &args.resume {
-        Some(setup::find_session(&host, id)?)
-    } else {
-        None
-    };
-    // A resumed session stays on its own model unless another is named.
-    let stored_model = match &resume_id {
-        Some(id) => host.session(id)?.map(|r| r.model).filter(|m| login.model(m).is_some()),
-        None => None,
-    };
-    let model =
-        setup::choose_model(login, args.model.as_deref().or(stored_model.as_deref()).or(config.model.as_deref()))?;
+    let resume_id = setup::resume_id(&host, &project.root, args.continue_last, args.resume.as_deref())?;
+    let model = setup::start_model(&host, login, args.model.as_deref(), resume_id.as_deref(), config.model.as_deref())?;
     let effort = args.effort.clone().or(config.effort.clone());
     if let Some(level) = &effort
         && !model.levels().contains(level)

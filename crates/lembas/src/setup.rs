@@ -199,6 +199,40 @@ pub fn start_notes(root: &Path, standing: Standing) -> Vec<String> {
 
 /// The one session `prefix` names, or why not: none starts so, or several do (listed, so the
 /// person can give more of the id).
+/// The session to go on with: this project's most recent (`--continue`), or one by its id or a
+/// unique start of it (`--resume ID`); `None` for a new one.
+pub fn resume_id(
+    host: &lembas_core::Host,
+    root: &std::path::Path,
+    continue_last: bool,
+    resume: Option<&str>,
+) -> Result<Option<String>, Failure> {
+    if continue_last {
+        let canonical = std::fs::canonicalize(root).unwrap_or(root.to_path_buf());
+        let latest = host.sessions(Some(&canonical.display().to_string()))?.into_iter().next();
+        return Ok(Some(
+            latest.ok_or_else(|| Failure::new(exit::USAGE, "no earlier session in this project to continue"))?.id,
+        ));
+    }
+    resume.filter(|id| !id.is_empty()).map(|id| find_session(host, id)).transpose()
+}
+
+/// The model a session starts on: the one named, else a resumed session's own (while the login
+/// still offers it), else the configured one.
+pub fn start_model(
+    host: &lembas_core::Host,
+    login: &Login,
+    named: Option<&str>,
+    resume: Option<&str>,
+    configured: Option<&str>,
+) -> Result<ModelInfo, Failure> {
+    let stored = match resume {
+        Some(id) => host.session(id)?.map(|r| r.model).filter(|m| login.model(m).is_some()),
+        None => None,
+    };
+    choose_model(login, named.or(stored.as_deref()).or(configured))
+}
+
 pub fn find_session(host: &lembas_core::Host, prefix: &str) -> Result<String, Failure> {
     let ids = host.ids_starting(prefix, 6).map_err(|e| Failure::new(exit::FAILED, e.to_string()))?;
     match ids.as_slice() {

@@ -28,7 +28,7 @@ fn ask_trust(home: &lembas_config::Home, root: &std::path::Path) -> Result<(), F
     trust.save(home).map_err(|e| Failure::new(exit::FAILED, e.to_string()))
 }
 
-pub async fn tui() -> Result<u8, Failure> {
+pub async fn tui(args: crate::cli::UiArgs) -> Result<u8, Failure> {
     if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
         return Err(Failure::new(
             exit::USAGE,
@@ -37,23 +37,36 @@ pub async fn tui() -> Result<u8, Failure> {
     }
     let start = setup::Startup::load()?;
     let (config, login) = (&start.config, &start.login);
-    setup::check_config_model(&start.home, config, login)?;
+    if args.model.is_none() {
+        setup::check_config_model(&start.home, config, login)?;
+    }
     let cwd = std::env::current_dir().map_err(|e| Failure::new(exit::FAILED, format!("no current directory: {e}")))?;
     let root = setup::project_root(&cwd);
     let canonical = std::fs::canonicalize(&root).unwrap_or(root.clone());
     ask_trust(&start.home, &canonical)?;
     let project = start.project(root)?;
-    let model = setup::choose_model(login, config.model.as_deref())?;
-    let mode = setup::choose_mode(config.mode.as_deref())?;
+    let host = start.host.clone();
+    let resume = setup::resume_id(&host, &project.root, args.continue_last, args.resume.as_deref())?;
+    let model = setup::start_model(&host, login, args.model.as_deref(), resume.as_deref(), config.model.as_deref())?;
+    let mode = setup::choose_mode(args.mode.as_deref().or(config.mode.as_deref()))?;
+    let effort = args.effort.clone().or(config.effort.clone());
+    if let Some(level) = &effort
+        && !model.levels().contains(level)
+    {
+        return Err(Failure::new(
+            exit::USAGE,
+            format!("{} has no effort level {level}; its levels: {}", model.id, model.levels().join(", ")),
+        ));
+    }
     // 0: not known (the status bar and /context say so).
     let window = model.context.or(config.context_window).unwrap_or(0);
-    let mut app = lembas_tui::App::new(model.display_name(), mode, config.effort.clone(), window);
+    let mut app = lembas_tui::App::new(model.display_name(), mode, effort.clone(), window);
     app.models = login.models.clone();
     app.compact_at = config.compact_at();
     app.notify = config.notify.unwrap_or(true);
     app.files = lembas_tools::project_files(&canonical, 50_000);
-    let cfg = start.project_session(&project, model, config.effort.clone(), mode);
-    let host = start.host.clone();
+    app.root = Some(canonical.clone());
+    let cfg = start.project_session(&project, model, effort, mode);
     let opener = host.clone();
     let root = project.root.clone();
     let open: lembas_tui::Open = Box::new(move |id| {
@@ -72,9 +85,18 @@ pub async fn tui() -> Result<u8, Failure> {
         });
         source
     });
-    lembas_tui::run(open, host, app, month)
+    let prompt = args.prompt.join(" ");
+    let begin = lembas_tui::Begin {
+        resume,
+        pick_session: args.resume.as_deref() == Some(""),
+        prompt: (!prompt.trim().is_empty()).then_some(prompt),
+    };
+    let left = lembas_tui::run(open, host, app, month, begin)
         .await
         .map_err(|e| Failure::new(exit::FAILED, format!("the terminal failed: {e}")))?;
     start.finish(Some(&project)).await;
+    if let Some(id) = left {
+        println!("Go on with this session: lembas --resume {id}");
+    }
     Ok(exit::OK)
 }

@@ -1,0 +1,172 @@
+//! Pickers: a list to choose from with the arrows, narrowed by typing — models, effort levels,
+//! modes, stored sessions.
+
+use crossterm::event::{KeyCode, KeyEvent};
+use lembas_core::{Mode, StoredSession};
+
+use crate::app::{Action, App, Card};
+
+/// What choosing an item does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Pick {
+    Model(String),
+    Effort(String),
+    Mode(Mode),
+    Session(String),
+}
+
+/// One choice: what it is called, a word about it, and what choosing it does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Item {
+    pub label: String,
+    pub detail: String,
+    pub pick: Pick,
+}
+
+/// A list being chosen from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Picker {
+    pub title: String,
+    pub items: Vec<Item>,
+    /// What was typed: only items whose label or detail hold every word of it are listed.
+    pub filter: String,
+    /// The chosen one's place among those listed.
+    pub selected: usize,
+}
+
+impl Picker {
+    pub fn new(title: &str, items: Vec<Item>, current: Option<&str>) -> Picker {
+        let selected = current.and_then(|c| items.iter().position(|i| i.label == c)).unwrap_or(0);
+        Picker { title: title.to_owned(), items, filter: String::new(), selected }
+    }
+
+    /// The items the filter leaves, in their order.
+    pub fn listed(&self) -> Vec<&Item> {
+        let words: Vec<String> = self.filter.split_whitespace().map(str::to_lowercase).collect();
+        self.items
+            .iter()
+            .filter(|item| {
+                let text = format!("{} {}", item.label, item.detail).to_lowercase();
+                words.iter().all(|w| text.contains(w.as_str()))
+            })
+            .collect()
+    }
+}
+
+/// How long ago, in a word or two.
+pub fn age(then_ms: i64, now_ms: i64) -> String {
+    let minutes = (now_ms - then_ms).max(0) / 60_000;
+    match minutes {
+        0 => "just now".into(),
+        1..60 => format!("{minutes} min ago"),
+        60..1440 => format!("{} h ago", minutes / 60),
+        _ => format!("{} days ago", minutes / 1440),
+    }
+}
+
+/// Stored sessions as items: title, then how long ago and where.
+pub fn session_items(sessions: &[(StoredSession, Option<String>)], now_ms: i64) -> Vec<Item> {
+    sessions
+        .iter()
+        .map(|(s, snippet)| {
+            let place = std::path::Path::new(&s.project)
+                .file_name()
+                .map_or(s.project.clone(), |n| n.to_string_lossy().into_owned());
+            let mut detail = format!("{} · {place} · {} messages", age(s.updated_at, now_ms), s.messages);
+            if let Some(snippet) = snippet {
+                detail.push_str(&format!(" · {}", snippet.replace('\n', " ")));
+            }
+            Item { label: s.title.clone(), detail, pick: Pick::Session(s.id.clone()) }
+        })
+        .collect()
+}
+
+impl App {
+    /// Opens a picker (over the input; a waiting ask shows after it).
+    pub fn open_picker(&mut self, picker: Picker) {
+        if picker.items.is_empty() {
+            self.finished.push(crate::app::Block::Notice(format!("{}: there is nothing to choose.", picker.title)));
+            return;
+        }
+        self.card = Some(Card::Pick(picker));
+    }
+
+    /// A key while a picker is open.
+    pub(crate) fn picker_key(&mut self, key: KeyEvent) -> Option<Action> {
+        let Some(Card::Pick(picker)) = self.card.as_mut() else { return None };
+        let count = picker.listed().len();
+        match key.code {
+            KeyCode::Esc => {
+                self.card = None;
+                self.next_card();
+                None
+            }
+            KeyCode::Up => {
+                picker.selected = picker.selected.checked_sub(1).unwrap_or(count.saturating_sub(1));
+                None
+            }
+            KeyCode::Down | KeyCode::Tab => {
+                picker.selected = if picker.selected + 1 >= count { 0 } else { picker.selected + 1 };
+                None
+            }
+            KeyCode::Backspace => {
+                picker.filter.pop();
+                picker.selected = 0;
+                None
+            }
+            KeyCode::Char(c) => {
+                picker.filter.push(c);
+                picker.selected = 0;
+                None
+            }
+            KeyCode::Enter => {
+                let pick = picker.listed().get(picker.selected).map(|item| item.pick.clone())?;
+                self.card = None;
+                let action = self.picked(pick);
+                self.next_card();
+                action
+            }
+            _ => None,
+        }
+    }
+
+    /// What choosing does: the same as the command typed with its argument.
+    fn picked(&mut self, pick: Pick) -> Option<Action> {
+        match pick {
+            Pick::Model(id) => self.choose_model(&id),
+            Pick::Effort(level) => {
+                self.effort = Some(level.clone());
+                Some(Action::SetEffort(Some(level)))
+            }
+            Pick::Mode(mode) => self.switch_mode(mode),
+            Pick::Session(id) => Some(Action::Open(Some(id))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn item(label: &str, detail: &str) -> Item {
+        Item { label: label.into(), detail: detail.into(), pick: Pick::Effort(label.into()) }
+    }
+
+    #[test]
+    fn typing_narrows_the_list_by_every_word() {
+        let mut picker =
+            Picker::new("x", vec![item("fix the parser", "2 h ago · api"), item("add tests", "api")], None);
+        assert_eq!(picker.listed().len(), 2);
+        picker.filter = "API parser".into();
+        let listed: Vec<&str> = picker.listed().iter().map(|i| i.label.as_str()).collect();
+        assert_eq!(listed, ["fix the parser"]);
+    }
+
+    #[test]
+    fn ages_read_as_people_say_them() {
+        assert_eq!(age(0, 30_000), "just now");
+        assert_eq!(age(0, 5 * 60_000), "5 min ago");
+        assert_eq!(age(0, 3 * 3_600_000), "3 h ago");
+        assert_eq!(age(0, 49 * 3_600_000), "2 days ago");
+    }
+}
