@@ -478,12 +478,13 @@ impl Session {
                 message: Message::Tool { tool_call_id: call.id.clone(), content: text },
                 turn: false,
                 summary: false,
+                failed: is_error,
                 wire: Default::default(),
             });
         }
         if !images.is_empty() {
             let message = Message::User { content: "[The images the results above refer to:]".into(), images };
-            entries.push(Entry { message, turn: false, summary: false, wire: Default::default() });
+            entries.push(Entry { message, turn: false, summary: false, failed: false, wire: Default::default() });
         }
         (entries, results)
     }

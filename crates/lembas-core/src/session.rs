@@ -143,6 +143,9 @@ pub(crate) struct Entry {
     /// A compaction's summary: the history starts afresh here.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub summary: bool,
+    /// A tool result that failed or was refused (drawn so when the session is read back).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub failed: bool,
     /// Its wire form, made once (a message never changes once sent).
     #[serde(skip)]
     pub wire: WireCache,
@@ -167,7 +170,7 @@ impl PartialEq for WireCache {
 
 impl Entry {
     pub fn user(content: String, turn: bool) -> Entry {
-        Entry { message: Message::user(content), turn, summary: false, wire: WireCache::default() }
+        Entry { message: Message::user(content), turn, summary: false, failed: false, wire: WireCache::default() }
     }
 
     fn kind(&self) -> Kind {

@@ -48,7 +48,7 @@ pub(crate) fn transcript_of(history: &[Entry]) -> Vec<Event> {
                     tool,
                     result_id: None,
                     text: content.clone(),
-                    is_error: false,
+                    is_error: entry.failed,
                     diffs: Vec::new(),
                 });
             }
@@ -98,6 +98,7 @@ pub(crate) fn repair(mut history: Vec<Entry>) -> Vec<Entry> {
             },
             turn: false,
             summary: false,
+            failed: true,
             wire: Default::default(),
         })
         .collect();

@@ -289,6 +289,7 @@ impl Session {
                 },
                 turn: false,
                 summary: false,
+                failed: false,
                 wire: Default::default(),
             };
             if reply.tool_calls.is_empty() {
@@ -430,6 +431,7 @@ impl Session {
                 message: Message::Assistant { content: reply.text.clone(), reasoning: None, tool_calls: Vec::new() },
                 turn: false,
                 summary: false,
+                failed: false,
                 wire: Default::default(),
             },
         ];
@@ -487,8 +489,13 @@ impl Session {
             content.push_str("\n\n");
             content.push_str(&table);
         }
-        self.history =
-            vec![Entry { message: Message::user(content), turn: true, summary: true, wire: Default::default() }];
+        self.history = vec![Entry {
+            message: Message::user(content),
+            turn: true,
+            summary: true,
+            failed: false,
+            wire: Default::default(),
+        }];
         // The new prompt says what stands now; the next message says the date again.
         self.remake_prompt(None);
         self.state.last_input = 0;

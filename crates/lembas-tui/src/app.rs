@@ -20,7 +20,18 @@ pub enum Block {
     User(String),
     Assistant(String),
     Thinking(String),
-    Tool { call_id: String, tool: String, title: String, state: ToolState, summary: String },
+    Tool {
+        call_id: String,
+        tool: String,
+        title: String,
+        state: ToolState,
+        /// What came of it, in a line (while it runs: what a subagent does now).
+        summary: String,
+        /// What is shown under the summary: a change's diff or a command's output, folded.
+        shown: String,
+        /// The result whole (without its id bracket), for the transcript view.
+        body: String,
+    },
     Notice(String),
     Error(String),
 }
@@ -108,8 +119,12 @@ pub struct App {
     pub models: Vec<ModelInfo>,
     /// The share of the window at which compaction starts.
     pub compact_at: f64,
-    /// The last block shown folded, whole: (what it is, its text), for Ctrl-O.
-    pub expandable: Option<(String, String)>,
+    /// Every block written so far, for the transcript view (Ctrl-O), which shows each whole.
+    pub transcript: Vec<Block>,
+    /// The transcript view is open, scrolled this many rows up from its end.
+    pub viewing: Option<usize>,
+    /// The transcript view's page (rows on screen) and how far up it can scroll, as last drawn.
+    pub view_size: (usize, usize),
     /// Background jobs running (commands; subagents are counted apart).
     pub jobs: usize,
     /// Subagents working in the background.
@@ -247,11 +262,6 @@ impl App {
 
     fn flush_live(&mut self) {
         if let Some(block) = self.live.take() {
-            if let Block::Thinking(text) = &block
-                && crate::view::thinking_folds(text)
-            {
-                self.expandable = Some(("reasoning".into(), text.clone()));
-            }
             self.finished.push(block);
         }
     }
@@ -268,14 +278,12 @@ impl App {
         }
     }
 
-    /// Ctrl-O: the last folded block, whole, into the conversation.
+    /// Ctrl-O: opens the transcript view (every block whole, scrolled to its end), or closes it.
     pub(crate) fn expand(&mut self) {
-        match self.expandable.take() {
-            Some((what, text)) => {
-                self.finished.push(Block::Notice(format!("── {what}, in full ──\n{}", text.trim_end())))
-            }
-            None => self.finished.push(Block::Notice("Nothing folded to show.".into())),
-        }
+        self.viewing = match self.viewing {
+            Some(_) => None,
+            None => Some(0),
+        };
     }
 
     /// What a subagent's event changes: its task's block shows what it does now, and its
@@ -334,7 +342,7 @@ impl App {
                     self.live = Some(Block::Thinking(delta.clone()));
                 }
             },
-            Event::ToolStart { call_id, tool, title, .. } => {
+            Event::ToolStart { call_id, tool, title, args, .. } => {
                 self.flush_live();
                 // A command the person runs themselves keeps the session busy (Esc stops it).
                 if call_id.starts_with("person-") {
@@ -343,9 +351,11 @@ impl App {
                 self.running.push(Block::Tool {
                     call_id: call_id.clone(),
                     tool: tool.clone(),
-                    title: title.clone(),
+                    title: crate::tools::title(tool, title, args),
                     state: ToolState::Running,
                     summary: String::new(),
+                    shown: String::new(),
+                    body: String::new(),
                 });
             }
             Event::ToolEnd { call_id, text, .. } | Event::ToolDenied { call_id, reason: text, .. } => {
@@ -358,18 +368,15 @@ impl App {
                     self.running.iter().position(|b| matches!(b, Block::Tool { call_id: id, .. } if id == call_id));
                 if let Some(position) = position {
                     let mut block = self.running.remove(position);
-                    if let Block::Tool { tool, title, state, summary, .. } = &mut block {
-                        *state = if failed { ToolState::Failed } else { ToolState::Done };
+                    if let Block::Tool { tool, state, summary, shown, body, .. } = &mut block {
+                        *summary = crate::tools::summary(tool, text, failed);
+                        let ran_badly = failed || crate::tools::summary_fails(tool, summary);
+                        *state = if ran_badly { ToolState::Failed } else { ToolState::Done };
+                        *body = crate::tools::body(text).to_owned();
                         // A change shows its diff and a command its output, folded past a dozen
-                        // lines; anything else its first line.
-                        let (shown, folded) = if (is_change(tool) && !failed) || tool == "bash" {
-                            fold(text)
-                        } else {
-                            (summary_of(text), false)
-                        };
-                        *summary = shown;
-                        if folded {
-                            self.expandable = Some((format!("{tool} {title}"), body_of(text).to_owned()));
+                        // lines; anything else its summary alone.
+                        if !failed && (is_change(tool) || tool == "bash") {
+                            *shown = fold(text);
                         }
                     }
                     self.finished.push(block);
@@ -543,10 +550,6 @@ impl App {
 
     /// Shows an approval card (the engine waits for [`Action::Answer`]).
     pub fn ask(&mut self, request: ApprovalRequest) {
-        // Ctrl-O shows what is asked about whole, however much of it the card has room for.
-        if let Some(preview) = &request.preview {
-            self.expandable = Some((format!("{} {}", request.tool, request.title), preview.clone()));
-        }
         self.card = Some(Card::Approval(request));
         if self.notify && !self.focused {
             self.to_notify = Some(format!("lembas: {} — waiting for your answer", self.title));
@@ -608,43 +611,15 @@ pub fn is_change(tool: &str) -> bool {
 /// Lines of a diff or a command's output shown before the rest folds.
 const SHOWN_LINES: usize = 12;
 
-/// A result without its id bracket line.
-fn body_of(text: &str) -> &str {
-    match text.split_once('\n') {
-        Some((first, rest)) if first.starts_with('[') => rest,
-        _ if text.starts_with('[') => "",
-        _ => text,
-    }
-}
-
-/// A diff or a command's output (without its bracket), its first lines: what is shown, and
-/// whether the rest was folded.
-fn fold(text: &str) -> (String, bool) {
-    let lines: Vec<&str> = body_of(text).lines().collect();
-    if lines.is_empty() {
-        return (summary_of(text), false);
-    }
+/// A diff or a command's output (without its bracket), its first lines, and a line saying how
+/// many more there are (the transcript view, Ctrl-O, shows them).
+fn fold(text: &str) -> String {
+    let lines: Vec<&str> = crate::tools::body(text).lines().collect();
     let mut shown: Vec<String> = lines.iter().take(SHOWN_LINES).map(|l| (*l).to_owned()).collect();
-    let folded = lines.len() > SHOWN_LINES;
-    if folded {
+    if lines.len() > SHOWN_LINES {
         shown.push(format!("… {} more lines (Ctrl-O shows all)", lines.len() - SHOWN_LINES));
     }
-    (shown.join("\n"), folded)
-}
-
-/// A result's first line, without its id bracket.
-pub(crate) fn summary_of(text: &str) -> String {
-    let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-    let body = match first.strip_prefix('[').and_then(|rest| rest.split_once(']')) {
-        Some((_, rest)) if rest.trim().is_empty() => text.lines().nth(1).unwrap_or(""),
-        Some((_, rest)) => rest.trim(),
-        None => first,
-    };
-    let mut s: String = body.chars().take(100).collect();
-    if body.chars().count() > 100 {
-        s.push('…');
-    }
-    s
+    shown.join("\n")
 }
 
 #[cfg(test)]

@@ -27,6 +27,10 @@ impl App {
         }
         self.quit_armed = false;
         self.hint = None;
+        if self.viewing.is_some() {
+            self.transcript_key(key);
+            return None;
+        }
         if ctrl && key.code == KeyCode::Char('o') {
             self.expand();
             return None;

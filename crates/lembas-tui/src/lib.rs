@@ -16,6 +16,8 @@ pub mod picker;
 pub mod rows;
 mod scrollback;
 mod subagents;
+pub mod tools;
+pub mod transcript;
 pub mod view;
 
 use std::future::Future;
@@ -28,7 +30,7 @@ use crossterm::event::{
     DisableBracketedPaste, DisableFocusChange, EnableBracketedPaste, EnableFocusChange, Event as Term, EventStream,
     KeyEventKind,
 };
-use crossterm::terminal::{Clear, ClearType};
+use crossterm::terminal::{Clear, ClearType, EnterAlternateScreen, LeaveAlternateScreen};
 use futures::StreamExt;
 use lembas_core::{Answer, Command, Event, Host, Opened};
 use ratatui::backend::CrosstermBackend;
@@ -149,6 +151,10 @@ pub async fn run(
     let mut known_size = terminal.size()?;
     // The last block written was a tool call's.
     let mut after_tools = false;
+    // The transcript view's screen while it is open, and its lines as last made (for what).
+    let mut full: Option<Terminal<CrosstermBackend<std::io::Stdout>>> = None;
+    let mut shown: Vec<ratatui::text::Line<'static>> = Vec::new();
+    let mut shown_for: Option<(u16, usize, bool, usize)> = None;
     let result: std::io::Result<()> = async {
         loop {
             let size = terminal.size()?;
@@ -177,19 +183,43 @@ pub async fn run(
                 known_size = size;
             }
             let width = size.width;
-            if !app.finished.is_empty() {
+            if app.viewing.is_some() {
+                // The transcript view, on the alternate screen; the conversation waits under it.
+                if full.is_none() {
+                    crossterm::execute!(std::io::stdout(), EnterAlternateScreen)?;
+                    full = Some(Terminal::new(CrosstermBackend::new(std::io::stdout()))?);
+                }
+                let key = (width, app.transcript.len() + app.finished.len(), app.live.is_some(), app.running.len());
+                if shown_for != Some(key) {
+                    shown = transcript::transcript_lines(&app, width, theme);
+                    shown_for = Some(key);
+                }
+                let from_end = app.viewing.unwrap_or(0);
+                let mut most = 0;
+                if let Some(full) = full.as_mut() {
+                    full.draw(|frame| most = transcript::draw(frame, &shown, from_end, theme))?;
+                }
+                app.view_size = (usize::from(size.height.saturating_sub(2)).max(1), most);
+            } else if full.take().is_some() {
+                crossterm::execute!(std::io::stdout(), LeaveAlternateScreen)?;
+                shown_for = None;
+                terminal.clear()?;
+            }
+            if app.viewing.is_none() && !app.finished.is_empty() {
                 // Finished blocks go above the live area as text the terminal wraps itself: the
                 // live area is blanked (the cursor is parked on its first row), the rows written
                 // there, and the live area starts again under them.
                 let mut rows: Vec<Row> = Vec::new();
-                for block in app.finished.drain(..) {
+                let blocks: Vec<Block> = app.finished.drain(..).collect();
+                for block in &blocks {
                     // Words after tool calls stand apart from them.
                     if after_tools && matches!(block, Block::Assistant(_) | Block::User(_)) {
                         rows.push(Row::blank());
                     }
                     after_tools = matches!(block, Block::Tool { .. });
-                    rows.extend(block_rows(&block, width, theme));
+                    rows.extend(block_rows(block, width, theme));
                 }
+                app.transcript.extend(blocks);
                 let top = terminal.get_frame().area().y;
                 let live = scrollback::write_above(&mut std::io::stdout(), &rows, top, size, LIVE_HEIGHT)?;
                 terminal = Terminal::with_options(
@@ -200,18 +230,20 @@ pub async fn run(
             // The live area as tall as what it holds now.
             let current = terminal.get_frame().area();
             let want = live_height(&app, size.width, size.height);
-            if want != current.height {
+            if app.viewing.is_none() && want != current.height {
                 let live = scrollback::place_live(&mut std::io::stdout(), current, want, size)?;
                 terminal = Terminal::with_options(
                     CrosstermBackend::new(std::io::stdout()),
                     TerminalOptions { viewport: Viewport::Fixed(live) },
                 )?;
             }
-            terminal.draw(|frame| draw(frame, &app, now_ms(), theme))?;
-            // (A completed frame's `area` is the whole terminal; a frame's is the live area.)
-            let top = terminal.get_frame().area().y;
-            terminal.set_cursor_position((0, top))?;
-            ratatui::backend::Backend::flush(terminal.backend_mut())?;
+            if app.viewing.is_none() {
+                terminal.draw(|frame| draw(frame, &app, now_ms(), theme))?;
+                // (A completed frame's `area` is the whole terminal; a frame's is the live area.)
+                let top = terminal.get_frame().area().y;
+                terminal.set_cursor_position((0, top))?;
+                ratatui::backend::Backend::flush(terminal.backend_mut())?;
+            }
             if let Some(message) = app.to_notify.take() {
                 notify(&message);
             }
@@ -343,6 +375,9 @@ pub async fn run(
     // Leave the scrollback as it is: blank the live area and put the cursor at its top, so the
     // shell's prompt comes right after the conversation.
     drop(keys);
+    if full.take().is_some() {
+        crossterm::execute!(std::io::stdout(), LeaveAlternateScreen)?;
+    }
     session.send(Command::Cancel);
     terminal.draw(|frame| frame.render_widget(ratatui::widgets::Clear, frame.area()))?;
     let top = terminal.get_frame().area().y;

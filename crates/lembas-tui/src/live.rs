@@ -111,7 +111,7 @@ pub fn hint_line(app: &App) -> String {
         (_, Some(Writing::EditCommand)) => "Enter runs this command once · Esc goes back to the card".into(),
         (_, Some(_)) => "Enter sends these words · Esc goes back to the card".into(),
         (Some(Card::Question(_)), None) => "A number picks an option · or write an answer and press Enter".into(),
-        (Some(_), None) => "Ctrl-O shows the whole of what is asked · Ctrl-C twice quits".into(),
+        (Some(_), None) => "Ctrl-O shows all of what is asked · Ctrl-C twice quits".into(),
         (None, None) if app.busy => "Esc stops the turn · Enter adds your words to it · Ctrl-C twice quits".into(),
         (None, None) if app.input.is_empty() => {
             "Enter sends · / commands · @ file · ! shell · Shift-Tab mode · Ctrl-O unfolds".into()
@@ -165,11 +165,11 @@ pub fn card_lines(app: &App, card: &Card, width: u16, room: u16, theme: Theme) -
                 foot.extend(words(&format!("[a] allows {allows} for the rest of this session"), dim));
             }
             let options = if request.once_only {
-                "[y] once  [n] no  [d] no, and say why  (asked every time)"
+                "[y] once  [n] no  [d] no, say why  · asked every time"
             } else if request.tool == "bash" {
-                "[y] once  [a] this session  [n] no  [d] no, and say why  [e] edit the command"
+                "[y] once  [a] this session  [n] no  [d] no, say why  [e] edit the command"
             } else {
-                "[y] once  [a] this session  [n] no  [d] no, and say why"
+                "[y] once  [a] this session  [n] no  [d] no, say why"
             };
             foot.extend(words(options, Style::default()));
             (head, body, foot)

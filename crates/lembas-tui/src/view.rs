@@ -76,7 +76,7 @@ pub fn block_rows(block: &Block, width: u16, theme: Theme) -> Vec<Row> {
             }
             rows
         }
-        Block::Tool { tool, title, state, summary, .. } => {
+        Block::Tool { tool, title, state, summary, shown, .. } => {
             let (mark, color) = match state {
                 ToolState::Running => ("◌", Color::Yellow),
                 ToolState::Done => ("●", Color::Green),
@@ -91,16 +91,24 @@ pub fn block_rows(block: &Block, width: u16, theme: Theme) -> Vec<Row> {
                 ],
                 cols,
             );
+            if !summary.is_empty() {
+                let style = if *state == ToolState::Failed { theme.fg(Color::Red) } else { theme.fg(Color::DarkGray) };
+                rows.extend(hang(
+                    &[Span::styled("  ⎿ ", style)],
+                    &[Span::raw("    ")],
+                    vec![Span::styled(summary.clone(), style)],
+                    cols,
+                ));
+            }
             let diff = crate::app::is_change(tool);
-            for (i, row) in summary.lines().enumerate() {
+            for row in shown.lines() {
                 let style = match row.chars().next() {
                     Some('+') if diff && !row.starts_with("+++") => theme.fg(Color::Green),
                     Some('-') if diff && !row.starts_with("---") => theme.fg(Color::Red),
                     _ => theme.fg(Color::DarkGray),
                 };
-                let lead = if i == 0 { "  ⎿ " } else { "    " };
                 rows.extend(hang(
-                    &[Span::styled(lead, style)],
+                    &[Span::raw("    ")],
                     &[Span::raw("    ")],
                     vec![Span::styled(row.to_owned(), style)],
                     cols,

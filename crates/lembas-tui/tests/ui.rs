@@ -82,7 +82,10 @@ fn a_turn_flows_into_blocks_and_the_progress_line() {
     assert_eq!(blocks[0], ["› fix it", ""]);
     assert_eq!(blocks[1], ["  look first"]);
     assert_eq!(blocks[2], ["Reading the file.", ""]);
-    assert_eq!(blocks[3], ["● edit src/a.rs", "  ⎿ @@ -1 +1 @@", "    -a - b", "    +a + b"]);
+    assert_eq!(
+        blocks[3],
+        ["● edit src/a.rs", "  ⎿ 1 line added, 1 removed", "    @@ -1 +1 @@", "    -a - b", "    +a + b"]
+    );
     assert!(!app.busy);
     assert!(app.last_turn.as_deref().unwrap().ends_with("16020 tokens"));
     assert!(screen(&app, 0).contains("context 50%"));
@@ -369,26 +372,32 @@ fn long_output_folds_and_ctrl_o_shows_it_whole() {
     });
     let block = lines(app.finished.last().unwrap());
     assert_eq!(block[0], "● bash cargo test");
-    assert_eq!(block[1], "  ⎿ -line 1");
-    assert_eq!(block.len(), 1 + 12 + 1, "{block:?}");
-    assert_eq!(block[13], "    … 8 more lines (Ctrl-O shows all)");
+    assert_eq!(block[1], "  ⎿ done, 20 lines of output");
+    assert_eq!(block[2], "    -line 1");
+    assert_eq!(block.len(), 2 + 12 + 1, "{block:?}");
+    assert_eq!(block[14], "    … 8 more lines (Ctrl-O shows all)");
     // A command's output is not a diff: a leading '-' is not coloured as a removal.
     let coloured = block_lines(app.finished.last().unwrap(), 60, Theme { no_color: false });
-    assert_ne!(coloured[1].spans[0].style.fg, Some(ratatui::style::Color::Red));
+    assert_ne!(coloured[2].spans[0].style.fg, Some(ratatui::style::Color::Red));
+    assert_ne!(coloured[2].spans.last().unwrap().style.fg, Some(ratatui::style::Color::Red));
 
+    // Ctrl-O opens the transcript view: every block whole; Esc closes it.
     app.key(KeyEvent::new(KeyCode::Char('o'), KeyModifiers::CONTROL));
-    let Some(Block::Notice(whole)) = app.finished.last() else { panic!() };
-    assert!(whole.starts_with("── bash cargo test, in full ──\n-line 1\n"), "{whole}");
-    assert!(whole.ends_with("-line 20"), "{whole}");
-    app.key(KeyEvent::new(KeyCode::Char('o'), KeyModifiers::CONTROL));
-    assert!(matches!(app.finished.last(), Some(Block::Notice(n)) if n == "Nothing folded to show."));
+    assert_eq!(app.viewing, Some(0));
+    let whole: Vec<String> =
+        lembas_tui::transcript::transcript_lines(&app, 60, Theme { no_color: true }).iter().map(plain).collect();
+    assert!(whole.iter().any(|l| l == "    -line 20"), "{whole:#?}");
+    assert!(!whole.iter().any(|l| l.contains("more lines")), "{whole:#?}");
+    app.key(key(KeyCode::Esc));
+    assert_eq!(app.viewing, None);
 
     // Long reasoning folds too, and comes back whole.
     app.apply(&Event::Reasoning { delta: "one\ntwo\nthree\nfour\nfive".into() });
     app.apply(&Event::Text { delta: "Done.".into() });
     assert_eq!(lines(&app.finished[app.finished.len() - 1])[3], "  … (Ctrl-O shows all)");
-    app.key(KeyEvent::new(KeyCode::Char('o'), KeyModifiers::CONTROL));
-    assert!(matches!(app.finished.last(), Some(Block::Notice(n)) if n.ends_with("four\nfive")));
+    let whole: Vec<String> =
+        lembas_tui::transcript::transcript_lines(&app, 60, Theme { no_color: true }).iter().map(plain).collect();
+    assert!(whole.iter().any(|l| l == "  five"), "{whole:#?}");
 }
 
 #[test]
@@ -505,7 +514,7 @@ fn subagents_lists_the_sessions_subagents_and_shows_one_read_only() {
     let shown: String = app.finished.iter().flat_map(lines).collect::<Vec<_>>().join("\n");
     assert!(shown.contains("subagent \"find the parser\", read-only"), "{shown}");
     assert!(shown.contains("› Where is parse?"), "its brief is drawn as the words that started it: {shown}");
-    assert!(shown.contains("grep fn parse") && shown.contains("src/parse.rs:3: fn parse"), "{shown}");
+    assert!(shown.contains("grep \"fn parse\"") && shown.contains("1 match in 1 file"), "{shown}");
     assert!(shown.contains("parse is at src/parse.rs:3."), "{shown}");
     show(&mut app, Some(2));
     assert!(matches!(app.finished.last(), Some(Block::Error(e)) if e.contains("no subagent 2")));
