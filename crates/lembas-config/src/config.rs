@@ -85,9 +85,90 @@ impl Config {
     }
 }
 
+/// A setting the person changes from the UI (`/settings`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Setting {
+    Mode(String),
+    Model(String),
+    /// `None`: the model's own start level (the key is taken out).
+    Effort(Option<String>),
+    Notify(bool),
+    CompactAt(f64),
+}
+
+/// Writes `settings` into `config.toml`, keeping everything else in it as the person wrote it —
+/// comments, order, other keys. The file is replaced whole only once the new one is written,
+/// and never with one lembas would refuse to read.
+pub fn save_settings(home: &Home, settings: &[Setting]) -> Result<(), StoreError> {
+    let path = home.config_file();
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(StoreError::io(&path, e)),
+    };
+    let invalid = |reason: String| StoreError::Invalid { path: path.display().to_string(), reason };
+    let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| invalid(e.to_string()))?;
+    for setting in settings {
+        match setting {
+            Setting::Mode(mode) => set(&mut doc, "mode", mode.as_str().into()),
+            Setting::Model(model) => set(&mut doc, "model", model.as_str().into()),
+            Setting::Effort(Some(level)) => set(&mut doc, "effort", level.as_str().into()),
+            Setting::Effort(None) => {
+                doc.remove("effort");
+            }
+            Setting::Notify(on) => set(&mut doc, "notify", (*on).into()),
+            Setting::CompactAt(share) => set(&mut doc, "compact_at", ((share * 100.0).round() / 100.0).into()),
+        }
+    }
+    let written = doc.to_string();
+    toml::from_str::<Config>(&written).map_err(|e| invalid(e.to_string()))?;
+    if let Some(folder) = path.parent() {
+        std::fs::create_dir_all(folder).map_err(|e| StoreError::io(folder, e))?;
+    }
+    let fresh = path.with_extension("toml.new");
+    std::fs::write(&fresh, written).map_err(|e| StoreError::io(&fresh, e))?;
+    std::fs::rename(&fresh, &path).map_err(|e| StoreError::io(&path, e))
+}
+
+/// Sets a top-level key, keeping the comment and spacing around a value already there.
+fn set(doc: &mut toml_edit::DocumentMut, key: &str, value: toml_edit::Value) {
+    match doc.get_mut(key).and_then(toml_edit::Item::as_value_mut) {
+        Some(old) => {
+            let decor = old.decor().clone();
+            *old = value;
+            *old.decor_mut() = decor;
+        }
+        None => doc[key] = toml_edit::Item::Value(value),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn settings_are_written_keeping_the_files_comments_and_other_keys() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = Home::under(dir.path());
+        std::fs::create_dir_all(&home.config).unwrap();
+        let before = "# my settings\nmodel = \"a\" # the fast one\neffort = \"low\"\n\n[sandbox]\nnetwork = false\n";
+        std::fs::write(home.config_file(), before).unwrap();
+        save_settings(
+            &home,
+            &[Setting::Model("b".into()), Setting::Effort(None), Setting::Notify(false), Setting::CompactAt(0.7)],
+        )
+        .unwrap();
+        let after = std::fs::read_to_string(home.config_file()).unwrap();
+        assert!(after.starts_with("# my settings\nmodel = \"b\" # the fast one\n"), "{after}");
+        assert!(!after.contains("effort") && after.contains("notify = false") && after.contains("compact_at = 0.7"));
+        assert!(after.contains("[sandbox]\nnetwork = false"), "{after}");
+        let read = Config::load(&home).unwrap();
+        assert_eq!((read.model.as_deref(), read.notify, read.sandbox.network), (Some("b"), Some(false), Some(false)));
+        // A fresh home gets a file of its own.
+        let other = Home::under(&dir.path().join("fresh"));
+        save_settings(&other, &[Setting::Mode("edit".into())]).unwrap();
+        assert_eq!(Config::load(&other).unwrap().mode.as_deref(), Some("edit"));
+    }
 
     #[test]
     fn reads_settings_and_refuses_unknown_keys() {

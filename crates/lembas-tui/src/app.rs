@@ -51,6 +51,8 @@ pub enum Action {
     Reply(String),
     /// The answer to the plan card.
     Plan(lembas_core::PlanVerdict),
+    /// Settings changed in `/settings`: kept in config.toml and applied.
+    Settings(Vec<crate::settings::Change>),
     SetMode(Mode),
     Compact,
     SetModel(ModelInfo),
@@ -79,6 +81,8 @@ pub enum Card {
     Plan(String),
     /// A list to choose from (a model, a level, a mode, a session).
     Pick(crate::picker::Picker),
+    /// `/settings`.
+    Settings(crate::settings::Form),
 }
 
 /// The whole UI state.
@@ -105,6 +109,8 @@ pub struct App {
     /// After a turn: how long it took and its tokens.
     pub last_turn: Option<String>,
     pub quit_armed: bool,
+    /// Leaving was asked for while jobs ran, and they were named: asked again, it leaves.
+    pub exit_asked: bool,
     /// A word about the last key that goes with the next ("Press Ctrl-C again to quit.").
     pub hint: Option<String>,
     pub history: Vec<String>,
@@ -154,6 +160,8 @@ pub struct App {
     pub listed: Vec<String>,
     /// The project's files (relative to its root), for completing and attaching `@path`.
     pub files: Vec<String>,
+    /// Custom slash commands (the person's own, and a trusted project's).
+    pub customs: Vec<crate::custom::Custom>,
     /// The project's root, where `@path` is found.
     pub root: Option<std::path::PathBuf>,
     turn_started: Option<std::time::Instant>,

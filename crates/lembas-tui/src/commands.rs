@@ -5,33 +5,31 @@ use lembas_core::{Mode, ModelInfo};
 use crate::app::{Action, App, Block};
 use crate::picker::{Item, Pick, Picker, session_items};
 
-const HELP: &str = "Enter sends; Esc stops the turn; Ctrl-C twice quits; Shift-Tab changes the mode; Ctrl-O shows the last folded block whole; Up and Down walk the history.\n\
-/help · /mode manual|edit|auto|plan · /model NAME · /effort LEVEL · /context · /usage · /compact · /undo · /rename TITLE · /init\n\
-/sessions · /search WORDS · /resume N · /new · /subagents [N] · /mcp · /clear · /exit";
-
-/// The slash commands, for completion.
-const COMMANDS: [&str; 20] = [
-    "help",
-    "mode",
-    "model",
-    "effort",
-    "context",
-    "usage",
-    "compact",
-    "undo",
-    "rename",
-    "init",
-    "sessions",
-    "search",
-    "resume",
-    "new",
-    "subagents",
-    "mcp",
-    "settings",
-    "clear",
-    "exit",
-    "quit",
+/// The slash commands: name, what it takes, what it does — what `/help` lists and Tab completes.
+pub const COMMANDS: [(&str, &str, &str); 20] = [
+    ("help", "", "these commands and keys"),
+    ("mode", "[manual|edit|auto|plan]", "how much is asked before acting (a list without one)"),
+    ("model", "[NAME]", "another of the login's models (a list without one)"),
+    ("effort", "[LEVEL]", "how hard the model thinks (a list without one)"),
+    ("context", "", "what fills the context window"),
+    ("usage", "", "the tokens used"),
+    ("compact", "", "summarise the conversation to make room"),
+    ("undo", "", "take the last turn back, and the files it changed"),
+    ("rename", "TITLE", "name this session"),
+    ("init", "", "write or update AGENTS.md for this project"),
+    ("sessions", "", "the stored sessions, to go back to one"),
+    ("search", "WORDS", "sessions by what was said in them"),
+    ("resume", "[N|ID]", "go back to a stored session (a list without one)"),
+    ("new", "", "start a new session"),
+    ("subagents", "[N]", "this session's subagents, or one's transcript"),
+    ("mcp", "", "where the MCP servers stand"),
+    ("settings", "", "change and keep settings in config.toml"),
+    ("clear", "", "forget what is waiting to be written above"),
+    ("exit", "", "leave (asks first while jobs run)"),
+    ("quit", "", "the same as /exit"),
 ];
+
+const KEYS: &str = "Enter sends · Shift-Enter or Ctrl-J a new line · Esc stops the turn · Ctrl-C clears, then stops, then quits · Ctrl-D on an empty line quits · Shift-Tab changes the mode · Ctrl-O the transcript · Up and Down the history · Tab completes · @path attaches a file · !command runs a shell command";
 
 /// `/init` where an AGENTS.md is already there: look again and bring it up to date. (Where there
 /// is none, the session's first message already carries the spec's own task, `tasks/init.md`.)
@@ -71,9 +69,9 @@ impl App {
         if let Some(command) = words.strip_prefix('/') {
             let (name, arg) = command.split_once(' ').map_or((command, ""), |(n, a)| (n, a.trim()));
             return match name {
-                "exit" | "quit" => Some(Action::Quit),
+                "exit" | "quit" => self.leave("/exit again"),
                 "help" => {
-                    self.finished.push(Block::Notice(HELP.into()));
+                    self.finished.push(Block::Notice(self.help()));
                     None
                 }
                 "clear" => {
@@ -99,15 +97,7 @@ impl App {
                 "init" => Some(Action::Prompt(INIT.trim().to_owned())),
                 "new" => Some(Action::Open(None)),
                 "settings" => {
-                    self.finished.push(Block::Notice(format!(
-                        "Model {} · effort {} · mode {} · window {} tokens · compaction at {:.0}% · notifications {}\nSettings live in config.toml (see the README).",
-                        self.model,
-                        self.effort.as_deref().unwrap_or("the model's"),
-                        self.mode.map_or("?".to_owned(), |m| m.to_string()),
-                        self.context.1,
-                        self.compact_at * 100.0,
-                        if self.notify { "on" } else { "off" }
-                    )));
+                    self.open_settings();
                     None
                 }
                 "sessions" => Some(Action::List(None)),
@@ -189,13 +179,49 @@ impl App {
                         None
                     }
                 },
-                other => {
-                    self.finished.push(Block::Error(format!("No command /{other}: /help lists them.")));
-                    None
-                }
+                other => match self.customs.iter().find(|c| c.name == other) {
+                    Some(custom) => {
+                        let prompt = crate::custom::expand(custom, arg);
+                        Some(if self.busy { Action::Steer(prompt) } else { Action::Prompt(prompt) })
+                    }
+                    None => {
+                        self.finished.push(Block::Error(format!("No command /{other}: /help lists them.")));
+                        None
+                    }
+                },
             };
         }
         Some(if self.busy { Action::Steer(text) } else { Action::Prompt(text) })
+    }
+
+    /// Leaving: at once, unless jobs or background subagents run — then the first ask names
+    /// them, and `again` (said the same way) leaves.
+    pub(crate) fn leave(&mut self, again: &str) -> Option<Action> {
+        match self.quit_warning() {
+            Some(running) if !self.exit_asked => {
+                self.exit_asked = true;
+                self.finished.push(Block::Notice(format!("{running} {again} stops them and quits.")));
+                None
+            }
+            _ => Some(Action::Quit),
+        }
+    }
+
+    /// `/help`: the keys, the commands, and the custom commands with where each comes from.
+    fn help(&self) -> String {
+        let mut lines = vec![KEYS.to_owned(), String::new()];
+        for (name, args, what) in COMMANDS {
+            let call = if args.is_empty() { format!("/{name}") } else { format!("/{name} {args}") };
+            lines.push(format!("  {call:<34}{what}"));
+        }
+        if !self.customs.is_empty() {
+            lines.push(String::new());
+            lines.push("Custom commands:".into());
+            for custom in &self.customs {
+                lines.push(format!("  {:<34}{} ({})", format!("/{}", custom.name), custom.description, custom.origin));
+            }
+        }
+        lines.join("\n")
     }
 
     /// `/model ID`: the model by its id or name.
@@ -250,7 +276,9 @@ impl App {
         let word = before[start..].to_owned();
         let at_start = start == 0 && !self.input.text().contains('\n');
         let (prefix, choices): (&str, Vec<String>) = if let Some(typed) = word.strip_prefix('/').filter(|_| at_start) {
-            ("/", COMMANDS.iter().filter(|c| c.starts_with(typed)).map(|c| (*c).to_owned()).collect())
+            let names =
+                COMMANDS.iter().map(|(name, ..)| (*name).to_owned()).chain(self.customs.iter().map(|c| c.name.clone()));
+            ("/", names.filter(|c| c.starts_with(typed)).collect())
         } else if let Some(typed) = word.strip_prefix('@') {
             ("@", self.files.iter().filter(|f| f.starts_with(typed)).take(200).cloned().collect())
         } else {

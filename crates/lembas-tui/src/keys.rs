@@ -50,7 +50,7 @@ impl App {
                 self.switch_mode(MODES[(at + 1) % MODES.len()])
             }
             // Ctrl-D on an empty prompt leaves, as in a shell.
-            KeyCode::Char('d') if ctrl && self.input.is_empty() => Some(Action::Quit),
+            KeyCode::Char('d') if ctrl && self.input.is_empty() => self.leave("Ctrl-D again"),
             _ => {
                 match self.input.key(key) {
                     Edit::HistoryBack => self.history_back(),
@@ -134,8 +134,10 @@ impl App {
     /// the input box until Enter sends them or Esc goes back to the card.
     fn card_key(&mut self, key: KeyEvent) -> Option<Action> {
         let card = self.card.clone()?;
-        if matches!(card, Card::Pick(_)) {
-            return self.picker_key(key);
+        match card {
+            Card::Pick(_) => return self.picker_key(key),
+            Card::Settings(_) => return self.settings_key(key),
+            _ => {}
         }
         if let Some(writing) = self.writing {
             return match key.code {

@@ -7,6 +7,7 @@
 
 pub mod app;
 mod commands;
+pub mod custom;
 pub mod editor;
 mod highlight;
 pub mod keys;
@@ -15,6 +16,7 @@ pub mod markdown;
 pub mod picker;
 pub mod rows;
 mod scrollback;
+pub mod settings;
 mod subagents;
 pub mod tools;
 pub mod transcript;
@@ -38,6 +40,7 @@ use ratatui::{Terminal, TerminalOptions, Viewport};
 use tokio::sync::mpsc;
 
 pub use app::{Action, App, Block, Card};
+pub use commands::COMMANDS;
 pub use live::{draw, hint_line, live_height};
 pub use markdown::markdown_rows;
 pub use rows::{Row, plain, wrap};
@@ -90,13 +93,28 @@ fn now_ms() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
 }
 
+/// Keeps settings changed in `/settings` (in config.toml): where they were kept, or why not.
+pub type SaveSettings = Arc<dyn Fn(&[settings::Change]) -> Result<String, String> + Send + Sync>;
+
 /// How the UI begins: on a stored session or a new one, with a first prompt, or with the list
-/// of sessions to choose from.
-#[derive(Debug, Clone, Default)]
+/// of sessions to choose from; and where `/settings` keeps what it changes.
+#[derive(Clone, Default)]
 pub struct Begin {
     pub resume: Option<String>,
     pub prompt: Option<String>,
     pub pick_session: bool,
+    pub save: Option<SaveSettings>,
+}
+
+impl std::fmt::Debug for Begin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Begin")
+            .field("resume", &self.resume)
+            .field("prompt", &self.prompt)
+            .field("pick_session", &self.pick_session)
+            .field("save", &self.save.is_some())
+            .finish()
+    }
 }
 
 /// Runs the UI until the person quits, on sessions `open` opens on `host`. What it answers: the
@@ -315,6 +333,35 @@ pub async fn run(
                     Some(Command::Prompt { text, attachments })
                 }
                 Some(Action::Shell(line)) => Some(Command::Shell { line }),
+                Some(Action::Settings(changes)) => {
+                    match begin.save.as_ref().map(|save| save(&changes)) {
+                        Some(Ok(path)) => app.finished.push(Block::Notice(format!("Settings kept in {path}."))),
+                        Some(Err(e)) => app.finished.push(Block::Error(format!("The settings were not kept: {e}"))),
+                        None => {}
+                    }
+                    for change in changes {
+                        let command = match change {
+                            settings::Change::Mode(mode) => Some(Command::SetMode { mode }),
+                            settings::Change::Model(model) => Some(Command::SetModel { model }),
+                            settings::Change::Effort(level) => Some(Command::SetEffort { level }),
+                            settings::Change::Notify(on) => {
+                                app.notify = on;
+                                None
+                            }
+                            settings::Change::CompactAt(share) => {
+                                app.compact_at = share;
+                                app.finished.push(Block::Notice(
+                                    "Compaction starts at the new share from the next session on.".into(),
+                                ));
+                                None
+                            }
+                        };
+                        if let Some(command) = command {
+                            session.send(command);
+                        }
+                    }
+                    None
+                }
                 Some(Action::Steer(text)) => {
                     app.finished.push(Block::User(text.clone()));
                     Some(Command::Steer { text })

@@ -189,6 +189,7 @@ pub fn card_lines(app: &App, card: &Card, width: u16, room: u16, theme: Theme) -
             (words(&q.question, bold), options, Vec::new())
         }
         Card::Pick(picker) => return picker_lines(picker, cols, usize::from(room), theme),
+        Card::Settings(form) => return settings_lines(form, theme),
         Card::Plan(plan) => (
             Vec::new(),
             words(plan, Style::default()),
@@ -254,6 +255,33 @@ fn picker_lines(picker: &crate::picker::Picker, cols: usize, room: usize, theme:
     lines
 }
 
+/// The settings form: a row a setting, the one the arrows change marked.
+fn settings_lines(form: &crate::settings::Form, theme: Theme) -> Vec<Line<'static>> {
+    let dim = theme.fg(Color::DarkGray);
+    let mut lines: Vec<Line> = form
+        .rows
+        .iter()
+        .enumerate()
+        .map(|(i, row)| {
+            let here = i == form.at;
+            let value = row.choices.get(row.chosen).cloned().unwrap_or_default();
+            let changed = if row.chosen != row.was { " (changed)" } else { "" };
+            let style = if here { Style::default().add_modifier(Modifier::REVERSED) } else { Style::default() };
+            Line::from(vec![
+                Span::raw(if here { "▸ " } else { "  " }),
+                Span::raw(format!("{:<15}", row.name)),
+                Span::styled(format!("‹ {value} ›"), style),
+                Span::styled(changed.to_owned(), dim),
+            ])
+        })
+        .collect();
+    lines.push(Line::from(Span::styled(
+        "↑↓ a setting · ←→ change it · Enter keeps the changes in config.toml · Esc leaves them",
+        dim,
+    )));
+    lines
+}
+
 /// A diff (or a new file's content) as coloured rows: added lines green, removed red.
 fn diff_lines(diff: &str, cols: usize, theme: Theme) -> Vec<Line<'static>> {
     rows::lines(
@@ -282,6 +310,7 @@ fn draw_card(frame: &mut Frame, app: &App, card: &Card, area: Rect, theme: Theme
         Card::Question(_) => " Question ".to_owned(),
         Card::Plan(_) => " The plan ".to_owned(),
         Card::Pick(picker) => format!(" {} ", picker.title),
+        Card::Settings(_) => " Settings ".to_owned(),
     };
     let frame_ = Frame_::default()
         .borders(Borders::ALL)

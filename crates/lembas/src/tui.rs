@@ -66,6 +66,11 @@ pub async fn tui(args: crate::cli::UiArgs) -> Result<u8, Failure> {
     app.notify = config.notify.unwrap_or(true);
     app.files = lembas_tools::project_files(&canonical, 50_000);
     app.root = Some(canonical.clone());
+    // Custom commands: the person's own, and the project's once it is trusted.
+    let builtin: Vec<&str> = lembas_tui::COMMANDS.iter().map(|(name, ..)| *name).collect();
+    let trusted = project.standing == lembas_config::Standing::Trusted;
+    app.customs =
+        lembas_tui::custom::load(&start.home.config.join("commands"), trusted.then_some(canonical.as_path()), &builtin);
     let cfg = start.project_session(&project, model, effort, mode);
     let opener = host.clone();
     let root = project.root.clone();
@@ -90,6 +95,7 @@ pub async fn tui(args: crate::cli::UiArgs) -> Result<u8, Failure> {
         resume,
         pick_session: args.resume.as_deref() == Some(""),
         prompt: (!prompt.trim().is_empty()).then_some(prompt),
+        save: Some(save_settings(start.home.clone())),
     };
     let left = lembas_tui::run(open, host, app, month, begin)
         .await
@@ -99,4 +105,25 @@ pub async fn tui(args: crate::cli::UiArgs) -> Result<u8, Failure> {
         println!("Go on with this session: lembas --resume {id}");
     }
     Ok(exit::OK)
+}
+
+/// `/settings` keeps its changes in this home's `config.toml`.
+fn save_settings(home: lembas_config::Home) -> lembas_tui::SaveSettings {
+    use lembas_config::Setting;
+    use lembas_tui::settings::Change;
+    Arc::new(move |changes: &[Change]| {
+        let settings: Vec<Setting> = changes
+            .iter()
+            .map(|change| match change {
+                Change::Mode(mode) => Setting::Mode(mode.to_string()),
+                Change::Model(model) => Setting::Model(model.clone()),
+                Change::Effort(level) => Setting::Effort(level.clone()),
+                Change::Notify(on) => Setting::Notify(*on),
+                Change::CompactAt(share) => Setting::CompactAt(*share),
+            })
+            .collect();
+        lembas_config::save_settings(&home, &settings)
+            .map(|()| home.config_file().display().to_string())
+            .map_err(|e| e.to_string())
+    })
 }

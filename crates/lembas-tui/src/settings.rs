@@ -1,0 +1,171 @@
+//! `/settings`: a form of the settings a person changes most — mode, model, effort,
+//! notifications, when compaction starts — kept in `config.toml` (its comments and other keys
+//! left as they were) and applied to the session at once.
+
+use crossterm::event::{KeyCode, KeyEvent};
+use lembas_core::{Mode, ModelInfo};
+
+use crate::app::{Action, App, Card};
+
+/// One setting changed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Change {
+    Mode(Mode),
+    Model(String),
+    /// `None`: the model's own start level.
+    Effort(Option<String>),
+    Notify(bool),
+    CompactAt(f64),
+}
+
+/// A row of the form: its choices, the one chosen, and the one it had when the form opened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Row {
+    pub name: &'static str,
+    pub choices: Vec<String>,
+    pub chosen: usize,
+    pub was: usize,
+}
+
+/// The form.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Form {
+    pub rows: Vec<Row>,
+    /// The row the arrows change.
+    pub at: usize,
+}
+
+const MODES: [Mode; 4] = [Mode::Manual, Mode::Edit, Mode::Auto, Mode::Plan];
+const MODEL_DEFAULT: &str = "the model's own";
+
+fn row(name: &'static str, choices: Vec<String>, current: &str) -> Row {
+    let chosen = choices.iter().position(|c| c == current).unwrap_or(0);
+    Row { name, choices, chosen, was: chosen }
+}
+
+fn levels(models: &[ModelInfo], model: &str) -> Vec<String> {
+    let mut choices = vec![MODEL_DEFAULT.to_owned()];
+    if let Some(m) = models.iter().find(|m| m.id == model || m.display_name() == model) {
+        choices.extend(m.levels());
+    }
+    choices
+}
+
+impl Form {
+    /// The form as the app stands now.
+    pub fn of(app: &App) -> Form {
+        let model_id =
+            app.models.iter().find(|m| m.display_name() == app.model).map_or(app.model.clone(), |m| m.id.clone());
+        let mut models: Vec<String> = app.models.iter().map(|m| m.id.clone()).collect();
+        if models.is_empty() {
+            models.push(model_id.clone());
+        }
+        let shares: Vec<String> = (10..=19).map(|n| format!("{}%", n * 5)).collect();
+        Form {
+            rows: vec![
+                row(
+                    "Mode",
+                    MODES.iter().map(Mode::to_string).collect(),
+                    &app.mode.map(|m| m.to_string()).unwrap_or_default(),
+                ),
+                row("Model", models, &model_id),
+                row("Effort", levels(&app.models, &model_id), app.effort.as_deref().unwrap_or(MODEL_DEFAULT)),
+                row("Notifications", vec!["on".into(), "off".into()], if app.notify { "on" } else { "off" }),
+                row("Compaction at", shares, &format!("{}%", (app.compact_at * 20.0).round() as u32 * 5)),
+            ],
+            at: 0,
+        }
+    }
+
+    /// What was changed.
+    pub fn changes(&self) -> Vec<Change> {
+        self.rows
+            .iter()
+            .filter(|r| r.chosen != r.was)
+            .filter_map(|r| {
+                let value = r.choices.get(r.chosen)?.clone();
+                Some(match r.name {
+                    "Mode" => Change::Mode(Mode::parse(&value)?),
+                    "Model" => Change::Model(value),
+                    "Effort" => Change::Effort((value != MODEL_DEFAULT).then_some(value)),
+                    "Notifications" => Change::Notify(value == "on"),
+                    _ => Change::CompactAt(value.trim_end_matches('%').parse::<f64>().ok()? / 100.0),
+                })
+            })
+            .collect()
+    }
+
+    fn step(&mut self, by: isize, models: &[ModelInfo]) {
+        let Some(row) = self.rows.get_mut(self.at) else { return };
+        let count = row.choices.len() as isize;
+        if count == 0 {
+            return;
+        }
+        row.chosen = (row.chosen as isize + by).rem_euclid(count) as usize;
+        // Another model has its own levels.
+        if row.name == "Model" {
+            let model = row.choices[row.chosen].clone();
+            if let Some(effort) = self.rows.iter_mut().find(|r| r.name == "Effort") {
+                effort.choices = levels(models, &model);
+                effort.chosen = 0;
+                effort.was = usize::MAX;
+            }
+        }
+    }
+}
+
+impl App {
+    /// Opens the settings form.
+    pub fn open_settings(&mut self) {
+        self.card = Some(Card::Settings(Form::of(self)));
+    }
+
+    /// A key while the settings form is open.
+    pub(crate) fn settings_key(&mut self, key: KeyEvent) -> Option<Action> {
+        let models = self.models.clone();
+        let Some(Card::Settings(form)) = self.card.as_mut() else { return None };
+        match key.code {
+            KeyCode::Up => form.at = form.at.checked_sub(1).unwrap_or(form.rows.len() - 1),
+            KeyCode::Down | KeyCode::Tab => form.at = (form.at + 1) % form.rows.len(),
+            KeyCode::Left => form.step(-1, &models),
+            KeyCode::Right | KeyCode::Char(' ') => form.step(1, &models),
+            KeyCode::Esc => {
+                self.card = None;
+                self.next_card();
+            }
+            KeyCode::Enter => {
+                let changes = form.changes();
+                self.card = None;
+                self.next_card();
+                return (!changes.is_empty()).then_some(Action::Settings(changes));
+            }
+            _ => {}
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_what_was_changed_is_kept() {
+        let mut app = App::new("m", Mode::Manual, None, 1000);
+        app.models = vec![
+            ModelInfo { id: "m".into(), ..Default::default() },
+            ModelInfo { id: "n".into(), ..Default::default() },
+        ];
+        let mut form = Form::of(&app);
+        assert!(form.changes().is_empty());
+        form.step(1, &app.models);
+        form.at = 1;
+        form.step(1, &app.models);
+        form.at = 4;
+        form.step(-1, &app.models);
+        assert_eq!(
+            form.changes(),
+            [Change::Mode(Mode::Edit), Change::Model("n".into()), Change::Effort(None), Change::CompactAt(0.8)]
+        );
+    }
+}
