@@ -5,96 +5,12 @@
 mod common;
 
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use common::tmux::{open_ui, tmux_available};
 
 use lembas_testkit::{FakeServer, Scripted};
 use serde_json::json;
-
-struct Tmux {
-    name: String,
-}
-
-impl Tmux {
-    fn send(&self, keys: &[&str]) {
-        let mut args = vec!["send-keys", "-t", &self.name];
-        args.extend_from_slice(keys);
-        assert!(Command::new("tmux").args(&args).status().unwrap().success());
-    }
-
-    fn screen(&self) -> String {
-        // The whole pane, its scrollback included.
-        let out = Command::new("tmux").args(["capture-pane", "-p", "-S", "-", "-t", &self.name]).output().unwrap();
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    async fn wait_for(&self, text: &str) -> String {
-        let start = Instant::now();
-        loop {
-            let screen = self.screen();
-            if screen.contains(text) {
-                return screen;
-            }
-            assert!(start.elapsed() < Duration::from_secs(20), "never saw {text:?}; the screen:\n{screen}");
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = Command::new("tmux").args(["kill-session", "-t", &self.name]).status();
-    }
-}
-
-/// A project holding `files` (in manual mode, logged in to `server`), and the real binary opened
-/// in it inside a tmux session of its own, 100×30.
-async fn open_ui(
-    name: &str,
-    server: &FakeServer,
-    files: &[(&str, &str)],
-) -> (Tmux, tempfile::TempDir, std::path::PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    let project = std::fs::canonicalize(dir.path()).unwrap().join("proj");
-    std::fs::create_dir_all(project.join(".git")).unwrap();
-    for (path, text) in files {
-        std::fs::write(project.join(path), text).unwrap();
-    }
-    let home = dir.path().join("home");
-    std::fs::create_dir_all(home.join("config")).unwrap();
-    std::fs::write(home.join("config/config.toml"), "mode = \"manual\"\ncontext_window = 32768\n").unwrap();
-    common::log_in(&home, server).await;
-
-    let tmux = Tmux { name: format!("lembas-test-{name}-{}", std::process::id()) };
-    let command = format!(
-        "sleep 0.3; LEMBAS_HOME={} {}; echo LEMBAS-EXITED-$?; sleep 60",
-        home.display(),
-        env!("CARGO_BIN_EXE_lembas")
-    );
-    let started = Command::new("tmux")
-        .args([
-            "new-session",
-            "-d",
-            "-s",
-            &tmux.name,
-            "-x",
-            "100",
-            "-y",
-            "30",
-            "-c",
-            &project.display().to_string(),
-            &command,
-        ])
-        .status()
-        .unwrap();
-    assert!(started.success());
-    (tmux, dir, project)
-}
-
-fn tmux_available() -> bool {
-    let present = Command::new("tmux").arg("-V").output().is_ok_and(|o| o.status.success());
-    assert!(present || std::env::var_os("LEMBAS_TMUX").is_none(), "LEMBAS_TMUX is set but tmux is missing");
-    present
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_person_asks_for_a_change_approves_it_and_sees_it_happen() {

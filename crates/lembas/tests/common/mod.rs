@@ -2,6 +2,8 @@
 
 #![allow(dead_code)]
 
+pub mod tmux;
+
 use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};
 

@@ -1,0 +1,110 @@
+//! The real binary in tmux against the test kit's fake server. `.ci/run` makes sure tmux is
+//! there and sets `LEMBAS_TMUX`; elsewhere a test runs when tmux is installed and says so when
+//! it is not.
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use lembas_testkit::FakeServer;
+
+pub struct Tmux {
+    pub name: String,
+}
+
+impl Tmux {
+    pub fn send(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", &self.name];
+        args.extend_from_slice(keys);
+        assert!(Command::new("tmux").args(&args).status().unwrap().success());
+    }
+
+    /// The pane with rows the terminal wrapped joined back into their lines (`capture-pane -J`).
+    pub fn joined(&self) -> String {
+        let out =
+            Command::new("tmux").args(["capture-pane", "-p", "-J", "-S", "-", "-t", &self.name]).output().unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    pub fn screen(&self) -> String {
+        // The whole pane, its scrollback included.
+        let out = Command::new("tmux").args(["capture-pane", "-p", "-S", "-", "-t", &self.name]).output().unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    pub async fn wait_for(&self, text: &str) -> String {
+        let start = Instant::now();
+        loop {
+            let screen = self.screen();
+            if screen.contains(text) {
+                return screen;
+            }
+            assert!(start.elapsed() < Duration::from_secs(20), "never saw {text:?}; the screen:\n{screen}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux").args(["kill-session", "-t", &self.name]).status();
+    }
+}
+
+/// A project holding `files` (in manual mode, logged in to `server`), and the real binary opened
+/// in it inside a tmux session of its own, 100×30.
+pub async fn open_ui(
+    name: &str,
+    server: &FakeServer,
+    files: &[(&str, &str)],
+) -> (Tmux, tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let (home, project) = make_project(dir.path(), server, files).await;
+    let tmux = launch(name, &home, &project, "", (100, 30));
+    (tmux, dir, project)
+}
+
+/// A project under `dir` holding `files`, and a home logged in to `server` (manual mode, a
+/// known window): (home, project).
+pub async fn make_project(
+    dir: &std::path::Path,
+    server: &FakeServer,
+    files: &[(&str, &str)],
+) -> (std::path::PathBuf, std::path::PathBuf) {
+    let project = std::fs::canonicalize(dir).unwrap().join("proj");
+    std::fs::create_dir_all(project.join(".git")).unwrap();
+    for (path, text) in files {
+        let path = project.join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    let home = dir.join("home");
+    std::fs::create_dir_all(home.join("config")).unwrap();
+    std::fs::write(home.join("config/config.toml"), "mode = \"manual\"\ncontext_window = 32768\n").unwrap();
+    super::log_in(&home, server).await;
+    (home, project)
+}
+
+/// The real binary, with `args`, opened in `project` in a tmux session of its own of `size`;
+/// when it exits the pane says `LEMBAS-EXITED-<status>`.
+pub fn launch(name: &str, home: &std::path::Path, project: &std::path::Path, args: &str, size: (u16, u16)) -> Tmux {
+    let tmux = Tmux { name: format!("lembas-test-{name}-{}", std::process::id()) };
+    let command = format!(
+        "sleep 0.3; LEMBAS_HOME={} {} {args}; echo LEMBAS-EXITED-$?; sleep 60",
+        home.display(),
+        env!("CARGO_BIN_EXE_lembas")
+    );
+    let started = Command::new("tmux")
+        .args(["new-session", "-d", "-s", &tmux.name, "-x", &size.0.to_string(), "-y", &size.1.to_string(), "-c"])
+        .arg(project)
+        .arg(&command)
+        .status()
+        .unwrap();
+    assert!(started.success());
+    tmux
+}
+
+pub fn tmux_available() -> bool {
+    let present = Command::new("tmux").arg("-V").output().is_ok_and(|o| o.status.success());
+    assert!(present || std::env::var_os("LEMBAS_TMUX").is_none(), "LEMBAS_TMUX is set but tmux is missing");
+    present
+}

@@ -1,0 +1,160 @@
+//! A day with the terminal UI, end to end in tmux at 80 columns: writing a prompt with the
+//! editor's keys, reading a long formatted answer (words whole, Markdown's structure kept),
+//! approving an edit and a long command knowing what they do, `!`, `@file`, a custom command, a
+//! picker — and coming back the next day with `lembas -c`.
+
+mod common;
+
+use std::time::Duration;
+
+use common::tmux::{launch, make_project, tmux_available};
+use lembas_testkit::{FakeServer, Scripted};
+use serde_json::json;
+
+const PARAGRAPH: &str = "This paragraph is long enough to wrap several times at eighty columns, and it carries words like internationalization, supercalifragilistic and https://example.com/a/rather/long/path so that a cut in the middle of any of them would show.";
+
+fn answer() -> String {
+    format!(
+        "## Plan of attack\n\n{PARAGRAPH}\n\nA second paragraph follows after a gap.\n\n1. First step, with enough words in it to wrap onto a second row at this width\n2. Second step\n   - a nested point\n3. Third step\n\n> A quoted remark.\n"
+    )
+}
+
+/// The last user message of the last request the server got.
+fn last_user_message(server: &FakeServer) -> String {
+    let requests = server.chat_requests();
+    let messages = requests.last().unwrap()["messages"].as_array().unwrap().clone();
+    let user = messages.iter().rev().find(|m| m["role"] == "user").unwrap();
+    user["content"].as_str().map(str::to_owned).unwrap_or_else(|| user["content"].to_string())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_answer_reads_whole_and_the_prompt_is_what_the_keys_made() {
+    if !tmux_available() {
+        eprintln!("tmux is not installed: the terminal UI test runs in CI (.ci/run installs tmux)");
+        return;
+    }
+    let server = FakeServer::start(vec![Scripted::text(answer()).with_delay_ms(5)]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let (home, project) = make_project(dir.path(), &server, &[]).await;
+    let tmux = launch("daily-read", &home, &project, "", (80, 24));
+    tmux.wait_for("Trust this project?").await;
+    tmux.send(&["y", "Enter"]);
+    tmux.wait_for("mode: manual").await;
+    // Written with the line editor's keys: to the start, to the end, a word cut and replaced.
+    tmux.send(&["-l", "hello wide world"]);
+    tmux.send(&["C-a"]);
+    tmux.send(&["-l", "X"]);
+    tmux.send(&["C-e", "C-w"]);
+    tmux.send(&["-l", "there"]);
+    tmux.send(&["Left", "Left", "Left", "Left", "Left", "BSpace"]);
+    tmux.send(&["Enter"]);
+    tmux.wait_for("Third step").await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(last_user_message(&server).starts_with("Xhello widethere"), "{}", last_user_message(&server));
+
+    let rows = tmux.screen();
+    // Every word of the paragraph sits whole on one row.
+    for word in PARAGRAPH.split_whitespace() {
+        assert!(rows.lines().any(|row| row.split_whitespace().any(|w| w == word)), "{word:?} is split:\n{rows}");
+    }
+    // The terminal wrapped the rows itself: joined back, the paragraph is one line.
+    let joined = tmux.joined();
+    let squeezed = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(joined.lines().any(|l| squeezed(l) == PARAGRAPH), "the paragraph comes back whole:\n{joined}");
+    // Markdown's structure: the heading without its marks, paragraphs apart, numbers kept.
+    assert!(rows.lines().any(|l| l == "Plan of attack") && !rows.contains("## "), "{rows}");
+    assert!(rows.contains("\n\nA second paragraph follows after a gap.\n\n"), "{rows}");
+    assert!(
+        rows.contains("1. First step") && rows.contains("2. Second step") && rows.contains("3. Third step"),
+        "{rows}"
+    );
+    assert!(rows.contains("   • a nested point") && rows.contains("│ A quoted remark."), "{rows}");
+    tmux.send(&["C-c"]);
+    tmux.send(&["C-c"]);
+    tmux.wait_for("LEMBAS-EXITED-0").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn changes_are_seen_before_they_are_allowed_and_the_session_is_there_tomorrow() {
+    if !tmux_available() {
+        eprintln!("tmux is not installed: the terminal UI test runs in CI (.ci/run installs tmux)");
+        return;
+    }
+    let long = "for f in alpha beta gamma delta epsilon zeta eta theta iota kappa; do echo \"checked $f\" >> checked.txt; done && touch all-checked-and-done";
+    let server = FakeServer::start(vec![
+        Scripted::tool_call("read", json!({"path": "notes.txt"})),
+        Scripted::tool_call("edit", json!({"path": "notes.txt", "old_string": "old text", "new_string": "new text"})),
+        Scripted::tool_call("bash", json!({"command": long})),
+        Scripted::text("The note is changed."),
+        Scripted::text("Hello to Bob."),
+    ])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let (home, project) = make_project(
+        dir.path(),
+        &server,
+        &[
+            ("notes.txt", "old text\n"),
+            (".claude/commands/greet.md", "---\ndescription: Greet someone\n---\nSay hello to $1, and see @notes.txt"),
+        ],
+    )
+    .await;
+    let tmux = launch("daily-change", &home, &project, "", (80, 24));
+    tmux.wait_for("Trust this project?").await;
+    tmux.send(&["y", "Enter"]);
+    tmux.wait_for("mode: manual").await;
+    tmux.send(&["-l", "fix the note"]);
+    tmux.send(&["Enter"]);
+
+    // The edit's card shows its diff, and nothing is written before it is allowed.
+    let card = tmux.wait_for("Allow?").await;
+    assert!(card.contains("-old text") && card.contains("+new text"), "{card}");
+    assert_eq!(std::fs::read_to_string(project.join("notes.txt")).unwrap(), "old text\n");
+    tmux.send(&["y"]);
+    // The long command's card shows all of it at 80 columns.
+    let card = tmux.wait_for("[e] edit the command").await;
+    let shown = card.replace('│', " ").replace(" $ for ", " for ");
+    for word in long.split_whitespace() {
+        assert!(shown.split_whitespace().any(|w| w == word), "{word:?} is on the card:\n{card}");
+    }
+    tmux.send(&["y"]);
+    let done = tmux.wait_for("The note is changed.").await;
+    assert!(done.contains("Read 1 line") && done.contains("1 line added, 1 removed"), "{done}");
+    assert_eq!(std::fs::read_to_string(project.join("notes.txt")).unwrap(), "new text\n");
+
+    // `!` runs a command the person types; its output goes with the next prompt.
+    tmux.send(&["-l", "!echo shell-said-this"]);
+    tmux.send(&["Enter"]);
+    tmux.wait_for("⎿ done, 1 line of output").await;
+    // A custom command from the trusted project, whose text attaches a file.
+    tmux.send(&["-l", "/gre"]);
+    tmux.send(&["Tab"]);
+    tmux.send(&["-l", "Bob"]);
+    tmux.send(&["Enter"]);
+    tmux.wait_for("Hello to Bob.").await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let sent = last_user_message(&server);
+    assert!(sent.starts_with("Say hello to Bob, and see @notes.txt"), "{sent}");
+    assert!(sent.contains("new text"), "the file went with the words: {sent}");
+    assert!(sent.contains("shell-said-this"), "what the person ran went with the words: {sent}");
+
+    // A picker: the models, chosen from with the arrows; Esc leaves it.
+    tmux.send(&["-l", "/model"]);
+    tmux.send(&["Enter"]);
+    tmux.wait_for("type to narrow, Enter chooses").await;
+    tmux.send(&["Escape"]);
+    tmux.send(&["C-c"]);
+    tmux.send(&["C-c"]);
+    let left = tmux.wait_for("LEMBAS-EXITED-0").await;
+    assert!(left.contains("Go on with this session: lembas --resume"), "{left}");
+    drop(tmux);
+
+    // Tomorrow: `lembas -c` opens the same session, its conversation drawn again.
+    let tmux = launch("daily-continue", &home, &project, "-c", (80, 24));
+    let again = tmux.wait_for("── Resumed: fix the note ──").await;
+    tmux.wait_for("Hello to Bob.").await;
+    assert!(again.contains("mode: manual"), "{again}");
+    tmux.send(&["C-c"]);
+    tmux.send(&["C-c"]);
+    tmux.wait_for("LEMBAS-EXITED-0").await;
+}
