@@ -45,8 +45,9 @@ async fn a_person_asks_for_a_change_approves_it_and_sees_it_happen() {
     tmux.send(&["/new", "Enter"]);
     tmux.wait_for("── Session: New session ──").await;
     tmux.send(&["/search note", "Enter"]);
-    tmux.wait_for(" 1. fix the note").await;
-    tmux.send(&["/resume 1", "Enter"]);
+    let found = tmux.wait_for("Sessions that match").await;
+    assert!(found.contains("▸ fix the note"), "{found}");
+    tmux.send(&["Enter"]);
     tmux.wait_for("── Resumed: fix the note ──").await;
     // Narrower, then wider: the live area is drawn again where it was, and no copy of it is
     // left in the scrollback (the terminal reflows what it had drawn).
