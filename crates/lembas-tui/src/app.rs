@@ -442,11 +442,18 @@ impl App {
                     self.effort = None;
                 }
             }
-            Event::Plan { plan } => self.finished.push(Block::Notice(plan.render())),
-            Event::Compacted { .. } => {
-                self.finished.push(Block::Notice("The conversation was summarised to make room.".into()))
+            Event::Plan { plan } => {
+                self.flush_live();
+                self.finished.push(Block::Notice(plan.render()));
             }
-            Event::Notice { message } => self.finished.push(Block::Notice(message.clone())),
+            Event::Compacted { .. } => {
+                self.flush_live();
+                self.finished.push(Block::Notice("The conversation was summarised to make room.".into()));
+            }
+            Event::Notice { message } => {
+                self.flush_live();
+                self.finished.push(Block::Notice(message.clone()));
+            }
             Event::Subagent { call_id, event, .. } => self.apply_subagent(call_id, event),
             Event::Undone { prompt, files, ran_commands } => {
                 let mut said = match files.len() {
@@ -465,7 +472,10 @@ impl App {
                 }
             }
             Event::McpServers { servers } => self.finished.push(Block::Notice(mcp_report(servers))),
-            Event::Error { message } => self.finished.push(Block::Error(message.clone())),
+            Event::Error { message } => {
+                self.flush_live();
+                self.finished.push(Block::Error(message.clone()));
+            }
             Event::Done { reason, .. } => {
                 self.close_blocks();
                 // The footer says how the turn ended; its last phase ("Stopped", "Retrying") goes.

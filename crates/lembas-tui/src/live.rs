@@ -111,6 +111,10 @@ pub fn hint_line(app: &App) -> String {
         (_, Some(Writing::EditCommand)) => "Enter runs this command once · Esc goes back to the card".into(),
         (_, Some(_)) => "Enter sends these words · Esc goes back to the card".into(),
         (Some(Card::Question(_)), None) => "A number picks an option · or write an answer and press Enter".into(),
+        (Some(Card::Pick(_)), None) => "↑↓ choose · type to narrow · Enter takes it · Esc leaves".into(),
+        (Some(Card::Settings(_)), None) => "↑↓ a setting · ←→ change it · Enter keeps · Esc leaves".into(),
+        (Some(Card::Plan(_)), None) => "Ctrl-O shows the plan whole · Ctrl-C twice quits".into(),
+        (Some(Card::LooserMode(_)), None) => "y switches · n keeps the mode".into(),
         (Some(_), None) => "Ctrl-O shows all of what is asked · Ctrl-C twice quits".into(),
         (None, None) if app.busy => "Esc stops the turn · Enter adds your words to it · Ctrl-C twice quits".into(),
         (None, None) if app.input.is_empty() => {
@@ -189,7 +193,7 @@ pub fn card_lines(app: &App, card: &Card, width: u16, room: u16, theme: Theme) -
             (words(&q.question, bold), options, Vec::new())
         }
         Card::Pick(picker) => return picker_lines(picker, cols, usize::from(room), theme),
-        Card::Settings(form) => return settings_lines(form, theme),
+        Card::Settings(form) => return settings_lines(form, cols, theme),
         Card::Plan(plan) => (
             Vec::new(),
             words(plan, Style::default()),
@@ -256,7 +260,7 @@ fn picker_lines(picker: &crate::picker::Picker, cols: usize, room: usize, theme:
 }
 
 /// The settings form: a row a setting, the one the arrows change marked.
-fn settings_lines(form: &crate::settings::Form, theme: Theme) -> Vec<Line<'static>> {
+fn settings_lines(form: &crate::settings::Form, cols: usize, theme: Theme) -> Vec<Line<'static>> {
     let dim = theme.fg(Color::DarkGray);
     let mut lines: Vec<Line> = form
         .rows
@@ -275,9 +279,11 @@ fn settings_lines(form: &crate::settings::Form, theme: Theme) -> Vec<Line<'stati
             ])
         })
         .collect();
-    lines.push(Line::from(Span::styled(
-        "↑↓ a setting · ←→ change it · Enter keeps the changes in config.toml · Esc leaves them",
-        dim,
+    lines.extend(rows::lines(hang(
+        &[],
+        &[],
+        vec![Span::styled("Enter keeps the changes in config.toml and applies them · Esc leaves them", dim)],
+        cols,
     )));
     lines
 }

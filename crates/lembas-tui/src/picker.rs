@@ -60,6 +60,7 @@ pub fn age(then_ms: i64, now_ms: i64) -> String {
         0 => "just now".into(),
         1..60 => format!("{minutes} min ago"),
         60..1440 => format!("{} h ago", minutes / 60),
+        1440..2880 => "yesterday".into(),
         _ => format!("{} days ago", minutes / 1440),
     }
 }

@@ -85,6 +85,12 @@ pub fn transcript_lines(app: &App, width: u16, theme: Theme) -> Vec<Line<'static
             theme,
         ));
     }
+    if let Some(Card::Plan(plan)) = &app.card {
+        let bold = Style::default().add_modifier(Modifier::BOLD);
+        rows.push(Row::hard(Line::from(Span::styled("── The plan, to approve ──", bold))));
+        let cols = usize::from(width.max(1));
+        rows.extend(plan.lines().flat_map(|l| hang(&[], &[Span::raw("  ")], vec![Span::raw(l.to_owned())], cols)));
+    }
     rows::lines(rows)
 }
 

@@ -1,0 +1,282 @@
+//! What the screen shows, as text, at 80×24 and 120×40: every block kind, every card, the
+//! pickers, the settings form and the transcript view. The snapshots under `snapshots/` are
+//! reviewed like code; `INSTA_UPDATE=always cargo test -p lembas-tui --test snapshots` writes
+//! them anew after a change meant to show.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use lembas_core::{ApprovalRequest, Event, Mode, ModelInfo, Question, StoredSession};
+use lembas_tui::{App, Block, Theme, block_lines, draw, live_height, plain};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use serde_json::json;
+
+const SIZES: [(u16, u16); 2] = [(80, 24), (120, 40)];
+
+/// The screen: the conversation's last rows above the live area, as a terminal shows them.
+fn screen(app: &App, width: u16, height: u16) -> String {
+    let theme = Theme { no_color: true };
+    if app.viewing.is_some() {
+        let lines = lembas_tui::transcript::transcript_lines(app, width, theme);
+        let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+        terminal.draw(|f| _ = lembas_tui::transcript::draw(f, &lines, app.viewing.unwrap_or(0), theme)).unwrap();
+        return text_of(terminal.backend());
+    }
+    let live = live_height(app, width, height);
+    let mut terminal = Terminal::new(TestBackend::new(width, live)).unwrap();
+    terminal.draw(|f| draw(f, app, 0, theme)).unwrap();
+    let above: Vec<String> = app
+        .transcript
+        .iter()
+        .chain(&app.finished)
+        .flat_map(|b| block_lines(b, width, theme))
+        .map(|l| plain(&l))
+        .collect();
+    let room = usize::from(height - live);
+    let mut rows: Vec<String> = above.iter().skip(above.len().saturating_sub(room)).cloned().collect();
+    while rows.len() < room {
+        rows.push(String::new());
+    }
+    rows.push(text_of(terminal.backend()));
+    rows.iter().map(|r| r.trim_end()).collect::<Vec<_>>().join("\n")
+}
+
+fn text_of(backend: &TestBackend) -> String {
+    let buffer = backend.buffer();
+    (0..buffer.area.height)
+        .map(|y| {
+            (0..buffer.area.width).map(|x| buffer[(x, y)].symbol().to_owned()).collect::<String>().trim_end().to_owned()
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn snap(name: &str, app: &App) {
+    for (width, height) in SIZES {
+        insta::assert_snapshot!(format!("{name}_{width}x{height}"), screen(app, width, height));
+    }
+}
+
+fn app() -> App {
+    let mut app = App::new("fake-model", Mode::Manual, None, 32_768);
+    app.models = vec![
+        ModelInfo { id: "fake-model".into(), context: Some(32_768), ..Default::default() },
+        ModelInfo { id: "big-model".into(), context: Some(200_000), ..Default::default() },
+    ];
+    app.context = (2_998, 32_768);
+    app
+}
+
+fn tool(app: &mut App, id: &str, name: &str, args: serde_json::Value, text: &str, is_error: bool) {
+    let title = args.get("path").or(args.get("command")).and_then(|v| v.as_str()).unwrap_or("").to_owned();
+    app.apply(&Event::ToolStart { call_id: id.into(), tool: name.into(), title, args, paths: vec![] });
+    app.apply(&Event::ToolEnd {
+        call_id: id.into(),
+        tool: name.into(),
+        result_id: None,
+        text: text.into(),
+        is_error,
+        diffs: vec![],
+    });
+}
+
+const MARKDOWN: &str = "## What changed\n\nThe parser now keeps **every** token, and `lex()` reports where each came from. See [the notes](https://example.com/notes).\n\n1. Read the grammar\n2. Change the lexer\n   - keep spans\n   - test them\n3. Run the tests\n\n> Spans are byte offsets.\n\n| File | Lines | What |\n|---|--:|---|\n| src/lex.rs | 120 | the lexer, with spans kept for every token |\n| src/parse.rs | 80 | the parser |\n\n```rust\nfn span(&self) -> Range<usize> { self.start..self.end }\n```\n";
+
+fn conversation() -> App {
+    let mut app = app();
+    app.apply(&Event::Prompt { text: "make the parser keep its spans".into(), machine: false });
+    app.apply(&Event::Reasoning {
+        delta: "The lexer drops positions.\nThe parser needs them for errors.\nBoth change.\nTests too.".into(),
+    });
+    tool(
+        &mut app,
+        "1",
+        "read",
+        json!({"path": "src/lex.rs"}),
+        "[#0001 src/lex.rs lines 1-120 of 120 sha 1]\n1: use std;",
+        false,
+    );
+    tool(
+        &mut app,
+        "2",
+        "grep",
+        json!({"pattern": "fn lex", "path": "src"}),
+        "[#0002]\nsrc/lex.rs:3: fn lex()\nsrc/parse.rs:9: fn lex_all()",
+        false,
+    );
+    tool(
+        &mut app,
+        "3",
+        "glob",
+        json!({"pattern": "src/**/*.rs"}),
+        "[#0003]\nsrc/lex.rs\nsrc/parse.rs\nsrc/main.rs",
+        false,
+    );
+    tool(&mut app, "4", "list", json!({"path": "."}), "[#0004]\nsrc/\nCargo.toml", false);
+    tool(
+        &mut app,
+        "5",
+        "edit",
+        json!({"path": "src/lex.rs"}),
+        "[#0005 src/lex.rs sha 2]\n@@ -1,3 +1,3 @@\n use std;\n-fn lex() {}\n+fn lex() -> Vec<Token> { Vec::new() }\n keep",
+        false,
+    );
+    tool(
+        &mut app,
+        "6",
+        "bash",
+        json!({"command": "cargo test"}),
+        "[#0006]\nrunning 3 tests\ntest spans ... FAILED\n(exit code 101)",
+        false,
+    );
+    app.apply(&Event::ToolStart {
+        call_id: "7".into(),
+        tool: "bash".into(),
+        title: "rm -rf ~".into(),
+        args: json!({"command": "rm -rf ~"}),
+        paths: vec![],
+    });
+    app.apply(&Event::ToolDenied {
+        call_id: "7".into(),
+        tool: "bash".into(),
+        reason: "Refused in every mode: it deletes the home folder.".into(),
+    });
+    app.apply(&Event::Text { delta: MARKDOWN.into() });
+    app.apply(&Event::Notice { message: "The conversation was summarised to make room.".into() });
+    app.apply(&Event::Error { message: "The model server refused: 400 bad request".into() });
+    app.apply(&Event::Done {
+        reason: lembas_core::DoneReason::Answered,
+        text: String::new(),
+        steps: 7,
+        session: "s".into(),
+        usage: Default::default(),
+    });
+    app.last_turn = Some("12s · 16020 tokens".into());
+    app
+}
+
+#[test]
+fn every_block_kind() {
+    snap("blocks", &conversation());
+}
+
+#[test]
+fn the_transcript_view() {
+    let mut app = conversation();
+    app.key(KeyEvent::new(KeyCode::Char('o'), KeyModifiers::CONTROL));
+    snap("transcript", &app);
+}
+
+#[test]
+fn the_input_while_writing_and_while_a_turn_runs() {
+    let mut app = app();
+    app.input.set("a prompt written over\nthree lines, the last one long enough to wrap at eighty columns and more");
+    snap("input", &app);
+    app.apply(&Event::Prompt { text: "go".into(), machine: false });
+    app.apply(&Event::Text { delta: "Working on it: the first".into() });
+    app.input.set("");
+    snap("busy", &app);
+}
+
+fn request(tool: &str, title: &str, preview: Option<&str>, once_only: bool) -> ApprovalRequest {
+    ApprovalRequest {
+        call_id: "c".into(),
+        tool: tool.into(),
+        title: title.into(),
+        reaches: vec![format!("/home/me/proj/{title}")],
+        agent: None,
+        once_only,
+        preview: preview.map(str::to_owned),
+        session_allows: (!once_only).then(|| {
+            if tool == "bash" { "commands matching `make *`".to_owned() } else { format!("every {tool} call") }
+        }),
+    }
+}
+
+#[test]
+fn approval_cards() {
+    let mut app = app();
+    app.ask(request(
+        "edit",
+        "src/lex.rs",
+        Some("src/lex.rs\n@@ -1,3 +1,3 @@\n use std;\n-fn lex() {}\n+fn lex() -> Vec<Token> { Vec::new() }\n keep"),
+        false,
+    ));
+    snap("card_edit", &app);
+    app.key(KeyEvent::new(KeyCode::Char('d'), KeyModifiers::NONE));
+    snap("card_deny_with_words", &app);
+
+    let mut app = self::app();
+    let long = "make clean && make -j8 all CFLAGS='-O2 -g -Wall -Wextra' LDFLAGS='-L/usr/local/lib -lm' 2>&1 | tee build.log && ./run-the-integration-tests --all --verbose";
+    app.ask(request("bash", "make clean && make…", Some(long), false));
+    snap("card_command", &app);
+
+    let mut app = self::app();
+    let content: String = (1..=60).map(|i| format!("+line {i} of the new file\n")).collect();
+    app.ask(request("write", ".mcp.json", Some(&format!(".mcp.json (new file, 60 lines)\n{content}")), true));
+    snap("card_write_once_only", &app);
+
+    let mut app = self::app();
+    app.ask(ApprovalRequest {
+        agent: Some("fix the lexer".into()),
+        ..request("bash", "make test", Some("make test"), false)
+    });
+    snap("card_subagent", &app);
+}
+
+#[test]
+fn question_plan_and_mode_cards() {
+    let mut app = app();
+    app.question(Question {
+        question: "Which database should the store use?".into(),
+        options: vec!["sqlite".into(), "postgres".into()],
+    });
+    snap("card_question", &app);
+    let mut app = self::app();
+    app.plan("Plan: keep spans\n\n1. Lexer\n   [ ] 1.1 record byte offsets\n   [ ] 1.2 carry them in tokens\n2. Parser\n   [ ] 2.1 report spans in errors".into());
+    snap("card_plan", &app);
+    let mut app = self::app();
+    app.key(KeyEvent::new(KeyCode::BackTab, KeyModifiers::SHIFT));
+    app.key(KeyEvent::new(KeyCode::BackTab, KeyModifiers::SHIFT));
+    snap("card_looser_mode", &app);
+}
+
+#[test]
+fn pickers_and_settings() {
+    let mut app = app();
+    app.input.set("/model");
+    app.key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+    snap("picker_model", &app);
+    let mut app = self::app();
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64;
+    let session = |title: &str, hours: i64| {
+        (
+            StoredSession {
+                id: title.replace(' ', "-"),
+                title: title.into(),
+                project: "/home/me/proj".into(),
+                model: "fake-model".into(),
+                created_at: now - hours * 3_600_000,
+                updated_at: now - hours * 3_600_000,
+                messages: 12,
+                parent: None,
+            },
+            None,
+        )
+    };
+    app.show_sessions(Ok(vec![session("fix the parser", 2), session("add spans", 30), session("write the docs", 100)]));
+    snap("picker_sessions", &app);
+    let mut app = self::app();
+    app.input.set("/settings");
+    app.key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+    app.key(KeyEvent::new(KeyCode::Right, KeyModifiers::NONE));
+    snap("settings", &app);
+}
+
+#[test]
+fn the_help() {
+    let mut app = app();
+    app.input.set("/help");
+    app.key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+    assert!(matches!(app.finished.last(), Some(Block::Notice(_))));
+    snap("help", &app);
+}
