@@ -160,6 +160,15 @@ impl Session {
                 return self.denied(call, &name, unattended_refusal(&name, mode.as_str()));
             }
             Decision::Ask => {
+                // Worked out off the async threads, as the tools themselves run: reading a file
+                // may go through an editor that answers on this same runtime.
+                let preview = {
+                    let (ws, name, args) = (self.ws.clone(), name.clone(), args.clone());
+                    tokio::task::spawn_blocking(move || crate::preview::call_preview(&ws, &name, &args))
+                        .await
+                        .ok()
+                        .flatten()
+                };
                 let request = ApprovalRequest {
                     call_id: call.id.clone(),
                     tool: name.clone(),
@@ -167,7 +176,7 @@ impl Session {
                     reaches: real_paths.iter().map(|p| p.display().to_string()).collect(),
                     agent: None,
                     once_only: confirm,
-                    preview: crate::preview::call_preview(&self.ws, &name, &args),
+                    preview,
                     session_allows: (!confirm).then(|| crate::preview::session_scope(&name, command)),
                 };
                 let mut phases = Phases::new(self.events.clone());

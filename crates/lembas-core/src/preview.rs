@@ -63,7 +63,7 @@ mod tests {
     fn a_session_answer_is_said_as_the_rule_it_becomes() {
         assert_eq!(
             session_scope("bash", Some("git commit -m x && ls -la")),
-            "commands matching `git commit *`, `ls -la`"
+            "commands matching `git commit *`, `ls *`"
         );
         assert_eq!(session_scope("webfetch", None), "every webfetch call");
     }

@@ -27,7 +27,9 @@ fn reply() -> String {
         section += 1;
         text.push_str(&format!("## Section {section}\n\n"));
         text.push_str("The parser keeps **every** token and `lex()` reports where each came from, so an error can point at the exact place in the source that caused it.\n\n");
-        text.push_str("1. Read the grammar\n2. Change the lexer\n   - keep spans\n   - test them\n3. Run the tests\n\n");
+        text.push_str(
+            "1. Read the grammar\n2. Change the lexer\n   - keep spans\n   - test them\n3. Run the tests\n\n",
+        );
         text.push_str("| File | Lines | What |\n|---|--:|---|\n| src/lex.rs | 120 | the lexer |\n| src/parse.rs | 80 | the parser |\n\n");
         text.push_str("```rust\nfn span(&self) -> Range<usize> {\n    self.start..self.end\n}\n```\n\n");
         text.push_str("> Spans are byte offsets into the source.\n\n");

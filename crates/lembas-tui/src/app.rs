@@ -62,8 +62,11 @@ pub enum Action {
     Mcp,
     /// Start a new session, or resume one by id.
     Open(Option<String>),
-    /// Show the stored sessions (or those that mention these words).
-    List(Option<String>),
+    /// Show the stored sessions (or those that mention these words): this project's, or all.
+    List {
+        words: Option<String>,
+        all: bool,
+    },
     /// Show this session's subagents, or one's transcript (by its number in that list).
     Subagents(Option<usize>),
     /// Take back the last turn.
@@ -160,6 +163,8 @@ pub struct App {
     pub listed: Vec<String>,
     /// The project's files (relative to its root), for completing and attaching `@path`.
     pub files: Vec<String>,
+    /// The plan as last shown, so an update shows what changed.
+    pub(crate) last_plan: Option<String>,
     /// Custom slash commands (the person's own, and a trusted project's).
     pub customs: Vec<crate::custom::Custom>,
     /// The project's root, where `@path` is found.
@@ -444,7 +449,9 @@ impl App {
             }
             Event::Plan { plan } => {
                 self.flush_live();
-                self.finished.push(Block::Notice(plan.render()));
+                let shown = plan_update(self.last_plan.as_deref(), &plan.render());
+                self.last_plan = Some(plan.render());
+                self.finished.push(Block::Notice(shown));
             }
             Event::Compacted { .. } => {
                 self.flush_live();
@@ -607,6 +614,19 @@ pub(crate) fn settled_len(text: &str) -> Option<usize> {
     settled
 }
 
+/// A plan as shown: whole the first time (or when it is another plan), then only the lines an
+/// update changed or added.
+pub(crate) fn plan_update(before: Option<&str>, now: &str) -> String {
+    let Some(before) = before.filter(|b| b.lines().next() == now.lines().next()) else { return now.to_owned() };
+    let old: std::collections::HashSet<&str> = before.lines().collect();
+    let changed: Vec<&str> = now.lines().filter(|l| !l.trim().is_empty() && !old.contains(l)).collect();
+    let title = now.lines().next().unwrap_or("Plan");
+    match changed.len() {
+        0 => format!("{title} — unchanged"),
+        _ => format!("{title} — updated:\n{}", changed.join("\n")),
+    }
+}
+
 /// The files a prompt mentions as `@path` that the project has (its root-relative paths), each
 /// once, in order.
 pub fn mentioned_files(text: &str, files: &[String]) -> Vec<String> {
@@ -657,6 +677,15 @@ mod tests {
         }
         assert_eq!(app.finished, [Block::Assistant("# Title".into()), Block::Assistant("first paragraph".into())]);
         assert_eq!(app.live, Some(Block::Assistant("2. second item".into())));
+    }
+
+    #[test]
+    fn a_plan_update_shows_what_changed() {
+        let first = "Plan: store\n\n1. Schema\n   [ ] 1.1 tables\n   [ ] 1.2 indexes";
+        assert_eq!(plan_update(None, first), first);
+        let later = "Plan: store\n\n1. Schema\n   [x] 1.1 tables\n   [ ] 1.2 indexes\n   [ ] 1.3 migrations";
+        assert_eq!(plan_update(Some(first), later), "Plan: store — updated:\n   [x] 1.1 tables\n   [ ] 1.3 migrations");
+        assert_eq!(plan_update(Some(first), "Plan: another\n1. x"), "Plan: another\n1. x");
     }
 
     #[test]

@@ -17,8 +17,8 @@ pub const COMMANDS: [(&str, &str, &str); 20] = [
     ("undo", "", "take the last turn back, and the files it changed"),
     ("rename", "TITLE", "name this session"),
     ("init", "", "write or update AGENTS.md for this project"),
-    ("sessions", "", "the stored sessions, to go back to one"),
-    ("search", "WORDS", "sessions by what was said in them"),
+    ("sessions", "[all]", "this project's stored sessions (all: every project's)"),
+    ("search", "[all] WORDS", "this project's sessions by what was said in them (all: every project's)"),
     ("resume", "[N|ID]", "go back to a stored session (a list without one)"),
     ("new", "", "start a new session"),
     ("subagents", "[N]", "this session's subagents, or one's transcript"),
@@ -100,7 +100,7 @@ impl App {
                     self.open_settings();
                     None
                 }
-                "sessions" => Some(Action::List(None)),
+                "sessions" => Some(Action::List { words: None, all: arg == "all" }),
                 "subagents" => match arg {
                     "" => Some(Action::Subagents(None)),
                     n => match n.parse::<usize>() {
@@ -111,14 +111,21 @@ impl App {
                         }
                     },
                 },
-                "search" if !arg.is_empty() => Some(Action::List(Some(arg.to_owned()))),
+                "search" if !arg.is_empty() => match arg.strip_prefix("all ") {
+                    Some(words) => Some(Action::List { words: Some(words.trim().to_owned()), all: true }),
+                    None => Some(Action::List { words: Some(arg.to_owned()), all: false }),
+                },
                 "resume" => {
                     let id = arg
                         .parse::<usize>()
                         .ok()
                         .and_then(|n| self.listed.get(n.wrapping_sub(1)).cloned())
                         .unwrap_or_else(|| arg.to_owned());
-                    if id.is_empty() { Some(Action::List(None)) } else { Some(Action::Open(Some(id))) }
+                    if id.is_empty() {
+                        Some(Action::List { words: None, all: false })
+                    } else {
+                        Some(Action::Open(Some(id)))
+                    }
                 }
                 "model" if arg.is_empty() => {
                     let current = self.models.iter().find(|m| m.display_name() == self.model).map(|m| m.id.clone());

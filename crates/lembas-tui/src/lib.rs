@@ -157,7 +157,7 @@ pub async fn run(
         session.send(Command::prompt(prompt));
     }
     if begin.pick_session {
-        app.show_sessions(listed(&host, None));
+        app.show_sessions(listed(&host, None, app.root.as_deref()));
     }
 
     crossterm::terminal::enable_raw_mode()?;
@@ -382,8 +382,9 @@ pub async fn run(
                     replay = id;
                     Some(Command::Announce)
                 }
-                Some(Action::List(words)) => {
-                    app.show_sessions(listed(&host, words.as_deref()));
+                Some(Action::List { words, all }) => {
+                    let project = if all { None } else { app.root.as_deref() };
+                    app.show_sessions(listed(&host, words.as_deref(), project));
                     None
                 }
                 Some(Action::Subagents(pick)) => {
@@ -438,11 +439,22 @@ pub async fn run(
     result.map(|()| said.then_some(id))
 }
 
-/// The stored sessions (newest first), or those whose words match.
-fn listed(host: &Host, words: Option<&str>) -> Result<Vec<(lembas_core::StoredSession, Option<String>)>, String> {
-    let found = match words {
-        Some(w) => host.search(w).map(|hits| hits.into_iter().map(|h| (h.session, Some(h.snippet))).collect()),
-        None => host.sessions(None).map(|list| list.into_iter().map(|s| (s, None)).collect()),
+/// The stored sessions (newest first), or those whose words match (best first): the project's
+/// at `project`, or every project's.
+fn listed(
+    host: &Host,
+    words: Option<&str>,
+    project: Option<&std::path::Path>,
+) -> Result<Vec<(lembas_core::StoredSession, Option<String>)>, String> {
+    let project = project.map(|p| p.display().to_string());
+    let found: Result<Vec<_>, _> = match words {
+        Some(w) => host.search(w).map(|hits| {
+            hits.into_iter()
+                .filter(|h| project.as_ref().is_none_or(|p| &h.session.project == p))
+                .map(|h| (h.session, Some(h.snippet)))
+                .collect()
+        }),
+        None => host.sessions(project.as_deref()).map(|list| list.into_iter().map(|s| (s, None)).collect()),
     };
     found.map_err(|e| e.to_string())
 }
