@@ -73,7 +73,8 @@ pub fn session_items(sessions: &[(StoredSession, Option<String>)], now_ms: i64) 
             let place = std::path::Path::new(&s.project)
                 .file_name()
                 .map_or(s.project.clone(), |n| n.to_string_lossy().into_owned());
-            let mut detail = format!("{} · {place} · {} messages", age(s.updated_at, now_ms), s.messages);
+            let plural = if s.messages == 1 { "" } else { "s" };
+            let mut detail = format!("{} · {place} · {} message{plural}", age(s.updated_at, now_ms), s.messages);
             if let Some(snippet) = snippet {
                 detail.push_str(&format!(" · {}", snippet.replace('\n', " ")));
             }
