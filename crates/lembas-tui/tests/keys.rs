@@ -1,11 +1,11 @@
 //! The input, the cards and the pickers, driven by keys as a person presses them.
 
+mod common;
+
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use lembas_core::{Approval, ApprovalRequest, Mode, ModelInfo};
 use lembas_tui::settings::Change;
-use lembas_tui::{Action, App, Card, Theme, draw, live_height};
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
+use lembas_tui::{Action, App, Card};
 
 fn key(code: KeyCode) -> KeyEvent {
     KeyEvent::new(code, KeyModifiers::NONE)
@@ -25,15 +25,7 @@ fn typed(app: &mut App, text: &str) -> Option<Action> {
 
 /// The live area on a screen `width`×`height`, as tall as it asks to be.
 fn screen(app: &App, width: u16, height: u16) -> String {
-    let mut terminal = Terminal::new(TestBackend::new(width, live_height(app, width, height))).unwrap();
-    terminal.draw(|f| draw(f, app, 0, Theme { no_color: true })).unwrap();
-    let buffer = terminal.backend().buffer().clone();
-    (0..buffer.area.height)
-        .map(|y| {
-            (0..buffer.area.width).map(|x| buffer[(x, y)].symbol().to_owned()).collect::<String>().trim_end().to_owned()
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
+    common::live_area(app, 0, width, height)
 }
 
 fn app() -> App {

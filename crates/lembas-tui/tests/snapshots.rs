@@ -3,6 +3,8 @@
 //! reviewed like code; `INSTA_UPDATE=always cargo test -p lembas-tui --test snapshots` writes
 //! them anew after a change meant to show.
 
+mod common;
+
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use lembas_core::{ApprovalRequest, Event, Mode, ModelInfo, Question, StoredSession};
 use lembas_tui::{App, Block, Theme, block_lines, draw, live_height, plain};
@@ -19,7 +21,7 @@ fn screen(app: &App, width: u16, height: u16) -> String {
         let lines = lembas_tui::transcript::transcript_lines(app, width, theme);
         let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
         terminal.draw(|f| _ = lembas_tui::transcript::draw(f, &lines, app.viewing.unwrap_or(0), theme)).unwrap();
-        return text_of(terminal.backend());
+        return common::text_of(terminal.backend());
     }
     let live = live_height(app, width, height);
     let mut terminal = Terminal::new(TestBackend::new(width, live)).unwrap();
@@ -36,18 +38,8 @@ fn screen(app: &App, width: u16, height: u16) -> String {
     while rows.len() < room {
         rows.push(String::new());
     }
-    rows.push(text_of(terminal.backend()));
+    rows.push(common::text_of(terminal.backend()));
     rows.iter().map(|r| r.trim_end()).collect::<Vec<_>>().join("\n")
-}
-
-fn text_of(backend: &TestBackend) -> String {
-    let buffer = backend.buffer();
-    (0..buffer.area.height)
-        .map(|y| {
-            (0..buffer.area.width).map(|x| buffer[(x, y)].symbol().to_owned()).collect::<String>().trim_end().to_owned()
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 fn snap(name: &str, app: &App) {

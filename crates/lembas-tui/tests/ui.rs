@@ -1,14 +1,14 @@
 //! The UI's state and drawing, on ratatui's test backend: what each event and key does, and
 //! what the person sees.
 
+mod common;
+
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use lembas_core::Mode;
 use lembas_core::Progress;
 use lembas_core::progress::Phase;
 use lembas_core::{Approval, ApprovalRequest, DoneReason, Event, FileDiff, PlanVerdict};
-use lembas_tui::{Action, App, Block, Card, Theme, block_lines, draw, live_height, plain};
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
+use lembas_tui::{Action, App, Block, Card, Theme, block_lines, plain};
 
 fn key(code: KeyCode) -> KeyEvent {
     KeyEvent::new(code, KeyModifiers::NONE)
@@ -22,19 +22,7 @@ fn typed(app: &mut App, text: &str) {
 
 /// The live area as drawn on a 60×20 screen, as tall as it asks to be.
 fn screen(app: &App, now: i64) -> String {
-    screen_at(app, now, 60, 20)
-}
-
-fn screen_at(app: &App, now: i64, width: u16, height: u16) -> String {
-    let mut terminal = Terminal::new(TestBackend::new(width, live_height(app, width, height))).unwrap();
-    terminal.draw(|f| draw(f, app, now, Theme { no_color: true })).unwrap();
-    let buffer = terminal.backend().buffer().clone();
-    (0..buffer.area.height)
-        .map(|y| {
-            (0..buffer.area.width).map(|x| buffer[(x, y)].symbol().to_owned()).collect::<String>().trim_end().to_owned()
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
+    common::live_area(app, now, 60, 20)
 }
 
 fn lines(block: &Block) -> Vec<String> {

@@ -107,15 +107,7 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
     let host = start.host.clone();
     let resume_id = setup::resume_id(&host, &project.root, args.continue_last, args.resume.as_deref())?;
     let model = setup::start_model(&host, login, args.model.as_deref(), resume_id.as_deref(), config.model.as_deref())?;
-    let effort = args.effort.clone().or(config.effort.clone());
-    if let Some(level) = &effort
-        && !model.levels().contains(level)
-    {
-        return Err(Failure::new(
-            exit::USAGE,
-            format!("{} has no effort level {level}; its levels: {}", model.id, model.levels().join(", ")),
-        ));
-    }
+    let effort = setup::choose_effort(&model, args.effort.clone().or(config.effort.clone()))?;
     let mode = setup::choose_mode(args.mode.as_deref().or(config.mode.as_deref()))?;
 
     let machine = args.json || args.output_format != OutputFormat::Text;

@@ -233,6 +233,17 @@ pub fn start_model(
     choose_model(login, named.or(stored.as_deref()).or(configured))
 }
 
+/// The effort level to start with (named, else configured), when the model has it.
+pub fn choose_effort(model: &ModelInfo, wanted: Option<String>) -> Result<Option<String>, Failure> {
+    match wanted {
+        Some(level) if !model.levels().contains(&level) => Err(Failure::new(
+            exit::USAGE,
+            format!("{} has no effort level {level}; its levels: {}", model.id, model.levels().join(", ")),
+        )),
+        wanted => Ok(wanted),
+    }
+}
+
 pub fn find_session(host: &lembas_core::Host, prefix: &str) -> Result<String, Failure> {
     let ids = host.ids_starting(prefix, 6).map_err(|e| Failure::new(exit::FAILED, e.to_string()))?;
     match ids.as_slice() {

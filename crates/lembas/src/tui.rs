@@ -49,15 +49,7 @@ pub async fn tui(args: crate::cli::UiArgs) -> Result<u8, Failure> {
     let resume = setup::resume_id(&host, &project.root, args.continue_last, args.resume.as_deref())?;
     let model = setup::start_model(&host, login, args.model.as_deref(), resume.as_deref(), config.model.as_deref())?;
     let mode = setup::choose_mode(args.mode.as_deref().or(config.mode.as_deref()))?;
-    let effort = args.effort.clone().or(config.effort.clone());
-    if let Some(level) = &effort
-        && !model.levels().contains(level)
-    {
-        return Err(Failure::new(
-            exit::USAGE,
-            format!("{} has no effort level {level}; its levels: {}", model.id, model.levels().join(", ")),
-        ));
-    }
+    let effort = setup::choose_effort(&model, args.effort.clone().or(config.effort.clone()))?;
     // 0: not known (the status bar and /context say so).
     let window = model.context.or(config.context_window).unwrap_or(0);
     let mut app = lembas_tui::App::new(model.display_name(), mode, effort.clone(), window);
