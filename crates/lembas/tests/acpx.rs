@@ -211,3 +211,58 @@ async fn a_real_acp_client_passes_mcp_servers_that_lembas_connects() {
     // The acting tool was put to the client (approved), and the server ran in the project.
     assert_eq!(std::fs::read_to_string(project.join("notes.txt")).unwrap(), "old text\nfrom the editor\n");
 }
+
+#[tokio::test]
+async fn a_real_acp_client_approves_a_plan_and_answers_an_option_question() {
+    let Some(acpx) = acpx() else {
+        eprintln!("LEMBAS_ACPX is not set: the acpx test runs in CI (.ci/run installs acpx)");
+        return;
+    };
+    let plan = json!({"title": "Store notes", "phases": [{"title": "Do", "tasks": [{"text": "add sqlite"}]}]});
+    let server = FakeServer::start(vec![
+        Scripted::tool_call("plan_write", plan),
+        Scripted::tool_call("plan_submit", json!({})),
+        Scripted::tool_call("ask_user", json!({"question": "Which database?", "options": ["sqlite", "postgres"]})),
+        Scripted::text("Going ahead with sqlite."),
+    ])
+    .await;
+    let (_dir, project, home) = project(&server, "plan").await;
+    let (ok, text) = exec(&acpx, &project, &home, "--approve-all", "plan the store").await;
+    assert!(ok && text.contains("Going ahead with sqlite.") && text.contains("end_turn"), "{text}");
+    let requests = server.chat_requests();
+    let results: Vec<String> = requests.last().unwrap()["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert!(results.iter().any(|r| r.contains("approved the plan")), "the plan was put and approved: {results:?}");
+    assert!(results.iter().any(|r| r.contains("The person answered: sqlite")), "{results:?}");
+}
+
+#[tokio::test]
+async fn a_real_acp_client_sees_a_failed_turn_and_switches_model_mid_session() {
+    let Some(acpx) = acpx() else {
+        eprintln!("LEMBAS_ACPX is not set: the acpx test runs in CI (.ci/run installs acpx)");
+        return;
+    };
+    let server = FakeServer::start(vec![
+        Scripted::status(400, "{\"error\": {\"message\": \"the prompt is not allowed here\"}}"),
+        Scripted::text("Hello from the other model."),
+    ])
+    .await;
+    server.set_models(json!([{"id": "fake-model", "object": "model"}, {"id": "other-model", "object": "model"}]));
+    let (_dir, project, home) = project(&server, "auto").await;
+    let (ok, text) = run_acpx(&acpx, &project, &home, &["sessions", "new"]).await;
+    assert!(ok, "{text}");
+    // The model server refuses: the editor is told why, and the turn ends.
+    let (_, text) = run_acpx(&acpx, &project, &home, &["prompt", "say hello"]).await;
+    assert!(text.contains("the prompt is not allowed here"), "the error reaches the editor: {text}");
+    // The model is a session config option: switched, and the next request goes to it.
+    let (ok, text) = run_acpx(&acpx, &project, &home, &["set", "model", "other-model"]).await;
+    assert!(ok, "{text}");
+    let (ok, text) = run_acpx(&acpx, &project, &home, &["prompt", "say hello again"]).await;
+    assert!(ok && text.contains("Hello from the other model."), "{text}");
+    assert_eq!(server.chat_requests().last().unwrap()["model"], "other-model");
+}
