@@ -210,10 +210,13 @@ async fn drive(mut session: Session, mut commands: UnboundedReceiver<Command>, a
                 match next {
                     Next::Command(None) => break,
                     Next::JobEnded => {
-                        let mut busy = Busy::new(&session, &asks, &mut commands, &mut waiting);
-                        let reason = busy.run(&mut session, async |s, cancel| s.deliver_job_notes(cancel).await).await;
+                        let (reason, gone) =
+                            busy(&mut session, &asks, &mut commands, &mut waiting, async |s, cancel| {
+                                s.deliver_job_notes(cancel).await
+                            })
+                            .await;
                         last = reason.or(last);
-                        if busy.gone {
+                        if gone {
                             break;
                         }
                         continue;
@@ -229,27 +232,32 @@ async fn drive(mut session: Session, mut commands: UnboundedReceiver<Command>, a
         };
         match command {
             Command::Prompt { text, attachments } => {
-                let mut busy = Busy::new(&session, &asks, &mut commands, &mut waiting);
-                last = Some(
-                    busy.run(&mut session, async |s, cancel| s.prompt_with(&text, &attachments, cancel).await).await,
-                );
-                if busy.gone {
+                let (reason, gone) = busy(&mut session, &asks, &mut commands, &mut waiting, async |s, cancel| {
+                    s.prompt_with(&text, &attachments, cancel).await
+                })
+                .await;
+                last = Some(reason);
+                if gone {
                     break;
                 }
             }
             Command::Compact => {
-                let mut busy = Busy::new(&session, &asks, &mut commands, &mut waiting);
-                if let Err(e) = busy.run(&mut session, async |s, cancel| s.compact(cancel).await).await {
+                let (done, gone) =
+                    busy(&mut session, &asks, &mut commands, &mut waiting, async |s, cancel| s.compact(cancel).await)
+                        .await;
+                if let Err(e) = done {
                     session.emit(Event::Error { message: e.to_string() });
                 }
-                if busy.gone {
+                if gone {
                     break;
                 }
             }
             Command::Shell { line } => {
-                let mut busy = Busy::new(&session, &asks, &mut commands, &mut waiting);
-                busy.run(&mut session, async |s, cancel| s.person_command(&line, cancel).await).await;
-                if busy.gone {
+                let ((), gone) = busy(&mut session, &asks, &mut commands, &mut waiting, async |s, cancel| {
+                    s.person_command(&line, cancel).await
+                })
+                .await;
+                if gone {
                     break;
                 }
             }
@@ -258,8 +266,10 @@ async fn drive(mut session: Session, mut commands: UnboundedReceiver<Command>, a
                 // their notes wake it, first.
                 if let (Some(secs), Some(DoneReason::Answered)) = (wait_for_jobs, last) {
                     let limit = std::time::Duration::from_secs(secs);
-                    let mut busy = Busy::new(&session, &asks, &mut commands, &mut waiting);
-                    busy.run(&mut session, async |s, cancel| s.settle(cancel, limit).await).await;
+                    busy(&mut session, &asks, &mut commands, &mut waiting, async |s, cancel| {
+                        s.settle(cancel, limit).await
+                    })
+                    .await;
                 }
                 break;
             }
@@ -280,6 +290,21 @@ async fn drive(mut session: Session, mut commands: UnboundedReceiver<Command>, a
         }
     }
     asks.give_up(true);
+}
+
+/// Runs `work` on the session as its busy time (a turn, a compaction, a command), taking in
+/// commands meanwhile: what it answered, and whether every handle went while it ran (then the
+/// session closes).
+async fn busy<T>(
+    session: &mut Session,
+    asks: &HostAsks,
+    commands: &mut UnboundedReceiver<Command>,
+    waiting: &mut VecDeque<Command>,
+    work: impl AsyncFnOnce(&mut Session, &CancellationToken) -> T,
+) -> (T, bool) {
+    let mut busy = Busy::new(session, asks, commands, waiting);
+    let done = busy.run(session, work).await;
+    (done, busy.gone)
 }
 
 /// What an idle session was woken by.
