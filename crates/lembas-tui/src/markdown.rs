@@ -374,7 +374,8 @@ fn table_lines(table: &Table, width: usize, style: Style) -> Vec<Line<'static>> 
     let frame = 3 * columns + 1;
     while widths.iter().sum::<usize>() + frame > width {
         let (widest, w) = widths.iter().enumerate().max_by_key(|(_, w)| **w).map(|(i, w)| (i, *w)).unwrap_or((0, 0));
-        if w <= 3 {
+        // A column keeps one character, however narrow the screen.
+        if w <= 1 {
             break;
         }
         widths[widest] -= 1;

@@ -72,7 +72,12 @@ pub fn block_rows(block: &Block, width: u16, theme: Theme) -> Vec<Row> {
                 if let Some(last) = rows.last_mut() {
                     last.soft = false;
                 }
-                rows.push(Row::hard(Line::from(Span::styled("  … (Ctrl-O shows all)", style))));
+                rows.extend(hang(
+                    &[Span::raw("  ")],
+                    &[Span::raw("  ")],
+                    vec![Span::styled("… (Ctrl-O shows all)", style)],
+                    cols,
+                ));
             }
             rows
         }

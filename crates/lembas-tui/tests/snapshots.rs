@@ -272,3 +272,31 @@ fn the_help() {
     assert!(matches!(app.finished.last(), Some(Block::Notice(_))));
     snap("help", &app);
 }
+
+#[test]
+fn any_width_and_height_draws_without_a_panic() {
+    let mut cards = vec![conversation()];
+    let mut carded = app();
+    carded.ask(request("edit", "src/lex.rs", Some("src/lex.rs\n@@ -1 +1 @@\n-a\n+b"), false));
+    cards.push(carded);
+    let mut picking = app();
+    picking.input.set("/model");
+    picking.key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+    cards.push(picking);
+    for app in &cards {
+        for width in 1..=45 {
+            for height in [1, 2, 3, 5, 8, 24] {
+                let shown = screen(app, width, height);
+                assert!(shown.lines().count() <= usize::from(height), "{width}x{height}:\n{shown}");
+            }
+            // Every block: rows no wider than the screen, from the width a three-column table's
+            // borders take.
+            for block in app.transcript.iter().chain(&app.finished) {
+                for row in block_lines(block, width, Theme { no_color: true }) {
+                    let w = unicode_width::UnicodeWidthStr::width(plain(&row).as_str());
+                    assert!(width < 16 || w <= usize::from(width), "{width}: {:?}", plain(&row));
+                }
+            }
+        }
+    }
+}
