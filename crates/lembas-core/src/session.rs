@@ -308,6 +308,23 @@ pub struct Session {
     pub(crate) granted: Grants,
 }
 
+/// What makes a session this one: what [`Session::assemble`] is given.
+struct Parts {
+    lock: lembas_store::SessionLock,
+    id: String,
+    title: String,
+    cfg: SessionConfig,
+    ws: Workspace,
+    system_prompt: String,
+    tools: Arc<Vec<ToolSchema>>,
+    history: Vec<Entry>,
+    state: State,
+    events: UnboundedSender<Event>,
+    /// Not yet given a title from the person's first words.
+    fresh: bool,
+    subagent: Option<crate::subagent::SubagentOf>,
+}
+
 impl Drop for Session {
     fn drop(&mut self) {
         // The session's background commands end with it.
@@ -396,39 +413,20 @@ impl Session {
             }
         }
         let id = uuid::Uuid::now_v7().to_string();
-        let tools = Arc::new(tools);
-        let mut session = Session {
-            _lock: cfg.store.lock_session(&id)?,
-            id: id.clone(),
+        let mut session = Session::assemble(Parts {
+            lock: cfg.store.lock_session(&id)?,
             title: subagent.as_ref().map_or_else(|| "New session".into(), |s| s.label.clone()),
+            id,
             ws,
             system_prompt: String::new(),
-            tools,
+            tools: Arc::new(tools),
             history: Vec::new(),
             state,
             events,
-            steer: Arc::default(),
-            person_ran: Vec::new(),
-            person_runs: 0,
-            changes: Arc::default(),
             fresh: subagent.is_none(),
-            judge: Judge::with_defaults(Context::default()),
-            jobs: Jobs::new(cfg.jobs_dir.join(&id)),
-            prompt_tokens: 0,
-            stopped_by: None,
-            levels_told: None,
-            parked: Default::default(),
-            turn_usage: Default::default(),
-            nearby_seen: HashSet::new(),
-            jobs_told: Default::default(),
-            mcp_seen: 0,
-            mcp_failures_told: HashSet::new(),
             subagent,
-            turn_seq: None,
-            granted: Arc::default(),
             cfg,
-        };
-        session.judge = session.make_judge();
+        });
         // The servers connected by now are in the first list and the prompt (context.md §10
         // rule 4); the front end waited up to `mcp_wait_ms` for them.
         session.adopt_mcp_servers();
@@ -450,6 +448,45 @@ impl Session {
         Ok(session)
     }
 
+    /// The one constructor: a session from what makes it this session; the rest (what a turn
+    /// builds up as it runs) starts empty, the same for a new session and a resumed one.
+    fn assemble(parts: Parts) -> Session {
+        let Parts { lock, id, title, cfg, ws, system_prompt, tools, history, state, events, fresh, subagent } = parts;
+        let mut session = Session {
+            _lock: lock,
+            jobs: Jobs::new(cfg.jobs_dir.join(&id)),
+            id,
+            title,
+            ws,
+            system_prompt,
+            tools,
+            history,
+            state,
+            events,
+            steer: Arc::default(),
+            person_ran: Vec::new(),
+            person_runs: 0,
+            changes: Arc::default(),
+            fresh,
+            judge: Judge::with_defaults(Context::default()),
+            prompt_tokens: 0,
+            stopped_by: None,
+            levels_told: None,
+            parked: Default::default(),
+            turn_usage: Default::default(),
+            nearby_seen: HashSet::new(),
+            jobs_told: Default::default(),
+            mcp_seen: 0,
+            mcp_failures_told: HashSet::new(),
+            subagent,
+            turn_seq: None,
+            granted: Arc::default(),
+            cfg,
+        };
+        session.judge = session.make_judge();
+        session
+    }
+
     /// A stored session, exactly as it was: its system prompt, tools and history unchanged.
     pub fn resume(cfg: SessionConfig, id: &str, events: UnboundedSender<Event>) -> Result<Session, EngineError> {
         let store = cfg.store.clone();
@@ -465,10 +502,8 @@ impl Session {
         let history = stored_history(&store, id)?;
         // A resumed session is asked with its own mode unless the person set another.
         state.mode = cfg.mode;
-        let jobs = Jobs::new(cfg.jobs_dir.join(&record.id));
-        let mut session = Session {
-            _lock: lock,
-            jobs,
+        let mut session = Session::assemble(Parts {
+            lock,
             id: record.id.clone(),
             title: record.title.clone(),
             cfg,
@@ -478,26 +513,9 @@ impl Session {
             history: repair(history),
             state,
             events,
-            steer: Arc::default(),
-            person_ran: Vec::new(),
-            person_runs: 0,
-            changes: Arc::default(),
             fresh: false,
-            judge: Judge::with_defaults(Context::default()),
-            prompt_tokens: 0,
-            stopped_by: None,
-            levels_told: None,
-            parked: Default::default(),
-            turn_usage: Default::default(),
-            nearby_seen: HashSet::new(),
-            jobs_told: Default::default(),
-            mcp_seen: 0,
-            mcp_failures_told: HashSet::new(),
             subagent: None,
-            turn_seq: None,
-            granted: Arc::default(),
-        };
-        session.judge = session.make_judge();
+        });
         if session.cfg.model.id != record.model {
             // Resumed on another model: that is a move, made the one way moves are made.
             let model = session.cfg.model.clone();
