@@ -10,7 +10,7 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use crate::Event;
-use crate::calls::title_of;
+use crate::prepare::title_of;
 use crate::session::Session;
 
 impl Session {

@@ -35,7 +35,7 @@ pub(crate) fn transcript_of(history: &[Entry]) -> Vec<Event> {
                     events.push(Event::ToolStart {
                         call_id: call.id.clone(),
                         tool: call.name.clone(),
-                        title: crate::calls::title_of(&call.name, &args),
+                        title: crate::prepare::title_of(&call.name, &args),
                         args,
                         paths: Vec::new(),
                     });

@@ -1,0 +1,148 @@
+//! The tools the engine answers itself rather than a tool runner: the plan, questions, the
+//! session's jobs.
+
+use lembas_progress::Phase;
+use lembas_tools::ToolOutput;
+use serde_json::Value;
+
+use crate::Event;
+use crate::phase::Phases;
+use crate::session::Session;
+
+/// The job tools, on this session's jobs.
+pub(crate) async fn job_tool(jobs: &lembas_tools::Jobs, name: &str, args: &Value) -> ToolOutput {
+    let id = args.get("id").and_then(Value::as_str).unwrap_or_default().trim();
+    let result = match name {
+        "job_list" => Ok(jobs.list()),
+        _ if id.is_empty() => Err("`id` is required (job1, job2, …).".to_owned()),
+        "job_output" => {
+            let wait = args.get("wait").and_then(Value::as_u64).unwrap_or(0).min(600);
+            jobs.output(id, std::time::Duration::from_secs(wait)).await
+        }
+        "job_send" => match args.get("input").and_then(Value::as_str) {
+            Some(input) => jobs.send(id, input).await,
+            None => Err("`input` is required.".to_owned()),
+        },
+        _ => jobs.stop(id).await,
+    };
+    result.map_or_else(ToolOutput::Error, ToolOutput::Text)
+}
+
+impl Session {
+    /// The tools the engine answers itself. `recall` is answered at insertion (it needs its own
+    /// id), so here it is a placeholder.
+    pub(crate) async fn engine_tool(&mut self, call_id: &str, name: &str, args: &Value) -> ToolOutput {
+        match name {
+            "plan_write" => match crate::Plan::from_args(args) {
+                Ok(plan) => {
+                    let text = plan.render();
+                    self.state.plan = Some(plan.clone());
+                    self.emit(Event::Plan { plan });
+                    ToolOutput::Text(text)
+                }
+                Err(e) => ToolOutput::Error(e),
+            },
+            "plan_update" => {
+                let Some(plan) = self.state.plan.as_mut() else {
+                    return ToolOutput::Error("There is no plan yet: write it with plan_write first.".into());
+                };
+                match plan.update(args) {
+                    Ok(()) => {
+                        let plan = plan.clone();
+                        let text = plan.render();
+                        self.emit(Event::Plan { plan });
+                        ToolOutput::Text(text)
+                    }
+                    Err(e) => ToolOutput::Error(e),
+                }
+            }
+            "plan_submit" => self.plan_submit(call_id).await,
+            "ask_user" => {
+                let question = args.get("question").and_then(Value::as_str).unwrap_or_default().trim().to_owned();
+                if question.is_empty() {
+                    return ToolOutput::Error("`question` is required.".into());
+                }
+                let options: Vec<String> = args
+                    .get("options")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|o| o.as_str().map(str::to_owned))
+                    .collect();
+                if !self.cfg.approver.present() {
+                    return ToolOutput::Error(
+                        "Nobody is here to answer questions: decide yourself, and say what you assumed.".into(),
+                    );
+                }
+                let mut phases = Phases::new(self.events.clone());
+                phases.set(Phase::WaitingForPerson { what: lembas_progress::PersonWait::Question, tool: None });
+                match self.cfg.approver.question(crate::Question { question, options }).await {
+                    crate::Reply::Answered { words } => ToolOutput::Text(format!("The person answered: {words}")),
+                    crate::Reply::Silent => ToolOutput::Error(
+                        "The person did not answer: decide yourself, and say what you assumed.".into(),
+                    ),
+                    crate::Reply::NotAsked => ToolOutput::Error(
+                        "This question could not be put to the person here: decide yourself, and say what you assumed."
+                            .into(),
+                    ),
+                }
+            }
+            _ => ToolOutput::Text(String::new()),
+        }
+    }
+
+    pub(crate) async fn plan_submit(&mut self, call_id: &str) -> ToolOutput {
+        if self.state.mode != lembas_permissions::Mode::Plan {
+            let def = lembas_spec::tool("plan_submit").expect("spec/tools/plan_submit.json");
+            return ToolOutput::Error(def.unavailable.clone().unwrap_or_default());
+        }
+        let Some(plan) = self.state.plan.clone() else {
+            return ToolOutput::Error("There is no plan to submit: write it with plan_write first.".into());
+        };
+        if !self.cfg.approver.present() {
+            // Kept where plan mode keeps plans, for the person to read and approve later.
+            let file = self.plans_dir().join(format!("{}.md", &self.id[..self.id.len().min(13)]));
+            let kept = file
+                .parent()
+                .map_or(Ok(()), std::fs::create_dir_all)
+                .and_then(|()| std::fs::write(&file, plan.render()))
+                .map(|()| lembas_paths::prompt_name(&file, &self.ws.root, self.cfg.user_home.as_deref()));
+            let where_ = match &kept {
+                Ok(name) => {
+                    self.emit(Event::Notice { message: format!("The plan is in {name}; it waits for your approval.") });
+                    format!(" It is kept in {name}.")
+                }
+                Err(_) => String::new(),
+            };
+            return ToolOutput::Error(format!(
+                "Nobody is here to approve the plan, so plan mode goes on: say that the plan waits for approval.{where_}"
+            ));
+        }
+        let mut phases = Phases::new(self.events.clone());
+        phases.set(Phase::WaitingForPerson { what: lembas_progress::PersonWait::Plan, tool: None });
+        match self.cfg.approver.approve_plan(call_id.to_owned(), plan.render()).await {
+            crate::PlanVerdict::Approved { mode: chosen } => {
+                // The mode the person chose, else the one before plan mode, else edit.
+                let before = self.state.mode_before_plan.take();
+                let mode = chosen
+                    .or(before)
+                    .filter(|m| *m != lembas_permissions::Mode::Plan)
+                    .unwrap_or(lembas_permissions::Mode::Edit);
+                self.state.mode = mode;
+                // The result says so: no note needed.
+                self.state.told.facts.mode = Some(mode.to_string());
+                self.emit(Event::Mode { mode });
+                ToolOutput::Text(format!(
+                    "The person approved the plan. Plan mode has ended: the permission mode is now {mode}. Carry out the plan, keeping it current with plan_update."
+                ))
+            }
+            crate::PlanVerdict::Declined { feedback } => {
+                let said =
+                    feedback.filter(|f| !f.trim().is_empty()).map(|f| format!(" They said: {f}")).unwrap_or_default();
+                ToolOutput::Error(format!(
+                    "The person did not approve the plan yet.{said} Revise it with plan_write and submit it again."
+                ))
+            }
+        }
+    }
+}

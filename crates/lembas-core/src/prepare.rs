@@ -1,0 +1,246 @@
+//! A call made ready to run: its arguments parsed, its tool found, the permission rules asked
+//! (and the person, when they ask), a `task` call's subagent made — or answered at once.
+
+use std::path::{Path, PathBuf};
+
+use lembas_model::ToolCall;
+use lembas_permissions::{Call, Decision, always_pattern};
+use lembas_progress::{Phase, short_what};
+use lembas_tools::{ToolOutput, paths_of};
+use serde_json::Value;
+
+use crate::Event;
+use crate::phase::Phases;
+use crate::session::Session;
+use crate::{Approval, ApprovalRequest};
+
+/// A call ready to run, or already answered.
+pub(crate) enum Prepared {
+    Run {
+        name: String,
+        args: Value,
+        paths: Vec<PathBuf>,
+        exclusive: bool,
+        /// A line put before the result (the person corrected the command).
+        note: Option<String>,
+        /// A `task` call's subagent, made and waiting to run.
+        task: Option<Box<crate::subagent::TaskRun>>,
+        /// The person approved this call (a command then gets the caches too).
+        approved: bool,
+    },
+    /// Answered by the engine itself (recall, the plan, a question), in call order.
+    Engine {
+        name: String,
+        args: Value,
+    },
+    Answer(ToolOutput),
+}
+
+/// The one-line title of a call: the command, the path, the pattern — the same live and when
+/// a stored session is drawn again.
+pub(crate) fn title_of(name: &str, args: &Value) -> String {
+    let field = ["command", "path", "pattern", "id"].iter().find_map(|k| args.get(*k).and_then(Value::as_str));
+    match (name, field) {
+        ("apply_patch", _) => "patch".to_owned(),
+        ("task", _) => short_what(args.get("description").and_then(Value::as_str).unwrap_or_default()),
+        (_, Some(f)) => short_what(f),
+        // An MCP tool's arguments are its own: shown as given, cut to a line.
+        (n, None) if lembas_mcp::is_mcp_name(n) && args.as_object().is_some_and(|a| !a.is_empty()) => {
+            short_what(&args.to_string())
+        }
+        _ => String::new(),
+    }
+}
+
+fn unattended_refusal(name: &str, mode: &str) -> String {
+    format!(
+        "Not run: in {mode} mode this {name} call needs the person's approval, and nobody is here to give it. Carry on without it, and say what you could not do."
+    )
+}
+
+/// What the rules say of a call, and what they judged it by.
+pub(crate) struct Judged {
+    pub verdict: lembas_permissions::Verdict,
+    /// The paths the call reaches, as resolved from its arguments, and where they really are.
+    pub paths: Vec<PathBuf>,
+    pub real_paths: Vec<PathBuf>,
+    /// Where it runs, really.
+    pub cwd: PathBuf,
+}
+
+/// `bash`'s command line; `None` for every other tool.
+fn command_of<'a>(name: &str, args: &'a Value) -> Option<&'a str> {
+    if name == "bash" { args.get("command").and_then(Value::as_str) } else { None }
+}
+
+impl Session {
+    /// Judges a call of `def` with `args` in the session's mode: the one place a call meets the
+    /// permission rules, for the model's calls and for a file the person attaches.
+    pub(crate) fn judge_call(&self, def: &lembas_spec::ToolDef, args: &Value) -> Judged {
+        let paths = paths_of(&self.ws, &def.name, args);
+        let real_paths: Vec<PathBuf> = paths.iter().map(|p| self.ws.real_path(p)).collect();
+        let cwd = self.ws.real_path(&self.ws.resolve(args.get("cwd").and_then(Value::as_str).unwrap_or(".")));
+        let ws = &self.ws;
+        let real = |p: &Path| ws.real_path(p);
+        let facts = Call { tool: &def.name, risk: def.risk, command: command_of(&def.name, args), paths: &real_paths };
+        let verdict = self.judge.verdict(self.state.mode, &facts, &cwd, &real);
+        Judged { verdict, paths, real_paths, cwd }
+    }
+
+    pub(crate) async fn prepare(&mut self, call: &ToolCall) -> Prepared {
+        let args: Value = match serde_json::from_str(if call.arguments.trim().is_empty() {
+            "{}"
+        } else {
+            &call.arguments
+        }) {
+            Ok(v @ Value::Object(_)) => v,
+            Ok(_) => return Prepared::Answer(ToolOutput::Error("The arguments must be a JSON object.".into())),
+            Err(e) => {
+                return Prepared::Answer(ToolOutput::Error(format!(
+                    "The arguments of this call are not valid JSON ({e}); nothing was run. Call it again with a JSON object."
+                )));
+            }
+        };
+        let offered = self.tools.iter().any(|t| t.name == call.name);
+        let def = lembas_spec::tool(&call.name)
+            .filter(|d| offered || self.tools.iter().any(|t| t.name == d.name))
+            .cloned()
+            .or_else(|| self.mcp_tool_def(&call.name));
+        let Some(def) = def else {
+            let names: Vec<&str> = self.tools.iter().map(|t| t.name.as_str()).collect();
+            return Prepared::Answer(ToolOutput::Error(format!(
+                "There is no tool called {} here. The tools are: {}.",
+                call.name,
+                names.join(", ")
+            )));
+        };
+        let name = def.name.clone();
+        if name == "recall" {
+            return Prepared::Engine { name, args };
+        }
+        let Judged { verdict, paths, real_paths, cwd } = self.judge_call(&def, &args);
+        let mode = self.state.mode;
+        let command = command_of(&name, &args);
+        let mut decision = verdict.decision;
+        // Asked in every mode, and never remembered: a confirm-always tool, and what the judge
+        // says holds once only (a change to what decides lembas' own permissions later).
+        // skill_manage writes the person's own skills, which reach every later session.
+        let confirm = def.confirm.as_deref() == Some("always") || name == "skill_manage" || verdict.once_only;
+        if confirm && decision == Decision::Allow {
+            decision = Decision::Ask;
+        }
+        let mut approved = false;
+        match decision {
+            Decision::Allow => {}
+            Decision::Refuse(reason) => return self.denied(call, &name, reason),
+            Decision::Ask if !self.cfg.approver.present() => {
+                return self.denied(call, &name, unattended_refusal(&name, mode.as_str()));
+            }
+            Decision::Ask => {
+                // Worked out off the async threads, as the tools themselves run: reading a file
+                // may go through an editor that answers on this same runtime.
+                let preview = {
+                    let (ws, name, args) = (self.ws.clone(), name.clone(), args.clone());
+                    tokio::task::spawn_blocking(move || crate::preview::call_preview(&ws, &name, &args))
+                        .await
+                        .ok()
+                        .flatten()
+                };
+                let request = ApprovalRequest {
+                    call_id: call.id.clone(),
+                    tool: name.clone(),
+                    title: title_of(&name, &args),
+                    reaches: real_paths.iter().map(|p| p.display().to_string()).collect(),
+                    agent: None,
+                    once_only: confirm,
+                    preview,
+                    session_allows: (!confirm).then(|| crate::preview::session_scope(&name, command)),
+                };
+                let mut phases = Phases::new(self.events.clone());
+                phases.set(Phase::WaitingForPerson {
+                    what: lembas_progress::PersonWait::Approval,
+                    tool: Some(name.clone()),
+                });
+                approved = true;
+                match self.cfg.approver.ask(request).await {
+                    Approval::Once => {}
+                    Approval::Always if !confirm => {
+                        let allowed: Vec<(String, Option<String>)> = match command {
+                            Some(line) => lembas_permissions::command::split(line)
+                                .iter()
+                                .map(|part| ("bash".to_owned(), Some(always_pattern(&part.argv))))
+                                .collect(),
+                            None => vec![(name.clone(), None)],
+                        };
+                        // A subagent's card speaks for the whole session: its parent takes it up.
+                        if let Some(of) = &self.subagent {
+                            of.granted.lock().expect("granted").extend(allowed.iter().cloned());
+                        }
+                        self.state.always.extend(allowed);
+                        self.judge = self.make_judge();
+                    }
+                    Approval::Always => {}
+                    Approval::Edited { command: corrected } if name == "bash" => {
+                        // The person's own line runs once — but never past the floor.
+                        let mut args = args.clone();
+                        args["command"] = Value::String(corrected.clone());
+                        let facts = Call { tool: &name, risk: def.risk, command: Some(&corrected), paths: &real_paths };
+                        let decision = self.judge.evaluate(mode, &facts, &cwd, &|p| self.ws.real_path(p));
+                        if let Decision::Refuse(reason) = decision {
+                            return self.denied(call, &name, reason);
+                        }
+                        let note = format!("(The person changed the command to: {corrected})");
+                        return Prepared::Run {
+                            name,
+                            args,
+                            paths,
+                            exclusive: def.exclusive,
+                            note: Some(note),
+                            task: None,
+                            approved: true,
+                        };
+                    }
+                    Approval::Edited { .. } => {}
+                    Approval::Deny { feedback } => {
+                        let mut reason = "The person declined this call; it was not run.".to_owned();
+                        if let Some(words) = feedback.filter(|w| !w.trim().is_empty()) {
+                            reason.push_str(&format!(" They said: {words}"));
+                        }
+                        return self.denied(call, &name, reason);
+                    }
+                }
+            }
+        }
+        if matches!(name.as_str(), "plan_write" | "plan_update" | "plan_submit" | "ask_user") {
+            return Prepared::Engine { name, args };
+        }
+        let task = if name == "task" {
+            match self.prepare_task(&call.id, &args) {
+                Ok(run) => Some(Box::new(run)),
+                Err(e) => return Prepared::Answer(ToolOutput::Error(e)),
+            }
+        } else {
+            None
+        };
+        Prepared::Run { name, args, paths, exclusive: def.exclusive, note: None, task, approved }
+    }
+
+    fn denied(&self, call: &ToolCall, name: &str, reason: String) -> Prepared {
+        self.emit(Event::ToolDenied { call_id: call.id.clone(), tool: name.to_owned(), reason: reason.clone() });
+        Prepared::Answer(ToolOutput::Error(reason))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_calls_title_is_its_command_path_or_an_mcp_tools_arguments() {
+        assert_eq!(title_of("bash", &json!({"command": "cargo test\nmore"})), "cargo test");
+        assert_eq!(title_of("mcp__peer__add", &json!({"a": 2, "b": 40})), r#"{"a":2,"b":40}"#);
+        assert_eq!(title_of("mcp__fs__read_text_file", &json!({"path": "a.txt"})), "a.txt");
+        assert_eq!(title_of("mcp__peer__die", &json!({})), "");
+    }
+}
