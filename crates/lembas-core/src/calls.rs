@@ -13,9 +13,10 @@ use serde_json::Value;
 
 use crate::Event;
 use crate::engine_tools::job_tool;
+use crate::history::Entry;
 use crate::phase::Phases;
 use crate::prepare::{Prepared, title_of};
-use crate::session::{Entry, Session};
+use crate::session::Session;
 
 impl Session {
     /// Runs a reply's calls; answers the tool messages and the results to store, in call order.

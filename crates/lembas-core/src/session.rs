@@ -4,25 +4,24 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use lembas_permissions::{Action, Context, Judge, RuleSet, Source};
+use lembas_permissions::{Context, Judge, RuleSet};
 use std::sync::{Arc, Mutex};
 
-use lembas_context::reasoning::{Kind, sends_reasoning};
 use lembas_context::{IdCounter, Ledger};
-use lembas_model::{Message, ModelClient, ToolSchema};
+use lembas_model::{ModelClient, ToolSchema};
 use lembas_models::ModelInfo;
 use lembas_permissions::Mode;
-use lembas_store::{NewMessage, NewResult, SessionRecord, Store};
+use lembas_store::{SessionRecord, Store};
 use lembas_tools::{Jobs, Workspace};
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc::UnboundedSender;
 
 use crate::Event;
 use crate::approve::Approver;
-use crate::prompt::{PromptParts, instructions, system_prompt};
+use crate::history::Entry;
 use crate::transcript::{repair, stored_history, transcript_of};
 use crate::{EngineError, now_ms};
-use lembas_context::note::{Facts, Told};
+use lembas_context::note::Told;
 
 /// Everything a session needs from the outside.
 #[derive(Clone)]
@@ -130,87 +129,6 @@ impl std::fmt::Debug for SessionConfig {
 /// The person's local date.
 pub fn local_today() -> String {
     chrono::Local::now().format("%Y-%m-%d").to_string()
-}
-
-/// One message of the history, with what the reasoning rule needs to know of it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub(crate) struct Entry {
-    #[serde(flatten)]
-    pub message: Message,
-    /// A user message that starts a turn (false for words delivered at a step boundary).
-    #[serde(default)]
-    pub turn: bool,
-    /// A compaction's summary: the history starts afresh here.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub summary: bool,
-    /// A tool result that failed or was refused (drawn so when the session is read back).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub failed: bool,
-    /// Its wire form, made once (a message never changes once sent).
-    #[serde(skip)]
-    pub wire: WireCache,
-}
-
-/// An entry's message in the OpenAI dialect, without and with its reasoning, made the first time
-/// a request needs it. Not part of what an entry is: two entries are equal by their message.
-#[derive(Default, Clone)]
-pub(crate) struct WireCache([std::sync::OnceLock<lembas_model::WireMessage>; 2]);
-
-impl std::fmt::Debug for WireCache {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("WireCache")
-    }
-}
-
-impl PartialEq for WireCache {
-    fn eq(&self, _: &Self) -> bool {
-        true
-    }
-}
-
-impl Entry {
-    pub fn user(content: String, turn: bool) -> Entry {
-        Entry { message: Message::user(content), turn, summary: false, failed: false, wire: WireCache::default() }
-    }
-
-    fn kind(&self) -> Kind {
-        match &self.message {
-            _ if self.summary => Kind::Summary,
-            Message::User { .. } | Message::System { .. } => Kind::User { starts_turn: self.turn },
-            Message::Assistant { .. } => Kind::Assistant,
-            Message::Tool { .. } => Kind::Tool,
-        }
-    }
-
-    /// The words search finds it by: what was said, without the notes lembas added.
-    fn words(&self) -> String {
-        match &self.message {
-            Message::User { content, .. } => without_note(content).to_owned(),
-            Message::System { content } => content.clone(),
-            Message::Assistant { content, .. } => content.clone(),
-            Message::Tool { .. } => String::new(),
-        }
-    }
-
-    pub fn stored(&self) -> NewMessage {
-        let role = match &self.message {
-            Message::System { .. } => "system",
-            Message::User { .. } => "user",
-            Message::Assistant { .. } => "assistant",
-            Message::Tool { .. } => "tool",
-        };
-        NewMessage {
-            role: role.into(),
-            json: serde_json::to_string(self).expect("an entry serializes"),
-            text: self.words(),
-        }
-    }
-}
-
-/// The person's words without the session note lembas appended to them.
-pub(crate) fn without_note(content: &str) -> &str {
-    let open = &lembas_spec::loop_spec().context.note.open;
-    content.split_once(&format!("\n\n{open}")).map_or(content, |(words, _)| words)
 }
 
 /// What the person allowed for the rest of the session: (tool, pattern), shared with the
@@ -577,207 +495,14 @@ impl Session {
         self.steer.clone()
     }
 
-    /// Changes the permission mode; the model is told on the next message that starts a turn.
-    pub fn set_mode(&mut self, mode: Mode) {
-        if self.state.mode != mode {
-            if mode == Mode::Plan {
-                self.state.mode_before_plan = Some(self.state.mode);
-            }
-            self.state.mode = mode;
-            self.emit(Event::Mode { mode });
-        }
-    }
-
     pub(crate) fn emit(&self, event: Event) {
         let _ = self.events.send(event);
-    }
-
-    /// What can change during the session, as it stands now (what a note compares with what the
-    /// model was told).
-    pub(crate) fn facts_now(&self) -> Facts {
-        self.facts_with(self.instruction_files())
-    }
-
-    /// The facts, with the instruction files as already read.
-    fn facts_with(&self, files: Vec<crate::Instruction>) -> Facts {
-        Facts {
-            date: Some((self.cfg.today)()),
-            mode: Some(self.state.mode.to_string()),
-            mcp: self.state.mcp_instructions.clone(),
-            files: files.into_iter().map(|i| (i.name, i.text)).collect(),
-            ..Facts::default()
-        }
-    }
-
-    /// Makes the system prompt again from what stands now, and counts all of it as told; `date`
-    /// is what the model keeps knowing of the date, which the prompt does not carry. The
-    /// instruction files are read once for both.
-    pub(crate) fn remake_prompt(&mut self, date: Option<String>) {
-        let found = self.instruction_files();
-        self.system_prompt = self.system_prompt_from(&found);
-        self.state.told = Told::knows(Facts { date, ..self.facts_with(found) });
-    }
-
-    /// The instruction files the prompt is made from, as they read now, by the prompt's name
-    /// for each (a file the person edits during the session is noted on the next message).
-    fn instruction_files(&self) -> Vec<crate::Instruction> {
-        instructions(
-            &self.ws,
-            self.cfg.global_instructions.as_deref(),
-            &self.cfg.extra_instructions,
-            self.cfg.user_home.as_deref(),
-        )
-    }
-
-    /// The model changed these files itself: an instruction file among them needs no note (its
-    /// tool result already said what it wrote).
-    pub(crate) fn model_changed(&mut self, paths: &[PathBuf]) {
-        let now = self.instruction_files();
-        for file in &now {
-            if paths.iter().any(|p| *p == file.path || self.ws.real_path(p) == self.ws.real_path(&file.path)) {
-                self.state.told.facts.files.insert(file.name.clone(), file.text.clone());
-            }
-        }
-        // One it deleted (or emptied) is no longer read at all.
-        for path in paths {
-            let name = lembas_paths::prompt_name(path, &self.ws.root, self.cfg.user_home.as_deref());
-            if !now.iter().any(|f| f.name == name) {
-                self.state.told.facts.files.remove(&name);
-            }
-        }
-    }
-
-    /// Moves the session to another model: the prompt is made again (and the tools, which may
-    /// differ for it) — one full re-read, as the spec accepts. The date the model was told holds.
-    pub fn set_model(&mut self, model: ModelInfo) -> Result<(), EngineError> {
-        self.cfg.model = model;
-        // The MCP servers' tools stay listed, after the model's own set.
-        let mcp: Vec<ToolSchema> = self.tools.iter().filter(|t| lembas_mcp::is_mcp_name(&t.name)).cloned().collect();
-        let task = self.tools.iter().any(|t| t.name == "task");
-        let mut tools = offered_tools(&self.cfg.model, task);
-        if self.cfg.model.tools != Some(false) {
-            tools.extend(mcp);
-        }
-        self.tools = Arc::new(tools);
-        self.remake_prompt(self.state.told.facts.date.clone());
-        self.save_prefix()?;
-        self.emit(Event::Model { model: self.cfg.model.id.clone(), effort: self.state.effort.clone() });
-        Ok(())
-    }
-
-    /// Stores the session's model, system prompt, tool list and state as they are now (after
-    /// one of the few moves that may change the prefix).
-    pub(crate) fn save_prefix(&self) -> Result<(), EngineError> {
-        let tools = serde_json::to_string(&self.tools).expect("tools serialize");
-        self.cfg.store.update_prefix(
-            &self.id,
-            &self.cfg.model.id,
-            &self.system_prompt,
-            &tools,
-            &self.state_value(),
-            now_ms(),
-        )?;
-        Ok(())
-    }
-
-    /// The effort level for the next requests (one of the model's levels).
-    pub fn set_effort(&mut self, level: Option<String>) {
-        if self.state.effort != level {
-            self.state.effort = level;
-            self.emit(Event::Model { model: self.cfg.model.id.clone(), effort: self.state.effort.clone() });
-        }
-    }
-
-    /// The model's effort levels as its server takes them: narrowed to what a refusal named
-    /// (`off` kept where the model has the thinking switch), or none to choose when the server
-    /// takes no effort at all (`quirks.json` `effort-refused`).
-    pub fn levels(&self) -> Vec<String> {
-        let learned = self.cfg.client.learned_model(&self.cfg.model.id);
-        let all = self.cfg.model.levels();
-        if learned.no_effort {
-            return vec!["default".to_owned()];
-        }
-        match &learned.efforts {
-            Some(taken) => all.into_iter().filter(|l| l == "off" || l == "default" || taken.contains(l)).collect(),
-            None => all,
-        }
-    }
-
-    /// Gives the session another title.
-    pub fn rename(&mut self, title: &str) -> Result<(), EngineError> {
-        self.cfg.store.rename(&self.id, title)?;
-        self.title = title.to_owned();
-        self.fresh = false;
-        self.emit(Event::Title { title: self.title.clone() });
-        Ok(())
-    }
-
-    fn system_prompt_from(&self, found: &[crate::Instruction]) -> String {
-        system_prompt(&PromptParts {
-            ws: &self.ws,
-            mode: self.state.mode,
-            unattended: !self.cfg.approver.present(),
-            instructions: found,
-            mcp: &self.state.mcp_instructions,
-            subagent: self.subagent.as_ref().map(|s| s.block.as_str()),
-            skills: &lembas_tools::discover_skills(&self.cfg.skills),
-        })
-    }
-
-    /// Whether the project has an instruction file at its root (`AGENTS.md`, or `CLAUDE.md`
-    /// that people already keep).
-    pub(crate) fn has_instruction_file(&self) -> bool {
-        ["AGENTS.md", "CLAUDE.md"].iter().any(|f| self.ws.root.join(f).is_file())
-    }
-
-    /// Where plan mode may write plans: `.agent/plans` in the project, as plan mode's text
-    /// tells the model (`prompts/modes/plan.md`).
-    pub(crate) fn plans_dir(&self) -> PathBuf {
-        self.ws.root.join(".agent").join("plans")
-    }
-
-    /// The session's judge: its rules, what the person allowed for the session, and where the
-    /// floor's protected paths are.
-    pub(crate) fn make_judge(&self) -> Judge {
-        let mut rules = self.cfg.rules.clone();
-        for (tool, pattern) in &self.state.always {
-            rules.add(tool, pattern.as_deref(), Action::Allow, Source::Session);
-        }
-        let ctx = Context {
-            home: self.cfg.user_home.clone(),
-            root: self.ws.root.clone(),
-            lembas_config: self.cfg.lembas_config.clone(),
-            lembas_private: self.cfg.lembas_private.clone(),
-            plans_dir: Some(self.plans_dir()),
-            skills_dir: self.cfg.skills.own.clone(),
-        };
-        Judge { rules, ctx }
     }
 
     /// The engine's state as the store keeps it: a JSON value, never written out as text and
     /// parsed back at every step.
     pub(crate) fn state_value(&self) -> serde_json::Value {
         serde_json::to_value(&self.state).expect("state serializes")
-    }
-
-    /// Adds entries to the history and writes them, the results and the state in one go.
-    pub(crate) fn commit(&mut self, entries: Vec<Entry>, results: Vec<NewResult>) -> Result<(), EngineError> {
-        let stored: Vec<NewMessage> = entries.iter().map(Entry::stored).collect();
-        self.history.extend(entries);
-        self.cfg.store.append(&self.id, &stored, &results, &self.state_value(), None, now_ms())?;
-        Ok(())
-    }
-
-    /// The messages a request carries, reasoning only in the current turn.
-    pub(crate) fn request_messages(&self) -> Vec<lembas_model::WireMessage> {
-        let kinds: Vec<Kind> = self.history.iter().map(Entry::kind).collect();
-        let sends = sends_reasoning(&kinds);
-        let system = lembas_model::wire(&serde_json::json!({ "role": "system", "content": self.system_prompt }));
-        std::iter::once(system)
-            .chain(self.history.iter().zip(sends).map(|(e, send)| {
-                e.wire.0[usize::from(send)].get_or_init(|| lembas_model::wire(&e.message.to_openai(send))).clone()
-            }))
-            .collect()
     }
 
     /// The model's window: the server's word, else the configuration's, else what a refusal for

@@ -7,9 +7,10 @@ use lembas_progress::{Phase, StopReason};
 use lembas_spec::{loop_spec, render};
 use lembas_store::UsageRow;
 
+use crate::history::Entry;
 use crate::phase::Phases;
 use crate::prompt::{text, title_from};
-use crate::session::{Entry, Session};
+use crate::session::Session;
 use crate::{DoneReason, EngineError, Event, now_ms};
 
 impl Session {

@@ -77,7 +77,7 @@ impl Session {
         };
         let taken = &self.history[checkpoint.history_len..];
         let prompt = match taken.first().map(|e| &e.message) {
-            Some(Message::User { content, .. }) => crate::session::without_note(content).to_owned(),
+            Some(Message::User { content, .. }) => crate::history::without_note(content).to_owned(),
             _ => String::new(),
         };
         let ran_commands = taken.iter().any(|e| {

@@ -1,0 +1,114 @@
+//! The conversation as the session keeps it: its entries (a message and what the reasoning rule
+//! and search need to know of it), written to the store as they are added, and sent with the
+//! reasoning only of the current turn.
+
+use lembas_context::reasoning::{Kind, sends_reasoning};
+use lembas_model::Message;
+use lembas_store::{NewMessage, NewResult};
+use serde::{Deserialize, Serialize};
+
+use crate::session::Session;
+use crate::{EngineError, now_ms};
+
+/// One message of the history, with what the reasoning rule needs to know of it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Entry {
+    #[serde(flatten)]
+    pub message: Message,
+    /// A user message that starts a turn (false for words delivered at a step boundary).
+    #[serde(default)]
+    pub turn: bool,
+    /// A compaction's summary: the history starts afresh here.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub summary: bool,
+    /// A tool result that failed or was refused (drawn so when the session is read back).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub failed: bool,
+    /// Its wire form, made once (a message never changes once sent).
+    #[serde(skip)]
+    pub wire: WireCache,
+}
+
+/// An entry's message in the OpenAI dialect, without and with its reasoning, made the first time
+/// a request needs it. Not part of what an entry is: two entries are equal by their message.
+#[derive(Default, Clone)]
+pub(crate) struct WireCache([std::sync::OnceLock<lembas_model::WireMessage>; 2]);
+
+impl std::fmt::Debug for WireCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("WireCache")
+    }
+}
+
+impl PartialEq for WireCache {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Entry {
+    pub fn user(content: String, turn: bool) -> Entry {
+        Entry { message: Message::user(content), turn, summary: false, failed: false, wire: WireCache::default() }
+    }
+
+    fn kind(&self) -> Kind {
+        match &self.message {
+            _ if self.summary => Kind::Summary,
+            Message::User { .. } | Message::System { .. } => Kind::User { starts_turn: self.turn },
+            Message::Assistant { .. } => Kind::Assistant,
+            Message::Tool { .. } => Kind::Tool,
+        }
+    }
+
+    /// The words search finds it by: what was said, without the notes lembas added.
+    fn words(&self) -> String {
+        match &self.message {
+            Message::User { content, .. } => without_note(content).to_owned(),
+            Message::System { content } => content.clone(),
+            Message::Assistant { content, .. } => content.clone(),
+            Message::Tool { .. } => String::new(),
+        }
+    }
+
+    pub fn stored(&self) -> NewMessage {
+        let role = match &self.message {
+            Message::System { .. } => "system",
+            Message::User { .. } => "user",
+            Message::Assistant { .. } => "assistant",
+            Message::Tool { .. } => "tool",
+        };
+        NewMessage {
+            role: role.into(),
+            json: serde_json::to_string(self).expect("an entry serializes"),
+            text: self.words(),
+        }
+    }
+}
+
+/// The person's words without the session note lembas appended to them.
+pub(crate) fn without_note(content: &str) -> &str {
+    let open = &lembas_spec::loop_spec().context.note.open;
+    content.split_once(&format!("\n\n{open}")).map_or(content, |(words, _)| words)
+}
+
+impl Session {
+    /// Adds entries to the history and writes them, the results and the state in one go.
+    pub(crate) fn commit(&mut self, entries: Vec<Entry>, results: Vec<NewResult>) -> Result<(), EngineError> {
+        let stored: Vec<NewMessage> = entries.iter().map(Entry::stored).collect();
+        self.history.extend(entries);
+        self.cfg.store.append(&self.id, &stored, &results, &self.state_value(), None, now_ms())?;
+        Ok(())
+    }
+
+    /// The messages a request carries, reasoning only in the current turn.
+    pub(crate) fn request_messages(&self) -> Vec<lembas_model::WireMessage> {
+        let kinds: Vec<Kind> = self.history.iter().map(Entry::kind).collect();
+        let sends = sends_reasoning(&kinds);
+        let system = lembas_model::wire(&serde_json::json!({ "role": "system", "content": self.system_prompt }));
+        std::iter::once(system)
+            .chain(self.history.iter().zip(sends).map(|(e, send)| {
+                e.wire.0[usize::from(send)].get_or_init(|| lembas_model::wire(&e.message.to_openai(send))).clone()
+            }))
+            .collect()
+    }
+}

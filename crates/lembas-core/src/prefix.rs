@@ -1,0 +1,84 @@
+//! The session's system prompt and what the model was told: made from the instruction files as
+//! they read now, and the facts a note compares against on the next message.
+
+use std::path::PathBuf;
+
+use lembas_context::note::{Facts, Told};
+
+use crate::prompt::{PromptParts, instructions, system_prompt};
+use crate::session::Session;
+
+impl Session {
+    /// What can change during the session, as it stands now (what a note compares with what the
+    /// model was told).
+    pub(crate) fn facts_now(&self) -> Facts {
+        self.facts_with(self.instruction_files())
+    }
+
+    /// The facts, with the instruction files as already read.
+    pub(crate) fn facts_with(&self, files: Vec<crate::Instruction>) -> Facts {
+        Facts {
+            date: Some((self.cfg.today)()),
+            mode: Some(self.state.mode.to_string()),
+            mcp: self.state.mcp_instructions.clone(),
+            files: files.into_iter().map(|i| (i.name, i.text)).collect(),
+            ..Facts::default()
+        }
+    }
+
+    /// Makes the system prompt again from what stands now, and counts all of it as told; `date`
+    /// is what the model keeps knowing of the date, which the prompt does not carry. The
+    /// instruction files are read once for both.
+    pub(crate) fn remake_prompt(&mut self, date: Option<String>) {
+        let found = self.instruction_files();
+        self.system_prompt = self.system_prompt_from(&found);
+        self.state.told = Told::knows(Facts { date, ..self.facts_with(found) });
+    }
+
+    /// The instruction files the prompt is made from, as they read now, by the prompt's name
+    /// for each (a file the person edits during the session is noted on the next message).
+    pub(crate) fn instruction_files(&self) -> Vec<crate::Instruction> {
+        instructions(
+            &self.ws,
+            self.cfg.global_instructions.as_deref(),
+            &self.cfg.extra_instructions,
+            self.cfg.user_home.as_deref(),
+        )
+    }
+
+    /// The model changed these files itself: an instruction file among them needs no note (its
+    /// tool result already said what it wrote).
+    pub(crate) fn model_changed(&mut self, paths: &[PathBuf]) {
+        let now = self.instruction_files();
+        for file in &now {
+            if paths.iter().any(|p| *p == file.path || self.ws.real_path(p) == self.ws.real_path(&file.path)) {
+                self.state.told.facts.files.insert(file.name.clone(), file.text.clone());
+            }
+        }
+        // One it deleted (or emptied) is no longer read at all.
+        for path in paths {
+            let name = lembas_paths::prompt_name(path, &self.ws.root, self.cfg.user_home.as_deref());
+            if !now.iter().any(|f| f.name == name) {
+                self.state.told.facts.files.remove(&name);
+            }
+        }
+    }
+
+    pub(crate) fn system_prompt_from(&self, found: &[crate::Instruction]) -> String {
+        system_prompt(&PromptParts {
+            ws: &self.ws,
+            mode: self.state.mode,
+            unattended: !self.cfg.approver.present(),
+            instructions: found,
+            mcp: &self.state.mcp_instructions,
+            subagent: self.subagent.as_ref().map(|s| s.block.as_str()),
+            skills: &lembas_tools::discover_skills(&self.cfg.skills),
+        })
+    }
+
+    /// Whether the project has an instruction file at its root (`AGENTS.md`, or `CLAUDE.md`
+    /// that people already keep).
+    pub(crate) fn has_instruction_file(&self) -> bool {
+        ["AGENTS.md", "CLAUDE.md"].iter().any(|f| self.ws.root.join(f).is_file())
+    }
+}
