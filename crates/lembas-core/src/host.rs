@@ -251,6 +251,7 @@ async fn drive(mut session: Session, mut commands: UnboundedReceiver<Command>, a
                 if gone {
                     break;
                 }
+                steer_left_as_prompts(&session, &mut waiting);
             }
             Command::Shell { line } => {
                 let ((), gone) = busy(&mut session, &asks, &mut commands, &mut waiting, async |s, cancel| {
@@ -260,6 +261,7 @@ async fn drive(mut session: Session, mut commands: UnboundedReceiver<Command>, a
                 if gone {
                     break;
                 }
+                steer_left_as_prompts(&session, &mut waiting);
             }
             Command::Close { wait_for_jobs } => {
                 // Nobody comes back to it later: the jobs its last turn started may finish, and
@@ -305,6 +307,14 @@ async fn busy<T>(
     let mut busy = Busy::new(session, asks, commands, waiting);
     let done = busy.run(session, work).await;
     (done, busy.gone)
+}
+
+/// Words sent to steer while the session was busy with something that is not a turn (a
+/// compaction, a command the person ran) have no step to go to: each is a prompt of its own,
+/// after what already waits.
+fn steer_left_as_prompts(session: &Session, waiting: &mut VecDeque<Command>) {
+    let left = std::mem::take(&mut *session.steer.lock().expect("steer queue"));
+    waiting.extend(left.into_iter().map(Command::prompt));
 }
 
 /// What an idle session was woken by.

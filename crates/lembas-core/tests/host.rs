@@ -297,3 +297,28 @@ async fn a_model_that_does_not_see_is_told_the_image_was_left_out_and_rules_stil
     assert!(words.contains("(Image shot.png not sent: this model does not take images.)"), "{words}");
     assert!(words.contains("(secret.txt not attached:") && !words.contains("the key"), "{words}");
 }
+
+#[tokio::test]
+async fn a_command_the_person_runs_is_judged_shown_and_handed_to_the_next_prompt() {
+    let h = Harness::new(vec![Scripted::text("I saw it.")]).await;
+    let host = Host::new(h.store.clone());
+    let Opened { handle, mut events } = open(&h, &host, h.config(Mode::Manual, 50), true);
+    // A slow command; words sent while it runs are a prompt of their own afterwards.
+    handle.send(Command::Shell { line: "sleep 0.3; echo person-ran-this".into() });
+    until(&mut events, |e| matches!(e, Event::ToolStart { call_id, .. } if call_id.starts_with("person-"))).await;
+    handle.send(Command::Steer { text: "what did it print?".into() });
+    let seen = until(&mut events, |e| matches!(e, Event::Done { .. })).await;
+    let printed = seen.iter().find_map(|e| match e {
+        Event::ToolEnd { call_id, text, is_error: false, .. } if call_id.starts_with("person-") => Some(text.clone()),
+        _ => None,
+    });
+    assert!(printed.is_some_and(|t| t.contains("person-ran-this")), "{seen:#?}");
+    assert!(seen.iter().any(|e| matches!(e, Event::Prompt { text, .. } if text == "what did it print?")));
+    let requests = h.server.chat_requests();
+    let user = requests[0]["messages"].as_array().unwrap().iter().rev().find(|m| m["role"] == "user").unwrap().clone();
+    assert!(user["content"].as_str().unwrap().contains("person-ran-this"), "the output went with the prompt: {user}");
+    // The hardline still refuses what the person types.
+    handle.send(Command::Shell { line: "rm -rf ~".into() });
+    let refused = until(&mut events, |e| matches!(e, Event::ToolDenied { .. })).await;
+    assert!(matches!(refused.last(), Some(Event::ToolDenied { call_id, .. }) if call_id.starts_with("person-")));
+}

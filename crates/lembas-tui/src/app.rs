@@ -108,7 +108,10 @@ pub struct App {
     /// Input tokens of the last request, and the model's window.
     pub context: (u64, u64),
     pub card: Option<Card>,
+    /// A turn runs.
     pub busy: bool,
+    /// A command the person typed (`!`) runs.
+    pub shell_running: bool,
     /// After a turn: how long it took and its tokens.
     pub last_turn: Option<String>,
     pub quit_armed: bool,
@@ -357,9 +360,10 @@ impl App {
             },
             Event::ToolStart { call_id, tool, title, args, .. } => {
                 self.flush_live();
-                // A command the person runs themselves keeps the session busy (Esc stops it).
+                // A command the person runs themselves is not a turn: words sent meanwhile are a
+                // prompt of their own, and Esc stops the command.
                 if call_id.starts_with("person-") {
-                    self.busy = true;
+                    self.shell_running = true;
                 }
                 self.running.push(Block::Tool {
                     call_id: call_id.clone(),
@@ -375,7 +379,7 @@ impl App {
                 // A refused call failed; an ended one says whether it did.
                 let failed = !matches!(event, Event::ToolEnd { is_error: false, .. });
                 if call_id.starts_with("person-") {
-                    self.busy = false;
+                    self.shell_running = false;
                 }
                 let position =
                     self.running.iter().position(|b| matches!(b, Block::Tool { call_id: id, .. } if id == call_id));

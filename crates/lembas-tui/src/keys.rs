@@ -44,7 +44,7 @@ impl App {
                 self.complete();
                 None
             }
-            KeyCode::Esc if self.busy => Some(Action::Cancel),
+            KeyCode::Esc if self.busy || self.shell_running => Some(Action::Cancel),
             KeyCode::BackTab => {
                 let at = self.mode.and_then(|m| MODES.iter().position(|x| *x == m)).unwrap_or(0);
                 self.switch_mode(MODES[(at + 1) % MODES.len()])
@@ -84,7 +84,7 @@ impl App {
             Some(running) => format!("{running} Press Ctrl-C again to stop them and quit."),
             None => "Press Ctrl-C again to quit.".to_owned(),
         });
-        self.busy.then_some(Action::Cancel)
+        (self.busy || self.shell_running).then_some(Action::Cancel)
     }
 
     /// What quitting would stop, when anything runs in the background.

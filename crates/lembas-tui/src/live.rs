@@ -117,6 +117,7 @@ pub fn hint_line(app: &App) -> String {
         (Some(Card::LooserMode(_)), None) => "y switches · n keeps the mode".into(),
         (Some(_), None) => "Ctrl-O shows all of what is asked · Ctrl-C twice quits".into(),
         (None, None) if app.busy => "Esc stops the turn · Enter adds your words to it · Ctrl-C twice quits".into(),
+        (None, None) if app.shell_running => "Esc stops the command · Ctrl-C twice quits".into(),
         (None, None) if app.input.is_empty() => {
             "Enter sends · / commands · @ file · ! shell · Shift-Tab mode · Ctrl-O unfolds".into()
         }

@@ -139,6 +139,7 @@ fn bash_summary(lines: &[&str]) -> String {
     }
     match lines.len() {
         0 => "done, no output".into(),
+        1 if lines[0].trim() == "(no output)" => "done, no output".into(),
         1 => "done, 1 line of output".into(),
         n => format!("done, {n} lines of output"),
     }
@@ -167,6 +168,7 @@ mod tests {
         );
         assert_eq!(summary("bash", "[r4]\nbuilding\nfailed\n(exit code 1)", false), "exit 1");
         assert_eq!(summary("bash", "[r4]\nok", false), "done, 1 line of output");
+        assert_eq!(summary("bash", "[r4]\n(no output)", false), "done, no output");
         assert_eq!(
             summary("edit", "[r5 a.rs sha 99]\n@@ -1 +1 @@\n-old\n+new\n+more", false),
             "2 lines added, 1 removed"

@@ -125,7 +125,7 @@ async fn changes_are_seen_before_they_are_allowed_and_the_session_is_there_tomor
     // `!` runs a command the person types; its output goes with the next prompt.
     tmux.send(&["-l", "!echo shell-said-this"]);
     tmux.send(&["Enter"]);
-    tmux.wait_for("⎿ done, 1 line of output").await;
+    tmux.wait_for("⎿ done, 1 line of output\n    shell-said-this").await;
     // A custom command from the trusted project, whose text attaches a file.
     tmux.send(&["-l", "/gre"]);
     tmux.send(&["Tab"]);
