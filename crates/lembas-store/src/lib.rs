@@ -158,14 +158,14 @@ CREATE TABLE IF NOT EXISTS messages (
     -- 0 once a compaction replaced it: kept and searchable, no longer sent.
     live INTEGER NOT NULL DEFAULT 1,
     PRIMARY KEY (session_id, seq)
-);
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS results (
     session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
     id INTEGER NOT NULL,
     tool TEXT NOT NULL,
     text TEXT NOT NULL,
     PRIMARY KEY (session_id, id)
-);
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS usage (
     session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
     at INTEGER NOT NULL,
@@ -183,7 +183,7 @@ CREATE TABLE IF NOT EXISTS checkpoints (
     history_len INTEGER NOT NULL,
     state TEXT NOT NULL,
     PRIMARY KEY (session_id, seq)
-);
+) WITHOUT ROWID;
 -- A file as it was before a turn first changed it (NULL: it did not exist).
 CREATE TABLE IF NOT EXISTS file_backups (
     session_id TEXT NOT NULL,
@@ -192,7 +192,7 @@ CREATE TABLE IF NOT EXISTS file_backups (
     before BLOB,
     PRIMARY KEY (session_id, seq, path),
     FOREIGN KEY (session_id, seq) REFERENCES checkpoints (session_id, seq) ON DELETE CASCADE
-);
+) WITHOUT ROWID;
 ";
 
 /// Makes the schema, and brings a store made by an earlier lembas up to it.

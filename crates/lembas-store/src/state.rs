@@ -48,13 +48,13 @@ CREATE TABLE IF NOT EXISTS state_log (
     n INTEGER NOT NULL,
     patch TEXT NOT NULL,
     PRIMARY KEY (session_id, n)
-);
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS state_snapshots (
     session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
     n INTEGER NOT NULL,
     state TEXT NOT NULL,
     PRIMARY KEY (session_id, n)
-);
+) WITHOUT ROWID;
 ";
 
 fn corrupt(what: impl std::fmt::Display) -> StoreError {
