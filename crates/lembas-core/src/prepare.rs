@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use lembas_model::ToolCall;
-use lembas_permissions::{Call, Decision, always_pattern};
+use lembas_permissions::{Call, Decision};
 use lembas_progress::{Phase, short_what};
 use lembas_tools::{ToolOutput, paths_of};
 use serde_json::Value;
@@ -146,6 +146,7 @@ impl Session {
                         .ok()
                         .flatten()
                 };
+                let grants = crate::preview::session_grants(&name, command);
                 let request = ApprovalRequest {
                     call_id: call.id.clone(),
                     tool: name.clone(),
@@ -154,7 +155,7 @@ impl Session {
                     agent: None,
                     once_only: confirm,
                     preview,
-                    session_allows: (!confirm).then(|| crate::preview::session_scope(&name, command)),
+                    session_allows: (!confirm).then(|| crate::preview::session_scope(&grants)),
                 };
                 let mut phases = Phases::new(self.events.clone());
                 phases.set(Phase::WaitingForPerson {
@@ -165,18 +166,11 @@ impl Session {
                 match self.cfg.approver.ask(request).await {
                     Approval::Once => {}
                     Approval::Always if !confirm => {
-                        let allowed: Vec<(String, Option<String>)> = match command {
-                            Some(line) => lembas_permissions::command::split(line)
-                                .iter()
-                                .map(|part| ("bash".to_owned(), Some(always_pattern(&part.argv))))
-                                .collect(),
-                            None => vec![(name.clone(), None)],
-                        };
                         // A subagent's card speaks for the whole session: its parent takes it up.
                         if let Some(of) = &self.subagent {
-                            of.granted.lock().expect("granted").extend(allowed.iter().cloned());
+                            of.granted.lock().expect("granted").extend(grants.iter().cloned());
                         }
-                        self.state.always.extend(allowed);
+                        self.state.always.extend(grants);
                         self.judge = self.make_judge();
                     }
                     Approval::Always => {}

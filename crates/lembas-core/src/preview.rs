@@ -40,18 +40,27 @@ fn describe(change: &FileChange) -> String {
     }
 }
 
-/// What "for this session" allows from the answer on, in words: each part of a command by its
-/// arity-scoped pattern (the rule it becomes), any other tool as every call of it.
-pub(crate) fn session_scope(name: &str, command: Option<&str>) -> String {
+/// The rules "for this session" adds: each part of a command by its arity-scoped pattern, any
+/// other tool as every call of it. What the card says and what the answer grants are both these.
+pub(crate) fn session_grants(name: &str, command: Option<&str>) -> Vec<(String, Option<String>)> {
     match command {
-        Some(line) => {
-            let patterns: Vec<String> = lembas_permissions::command::split(line)
-                .iter()
-                .map(|part| format!("`{}`", lembas_permissions::always_pattern(&part.argv)))
-                .collect();
+        Some(line) => lembas_permissions::command::split(line)
+            .iter()
+            .map(|part| ("bash".to_owned(), Some(lembas_permissions::always_pattern(&part.argv))))
+            .collect(),
+        None => vec![(name.to_owned(), None)],
+    }
+}
+
+/// Those rules in words, for the card.
+pub(crate) fn session_scope(grants: &[(String, Option<String>)]) -> String {
+    match grants {
+        [(name, None)] => format!("every {name} call"),
+        _ => {
+            let patterns: Vec<String> =
+                grants.iter().filter_map(|(_, pattern)| pattern.as_ref()).map(|p| format!("`{p}`")).collect();
             format!("commands matching {}", patterns.join(", "))
         }
-        None => format!("every {name} call"),
     }
 }
 
@@ -61,10 +70,13 @@ mod tests {
 
     #[test]
     fn a_session_answer_is_said_as_the_rule_it_becomes() {
+        let scope = |name: &str, command: Option<&str>| session_scope(&session_grants(name, command));
+        assert_eq!(scope("bash", Some("git commit -m x && ls -la")), "commands matching `git commit *`, `ls *`");
+        assert_eq!(scope("webfetch", None), "every webfetch call");
+        // What the card says is what the answer grants.
         assert_eq!(
-            session_scope("bash", Some("git commit -m x && ls -la")),
-            "commands matching `git commit *`, `ls *`"
+            session_grants("bash", Some("git commit -m x && ls -la")),
+            [("bash".to_owned(), Some("git commit *".to_owned())), ("bash".to_owned(), Some("ls *".to_owned()))]
         );
-        assert_eq!(session_scope("webfetch", None), "every webfetch call");
     }
 }
