@@ -250,7 +250,7 @@ impl App {
 
     /// The effort levels of the model in use: those its server takes, once a refusal narrowed
     /// them, else those it offers.
-    fn effort_levels(&self) -> Vec<String> {
+    pub(crate) fn effort_levels(&self) -> Vec<String> {
         self.levels.clone().unwrap_or_else(|| {
             self.models
                 .iter()

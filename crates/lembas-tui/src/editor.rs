@@ -194,11 +194,6 @@ impl Editor {
     pub fn widget(&self) -> &TextArea<'static> {
         &self.area
     }
-
-    /// Sets the frame the editor is drawn in.
-    pub fn set_block(&mut self, block: ratatui::widgets::Block<'static>) {
-        self.area.set_block(block);
-    }
 }
 
 #[cfg(test)]

@@ -133,12 +133,12 @@ impl App {
     /// A key while a card waits: the card's letters answer it; words being written for it go to
     /// the input box until Enter sends them or Esc goes back to the card.
     fn card_key(&mut self, key: KeyEvent) -> Option<Action> {
-        let card = self.card.clone()?;
-        match card {
-            Card::Pick(_) => return self.picker_key(key),
-            Card::Settings(_) => return self.settings_key(key),
+        match self.card {
+            Some(Card::Pick(_)) => return self.picker_key(key),
+            Some(Card::Settings(_)) => return self.settings_key(key),
             _ => {}
         }
+        let card = self.card.clone()?;
         if let Some(writing) = self.writing {
             return match key.code {
                 KeyCode::Esc => {

@@ -43,7 +43,7 @@ pub use app::{Action, App, Block, Card};
 pub use commands::COMMANDS;
 pub use live::{draw, hint_line, live_height};
 pub use markdown::markdown_rows;
-pub use rows::{Row, plain, wrap};
+pub use rows::{Row, plain};
 pub use view::{Theme, block_lines, block_rows, status_line};
 
 /// Height of the live area, in rows.
@@ -87,6 +87,15 @@ fn inline_terminal() -> std::io::Result<Terminal<CrosstermBackend<std::io::Stdou
             Err(e) => return Err(e),
         }
     }
+}
+
+/// A terminal drawing the live area where it is now (its place counted by the scrollback
+/// writer, not asked of the terminal).
+fn fixed_terminal(area: ratatui::layout::Rect) -> std::io::Result<Terminal<CrosstermBackend<std::io::Stdout>>> {
+    Terminal::with_options(
+        CrosstermBackend::new(std::io::stdout()),
+        TerminalOptions { viewport: Viewport::Fixed(area) },
+    )
 }
 
 fn now_ms() -> i64 {
@@ -192,10 +201,7 @@ pub async fn run(
                         let live = ratatui::layout::Rect { x: 0, y: size.height - height, width: size.width, height };
                         scrollback::blank_from(&mut std::io::stdout(), live.y, size.height)?;
                         std::io::stdout().flush()?;
-                        Terminal::with_options(
-                            CrosstermBackend::new(std::io::stdout()),
-                            TerminalOptions { viewport: Viewport::Fixed(live) },
-                        )?
+                        fixed_terminal(live)?
                     }
                 };
                 known_size = size;
@@ -223,6 +229,8 @@ pub async fn run(
                 shown_for = None;
                 terminal.clear()?;
             }
+            // The live area as tall as what it holds now (written blocks take no part in it).
+            let want = live_height(&app, size.width, size.height);
             if app.viewing.is_none() && !app.finished.is_empty() {
                 // Finished blocks go above the live area as text the terminal wraps itself: the
                 // live area is blanked (the cursor is parked on its first row), the rows written
@@ -238,22 +246,15 @@ pub async fn run(
                     rows.extend(block_rows(block, width, theme));
                 }
                 app.transcript.extend(blocks);
+                // Room under them for the live area.
                 let top = terminal.get_frame().area().y;
-                let live = scrollback::write_above(&mut std::io::stdout(), &rows, top, size, LIVE_HEIGHT)?;
-                terminal = Terminal::with_options(
-                    CrosstermBackend::new(std::io::stdout()),
-                    TerminalOptions { viewport: Viewport::Fixed(live) },
-                )?;
+                let live = scrollback::write_above(&mut std::io::stdout(), &rows, top, size, want)?;
+                terminal = fixed_terminal(live)?;
             }
-            // The live area as tall as what it holds now.
             let current = terminal.get_frame().area();
-            let want = live_height(&app, size.width, size.height);
             if app.viewing.is_none() && want != current.height {
                 let live = scrollback::place_live(&mut std::io::stdout(), current, want, size)?;
-                terminal = Terminal::with_options(
-                    CrosstermBackend::new(std::io::stdout()),
-                    TerminalOptions { viewport: Viewport::Fixed(live) },
-                )?;
+                terminal = fixed_terminal(live)?;
             }
             if app.viewing.is_none() {
                 terminal.draw(|frame| draw(frame, &app, now_ms(), theme))?;

@@ -12,7 +12,7 @@ use ratatui::widgets::{Block as Frame_, Borders, Padding, Paragraph};
 use crate::app::{App, Card};
 use crate::keys::Writing;
 use crate::rows::{self, hang};
-use crate::view::{Theme, block_rows, progress_line, status_line};
+use crate::view::{Theme, block_rows, diff_style, progress_line, status_line};
 
 /// Rows the input box's text may take before it scrolls.
 const INPUT_ROWS: u16 = 8;
@@ -22,22 +22,14 @@ const KEEP_ABOVE: u16 = 2;
 /// The rows the live area wants on a screen of `width`×`height`.
 pub fn live_height(app: &App, width: u16, height: u16) -> u16 {
     let bottom = 3 + box_height(app, width, height.saturating_sub(KEEP_ABOVE + 3));
-    let streaming = streaming_rows(app, width).len() as u16;
+    let streaming = streaming_rows(app, width, Theme { no_color: true }).len() as u16;
     let most = height.saturating_sub(KEEP_ABOVE).max(bottom.min(height));
     (streaming + bottom).min(most).max(1)
 }
 
 /// What streams now and the calls in flight, as rows.
-fn streaming_rows(app: &App, width: u16) -> Vec<Line<'static>> {
-    let theme = Theme { no_color: true };
-    let mut rows = Vec::new();
-    if let Some(block) = &app.live {
-        rows.extend(rows::lines(block_rows(block, width, theme)));
-    }
-    for block in &app.running {
-        rows.extend(rows::lines(block_rows(block, width, theme)));
-    }
-    rows
+fn streaming_rows(app: &App, width: u16, theme: Theme) -> Vec<Line<'static>> {
+    app.live.iter().chain(&app.running).flat_map(|block| rows::lines(block_rows(block, width, theme))).collect()
 }
 
 /// The input box's or the card's height, borders included, in at most `room` rows.
@@ -80,9 +72,11 @@ pub fn draw(frame: &mut Frame, app: &App, now_ms: i64, theme: Theme) {
     match &app.card {
         Some(card) => draw_card(frame, app, card, input, theme),
         None => {
-            let mut editor = app.input.clone();
-            editor.set_block(Frame_::default().borders(Borders::ALL).title(" › "));
-            frame.render_widget(editor.widget(), input);
+            // The frame drawn around the editor, not set on it: no copy of the editor a frame.
+            let frame_ = Frame_::default().borders(Borders::ALL).title(" › ");
+            let inner = frame_.inner(input);
+            frame.render_widget(frame_, input);
+            frame.render_widget(app.input.widget(), inner);
         }
     }
     frame.render_widget(Paragraph::new(status_line(app)).style(theme.fg(Color::DarkGray)), status);
@@ -90,13 +84,7 @@ pub fn draw(frame: &mut Frame, app: &App, now_ms: i64, theme: Theme) {
 }
 
 fn draw_streaming(frame: &mut Frame, app: &App, area: Rect, theme: Theme) {
-    let mut lines = Vec::new();
-    if let Some(block) = &app.live {
-        lines.extend(rows::lines(block_rows(block, area.width, theme)));
-    }
-    for block in &app.running {
-        lines.extend(rows::lines(block_rows(block, area.width, theme)));
-    }
+    let lines = streaming_rows(app, area.width, theme);
     // The newest lines that fit.
     let skip = lines.len().saturating_sub(usize::from(area.height));
     frame.render_widget(Paragraph::new(lines.into_iter().skip(skip).collect::<Vec<_>>()), area);
@@ -294,12 +282,8 @@ fn diff_lines(diff: &str, cols: usize, theme: Theme) -> Vec<Line<'static>> {
     rows::lines(
         diff.lines()
             .flat_map(|row| {
-                let style = match row.chars().next() {
-                    Some('+') => theme.fg(Color::Green),
-                    Some('-') => theme.fg(Color::Red),
-                    Some('@') => theme.fg(Color::Cyan),
-                    _ => Style::default(),
-                };
+                let hunk = row.starts_with('@').then(|| theme.fg(Color::Cyan));
+                let style = diff_style(row, theme).or(hunk).unwrap_or_default();
                 hang(&[], &[Span::raw(" ")], vec![Span::styled(row.to_owned(), style)], cols)
             })
             .collect(),

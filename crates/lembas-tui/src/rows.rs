@@ -143,26 +143,6 @@ pub fn hang(first: &[Span<'static>], rest: &[Span<'static>], body: Vec<Span<'sta
         .collect()
 }
 
-/// Lines wrapped to `width` at word boundaries, each line's rows after its first indented as
-/// the line itself is (a result's `  ⎿ ` rows line up).
-pub fn wrap_lines(lines: Vec<Line<'static>>, width: u16) -> Vec<Row> {
-    let width = usize::from(width.max(1));
-    let mut rows = Vec::new();
-    for line in lines {
-        let style = line.style;
-        rows.extend(hang(&[], &[], line.spans, width).into_iter().map(|mut r| {
-            r.line.style = style;
-            r
-        }));
-    }
-    rows
-}
-
-/// Lines wrapped to `width` at word boundaries (the rows' lines).
-pub fn wrap(lines: Vec<Line<'static>>, width: u16) -> Vec<Line<'static>> {
-    self::lines(wrap_lines(lines, width))
-}
-
 /// Spans cut into rows of exactly `width` columns where they are wider (code, which has no
 /// words to keep whole): the first row after `prefix`, the rows after it from the screen's
 /// edge, so the terminal's own wrap joins them back into the original line.
@@ -199,9 +179,14 @@ mod tests {
         rows.iter().map(|r| plain(&r.line)).collect()
     }
 
+    /// A line's rows at `width`, with no lead.
+    fn wrapped(line: Line<'static>, width: usize) -> Vec<Row> {
+        hang(&[], &[], line.spans, width)
+    }
+
     #[test]
     fn words_are_never_cut_when_they_fit_a_row() {
-        let rows = |text: &str, width: u16| texts(&wrap_lines(vec![Line::from(text.to_owned())], width));
+        let rows = |text: &str, width: usize| texts(&wrapped(Line::from(text.to_owned()), width));
         assert_eq!(rows("the terminal wraps words", 12), ["the terminal", "wraps words"]);
         // A word wider than a row has to break, and only then.
         assert_eq!(
@@ -214,14 +199,15 @@ mod tests {
         // Styles stay with their words across rows.
         let bold = Style::default().add_modifier(Modifier::BOLD);
         let line = Line::from(vec![Span::raw("plain "), Span::styled("bold words", bold)]);
-        let wrapped = wrap(vec![line], 10);
-        assert_eq!(wrapped.iter().map(plain).collect::<Vec<_>>(), ["plain bold", "words"]);
-        assert_eq!(wrapped[1].spans[0].style, bold);
+        let rows = wrapped(line, 10);
+        assert_eq!(texts(&rows), ["plain bold", "words"]);
+        assert_eq!(rows[1].line.spans[0].style, bold);
     }
 
     #[test]
     fn a_wrapped_line_is_soft_but_its_last_row() {
-        let rows = wrap_lines(vec![Line::from("one two three"), Line::from("four")], 8);
+        let mut rows = wrapped(Line::from("one two three"), 8);
+        rows.extend(wrapped(Line::from("four"), 8));
         assert_eq!(texts(&rows), ["one two", "three", "four"]);
         assert_eq!(rows.iter().map(|r| r.soft).collect::<Vec<_>>(), [true, false, false]);
     }

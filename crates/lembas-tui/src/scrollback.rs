@@ -43,11 +43,11 @@ pub fn write_rows(out: &mut impl Write, rows: &[Row], width: u16) -> std::io::Re
     out.flush()
 }
 
-/// Blanks the screen from row `top` down, row by row, and puts the cursor at its start. (Not
-/// with one "clear to the end of the screen": tmux takes that, from the first row, as clearing
-/// the screen and keeps a copy of it in the scrollback.)
-pub fn blank_from(out: &mut impl Write, top: u16, height: u16) -> std::io::Result<()> {
-    for row in top..height {
+/// Blanks the screen's rows from `top` up to `end`, row by row, and puts the cursor at `top`.
+/// (Not with one "clear to the end of the screen": tmux takes that, from the first row, as
+/// clearing the screen and keeps a copy of it in the scrollback.)
+pub fn blank_from(out: &mut impl Write, top: u16, end: u16) -> std::io::Result<()> {
+    for row in top..end {
         crossterm::queue!(out, crossterm::cursor::MoveTo(0, row), Clear(ClearType::CurrentLine))?;
     }
     crossterm::queue!(out, crossterm::cursor::MoveTo(0, top))
@@ -106,10 +106,7 @@ pub fn place_live(
         top -= overflow;
     }
     let bottom = (current.y + current.height).max(top + want).min(height);
-    for row in top..bottom {
-        crossterm::queue!(out, crossterm::cursor::MoveTo(0, row), Clear(ClearType::CurrentLine))?;
-    }
-    crossterm::queue!(out, crossterm::cursor::MoveTo(0, top))?;
+    blank_from(out, top, bottom)?;
     out.flush()?;
     Ok(ratatui::layout::Rect { x: 0, y: top, width: screen.width, height: want })
 }

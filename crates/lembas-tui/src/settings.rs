@@ -43,12 +43,15 @@ fn row(name: &'static str, choices: Vec<String>, current: &str) -> Row {
     Row { name, choices, chosen, was: chosen }
 }
 
+/// The Effort row's choices: the model's own start level, then `levels`.
+fn effort_choices(levels: Vec<String>) -> Vec<String> {
+    std::iter::once(MODEL_DEFAULT.to_owned()).chain(levels).collect()
+}
+
+/// The levels another model offers (its server has not narrowed them yet).
 fn levels(models: &[ModelInfo], model: &str) -> Vec<String> {
-    let mut choices = vec![MODEL_DEFAULT.to_owned()];
-    if let Some(m) = models.iter().find(|m| m.id == model || m.display_name() == model) {
-        choices.extend(m.levels());
-    }
-    choices
+    let offered = models.iter().find(|m| m.id == model || m.display_name() == model).map(ModelInfo::levels);
+    effort_choices(offered.unwrap_or_default())
 }
 
 impl Form {
@@ -69,7 +72,8 @@ impl Form {
                     &app.mode.map(|m| m.to_string()).unwrap_or_default(),
                 ),
                 row("Model", models, &model_id),
-                row("Effort", levels(&app.models, &model_id), app.effort.as_deref().unwrap_or(MODEL_DEFAULT)),
+                // The model in use: the levels its server takes, as `/effort` offers them.
+                row("Effort", effort_choices(app.effort_levels()), app.effort.as_deref().unwrap_or(MODEL_DEFAULT)),
                 row("Notifications", vec!["on".into(), "off".into()], if app.notify { "on" } else { "off" }),
                 row("Compaction at", shares, &format!("{}%", (app.compact_at * 20.0).round() as u32 * 5)),
             ],

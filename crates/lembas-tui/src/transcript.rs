@@ -11,7 +11,7 @@ use ratatui::widgets::Paragraph;
 
 use crate::app::{App, Block, Card, ToolState};
 use crate::rows::{self, Row, hang};
-use crate::view::{Theme, block_rows};
+use crate::view::{Theme, block_rows, diff_style};
 
 /// A block as the transcript shows it: whole.
 pub fn whole_rows(block: &Block, width: u16, theme: Theme) -> Vec<Row> {
@@ -29,13 +29,9 @@ pub fn whole_rows(block: &Block, width: u16, theme: Theme) -> Vec<Row> {
             };
             let mut rows = block_rows(&shown, width, theme);
             let diff = crate::app::is_change(tool);
+            let otherwise = theme.fg(if *state == ToolState::Failed { Color::Red } else { Color::DarkGray });
             for line in body.lines() {
-                let style = match line.chars().next() {
-                    Some('+') if diff => theme.fg(Color::Green),
-                    Some('-') if diff => theme.fg(Color::Red),
-                    _ if *state == ToolState::Failed => theme.fg(Color::Red),
-                    _ => theme.fg(Color::DarkGray),
-                };
+                let style = diff.then(|| diff_style(line, theme)).flatten().unwrap_or(otherwise);
                 rows.extend(hang(
                     &[Span::raw("    ")],
                     &[Span::raw("    ")],

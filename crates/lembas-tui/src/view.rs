@@ -107,11 +107,7 @@ pub fn block_rows(block: &Block, width: u16, theme: Theme) -> Vec<Row> {
             }
             let diff = crate::app::is_change(tool);
             for row in shown.lines() {
-                let style = match row.chars().next() {
-                    Some('+') if diff && !row.starts_with("+++") => theme.fg(Color::Green),
-                    Some('-') if diff && !row.starts_with("---") => theme.fg(Color::Red),
-                    _ => theme.fg(Color::DarkGray),
-                };
+                let style = diff.then(|| diff_style(row, theme)).flatten().unwrap_or(theme.fg(Color::DarkGray));
                 rows.extend(hang(
                     &[Span::raw("    ")],
                     &[Span::raw("    ")],
@@ -126,15 +122,19 @@ pub fn block_rows(block: &Block, width: u16, theme: Theme) -> Vec<Row> {
     }
 }
 
+/// A diff row's colour: an added line green, a removed one red; `None` for the rest, which each
+/// view draws its own way. (The diffs lembas shows are hunks without file headers, so a row of
+/// `---` is a removed line that began with `--`.)
+pub(crate) fn diff_style(row: &str, theme: Theme) -> Option<Style> {
+    match row.chars().next() {
+        Some('+') => Some(theme.fg(Color::Green)),
+        Some('-') => Some(theme.fg(Color::Red)),
+        _ => None,
+    }
+}
+
 /// Rows of reasoning shown before the rest folds.
 pub const THINKING_LINES: usize = 3;
-
-/// Whether reasoning may take more rows than are shown (and so can be shown whole with Ctrl-O):
-/// more lines than are shown, or lines long enough to wrap past them on a narrow screen.
-pub fn thinking_folds(text: &str) -> bool {
-    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-    lines.len() > THINKING_LINES || lines.iter().map(|l| l.chars().count().div_ceil(80)).sum::<usize>() > THINKING_LINES
-}
 
 /// The status bar: model and effort, mode, how full the context is, background jobs.
 pub fn status_line(app: &App) -> String {
