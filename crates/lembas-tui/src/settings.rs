@@ -154,6 +154,21 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_effort_row_offers_what_effort_offers() {
+        let mut app = App::new("m", Mode::Manual, None, 1000);
+        app.models = vec![ModelInfo {
+            id: "m".into(),
+            efforts: Some(vec!["low".into(), "medium".into(), "high".into()]),
+            ..Default::default()
+        }];
+        // The server took only some of them: the form offers those, as /effort does.
+        app.levels = Some(vec!["low".into(), "high".into()]);
+        let form = Form::of(&app);
+        let effort = form.rows.iter().find(|r| r.name == "Effort").unwrap();
+        assert_eq!(effort.choices, [MODEL_DEFAULT, "low", "high"]);
+    }
+
+    #[test]
     fn only_what_was_changed_is_kept() {
         let mut app = App::new("m", Mode::Manual, None, 1000);
         app.models = vec![

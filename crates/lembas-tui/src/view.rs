@@ -174,3 +174,18 @@ pub fn progress_line(app: &App, now_ms: i64) -> String {
         None => app.last_turn.clone().unwrap_or_default(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_diff_row_is_coloured_by_what_it_does() {
+        let theme = Theme::default();
+        assert_eq!(diff_style("+added", theme), Some(theme.fg(Color::Green)));
+        // Hunks carry no file headers: a row of --- is a removed line that began with --.
+        assert_eq!(diff_style("--- a yaml rule", theme), Some(theme.fg(Color::Red)));
+        assert_eq!(diff_style(" context", theme), None);
+        assert_eq!(diff_style("@@ -1 +1 @@", theme), None);
+    }
+}
