@@ -35,11 +35,12 @@ pub fn check_add(parent: Mode, mode: Option<Mode>, request: &[String]) -> Result
     if mode.is_looser_than(parent) {
         return Err(render(&team_text("wider"), &[("parent_mode", parent.as_str())]));
     }
-    if let Some(bad) = request.iter().find(|k| risk_class(k).is_none()) {
-        return Err(render(&team_text("request_kind"), &[("kind", bad)]));
-    }
+    // In the spec's order: the mode, then whether options may go with it, then their kinds.
     if !request.is_empty() && !parent.is_looser_than(mode) {
         return Err(team_text("request_not_narrower"));
+    }
+    if let Some(bad) = request.iter().find(|k| risk_class(k).is_none()) {
+        return Err(render(&team_text("request_kind"), &[("kind", bad)]));
     }
     Ok(mode)
 }

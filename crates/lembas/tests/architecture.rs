@@ -59,6 +59,7 @@ const PURE: &[&str] = &[
     "lembas-chunking",
     "lembas-fsview",
     "lembas-scheduled",
+    "lembas-team",
 ];
 
 /// Crates that do I/O, which no pure crate may depend on.

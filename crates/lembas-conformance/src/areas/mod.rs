@@ -5,6 +5,7 @@ mod fs;
 mod permissions;
 mod prefix;
 mod rules;
+mod team;
 
 use serde_json::Value;
 
@@ -26,6 +27,7 @@ pub(crate) const ALL: &[(&str, Runner)] = &[
     ("monitor", permissions::monitor),
     ("prefix", prefix::run),
     ("subagent_model", rules::subagent_model),
+    ("team", team::run),
 ];
 
 /// A case's string field.
