@@ -33,8 +33,11 @@ pub struct Config {
     pub retry_seconds: Option<u64>,
     /// Desktop notifications from the terminal UI.
     pub notify: Option<bool>,
-    /// Subagents (`task`); `false` switches them off, and the model is not offered them.
+    /// Subagents (`task` and the team); `false` switches them off, and the model is not offered
+    /// them.
     pub subagents: Option<bool>,
+    /// How many agents a session's team may have, the main agent included: `{ min = 1, max = 4 }`.
+    pub agents: Option<AgentsSetting>,
     /// Folders of skills searched after the project's and the person's own, in order.
     pub skill_dirs: Vec<String>,
     /// Instruction files read after the project's chain.
@@ -46,6 +49,14 @@ pub struct Config {
     pub mcp_servers: std::collections::BTreeMap<String, crate::McpServer>,
     /// The OS sandbox commands run in (`[sandbox]`).
     pub sandbox: SandboxSettings,
+}
+
+/// `agents = { min, max }`: the team's size, counting the main agent (1 is the agent alone).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentsSetting {
+    pub min: u32,
+    pub max: u32,
 }
 
 /// `[sandbox]`: whether commands run sandboxed, and where else they may write.

@@ -23,6 +23,10 @@ pub struct Facts {
     /// MCP servers' instructions by server name.
     #[serde(default)]
     pub mcp: BTreeMap<String, String>,
+    /// The team's size block (`team`, then `team_lead` or `team_one`, and `team_own`), where a
+    /// team is offered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub team: Option<String>,
 }
 
 /// What the model has been told: what the prompt said when it was made, and the notes since.
@@ -84,6 +88,9 @@ impl Told {
             .collect();
         if !servers.is_empty() {
             blocks.push(("mcp", render(spec.text("mcp"), &[("instructions", &servers.join("\n"))])));
+        }
+        if let Some(team) = now.team.as_ref().filter(|t| told.team.as_ref() != Some(*t)) {
+            blocks.push(("team", team.clone()));
         }
         self.facts = now.clone();
         if blocks.is_empty() {

@@ -19,6 +19,9 @@ impl Session {
             }
             self.state.mode = mode;
             self.emit(Event::Mode { mode });
+            if let Some(seat) = self.leads_team() {
+                seat.hub.lead_mode(mode);
+            }
         }
     }
 

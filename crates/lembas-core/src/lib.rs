@@ -36,6 +36,7 @@ mod prompt;
 mod sandboxing;
 mod session;
 mod subagent;
+mod team;
 mod transcript;
 mod turn;
 mod undo;
@@ -55,6 +56,12 @@ pub use prompt::{Instruction, PromptParts, instructions, system_prompt, title_fr
 pub use session::{Session, SessionConfig, local_today};
 pub use transcript::stored_transcript;
 pub use undo::Undone;
+
+/// Checks a team size setting against the bounds (`team.md` §2): refused with them, never
+/// clamped.
+pub fn check_agents(min: u32, max: u32) -> Result<(), String> {
+    lembas_team::check_setting(min, max, lembas_team::cap())
+}
 
 /// Why the engine could not do what it was asked.
 #[derive(Debug, thiserror::Error)]

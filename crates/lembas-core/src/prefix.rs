@@ -22,8 +22,32 @@ impl Session {
             mode: Some(self.state.mode.to_string()),
             mcp: self.state.mcp_instructions.clone(),
             files: files.into_iter().map(|i| (i.name, i.text)).collect(),
+            team: self.team_note(),
             ..Facts::default()
         }
+    }
+
+    /// What the main agent is told of its team's size (`team.md` §10): the range, then that it
+    /// works through subagents from the start (Min 2 or more) or alone (Max 1), then that its
+    /// own model cannot serve them, where so.
+    fn team_note(&self) -> Option<String> {
+        let seat = self.leads_team()?;
+        let (min, max) = {
+            let team = seat.hub.team();
+            (team.min, team.max)
+        };
+        let note = &lembas_spec::loop_spec().context.note;
+        let mut lines = vec![lembas_spec::render(note.text("team"), &[("min", &min.to_string()), ("max", &max.to_string())])];
+        if max == 1 {
+            lines.push(note.text("team_one").to_owned());
+        } else if min >= 2 {
+            lines.push(lembas_spec::render(note.text("team_lead"), &[("members", &(min - 1).to_string())]));
+        }
+        let own_parallel = self.cfg.model.capacity.as_ref().and_then(|c| c.parallel());
+        if max > 1 && own_parallel == Some(1) {
+            lines.push(note.text("team_own").to_owned());
+        }
+        Some(lines.join("\n"))
     }
 
     /// Makes the system prompt again from what stands now, and counts all of it as told; `date`
@@ -32,7 +56,8 @@ impl Session {
     pub(crate) fn remake_prompt(&mut self, date: Option<String>) {
         let found = self.instruction_files();
         self.system_prompt = self.system_prompt_from(&found);
-        self.state.told = Told::knows(Facts { date, ..self.facts_with(found) });
+        // The prompt carries neither the date nor the team's size: both go in the first note.
+        self.state.told = Told::knows(Facts { date, team: None, ..self.facts_with(found) });
     }
 
     /// The instruction files the prompt is made from, as they read now, by the prompt's name
@@ -73,6 +98,7 @@ impl Session {
             mcp: &self.state.mcp_instructions,
             subagent: self.subagent.as_ref().map(|s| s.block.as_str()),
             skills: &lembas_tools::discover_skills(&self.cfg.skills),
+            team: self.leads_team().is_some(),
         })
     }
 

@@ -101,6 +101,12 @@ impl Session {
                 )));
             }
         };
+        // Only the main agent makes subagents (`subagents.md` §6): said so, even by a name the
+        // subagent's list does not have.
+        if self.subagent.is_some() && crate::team::main_only(&call.name) {
+            let name = lembas_spec::tool(&call.name).map_or_else(|| call.name.clone(), |d| d.name.clone());
+            return self.denied(call, &name, lembas_permissions::delegation::team_text("only_main"));
+        }
         let offered = self.tools.iter().any(|t| t.name == call.name);
         let def = lembas_spec::tool(&call.name)
             .filter(|d| offered || self.tools.iter().any(|t| t.name == d.name))
@@ -118,10 +124,23 @@ impl Session {
         if name == "recall" {
             return Prepared::Engine { name, args };
         }
+        // A manager's work is refused before anything is asked (`team.md` §6).
+        if let Some(refusal) = self.manager_refusal(&def, &args) {
+            return self.denied(call, &name, refusal);
+        }
+        if def.requires.iter().any(|r| r == "team") {
+            return Prepared::Engine { name, args };
+        }
         let Judged { verdict, paths, real_paths, cwd } = self.judge_call(&def, &args);
         let mode = self.state.mode;
         let command = command_of(&name, &args);
         let mut decision = verdict.decision;
+        if decision == Decision::Ask {
+            let facts = Call { tool: &name, risk: def.risk, command, paths: &real_paths };
+            if let Some(delegated) = self.delegated(&facts, &cwd) {
+                decision = delegated;
+            }
+        }
         // Asked in every mode, and never remembered: a confirm-always tool, and what the judge
         // says holds once only (a change to what decides lembas' own permissions later).
         // skill_manage writes the person's own skills, which reach every later session.

@@ -7,11 +7,15 @@ use lembas_permissions::Mode;
 use lembas_spec::render;
 use lembas_tools::Workspace;
 
-/// A prompt text of ours from `spec/prompts/`, trimmed of its final newline.
+/// A prompt text from `spec/prompts/`, trimmed of its final newline and of the comment a
+/// spec text opens with (what it is for, never said to the model).
 pub(crate) fn text(path: &str) -> &'static str {
-    lembas_spec::file(&format!("prompts/{path}"))
-        .unwrap_or_else(|| panic!("spec/prompts/{path} is embedded"))
-        .trim_end_matches('\n')
+    let file = lembas_spec::file(&format!("prompts/{path}")).unwrap_or_else(|| panic!("spec/prompts/{path} is embedded"));
+    let body = match file.strip_prefix("<!--").and_then(|rest| rest.split_once("-->")) {
+        Some((_, after)) => after.trim_start_matches('\n'),
+        None => file,
+    };
+    body.trim_end_matches('\n')
 }
 
 /// An instruction file the model is given, under the name the prompt uses for it.
@@ -71,6 +75,8 @@ pub struct PromptParts<'a> {
     pub subagent: Option<&'a str>,
     /// The skills found when the prompt was made.
     pub skills: &'a [lembas_tools::Skill],
+    /// The team is offered: the main agent is told how to lead (`blocks/team_lead.md`).
+    pub team: bool,
 }
 
 /// The system prompt: no clock in it and no absolute path of the machine.
@@ -89,7 +95,10 @@ pub fn system_prompt(parts: &PromptParts) -> String {
             mode
         }
     };
-    let subagent = parts.subagent.map(|block| format!("\n\n{block}")).unwrap_or_default();
+    let mut subagent = parts.subagent.map(|block| format!("\n\n{block}")).unwrap_or_default();
+    if parts.team {
+        subagent.push_str(&format!("\n\n{}", text("blocks/team_lead.md")));
+    }
     let skills = if parts.skills.is_empty() {
         String::new()
     } else {
@@ -163,6 +172,7 @@ mod tests {
             mcp: &Default::default(),
             subagent: None,
             skills: &[],
+            team: false,
         });
         assert!(prompt.contains(
             "Project: shop (paths are relative to its root)\nStarted in: web (relative to the project root)"

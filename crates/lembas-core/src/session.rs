@@ -70,8 +70,11 @@ pub struct SessionConfig {
     /// The models the person may use (the login's), for subagents; the session's own model
     /// counts whether or not it is listed.
     pub models: Vec<ModelInfo>,
-    /// Subagents are enabled (`subagents.md` §4 rule 1): `task` may be offered at all.
+    /// Subagents are enabled (`subagents.md` §4 rule 1): `task` and the team may be offered at
+    /// all.
     pub subagents: bool,
+    /// The size setting `agents {min, max}` (`team.md` §2): the main agent included.
+    pub agents: (u32, u32),
     /// Where skills are found, and where new ones go.
     pub skills: lembas_tools::SkillPlaces,
 }
@@ -115,6 +118,7 @@ impl SessionConfig {
             mcp: None,
             models: Vec::new(),
             subagents: true,
+            agents: lembas_team::default_setting(),
             skills: Default::default(),
         }
     }
@@ -224,6 +228,8 @@ pub struct Session {
     /// What the person allowed "for this session" on a subagent's card, for the session itself
     /// to take up (the subagent has it at once; the session at its next step).
     pub(crate) granted: Grants,
+    /// Its seat in a team: the main agent's when the team is offered, a subagent's of the team.
+    pub(crate) team: Option<crate::team::Seat>,
 }
 
 /// What makes a session this one: what [`Session::assemble`] is given.
@@ -241,12 +247,16 @@ struct Parts {
     /// Not yet given a title from the person's first words.
     fresh: bool,
     subagent: Option<crate::subagent::SubagentOf>,
+    team: Option<crate::team::Seat>,
 }
 
 impl Drop for Session {
     fn drop(&mut self) {
-        // The session's background commands end with it.
+        // The session's background commands end with it, and its team.
         self.jobs.stop_all();
+        if let Some(seat) = self.leads_team() {
+            seat.hub.stop_all();
+        }
     }
 }
 
@@ -260,14 +270,16 @@ impl std::fmt::Debug for Session {
 /// every device tool whose requirements a session can meet — `plan` comes and goes, so
 /// `plan_submit` is offered and answers `unavailable` outside plan mode; a bare terminal has no
 /// `display` — with the task tool (`block: task`) only where subagents are, and `view_image`
-/// only to a model that sees (lembas' rule: docs/spec-decisions.md). In the definitions' order.
+/// only to a model that sees (lembas' rule: docs/spec-decisions.md), and the team's tools (`requires:
+/// team`) with it — the main agent's, not those only a subagent has. In the definitions' order.
 pub(crate) fn offered_tools(model: &ModelInfo, task: bool) -> Vec<ToolSchema> {
     if model.tools == Some(false) {
         return Vec::new();
     }
     lembas_spec::tools()
         .iter()
-        .filter(|def| def.on_device() && def.requires.iter().all(|r| r == "plan"))
+        .filter(|def| def.on_device() && def.requires.iter().all(|r| r == "plan" || (r == "team" && task)))
+        .filter(|def| def.offered.as_deref() != Some("subagent"))
         .filter(|def| def.block != "task" || task)
         .filter(|def| def.name != "view_image" || model.vision == Some(true))
         .map(|def| ToolSchema {
@@ -325,11 +337,23 @@ impl Session {
         );
         if let Some(of) = &subagent {
             let def = |name: &str| lembas_spec::tool(name);
-            tools.retain(|t| def(&t.name).is_none_or(|d| d.for_subagents()));
+            tools.retain(|t| def(&t.name).is_none_or(|d| d.for_subagents() && !d.requires.iter().any(|r| r == "team")));
             if of.read_only {
                 tools.retain(|t| def(&t.name).is_some_and(|d| d.only_reads()));
             }
+            if let Some((_, may_request)) = &of.team {
+                tools.extend(crate::team::member_tools(*may_request).into_iter().filter_map(def).map(|d| ToolSchema {
+                    name: d.name.clone(),
+                    description: d.description.clone(),
+                    parameters: d.parameters.clone(),
+                }));
+            }
         }
+        let team = match &subagent {
+            Some(of) => of.team.as_ref().map(|(seat, _)| seat.clone()),
+            None if tools.iter().any(|t| t.name == "team_add") => Some(crate::team::Seat::lead(&cfg, &events)),
+            None => None,
+        };
         let id = uuid::Uuid::now_v7().to_string();
         let mut session = Session::assemble(Parts {
             lock: cfg.store.lock_session(&id)?,
@@ -343,6 +367,7 @@ impl Session {
             events,
             fresh: subagent.is_none(),
             subagent,
+            team,
             cfg,
         });
         // The servers connected by now are in the first list and the prompt (context.md §10
@@ -369,7 +394,8 @@ impl Session {
     /// The one constructor: a session from what makes it this session; the rest (what a turn
     /// builds up as it runs) starts empty, the same for a new session and a resumed one.
     fn assemble(parts: Parts) -> Session {
-        let Parts { lock, id, title, cfg, ws, system_prompt, tools, history, state, events, fresh, subagent } = parts;
+        let Parts { lock, id, title, cfg, ws, system_prompt, tools, history, state, events, fresh, subagent, team } =
+            parts;
         let mut session = Session {
             _lock: lock,
             jobs: Jobs::new(cfg.jobs_dir.join(&id)),
@@ -399,6 +425,7 @@ impl Session {
             subagent,
             turn_seq: None,
             granted: Arc::default(),
+            team,
             cfg,
         };
         session.judge = session.make_judge();
@@ -420,6 +447,8 @@ impl Session {
         let history = stored_history(&store, id)?;
         // A resumed session is asked with its own mode unless the person set another.
         state.mode = cfg.mode;
+        // Its team starts empty: subagents live as long as the process that ran them.
+        let team = tools.iter().any(|t| t.name == "team_add").then(|| crate::team::Seat::lead(&cfg, &events));
         let mut session = Session::assemble(Parts {
             lock,
             id: record.id.clone(),
@@ -433,6 +462,7 @@ impl Session {
             events,
             fresh: false,
             subagent: None,
+            team,
         });
         if session.cfg.model.id != record.model {
             // Resumed on another model: that is a move, made the one way moves are made.

@@ -43,16 +43,24 @@ pub(crate) struct SubagentOf {
     pub in_worktree: bool,
     /// Where what the person allows "for this session" on its cards goes, for the parent.
     pub granted: crate::session::Grants,
+    /// A team's subagent: its seat in the tree, and whether it has request options.
+    pub team: Option<(crate::team::Seat, bool)>,
 }
 
 /// A subagent's approvals go to the person, named: the same card and answers as the main agent's.
 /// They are asked under the parent's `task` call, the one call of it a client knows.
-struct OnBehalf {
+pub(crate) struct OnBehalf {
     inner: Arc<dyn Approver>,
     label: String,
     task_call: String,
     /// It works on after the turn that started it: cancelling a later turn leaves its cards.
     background: bool,
+}
+
+impl OnBehalf {
+    pub(crate) fn new(inner: Arc<dyn Approver>, label: String, task_call: String, background: bool) -> OnBehalf {
+        OnBehalf { inner, label, task_call, background }
+    }
 }
 
 impl Approver for OnBehalf {
@@ -117,6 +125,9 @@ impl Session {
     pub(crate) fn prepare_task(&self, call_id: &str, args: &Value) -> Result<TaskRun, String> {
         if self.subagent.is_some() {
             return Err(lembas_permissions::delegation::team_text("only_main"));
+        }
+        if let Some(refusal) = self.leads_team().and_then(|seat| seat.hub.team().task_refusal()) {
+            return Err(refusal);
         }
         let field = |k: &str| args.get(k).and_then(Value::as_str).map(str::trim).unwrap_or_default();
         let prompt = field("prompt");
@@ -198,6 +209,7 @@ impl Session {
             backup_to: self.turn_seq.map(|seq| (self.id.clone(), seq)),
             in_worktree: worktree.is_some(),
             granted: self.granted.clone(),
+            team: None,
         };
         let (sender, events) = unbounded_channel();
         let child = Session::create(cfg, ws, sender, Some(of)).map_err(|e| e.to_string())?;
@@ -242,7 +254,7 @@ async fn with_worktree(result: ToolOutput, worktree: Option<Worktree>, label: &s
 /// Passes a subagent's events on to its parent's front ends, marked with the call they belong
 /// to, until its prompt is done (or its session is gone); answers the last error it said, if
 /// any, and the channel, for a subagent woken again later.
-async fn forward(
+pub(crate) async fn forward(
     mut events: UnboundedReceiver<Event>,
     parent: UnboundedSender<Event>,
     call_id: String,
@@ -270,7 +282,7 @@ async fn forward(
 
 /// The forwarder's answer once the subagent's events are all passed on; should it never see
 /// the end, the report does not wait for it past a moment.
-async fn forwarded(
+pub(crate) async fn forwarded(
     forwarding: tokio::task::JoinHandle<(Option<String>, UnboundedReceiver<Event>)>,
 ) -> (Option<String>, Option<UnboundedReceiver<Event>>) {
     match tokio::time::timeout(std::time::Duration::from_secs(2), forwarding).await {

@@ -3,7 +3,7 @@
 use std::time::Instant;
 
 use lembas_model::{CancellationToken, ChatRequest, Message, ModelError, Reply, StreamEvent};
-use lembas_progress::{Phase, StopReason};
+use lembas_progress::{ModelWait, Phase, StopReason};
 use lembas_spec::{loop_spec, render};
 use lembas_store::UsageRow;
 
@@ -42,14 +42,27 @@ impl Session {
     pub async fn settle(&mut self, cancel: &CancellationToken, limit: std::time::Duration) -> Option<DoneReason> {
         let mut last = None;
         let deadline = tokio::time::Instant::now() + limit;
+        let team = self.leads_team().map(|seat| seat.hub.clone());
         loop {
-            while self.jobs.any_running() && !cancel.is_cancelled() {
+            // Subagents of the team still at work, with nothing for the main agent yet.
+            let team_busy = || team.as_ref().is_some_and(|hub| hub.active() && !hub.has_mail());
+            while (self.jobs.any_running() || team_busy()) && !cancel.is_cancelled() {
+                let changed = async {
+                    match &team {
+                        Some(hub) => hub.changed.notified().await,
+                        None => std::future::pending().await,
+                    }
+                };
                 tokio::select! {
                     () = self.jobs.wait_change(std::time::Duration::from_secs(1)) => {}
+                    () = changed => {}
                     () = cancel.cancelled() => {}
                     () = tokio::time::sleep_until(deadline) => {
                         let running = self.jobs.running_count();
                         self.jobs.stop_all();
+                        if let Some(hub) = &team {
+                            hub.stop_all();
+                        }
                         self.emit(crate::Event::Notice {
                             message: format!(
                                 "{running} job{} still running after {} s {} stopped (lembas run --job-wait sets how long to wait).",
@@ -73,15 +86,31 @@ impl Session {
     /// For a front end that stays open between turns: resolves when a background job has ended
     /// and its note waits; never while no job runs. Follow it with [`Session::deliver_job_notes`].
     pub async fn job_ended(&self) {
+        let team = self.leads_team().map(|seat| seat.hub.clone());
         loop {
-            if self.jobs.has_ended() {
+            let mut notified = std::pin::pin!(team.as_ref().map(|hub| hub.changed.notified()));
+            if let Some(registered) = notified.as_mut().as_pin_mut() {
+                // Registered before the mail is looked at, so none posted in between is missed.
+                registered.enable();
+            }
+            if team.as_ref().is_some_and(|hub| hub.has_mail()) || self.jobs.has_ended() {
                 return;
             }
+            let changed = async {
+                match notified.as_mut().as_pin_mut() {
+                    Some(registered) => registered.await,
+                    None => std::future::pending().await,
+                }
+            };
             if !self.jobs.any_running() {
-                std::future::pending::<()>().await;
+                changed.await;
+                continue;
             }
             // A short wait each time round: an end announced before this waits is not missed.
-            self.jobs.wait_change(std::time::Duration::from_millis(250)).await;
+            tokio::select! {
+                () = self.jobs.wait_change(std::time::Duration::from_millis(250)) => {}
+                () = changed => {}
+            }
         }
     }
 
@@ -103,6 +132,16 @@ impl Session {
 
     /// The note for jobs that ended since the last one, with its mark (`loop.json` `jobs`).
     pub(crate) fn job_notes(&self) -> Option<String> {
+        let mail = self.leads_team().and_then(|seat| seat.hub.take_mail());
+        let jobs = self.ended_jobs_note();
+        match (jobs, mail) {
+            (Some(jobs), Some(mail)) => Some(format!("{jobs}\n\n{mail}")),
+            (jobs, mail) => jobs.or(mail),
+        }
+    }
+
+    /// The note for jobs that ended since the last one.
+    fn ended_jobs_note(&self) -> Option<String> {
         let ended = self.jobs.take_ended();
         self.report_jobs();
         if ended.is_empty() {
@@ -131,7 +170,7 @@ impl Session {
         Some(format!("{}\n{}", marks.finished, bodies.join("\n")))
     }
 
-    async fn turn(
+    pub(crate) async fn turn(
         &mut self,
         words: &str,
         attachments: &[lembas_protocol::Attachment],
@@ -140,7 +179,29 @@ impl Session {
     ) -> (DoneReason, String) {
         let mut phases = Phases::new(self.events.clone());
         self.stopped_by = None;
-        let (reason, text, steps) = match self.run_prompt(words, attachments, machine, cancel, &mut phases).await {
+        // The main agent of a team takes a slot of its model first: first in line, but after
+        // the subagents already working on it.
+        let lead = self.leads_team().map(|seat| seat.hub.clone());
+        if let Some(hub) = &lead {
+            let model = self.cfg.model.id.clone();
+            hub.lead_turn_begins(|| phases.set(Phase::WaitingForModel { model, reason: ModelWait::Slots })).await;
+        }
+        let done = self.turn_holding_slot(words, attachments, machine, cancel, &mut phases).await;
+        if let Some(hub) = &lead {
+            hub.lead_turn_ends();
+        }
+        done
+    }
+
+    async fn turn_holding_slot(
+        &mut self,
+        words: &str,
+        attachments: &[lembas_protocol::Attachment],
+        machine: bool,
+        cancel: &CancellationToken,
+        phases: &mut Phases,
+    ) -> (DoneReason, String) {
+        let (reason, text, steps) = match self.run_prompt(words, attachments, machine, cancel, phases).await {
             Ok(done) => done,
             Err((error, steps)) => {
                 let (reason, message) = match error {
@@ -242,7 +303,12 @@ impl Session {
             if self.subagent.is_none() {
                 steered.iter().for_each(|w| self.note_named(w));
             }
-            let mut delivered: Vec<Entry> = steered.into_iter().map(|w| Entry::user(w, false)).collect();
+            let mut delivered: Vec<Entry> = if self.team.is_some() && self.subagent.is_some() {
+                // A subagent's messages at one step go in one user message, in room order.
+                (!steered.is_empty()).then(|| Entry::user(steered.join("\n\n"), false)).into_iter().collect()
+            } else {
+                steered.into_iter().map(|w| Entry::user(w, false)).collect()
+            };
             if steps > 0
                 && let Some(note) = self.job_notes()
             {

@@ -133,6 +133,10 @@ pub enum Event {
         output: u64,
         cached: Option<u64>,
     },
+    /// The team tree as it stands now (`subagents.md` §12's data), sent when it changes.
+    Team {
+        tree: serde_json::Value,
+    },
     /// How many background jobs run now (sent when the number changes).
     Jobs {
         running: usize,

@@ -141,6 +141,8 @@ pub struct App {
     pub jobs: usize,
     /// Subagents working in the background.
     pub background_subagents: usize,
+    /// The team tree as the engine last said it (`subagents.md` §12's data).
+    pub team: Option<serde_json::Value>,
     /// What fills the window, by category, as the engine last measured it.
     pub shares: Vec<lembas_core::ContextShare>,
     /// Cached input tokens of the last request.
@@ -406,6 +408,7 @@ impl App {
                 self.used.1 += output;
                 self.last_cached = *cached;
             }
+            Event::Team { tree } => self.team = Some(tree.clone()),
             Event::Jobs { running, subagents } => {
                 self.jobs = running - subagents;
                 self.background_subagents = *subagents;

@@ -157,6 +157,10 @@ pub struct RunArgs {
     /// still running then are stopped.
     #[arg(long, value_name = "SECONDS", default_value_t = 600)]
     pub job_wait: u64,
+    /// How many agents the session's team may have, the main agent included: MIN-MAX (1-4;
+    /// 1-1 is the agent alone).
+    #[arg(long, value_name = "MIN-MAX", value_parser = parse_agents)]
+    pub agents: Option<(u32, u32)>,
     /// The prompt; `-` reads it from standard input.
     #[arg(required = true, num_args = 1.., value_name = "PROMPT")]
     pub prompt: Vec<String>,
@@ -175,6 +179,7 @@ impl RunArgs {
             output_format: OutputFormat::Text,
             quiet: false,
             job_wait: 600,
+            agents: None,
             prompt,
         }
     }
@@ -226,4 +231,15 @@ pub struct LoginArgs {
     /// Print the result as one JSON line.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `--agents MIN-MAX` (or one number for both), checked against the bounds.
+fn parse_agents(word: &str) -> Result<(u32, u32), String> {
+    let number = |w: &str| w.trim().parse::<u32>().map_err(|_| format!("{word:?} is not MIN-MAX (e.g. 1-4)"));
+    let (min, max) = match word.split_once('-') {
+        Some((min, max)) => (number(min)?, number(max)?),
+        None => (number(word)?, number(word)?),
+    };
+    lembas_core::check_agents(min, max)?;
+    Ok((min, max))
 }

@@ -112,7 +112,10 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
 
     let machine = args.json || args.output_format != OutputFormat::Text;
     let interactive = !machine && std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
-    let cfg = start.project_session(&project, model, effort, mode);
+    let mut cfg = start.project_session(&project, model, effort, mode);
+    if let Some(agents) = args.agents {
+        cfg.agents = agents;
+    }
     let begin = match resume_id {
         Some(id) => Start::Resume(id),
         None => Start::New { root: project.root.clone(), cwd: cwd.clone() },

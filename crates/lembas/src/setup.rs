@@ -28,6 +28,11 @@ pub fn config(home: &Home) -> Result<Config, Failure> {
             format!("{}: compact_at = {share} is outside 0.5–0.95", config_place(home, "compact_at")),
         ));
     }
+    if let Some(agents) = &config.agents
+        && let Err(why) = lembas_core::check_agents(agents.min, agents.max)
+    {
+        return Err(Failure::new(exit::USAGE, format!("{}: {why}", config_place(home, "agents"))));
+    }
     if let Some(mode) = &config.mode
         && Mode::parse(mode).is_none()
     {
@@ -352,6 +357,9 @@ pub fn session_config(
     cfg.extra_instructions = config.instructions.clone();
     cfg.user_home = home.user_home.clone();
     cfg.subagents = config.subagents.unwrap_or(true);
+    if let Some(agents) = config.agents {
+        cfg.agents = (agents.min, agents.max);
+    }
     cfg
 }
 

@@ -1,0 +1,227 @@
+//! A subagent of the team: its session made once when it is added, its turns run in the
+//! background, its final reply posted as its report.
+
+use std::sync::Arc;
+
+use lembas_model::CancellationToken;
+use lembas_spec::{loop_spec, render};
+use lembas_team::{LEAD, State};
+use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
+
+use super::{Hub, Member, Seat, now};
+use crate::session::Session;
+use crate::subagent::{OnBehalf, SubagentOf, forward, forwarded};
+use crate::{DoneReason, Event};
+
+/// The tools a subagent of the team has besides its agent's: the room, who it is, its findings,
+/// ending; asking the main agent only with request options (`subagents.md` §8).
+pub(crate) fn member_tools(may_request: bool) -> Vec<&'static str> {
+    let mut tools = vec!["team_whoami", "team_read", "team_send", "team_findings", "team_finish"];
+    if may_request {
+        tools.push("team_request");
+    }
+    tools
+}
+
+impl Session {
+    /// Makes subagent `id`'s session, as the tree describes it, and parks it with its brief: it
+    /// runs when the hub starts it.
+    pub(crate) fn make_member(&self, seat: &Seat, id: &str, call_id: &str, brief: String) -> Result<(), String> {
+        let hub = &seat.hub;
+        let (agent, manager) = {
+            let team = hub.team();
+            let agent = team.agent(id).cloned().ok_or("no such subagent")?;
+            let manager = team.parent_name(id);
+            (agent, manager)
+        };
+        let model = std::iter::once(&self.cfg.model)
+            .chain(&self.cfg.models)
+            .find(|m| m.id == agent.model)
+            .cloned()
+            .unwrap_or_else(|| self.cfg.model.clone());
+        let mut cfg = self.cfg.clone();
+        cfg.effort = if model.id == self.cfg.model.id { self.state.effort.clone() } else { None };
+        cfg.model = model;
+        cfg.mode = agent.mode;
+        cfg.max_steps = loop_spec().steps.subagent_max;
+        let label = format!("{} ({})", agent.name, agent.role);
+        cfg.approver = Arc::new(OnBehalf::new(self.cfg.approver.clone(), label, call_id.to_owned(), true));
+        cfg.rules = self.judge.rules.clone();
+        let read_only = if agent.explore {
+            "\n\nYou explore: you have tools to read and search, and none to change anything or run commands."
+        } else {
+            ""
+        };
+        let lead_block = if agent.sub_manager { crate::prompt::text("blocks/team_submanager.md") } else { "" };
+        let instructions = "Work on your part with your tools until it is done, deciding for yourself where the task leaves a choice.";
+        let block = render(
+            crate::prompt::text("blocks/team_member.md"),
+            &[
+                ("name", &agent.name),
+                ("id", &agent.id),
+                ("manager", &manager),
+                ("role", &agent.role),
+                ("goal", &agent.goal),
+                ("instructions", instructions),
+                ("read_only", read_only),
+                ("lead", lead_block),
+            ],
+        )
+        .trim_end()
+        .to_owned();
+        let of = SubagentOf {
+            parent: self.id.clone(),
+            label: agent.name.clone(),
+            block,
+            read_only: agent.explore,
+            backup_to: self.turn_seq.map(|seq| (self.id.clone(), seq)),
+            in_worktree: false,
+            granted: self.granted.clone(),
+            team: Some((Seat { hub: hub.clone(), me: id.to_owned() }, !agent.request.is_empty())),
+        };
+        let (sender, events) = unbounded_channel();
+        let child = Session::create(cfg, self.ws.clone(), sender, Some(of)).map_err(|e| e.to_string())?;
+        let member = Member {
+            changes: child.changes.clone(),
+            inbox: child.steer_handle(),
+            stop: CancellationToken::new(),
+            parked: Some((child, events)),
+            brief: Some(brief),
+            call_id: call_id.to_owned(),
+        };
+        hub.members.lock().expect("members").insert(id.to_owned(), member);
+        Ok(())
+    }
+}
+
+impl Hub {
+    /// Runs subagent `id`'s next turn, if it is parked: its brief the first time, else the
+    /// messages that woke it.
+    pub(crate) fn start(self: &Arc<Self>, id: &str) {
+        let (mut session, events, prompt, machine, stop, call_id) = {
+            let mut members = self.members.lock().expect("members");
+            let Some(member) = members.get_mut(id) else { return };
+            let Some((session, events)) = member.parked.take() else { return };
+            let (prompt, machine) = match member.brief.take() {
+                // Messages that came meanwhile reach it at its first step.
+                Some(brief) => (brief, false),
+                None => (std::mem::take(&mut *member.inbox.lock().expect("inbox")).join("\n\n"), true),
+            };
+            (session, events, prompt, machine, member.stop.clone(), member.call_id.clone())
+        };
+        if prompt.is_empty() {
+            self.park(id, session, events);
+            self.team().release(id, State::Finished, now());
+            return;
+        }
+        let hub = self.clone();
+        let id = id.to_owned();
+        let name = self.team().agent(&id).map(|a| a.name.clone()).unwrap_or_default();
+        tokio::spawn(async move {
+            let forwarding = tokio::spawn(forward(events, hub.events.clone(), call_id, name, None));
+            let (reason, reply) = Box::pin(session.member_turn(&prompt, machine, &stop)).await;
+            let (error, events) = forwarded(forwarding).await;
+            hub.turn_done(&id, session, events, reason, reply, error, &stop).await;
+        });
+    }
+
+    fn park(&self, id: &str, session: Session, events: UnboundedReceiver<Event>) {
+        if let Some(member) = self.members.lock().expect("members").get_mut(id) {
+            member.parked = Some((session, events));
+        }
+    }
+
+    /// A subagent's turn ended: its report goes to its parent, or — its context full — it gets
+    /// its last turn first. Then it is parked (or dropped, ended), and whoever waits may start.
+    #[allow(clippy::too_many_arguments)]
+    async fn turn_done(
+        self: &Arc<Self>,
+        id: &str,
+        mut session: Session,
+        events: Option<UnboundedReceiver<Event>>,
+        mut reason: DoneReason,
+        mut reply: String,
+        mut error: Option<String>,
+        stop: &CancellationToken,
+    ) {
+        // What it started in the background ends with its turn (`jobs.lifecycle`).
+        session.jobs.stop_all();
+        let state = self.team().agent(id).map(|a| a.state);
+        if state.is_none_or(State::ended) {
+            self.schedule();
+            return;
+        }
+        let mut events = events;
+        if state == Some(State::Working) && reason != DoneReason::Cancelled && session.context_full() {
+            let notice = self.team().pause(id);
+            if let (Some(notice), Some(rx)) = (notice, events.take()) {
+                self.tell();
+                session.cfg.max_steps = lembas_team::Team::final_steps() as u32;
+                let name = self.team().agent(id).map(|a| a.name.clone()).unwrap_or_default();
+                let call_id = self.members.lock().expect("members").get(id).map(|m| m.call_id.clone());
+                let forwarding =
+                    tokio::spawn(forward(rx, self.events.clone(), call_id.unwrap_or_default(), name, None));
+                (reason, reply) = Box::pin(session.member_turn(&notice, true, stop)).await;
+                let (last_error, rx) = forwarded(forwarding).await;
+                error = last_error.or(error);
+                events = rx;
+                session.jobs.stop_all();
+            }
+        }
+        let ended = match reason {
+            DoneReason::Answered => None,
+            DoneReason::Limit if session.stopped_by == Some("steps") => Some("steps".to_owned()),
+            DoneReason::Limit => Some("budget".to_owned()),
+            DoneReason::Failed => Some(format!("error — {}", error.unwrap_or_else(|| "no reason given".into()))),
+            DoneReason::Cancelled => Some("stopped".to_owned()),
+        };
+        let deliveries = self.team().turn_ended(id, &reply, ended.as_deref(), now());
+        let ended_now = self.team().agent(id).is_none_or(|a| a.state.ended());
+        if !ended_now && let Some(events) = events {
+            self.park(id, session, events);
+        }
+        self.route(deliveries);
+        // Messages that came after its last step wake it again.
+        let waiting = self
+            .members
+            .lock()
+            .expect("members")
+            .get(id)
+            .is_some_and(|m| !m.inbox.lock().expect("inbox").is_empty());
+        if !ended_now && waiting && self.team().wake(id) {
+            self.start(id);
+        }
+        self.schedule();
+    }
+
+    /// A subagent called `team_finish`: its turn stops after this call.
+    pub(crate) fn finish_turn(&self, id: &str) {
+        if let Some(member) = self.members.lock().expect("members").get(id) {
+            member.stop.cancel();
+        }
+    }
+}
+
+impl Session {
+    /// One turn of a team subagent: how it ended and its final reply.
+    pub(crate) async fn member_turn(
+        &mut self,
+        prompt: &str,
+        machine: bool,
+        cancel: &CancellationToken,
+    ) -> (DoneReason, String) {
+        self.turn(prompt, &[], machine, cancel).await
+    }
+
+    /// A subagent does not compact: its context is full at `team.context.pause_at` of its
+    /// window.
+    pub(crate) fn context_full(&self) -> bool {
+        let pause_at = lembas_spec::loop_spec().other["team"]["context"]["pause_at"].as_f64().unwrap_or(0.85);
+        self.window().is_some_and(|w| self.state.last_input as f64 >= pause_at * w as f64)
+    }
+
+    /// Whether this session is the main agent of a team.
+    pub(crate) fn leads_team(&self) -> Option<&Seat> {
+        self.team.as_ref().filter(|s| s.me == LEAD)
+    }
+}

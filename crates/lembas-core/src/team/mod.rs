@@ -1,0 +1,231 @@
+//! The team on the device (`team.md`, `subagents.md` §5–§13): the tree's rules are
+//! `lembas-team`'s; here they meet running sessions. One [`Hub`] per main session holds the tree,
+//! the subagents' sessions (running, or parked between turns), the main agent's mail, and who
+//! waits for a slot.
+//!
+//! - A subagent's turn runs as a task of its own; its events reach the main session's front
+//!   ends marked with its name; its final reply is its report, posted to its parent.
+//! - A message reaches a running agent at its next step (its steer queue), wakes a finished one
+//!   as a turn of its own, and waits for the main agent in its mail — delivered at its next step,
+//!   or waking it when idle (the host and `settle` watch [`Hub::changed`]).
+//! - Slots: every turn — the main agent's too — takes a slot of its model first; one that has
+//!   none waits in line, the main agent first.
+
+mod member;
+mod tools;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use lembas_model::CancellationToken;
+use lembas_team::{Delivery, LEAD, State, Team};
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
+
+use crate::Event;
+use crate::session::Session;
+
+pub(crate) use member::member_tools;
+pub(crate) use tools::main_only;
+
+/// Milliseconds since the epoch: the team's clock.
+pub(crate) fn now() -> u64 {
+    crate::now_ms().max(0) as u64
+}
+
+/// One subagent's running parts.
+struct Member {
+    /// Its session's steer queue: messages for its next step.
+    inbox: Arc<Mutex<Vec<String>>>,
+    stop: CancellationToken,
+    /// Its session while no turn runs (`None` while one does).
+    parked: Option<(Session, UnboundedReceiver<Event>)>,
+    /// What its next turn starts with when nothing else waits (its brief).
+    brief: Option<String>,
+    /// The call that made it: its events are marked with it.
+    call_id: String,
+    /// Its session's settings queue: a mode made stricter reaches it at its next step.
+    changes: Arc<Mutex<Vec<crate::Command>>>,
+}
+
+/// The team of one main session.
+pub(crate) struct Hub {
+    pub team: Mutex<Team>,
+    /// Marked messages for the main agent.
+    mail: Mutex<Vec<String>>,
+    members: Mutex<HashMap<String, Member>>,
+    /// Something the main agent may wait on changed: mail, a slot, a subagent's state.
+    pub changed: tokio::sync::Notify,
+    /// The main session's events: the subagents' are passed on there.
+    events: UnboundedSender<Event>,
+}
+
+/// Where a session sits in a team: the hub, and its own id there.
+#[derive(Clone)]
+pub(crate) struct Seat {
+    pub hub: Arc<Hub>,
+    pub me: String,
+}
+
+impl std::fmt::Debug for Seat {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Seat").field("me", &self.me).finish_non_exhaustive()
+    }
+}
+
+impl Seat {
+    /// The main agent's seat in a new team: the session's size setting, its model and mode, and
+    /// what each model the person may use serves at once.
+    pub(crate) fn lead(cfg: &crate::SessionConfig, events: &UnboundedSender<Event>) -> Seat {
+        let (min, max) = cfg.agents;
+        let mut team = Team::new(min, max, &cfg.model.id, cfg.mode, now());
+        for model in std::iter::once(&cfg.model).chain(&cfg.models) {
+            let capacity = model.capacity.clone().unwrap_or_default();
+            team.set_slots(
+                &model.id,
+                lembas_team::ModelSlots { parallel: capacity.parallel(), group: capacity.group.clone() },
+            );
+        }
+        Seat { hub: Hub::new(team, events.clone()), me: LEAD.into() }
+    }
+}
+
+impl Hub {
+    pub(crate) fn new(team: Team, events: UnboundedSender<Event>) -> Arc<Hub> {
+        Arc::new(Hub {
+            team: Mutex::new(team),
+            mail: Mutex::default(),
+            members: Mutex::default(),
+            changed: tokio::sync::Notify::new(),
+            events,
+        })
+    }
+
+    pub(crate) fn team(&self) -> std::sync::MutexGuard<'_, Team> {
+        self.team.lock().expect("team")
+    }
+
+    /// Tells the front ends how the tree stands.
+    pub(crate) fn tell(&self) {
+        let tree = self.team().data();
+        let _ = self.events.send(Event::Team { tree });
+        self.changed.notify_waiters();
+    }
+
+    /// The main agent's mail, in room order, one message apart from the next by a blank line.
+    pub(crate) fn take_mail(&self) -> Option<String> {
+        let mail = std::mem::take(&mut *self.mail.lock().expect("mail"));
+        (!mail.is_empty()).then(|| mail.join("\n\n"))
+    }
+
+    pub(crate) fn has_mail(&self) -> bool {
+        !self.mail.lock().expect("mail").is_empty()
+    }
+
+    /// Whether any subagent works, waits for a slot, or has mail to wake it: the main agent's
+    /// run is not over while one does.
+    pub(crate) fn active(&self) -> bool {
+        let team = self.team();
+        team.agents()[1..].iter().any(|a| matches!(a.state, State::Working | State::Waiting | State::Paused))
+    }
+
+    /// Hands each message to its recipient.
+    pub(crate) fn route(self: &Arc<Self>, deliveries: Vec<Delivery>) {
+        let mut wake = Vec::new();
+        for d in deliveries {
+            if d.to == LEAD {
+                self.mail.lock().expect("mail").push(d.text);
+                continue;
+            }
+            let members = self.members.lock().expect("members");
+            if let Some(member) = members.get(&d.to) {
+                member.inbox.lock().expect("inbox").push(d.text);
+                if member.parked.is_some() {
+                    wake.push(d.to.clone());
+                }
+            }
+        }
+        for id in wake {
+            if self.team().wake(&id) {
+                self.start(&id);
+            }
+        }
+        self.tell();
+    }
+
+    /// The slots freed: whoever waits and may start now, starts.
+    pub(crate) fn schedule(self: &Arc<Self>) {
+        let started = self.team().start_waiting();
+        for id in started {
+            if id != LEAD {
+                self.start(&id);
+            }
+        }
+        self.tell();
+    }
+
+    /// Waits until the main agent holds a slot for its turn (at once, unless its model is busy
+    /// with subagents).
+    pub(crate) async fn lead_turn_begins(&self, waiting: impl FnOnce()) {
+        let mut waiting = Some(waiting);
+        loop {
+            let changed = self.changed.notified();
+            tokio::pin!(changed);
+            changed.as_mut().enable();
+            if self.team().lead_wants_turn() {
+                return;
+            }
+            if let Some(say) = waiting.take() {
+                say();
+            }
+            changed.await;
+        }
+    }
+
+    /// The main agent's turn ended: its slot frees.
+    pub(crate) fn lead_turn_ends(self: &Arc<Self>) {
+        self.team().turn_ended(LEAD, "", None, now());
+        self.schedule();
+    }
+
+    /// Stops these subagents where they are; their slots free.
+    pub(crate) fn halt(self: &Arc<Self>, ids: &[String]) {
+        let mut members = self.members.lock().expect("members");
+        for id in ids {
+            if let Some(member) = members.get_mut(id) {
+                member.stop.cancel();
+                // A parked one is dropped now; a running one when its turn gives up.
+                member.parked = None;
+                member.inbox.lock().expect("inbox").clear();
+            }
+        }
+    }
+
+    /// The main agent's mode changed: subagents looser than their parents are made as strict,
+    /// down the tree, at their next step.
+    pub(crate) fn lead_mode(&self, mode: lembas_spec::Mode) {
+        let changed = self.team().set_lead_mode(mode);
+        let members = self.members.lock().expect("members");
+        for id in &changed {
+            let strict = self.team().agent(id).map(|a| a.mode);
+            if let (Some(member), Some(mode)) = (members.get(id), strict) {
+                member.changes.lock().expect("changes").push(crate::Command::SetMode { mode });
+            }
+        }
+        drop(members);
+        if !changed.is_empty() {
+            self.tell();
+        }
+    }
+
+    /// Stops every subagent: the main session is closing or deleted.
+    pub(crate) fn stop_all(self: &Arc<Self>) {
+        let live: Vec<String> =
+            self.team().agents()[1..].iter().filter(|a| !a.state.ended()).map(|a| a.id.clone()).collect();
+        if live.is_empty() {
+            return;
+        }
+        self.team().stop_ids(&live, now());
+        self.halt(&live);
+        self.schedule();
+    }
+}

@@ -1,0 +1,278 @@
+//! The team tools as the engine answers them: the tree's rules, then what they start, stop and
+//! deliver.
+
+use lembas_permissions::delegation::team_text;
+use lembas_spec::{Mode, RiskClass};
+use lembas_team::{AddArgs, AssignArgs, LEAD, Team};
+use lembas_tools::ToolOutput;
+use serde_json::Value;
+
+use super::{Seat, now};
+use crate::session::Session;
+
+fn field<'a>(args: &'a Value, key: &str) -> Option<&'a str> {
+    args.get(key).and_then(Value::as_str)
+}
+
+fn strings(args: &Value, key: &str) -> Vec<String> {
+    match args.get(key) {
+        Some(Value::String(s)) => vec![s.clone()],
+        Some(Value::Array(items)) => items.iter().filter_map(Value::as_str).map(str::to_owned).collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn mode(args: &Value, key: &str) -> Result<Option<Mode>, String> {
+    match field(args, key).map(str::trim).filter(|m| !m.is_empty()) {
+        None => Ok(None),
+        Some(word) => Mode::parse(word)
+            .map(Some)
+            .ok_or_else(|| format!("{word} is not a permission mode: auto, edit, manual or plan.")),
+    }
+}
+
+fn answer(result: Result<String, String>) -> ToolOutput {
+    result.map_or_else(ToolOutput::Error, ToolOutput::Text)
+}
+
+/// The main agent's tools (`subagents.md` §6): a subagent calling one, or `task`, is refused.
+pub(crate) fn main_only(name: &str) -> bool {
+    lembas_spec::loop_spec().other["team"]["main_only"]["tools"]
+        .as_array()
+        .is_some_and(|t| t.iter().any(|n| n.as_str() == Some(name)))
+        || lembas_spec::tool(name).is_some_and(|d| d.name == "task")
+}
+
+impl Session {
+    /// A team tool's call, answered.
+    pub(crate) async fn team_tool(&mut self, call_id: &str, name: &str, args: &Value) -> ToolOutput {
+        let Some(seat) = self.team.clone() else {
+            return ToolOutput::Error(lembas_team::spec_text("unavailable.one_agent").to_owned());
+        };
+        if !seat.hub.team().available() {
+            return ToolOutput::Error(lembas_team::spec_text("unavailable.one_agent").to_owned());
+        }
+        let me = seat.me.as_str();
+        let hub = &seat.hub;
+        let at = now();
+        match name {
+            "team_add" => answer(self.team_add(&seat, call_id, args)),
+            "team_send" => {
+                let sent = hub.team().send(me, &strings(args, "to"), field(args, "message").unwrap_or_default(), at);
+                match sent {
+                    Ok(deliveries) => {
+                        hub.route(deliveries);
+                        ToolOutput::Text(hub.team().sent_text())
+                    }
+                    Err(e) => ToolOutput::Error(e),
+                }
+            }
+            "team_read" => {
+                let since = args.get("since").and_then(Value::as_u64).unwrap_or(0);
+                let names = self.model_names();
+                ToolOutput::Text(hub.team().read(me, since, at, &|id| names(id)))
+            }
+            "team_whoami" => {
+                hub.team().set_context(me, self.state.last_input, self.window());
+                ToolOutput::Text(hub.team().whoami(me, self.cfg.model.display_name()))
+            }
+            "team_stop" => {
+                let stopped = hub.team().stop(me, field(args, "name").unwrap_or_default(), at);
+                match stopped {
+                    Ok((ids, text)) => {
+                        hub.halt(&ids);
+                        hub.schedule();
+                        ToolOutput::Text(text)
+                    }
+                    Err(e) => ToolOutput::Error(e),
+                }
+            }
+            "team_finish" => {
+                let finished = hub.team().finish(me, field(args, "report").unwrap_or_default(), at);
+                match finished {
+                    Ok((deliveries, text)) => {
+                        hub.route(deliveries);
+                        hub.finish_turn(me);
+                        ToolOutput::Text(text)
+                    }
+                    Err(e) => ToolOutput::Error(e),
+                }
+            }
+            "team_findings" => match field(args, "action") {
+                Some("write") => answer(hub.team().write_finding(me, field(args, "text").unwrap_or_default())),
+                Some("read") => answer(hub.team().read_findings(me, field(args, "of"))),
+                _ => ToolOutput::Error("`action` is write or read.".into()),
+            },
+            "team_assign" => {
+                let parsed = mode(args, "mode").map(|mode| AssignArgs {
+                    name: field(args, "name").unwrap_or_default().into(),
+                    task: field(args, "task").unwrap_or_default().into(),
+                    role: field(args, "role").map(str::to_owned),
+                    parent: field(args, "parent").map(str::to_owned),
+                    mode,
+                });
+                let assigned = parsed.and_then(|a| {
+                    let name = a.name.clone();
+                    hub.team().assign(me, a, at).map(|d| (d, name))
+                });
+                match assigned {
+                    Ok((deliveries, name)) => {
+                        hub.route(deliveries);
+                        ToolOutput::Text(Team::assigned_text(&name))
+                    }
+                    Err(e) => ToolOutput::Error(e),
+                }
+            }
+            "team_replace" => answer(self.team_replace(&seat, call_id, args)),
+            "team_request" => {
+                let tool = field(args, "tool").unwrap_or_default().trim();
+                let risk = lembas_spec::tool(tool).map_or(RiskClass::Execute, |d| d.risk);
+                let asked = hub.team().request(
+                    me,
+                    tool,
+                    field(args, "pattern").unwrap_or_default(),
+                    field(args, "why").unwrap_or_default(),
+                    risk,
+                    at,
+                );
+                match asked {
+                    Ok((deliveries, text)) => {
+                        hub.route(deliveries);
+                        ToolOutput::Text(text)
+                    }
+                    Err(e) => ToolOutput::Error(e),
+                }
+            }
+            "team_decide" => {
+                let allow = args.get("allow").and_then(Value::as_bool).unwrap_or(false);
+                let decided =
+                    hub.team().decide(me, field(args, "id").unwrap_or_default(), allow, field(args, "note"), at);
+                match decided {
+                    Ok((deliveries, text)) => {
+                        hub.route(deliveries);
+                        ToolOutput::Text(text)
+                    }
+                    Err(e) => ToolOutput::Error(e),
+                }
+            }
+            other => ToolOutput::Error(format!("There is no team tool called {other}.")),
+        }
+    }
+
+    /// A model's name for the tree, by its id.
+    fn model_names(&self) -> impl Fn(&str) -> String + use<> {
+        let models: Vec<(String, String)> = std::iter::once(&self.cfg.model)
+            .chain(&self.cfg.models)
+            .map(|m| (m.id.clone(), m.display_name().to_owned()))
+            .collect();
+        move |id: &str| models.iter().find(|(m, _)| m == id).map_or_else(|| id.to_owned(), |(_, n)| n.clone())
+    }
+
+    fn team_add(&self, seat: &Seat, call_id: &str, args: &Value) -> Result<String, String> {
+        let parsed = AddArgs {
+            name: field(args, "name").unwrap_or_default().into(),
+            role: field(args, "role").unwrap_or_default().into(),
+            task: field(args, "task").unwrap_or_default().into(),
+            goal: field(args, "goal").map(str::to_owned),
+            lead: args.get("lead").and_then(Value::as_bool).unwrap_or(false),
+            parent: field(args, "parent").map(str::to_owned),
+            mode: mode(args, "mode")?,
+            request: strings(args, "request"),
+        };
+        if parsed.task.trim().is_empty() {
+            return Err("`task` is required: the subagent's whole brief, standing on its own.".into());
+        }
+        let model = || {
+            let explore = match field(args, "agent").map(str::trim).unwrap_or_default() {
+                "" | "general" => false,
+                "explore" => true,
+                other => {
+                    return Err(format!(
+                        "There is no agent called {other}. The agents: general (does the work), explore (reads and searches only)."
+                    ));
+                }
+            };
+            let model =
+                lembas_models::subagent_model(&self.cfg.model, field(args, "model"), &self.cfg.models, &self.state.named)?;
+            Ok((explore, model.id))
+        };
+        let added = seat.hub.team().add(&seat.me, parsed, model, now())?;
+        let brief = seat.hub.team().agent(&added.id).map(|a| a.task.clone()).unwrap_or_default();
+        self.make_member(seat, &added.id, call_id, brief)?;
+        if added.working {
+            seat.hub.start(&added.id);
+        }
+        seat.hub.tell();
+        Ok(added.text)
+    }
+
+    fn team_replace(&self, seat: &Seat, call_id: &str, args: &Value) -> Result<String, String> {
+        let hub = &seat.hub;
+        let replaced =
+            hub.team().replace(&seat.me, field(args, "name").unwrap_or_default(), field(args, "task"), now())?;
+        hub.halt(std::slice::from_ref(&replaced.old));
+        self.make_member(seat, &replaced.id, call_id, replaced.brief.clone())?;
+        if replaced.working {
+            hub.start(&replaced.id);
+        }
+        hub.schedule();
+        Ok(replaced.text)
+    }
+
+    /// A manager does not do the work (`team.md` §6): a call of risk write or execute is
+    /// refused before any permission check — but `job_stop`, and a `bash` call the default rules
+    /// alone allow in manual mode (reading, for review).
+    pub(crate) fn manager_refusal(&self, def: &lembas_spec::ToolDef, args: &Value) -> Option<String> {
+        let seat = self.team.as_ref()?;
+        if !matches!(def.risk, RiskClass::Write | RiskClass::Execute) || def.name == "job_stop" {
+            return None;
+        }
+        if !seat.hub.team().is_manager(&seat.me) {
+            return None;
+        }
+        if def.name == "bash" {
+            let defaults = lembas_permissions::Judge::with_defaults(self.judge.ctx.clone());
+            let paths: Vec<std::path::PathBuf> = Vec::new();
+            let call = lembas_permissions::Call {
+                tool: "bash",
+                risk: def.risk,
+                command: field(args, "command"),
+                paths: &paths,
+            };
+            let cwd = self.ws.real_path(&self.ws.resolve(field(args, "cwd").unwrap_or(".")));
+            let real = |p: &std::path::Path| self.ws.real_path(p);
+            if defaults.evaluate(Mode::Manual, &call, &cwd, &real) == lembas_permissions::Decision::Allow {
+                return None;
+            }
+        }
+        Some(team_text("manager"))
+    }
+
+    /// A subagent's call its own mode would ask for (`subagents.md` §7): run with a grant the
+    /// main agent gave, refused when the main agent could allow it (asked for, or not to be
+    /// asked for), and put to the person only when nobody in the tree could allow it.
+    pub(crate) fn delegated(
+        &self,
+        call: &lembas_permissions::Call,
+        cwd: &std::path::Path,
+    ) -> Option<lembas_permissions::Decision> {
+        use lembas_permissions::Decision;
+        use lembas_permissions::delegation::{Grant, SubagentAnswer, subagent_call};
+        let seat = self.team.as_ref().filter(|s| s.me != LEAD)?;
+        let (main_mode, request, grants) = {
+            let team = seat.hub.team();
+            let agent = team.agent(&seat.me)?;
+            let request: Vec<RiskClass> =
+                agent.request.iter().filter_map(|k| lembas_permissions::delegation::risk_class(k)).collect();
+            let grants: Vec<Grant> =
+                agent.grants.iter().map(|(tool, pattern)| Grant { tool: tool.clone(), pattern: pattern.clone() }).collect();
+            (team.lead().mode, request, grants)
+        };
+        let real = |p: &std::path::Path| self.ws.real_path(p);
+        Some(match subagent_call(&self.judge, main_mode, self.state.mode, &request, &grants, call, cwd, &real, None) {
+            SubagentAnswer::Run => Decision::Allow,
+            SubagentAnswer::Person => Decision::Ask,
+            SubagentAnswer::Refused(reason) => Decision::Refuse(reason),
+        })
+    }
+}

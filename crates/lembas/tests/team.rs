@@ -1,0 +1,175 @@
+//! The team through the real binary (`team.md`, `subagents.md` §5–§13): subagents added by the
+//! main agent work side by side in the background, their reports wake the idle main agent, and
+//! the run ends with its answer once nobody works. The fake model answers each agent from a
+//! script of its own, chosen by its conversation (its system prompt names it), never by the
+//! order requests arrive in.
+
+mod common;
+
+use common::{Env, stderr, stdout};
+use lembas_testkit::{FakeServer, Scripted};
+use serde_json::{Value, json};
+
+const PARSER: &str = "You are \"parser\" (s1)";
+const LEXER: &str = "You are \"lexer\" (s2)";
+
+fn add(name: &str, role: &str, task: &str, goal: Option<&str>) -> String {
+    let mut args = json!({"name": name, "role": role, "task": task});
+    if let Some(goal) = goal {
+        args["goal"] = goal.into();
+    }
+    args.to_string()
+}
+
+fn system_of(request: &Value) -> &str {
+    request["messages"][0]["content"].as_str().unwrap_or_default()
+}
+
+fn user_texts(request: &Value) -> Vec<String> {
+    request["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| m["content"].as_str().map(str::to_owned).unwrap_or_else(|| m["content"].to_string()))
+        .collect()
+}
+
+#[tokio::test]
+async fn two_subagents_work_side_by_side_and_their_reports_wake_the_idle_main_agent() {
+    let server = FakeServer::start(vec![
+        Scripted::text("")
+            .with_call("team_add", &add("parser", "reads the notes", "Say what notes.txt says.", Some("know the notes")))
+            .with_call("team_add", &add("lexer", "counts the words", "Count the words of notes.txt.", None)),
+        Scripted::text("Both are at work; their reports will come."),
+        // Woken by the first report (lexer's: it answers at once), then by the second.
+        Scripted::text("Lexer reported; waiting for parser."),
+        Scripted::text("The note says to remember the milk, in 3 words."),
+    ])
+    .await;
+    server.route(LEXER, vec![Scripted::text("notes.txt has 3 words.")]);
+    server.route(
+        PARSER,
+        vec![
+            Scripted::tool_call("read", json!({"path": "notes.txt"})).with_delay_ms(1500),
+            Scripted::text("notes.txt:1 says: remember the milk."),
+        ],
+    );
+    let env = Env::new();
+    std::fs::write(env.project.join("notes.txt"), "remember the milk\n").unwrap();
+    env.login(&server).await;
+    let out = env.run(&["run", "--agents", "1-3", "What does the note say, and how long is it?"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let printed = stdout(&out);
+    assert!(printed.trim_end().ends_with("The note says to remember the milk, in 3 words."), "{printed}");
+    let said = stderr(&out);
+    assert!(said.contains("› team_add"), "{said}");
+    assert!(said.contains("  › parser: read notes.txt"), "{said}");
+
+    let requests = server.chat_requests();
+    // The main agent was offered the team and told how to lead, and its size in the first note.
+    let first = &requests[0];
+    assert!(system_of(first).contains("# Leading subagents"), "the lead block");
+    let names: Vec<&str> = first["tools"].as_array().unwrap().iter().map(|t| t["function"]["name"].as_str().unwrap()).collect();
+    for tool in ["team_add", "team_send", "team_read", "team_stop", "team_whoami"] {
+        assert!(names.contains(&tool), "{names:?}");
+    }
+    assert!(!names.contains(&"team_finish"), "a subagent's tool: {names:?}");
+    assert!(user_texts(first)[0].contains("The team may have 1 to 3 agents, you included."), "{:?}", user_texts(first));
+
+    // Each subagent ran on its own conversation, with its standing and the member tools.
+    let parser: Vec<&Value> = requests.iter().filter(|r| system_of(r).contains(PARSER)).collect();
+    let lexer: Vec<&Value> = requests.iter().filter(|r| system_of(r).contains(LEXER)).collect();
+    assert_eq!((parser.len(), lexer.len()), (2, 1));
+    assert!(system_of(parser[0]).contains("The team's goal: know the notes"));
+    assert_eq!(user_texts(parser[0])[0].split("\n\n<session-note>").next().unwrap(), "Say what notes.txt says.");
+    let member_tools: Vec<&str> =
+        parser[0]["tools"].as_array().unwrap().iter().map(|t| t["function"]["name"].as_str().unwrap()).collect();
+    assert!(member_tools.contains(&"team_finish") && !member_tools.contains(&"team_add"), "{member_tools:?}");
+
+    // The reports woke the main agent, each under its mark, as messages of their own.
+    let main: Vec<&Value> =
+        requests.iter().filter(|r| !system_of(r).contains("You are \"")).collect();
+    assert_eq!(main.len(), 4, "two steps, then one turn per report");
+    let woke = user_texts(main[2]);
+    assert_eq!(woke.last().unwrap(), "[Team report from lexer to lead:]\nnotes.txt has 3 words.");
+    let woke = user_texts(main[3]);
+    assert_eq!(woke.last().unwrap(), "[Team report from parser to lead:]\nnotes.txt:1 says: remember the milk.");
+}
+
+#[tokio::test]
+async fn on_a_model_that_serves_two_at_once_a_third_agent_waits_for_a_slot() {
+    let server = FakeServer::start(vec![
+        Scripted::text("")
+            .with_call("team_add", &add("a", "first", "Say one.", Some("count")))
+            .with_call("team_add", &add("b", "second", "Say two.", None)),
+        Scripted::text("Both added."),
+        Scripted::text("Got the reports."),
+        Scripted::text("Got the reports."),
+    ])
+    .await;
+    server.set_models(json!([{"id": "small-coder", "object": "model", "capacity": {"parallel": 2}}]));
+    server.route("You are \"a\" (s1)", vec![Scripted::text("one").with_delay_ms(300)]);
+    server.route("You are \"b\" (s2)", vec![Scripted::text("two").with_delay_ms(300)]);
+    let env = Env::new();
+    env.login(&server).await;
+    let out = env.run(&["run", "--json", "count to two with helpers"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let events: Vec<Value> = stdout(&out).lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    let results: Vec<&str> = events
+        .iter()
+        .filter(|e| e["type"] == "tool_end" && e["tool"] == "team_add")
+        .map(|e| e["text"].as_str().unwrap())
+        .collect();
+    // The main agent's own turn holds one of the two slots: a starts, b waits for it.
+    assert_eq!(results.len(), 2, "{results:?}");
+    assert!(results[0].contains("Added a (first): it is working."), "{}", results[0]);
+    assert!(
+        results[1].contains(
+            "Added b (second): it waits for a free slot — the model serves 2 requests at once and all are busy — and starts when one frees."
+        ),
+        "{}",
+        results[1]
+    );
+    // The tree said so, and b ran once the main agent's turn gave its slot back.
+    assert!(
+        events.iter().any(|e| e["type"] == "team"
+            && e["tree"]["agents"].as_array().is_some_and(|a| a.iter().any(|x| x["name"] == "b" && x["state"] == "waiting"))),
+        "a team event with b waiting"
+    );
+    let requests = server.chat_requests();
+    assert!(requests.iter().any(|r| system_of(r).contains("You are \"b\" (s2)")), "b ran");
+}
+
+#[tokio::test]
+async fn a_manager_does_not_do_the_work_itself() {
+    let server = FakeServer::start(vec![
+        Scripted::tool_call("team_add", json!({"name": "w", "role": "writes", "task": "Wait.", "goal": "a file"})),
+        Scripted::tool_call("write", json!({"path": "out.txt", "content": "mine"})),
+        Scripted::tool_call("bash", json!({"command": "git status"})),
+        Scripted::text("I gave it to w."),
+        Scripted::text("w reported."),
+    ])
+    .await;
+    server.route("You are \"w\" (s1)", vec![Scripted::text("waited").with_delay_ms(200)]);
+    let env = Env::new();
+    env.login(&server).await;
+    let out = env.run(&["run", "--mode", "auto", "write out.txt"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!env.project.join("out.txt").exists(), "the write was refused");
+    let requests = server.chat_requests();
+    let main: Vec<&Value> = requests.iter().filter(|r| !system_of(r).contains("You are \"")).collect();
+    let tool_results: Vec<String> = main[3]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert!(
+        tool_results.iter().any(|t| t.contains("You lead a team: give this to a member (team_add or team_send).")),
+        "{tool_results:?}"
+    );
+    // Reading for review stays the manager's.
+    assert!(!tool_results.last().unwrap().contains("You lead a team"), "{tool_results:?}");
+}
