@@ -37,7 +37,8 @@ impl Session {
             (team.min, team.max)
         };
         let note = &lembas_spec::loop_spec().context.note;
-        let mut lines = vec![lembas_spec::render(note.text("team"), &[("min", &min.to_string()), ("max", &max.to_string())])];
+        let mut lines =
+            vec![lembas_spec::render(note.text("team"), &[("min", &min.to_string()), ("max", &max.to_string())])];
         if max == 1 {
             lines.push(note.text("team_one").to_owned());
         } else if min >= 2 {
@@ -56,8 +57,10 @@ impl Session {
     pub(crate) fn remake_prompt(&mut self, date: Option<String>) {
         let found = self.instruction_files();
         self.system_prompt = self.system_prompt_from(&found);
-        // The prompt carries neither the date nor the team's size: both go in the first note.
-        self.state.told = Told::knows(Facts { date, team: None, ..self.facts_with(found) });
+        // The prompt carries neither the date nor the team's size: both go in the first note, and
+        // what was said of them before a new prompt still holds.
+        let team = self.state.told.facts.team.clone();
+        self.state.told = Told::knows(Facts { date, team, ..self.facts_with(found) });
     }
 
     /// The instruction files the prompt is made from, as they read now, by the prompt's name

@@ -10,7 +10,8 @@ use lembas_tools::Workspace;
 /// A prompt text from `spec/prompts/`, trimmed of its final newline and of the comment a
 /// spec text opens with (what it is for, never said to the model).
 pub(crate) fn text(path: &str) -> &'static str {
-    let file = lembas_spec::file(&format!("prompts/{path}")).unwrap_or_else(|| panic!("spec/prompts/{path} is embedded"));
+    let file =
+        lembas_spec::file(&format!("prompts/{path}")).unwrap_or_else(|| panic!("spec/prompts/{path} is embedded"));
     let body = match file.strip_prefix("<!--").and_then(|rest| rest.split_once("-->")) {
         Some((_, after)) => after.trim_start_matches('\n'),
         None => file,

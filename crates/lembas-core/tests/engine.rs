@@ -38,12 +38,15 @@ async fn a_turn_reads_edits_runs_a_command_and_answers_keeping_the_prefix() {
     assert!(system.contains("Project: app (paths are relative to its root)"));
     assert!(system.contains("Run cargo test before you finish."));
     assert!(!system.contains(&h.root.display().to_string()), "no absolute path in the prompt");
-    assert_eq!(first["messages"][1]["content"], "fix add\n\n<session-note>\nToday is 2026-12-02.\n</session-note>");
+    assert_eq!(
+        first["messages"][1]["content"],
+        "fix add\n\n<session-note>\nToday is 2026-12-02.\n\nThe team may have 1 to 4 agents, you included.\n</session-note>"
+    );
     let names: Vec<&str> =
         first["tools"].as_array().unwrap().iter().map(|t| t["function"]["name"].as_str().unwrap()).collect();
     // Every device tool a bare terminal can offer, in the definitions' order; the fake model says
-    // nothing of its capacity, so it may serve subagents itself (`task`), and it does not see
-    // (no `view_image`).
+    // nothing of its capacity, so it may serve subagents itself (`task` and the team's tools, but
+    // not those only a subagent has), and it does not see (no `view_image`).
     assert_eq!(
         names,
         [
@@ -68,6 +71,15 @@ async fn a_turn_reads_edits_runs_a_command_and_answers_keeping_the_prefix() {
             "skill_view",
             "skills_list",
             "task",
+            "team_add",
+            "team_assign",
+            "team_decide",
+            "team_findings",
+            "team_read",
+            "team_replace",
+            "team_send",
+            "team_stop",
+            "team_whoami",
             "write",
         ]
     );

@@ -20,6 +20,23 @@ async fn a_plain_server_is_logged_in_with_its_models_and_context() {
 }
 
 #[tokio::test]
+async fn llama_cpps_props_give_the_slots_and_whether_it_sees() {
+    let server = FakeServer::start(vec![]).await;
+    server.set_models(
+        json!([{"id": "qwen-vl", "object": "model"}, {"id": "said", "object": "model", "capacity": {"parallel": 8}}]),
+    );
+    server.set_props(
+        json!({"default_generation_settings": {"n_ctx": 8192}, "total_slots": 3, "modalities": {"vision": true}}),
+    );
+    let login = login_url(&server.url(), None, &mut |_| panic!("no code")).await.unwrap();
+    let qwen = &login.models[0];
+    assert_eq!(qwen.capacity.as_ref().and_then(|c| c.parallel()), Some(3), "total_slots is its parallel");
+    assert_eq!(qwen.vision, Some(true));
+    // What the model list said itself stands.
+    assert_eq!(login.models[1].capacity.as_ref().and_then(|c| c.parallel()), Some(8));
+}
+
+#[tokio::test]
 async fn a_server_that_needs_a_key_says_how_to_give_it() {
     let server = FakeServer::start(vec![]).await;
     server.require_key("k1");

@@ -94,8 +94,14 @@ pub async fn list_models(base_url: &str, key: Option<&str>) -> Result<Catalog, C
     let mut catalog = Catalog { models: entries.iter().filter_map(model_from_entry).collect(), llama_cpp: false };
 
     let root = server_root(base_url);
-    let props = context_from_props(&client, &format!("{root}/props"), key).await;
-    catalog.llama_cpp = props.is_some();
+    let server_props = props_of(&client, &format!("{root}/props"), key).await;
+    catalog.llama_cpp = server_props.is_some();
+    if let Some(props) = &server_props {
+        for model in catalog.models.iter_mut() {
+            apply_props(model, props);
+        }
+    }
+    let props = server_props.as_ref().and_then(context_of);
     for model in catalog.models.iter_mut().filter(|m| m.context.is_none()) {
         model.context = match props {
             Some(n) => Some(n),
@@ -108,13 +114,37 @@ pub async fn list_models(base_url: &str, key: Option<&str>) -> Result<Catalog, C
     Ok(catalog)
 }
 
-async fn context_from_props(client: &reqwest::Client, url: &str, key: Option<&str>) -> Option<u64> {
+async fn props_of(client: &reqwest::Client, url: &str, key: Option<&str>) -> Option<Value> {
     let response = with_key(client.get(url), key).send().await.ok()?;
     if !response.status().is_success() {
         return None;
     }
-    let props: Value = response.json().await.ok()?;
+    response.json().await.ok()
+}
+
+fn context_of(props: &Value) -> Option<u64> {
     props["default_generation_settings"]["n_ctx"].as_u64().or_else(|| props["n_ctx"].as_u64())
+}
+
+async fn context_from_props(client: &reqwest::Client, url: &str, key: Option<&str>) -> Option<u64> {
+    props_of(client, url, key).await.as_ref().and_then(context_of)
+}
+
+/// What llama.cpp's `/props` says of the model it serves, where the model list said nothing:
+/// `total_slots` is how many requests it serves at once (`capacity.parallel`), and its
+/// `modalities` whether it sees.
+pub fn apply_props(model: &mut ModelInfo, props: &Value) {
+    if let Some(slots) = props["total_slots"].as_u64().filter(|n| *n > 0) {
+        let capacity = model.capacity.get_or_insert_with(Default::default);
+        if capacity.parallel.is_none() && capacity.single_session.is_none() {
+            capacity.parallel = Some(slots as u32);
+        }
+    }
+    if model.vision.is_none()
+        && let Some(vision) = props["modalities"]["vision"].as_bool()
+    {
+        model.vision = Some(vision);
+    }
 }
 
 async fn context_from_ollama(client: &reqwest::Client, root: &str, model: &str, key: Option<&str>) -> Option<u64> {

@@ -121,7 +121,21 @@ mod tests {
         let changes: Vec<&str> = tools().iter().filter(|t| t.changes_files()).map(|t| t.name.as_str()).collect();
         assert_eq!(changes, ["apply_patch", "edit", "multiedit", "write"]);
         let main_only: Vec<&str> = tools().iter().filter(|t| !t.for_subagents()).map(|t| t.name.as_str()).collect();
-        assert_eq!(main_only, ["ask_user", "plan_submit", "plan_update", "plan_write", "task"]);
+        assert_eq!(
+            main_only,
+            [
+                "ask_user",
+                "plan_submit",
+                "plan_update",
+                "plan_write",
+                "task",
+                "team_add",
+                "team_assign",
+                "team_decide",
+                "team_replace",
+                "team_stop"
+            ]
+        );
         assert!(tool("grep").unwrap().only_reads() && !tool("bash").unwrap().only_reads());
     }
 

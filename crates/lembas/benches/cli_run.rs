@@ -25,55 +25,65 @@ fn peak_rss_kb_of_children() -> i64 {
     nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN).map(|u| u.max_rss()).unwrap_or(0)
 }
 
+/// One run of the task: start to first request, time per step, and the first request's system
+/// prompt plus tool schemas in characters. With `subagents_off`, the configuration switches
+/// subagents off (no `task`, no team).
+fn one_run(runtime: &tokio::runtime::Runtime, subagents_off: bool) -> (f64, f64, usize) {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("proj");
+    std::fs::create_dir_all(project.join(".git")).unwrap();
+    std::fs::write(project.join("main.py"), "print('helo')\n").unwrap();
+    let script = vec![
+        Scripted::tool_call("read", json!({"path": "main.py"})),
+        Scripted::tool_call("edit", json!({"path": "main.py", "old_string": "helo", "new_string": "hello"})),
+        Scripted::tool_call("bash", json!({"command": "cat main.py"})),
+        Scripted::text("Fixed the typo; it prints hello."),
+    ];
+    let server = runtime.block_on(FakeServer::start(script));
+    let home = dir.path().join("home");
+    let login = json!({ "kind": "open_ai", "server": server.url(), "base_url": server.base_url(),
+                        "models": [{ "id": "fake-model", "context": 32768 }] });
+    std::fs::create_dir_all(home.join("config")).unwrap();
+    std::fs::write(home.join("config/credentials.json"), login.to_string()).unwrap();
+    if subagents_off {
+        std::fs::write(home.join("config/config.toml"), "subagents = false\n").unwrap();
+    }
+
+    let start = Instant::now();
+    let status = Command::new(env!("CARGO_BIN_EXE_lembas"))
+        .args(["run", "--mode", "auto", "fix the typo in main.py"])
+        .current_dir(&project)
+        .env("LEMBAS_HOME", &home)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    let end = Instant::now();
+    assert!(status.success());
+    let chats: Vec<_> = server.recorded().into_iter().filter(|r| r.path == "/v1/chat/completions").collect();
+    assert_eq!(chats.len(), 4);
+    let first_at = chats[0].at;
+    let body = &chats[0].body;
+    let system = body["messages"][0]["content"].as_str().unwrap_or("").chars().count();
+    let tools = serde_json::to_string(&body["tools"]).unwrap_or_default().chars().count();
+    ((first_at - start).as_secs_f64() * 1000.0, (end - first_at).as_secs_f64() * 1000.0 / 4.0, system + tools)
+}
+
 fn main() {
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     let (mut first, mut per_step) = (Vec::new(), Vec::new());
-    let mut prompt_chars = 0;
-    for run in 0..RUNS {
-        let dir = tempfile::tempdir().unwrap();
-        let project = dir.path().join("proj");
-        std::fs::create_dir_all(project.join(".git")).unwrap();
-        std::fs::write(project.join("main.py"), "print('helo')\n").unwrap();
-        let script = vec![
-            Scripted::tool_call("read", json!({"path": "main.py"})),
-            Scripted::tool_call("edit", json!({"path": "main.py", "old_string": "helo", "new_string": "hello"})),
-            Scripted::tool_call("bash", json!({"command": "cat main.py"})),
-            Scripted::text("Fixed the typo; it prints hello."),
-        ];
-        let server = runtime.block_on(FakeServer::start(script));
-        let home = dir.path().join("home");
-        let login = json!({ "kind": "open_ai", "server": server.url(), "base_url": server.base_url(),
-                            "models": [{ "id": "fake-model", "context": 32768 }] });
-        std::fs::create_dir_all(home.join("config")).unwrap();
-        std::fs::write(home.join("config/credentials.json"), login.to_string()).unwrap();
-
-        let start = Instant::now();
-        let status = Command::new(env!("CARGO_BIN_EXE_lembas"))
-            .args(["run", "--mode", "auto", "fix the typo in main.py"])
-            .current_dir(&project)
-            .env("LEMBAS_HOME", &home)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .unwrap();
-        let end = Instant::now();
-        assert!(status.success());
-        let chats: Vec<_> = server.recorded().into_iter().filter(|r| r.path == "/v1/chat/completions").collect();
-        assert_eq!(chats.len(), 4);
-        let first_at = chats[0].at;
-        first.push((first_at - start).as_secs_f64() * 1000.0);
-        per_step.push((end - first_at).as_secs_f64() * 1000.0 / 4.0);
-        if run == 0 {
-            let body = &chats[0].body;
-            let system = body["messages"][0]["content"].as_str().unwrap_or("").chars().count();
-            let tools = serde_json::to_string(&body["tools"]).unwrap_or_default().chars().count();
-            prompt_chars = system + tools;
-        }
+    let mut with_team = 0;
+    for _ in 0..RUNS {
+        let (to_first, step, chars) = one_run(&runtime, false);
+        first.push(to_first);
+        per_step.push(step);
+        with_team = chars;
         std::thread::sleep(Duration::from_millis(20));
     }
+    let (_, _, alone) = one_run(&runtime, true);
     println!(
-        "cli_run ({RUNS} runs, median): start to first request {:.1} ms; {:.1} ms per step (harness, tool and loopback HTTP); peak memory {:.1} MB (largest run); system prompt + tool schemas {prompt_chars} characters",
+        "cli_run ({RUNS} runs, median): start to first request {:.1} ms; {:.1} ms per step (harness, tool and loopback HTTP); peak memory {:.1} MB (largest run); system prompt + tool schemas {with_team} characters with the team offered, {alone} with subagents off",
         median(first),
         median(per_step),
         peak_rss_kb_of_children() as f64 / 1024.0,

@@ -39,7 +39,10 @@ fn user_texts(request: &Value) -> Vec<String> {
 async fn two_subagents_work_side_by_side_and_their_reports_wake_the_idle_main_agent() {
     let server = FakeServer::start(vec![
         Scripted::text("")
-            .with_call("team_add", &add("parser", "reads the notes", "Say what notes.txt says.", Some("know the notes")))
+            .with_call(
+                "team_add",
+                &add("parser", "reads the notes", "Say what notes.txt says.", Some("know the notes")),
+            )
             .with_call("team_add", &add("lexer", "counts the words", "Count the words of notes.txt.", None)),
         Scripted::text("Both are at work; their reports will come."),
         // Woken by the first report (lexer's: it answers at once), then by the second.
@@ -70,7 +73,8 @@ async fn two_subagents_work_side_by_side_and_their_reports_wake_the_idle_main_ag
     // The main agent was offered the team and told how to lead, and its size in the first note.
     let first = &requests[0];
     assert!(system_of(first).contains("# Leading subagents"), "the lead block");
-    let names: Vec<&str> = first["tools"].as_array().unwrap().iter().map(|t| t["function"]["name"].as_str().unwrap()).collect();
+    let names: Vec<&str> =
+        first["tools"].as_array().unwrap().iter().map(|t| t["function"]["name"].as_str().unwrap()).collect();
     for tool in ["team_add", "team_send", "team_read", "team_stop", "team_whoami"] {
         assert!(names.contains(&tool), "{names:?}");
     }
@@ -88,8 +92,7 @@ async fn two_subagents_work_side_by_side_and_their_reports_wake_the_idle_main_ag
     assert!(member_tools.contains(&"team_finish") && !member_tools.contains(&"team_add"), "{member_tools:?}");
 
     // The reports woke the main agent, each under its mark, as messages of their own.
-    let main: Vec<&Value> =
-        requests.iter().filter(|r| !system_of(r).contains("You are \"")).collect();
+    let main: Vec<&Value> = requests.iter().filter(|r| !system_of(r).contains("You are \"")).collect();
     assert_eq!(main.len(), 4, "two steps, then one turn per report");
     let woke = user_texts(main[2]);
     assert_eq!(woke.last().unwrap(), "[Team report from lexer to lead:]\nnotes.txt has 3 words.");
@@ -134,7 +137,9 @@ async fn on_a_model_that_serves_two_at_once_a_third_agent_waits_for_a_slot() {
     // The tree said so, and b ran once the main agent's turn gave its slot back.
     assert!(
         events.iter().any(|e| e["type"] == "team"
-            && e["tree"]["agents"].as_array().is_some_and(|a| a.iter().any(|x| x["name"] == "b" && x["state"] == "waiting"))),
+            && e["tree"]["agents"]
+                .as_array()
+                .is_some_and(|a| a.iter().any(|x| x["name"] == "b" && x["state"] == "waiting"))),
         "a team event with b waiting"
     );
     let requests = server.chat_requests();

@@ -53,7 +53,8 @@ impl Session {
             ""
         };
         let lead_block = if agent.sub_manager { crate::prompt::text("blocks/team_submanager.md") } else { "" };
-        let instructions = "Work on your part with your tools until it is done, deciding for yourself where the task leaves a choice.";
+        let instructions =
+            "Work on your part with your tools until it is done, deciding for yourself where the task leaves a choice.";
         let block = render(
             crate::prompt::text("blocks/team_member.md"),
             &[
@@ -182,12 +183,8 @@ impl Hub {
         }
         self.route(deliveries);
         // Messages that came after its last step wake it again.
-        let waiting = self
-            .members
-            .lock()
-            .expect("members")
-            .get(id)
-            .is_some_and(|m| !m.inbox.lock().expect("inbox").is_empty());
+        let waiting =
+            self.members.lock().expect("members").get(id).is_some_and(|m| !m.inbox.lock().expect("inbox").is_empty());
         if !ended_now && waiting && self.team().wake(id) {
             self.start(id);
         }

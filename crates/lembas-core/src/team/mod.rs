@@ -57,6 +57,8 @@ pub(crate) struct Hub {
     pub changed: tokio::sync::Notify,
     /// The main session's events: the subagents' are passed on there.
     events: UnboundedSender<Event>,
+    /// The tree as the front ends were last told it.
+    told: Mutex<Option<serde_json::Value>>,
 }
 
 /// Where a session sits in a team: the hub, and its own id there.
@@ -97,6 +99,7 @@ impl Hub {
             members: Mutex::default(),
             changed: tokio::sync::Notify::new(),
             events,
+            told: Mutex::default(),
         })
     }
 
@@ -104,11 +107,19 @@ impl Hub {
         self.team.lock().expect("team")
     }
 
-    /// Tells the front ends how the tree stands.
+    /// Tells the front ends how the tree stands, when it changed — and only once it has had a
+    /// subagent: the main agent alone is no team to draw.
     pub(crate) fn tell(&self) {
-        let tree = self.team().data();
-        let _ = self.events.send(Event::Team { tree });
         self.changed.notify_waiters();
+        let (tree, members) = {
+            let team = self.team();
+            (team.data(), team.agents().len() > 1)
+        };
+        let mut told = self.told.lock().expect("told");
+        if members && told.as_ref() != Some(&tree) {
+            *told = Some(tree.clone());
+            let _ = self.events.send(Event::Team { tree });
+        }
     }
 
     /// The main agent's mail, in room order, one message apart from the next by a blank line.

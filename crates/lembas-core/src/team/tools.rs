@@ -192,8 +192,12 @@ impl Session {
                     ));
                 }
             };
-            let model =
-                lembas_models::subagent_model(&self.cfg.model, field(args, "model"), &self.cfg.models, &self.state.named)?;
+            let model = lembas_models::subagent_model(
+                &self.cfg.model,
+                field(args, "model"),
+                &self.cfg.models,
+                &self.state.named,
+            )?;
             Ok((explore, model.id))
         };
         let added = seat.hub.team().add(&seat.me, parsed, model, now())?;
@@ -264,8 +268,11 @@ impl Session {
             let agent = team.agent(&seat.me)?;
             let request: Vec<RiskClass> =
                 agent.request.iter().filter_map(|k| lembas_permissions::delegation::risk_class(k)).collect();
-            let grants: Vec<Grant> =
-                agent.grants.iter().map(|(tool, pattern)| Grant { tool: tool.clone(), pattern: pattern.clone() }).collect();
+            let grants: Vec<Grant> = agent
+                .grants
+                .iter()
+                .map(|(tool, pattern)| Grant { tool: tool.clone(), pattern: pattern.clone() })
+                .collect();
             (team.lead().mode, request, grants)
         };
         let real = |p: &std::path::Path| self.ws.real_path(p);
