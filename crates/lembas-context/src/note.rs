@@ -27,6 +27,9 @@ pub struct Facts {
     /// team is offered.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub team: Option<String>,
+    /// The subagents the person stopped (`team_stopped`), a block of its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub team_stopped: Option<String>,
 }
 
 /// What the model has been told: what the prompt said when it was made, and the notes since.
@@ -91,6 +94,9 @@ impl Told {
         }
         if let Some(team) = now.team.as_ref().filter(|t| told.team.as_ref() != Some(*t)) {
             blocks.push(("team", team.clone()));
+        }
+        if let Some(stopped) = now.team_stopped.as_ref().filter(|t| told.team_stopped.as_ref() != Some(*t)) {
+            blocks.push(("team_stopped", stopped.clone()));
         }
         self.facts = now.clone();
         if blocks.is_empty() {

@@ -288,7 +288,9 @@ async fn drive(mut session: Session, mut commands: UnboundedReceiver<Command>, a
             setting @ (Command::SetMode { .. }
             | Command::SetModel { .. }
             | Command::SetEffort { .. }
-            | Command::Rename { .. }) => session.apply_setting(setting),
+            | Command::Rename { .. }
+            | Command::SetAgents { .. }
+            | Command::StopSubagent { .. }) => session.apply_setting(setting),
         }
     }
     asks.give_up(true);
@@ -395,7 +397,9 @@ impl<'a> Busy<'a> {
             setting @ (Command::SetMode { .. }
             | Command::SetModel { .. }
             | Command::SetEffort { .. }
-            | Command::Rename { .. }) => self.changes.lock().expect("changes").push(setting),
+            | Command::Rename { .. }
+            | Command::SetAgents { .. }
+            | Command::StopSubagent { .. }) => self.changes.lock().expect("changes").push(setting),
             other => self.waiting.push_back(other),
         }
     }
@@ -448,6 +452,8 @@ impl Session {
                 }
             }
             Command::Rename { title } => self.rename(&title).err().map(|e| e.to_string()),
+            Command::SetAgents { min, max } => self.set_agents(min, max).err(),
+            Command::StopSubagent { name } => self.person_stops(&name).err(),
             _ => None,
         };
         if let Some(message) = failed {

@@ -23,6 +23,7 @@ impl Session {
             mcp: self.state.mcp_instructions.clone(),
             files: files.into_iter().map(|i| (i.name, i.text)).collect(),
             team: self.team_note(),
+            team_stopped: self.leads_team().and_then(|seat| seat.hub.stopped_note()),
             ..Facts::default()
         }
     }

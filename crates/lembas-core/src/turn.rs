@@ -462,6 +462,11 @@ impl Session {
         let reply = self.cfg.client.chat(&request, &mut on_event, cancel).await;
         self.tell_narrowed_levels();
         let reply = reply?;
+        if let Some(seat) = &self.team {
+            // The tree shows how full each agent's context is.
+            let used = reply.usage.as_ref().map_or(self.state.last_input, |u| u.input_tokens);
+            seat.hub.team().set_context(&seat.me, used, self.window());
+        }
         if let Some(usage) = reply.usage {
             self.state.last_input = usage.input_tokens;
             self.prompt_tokens += usage.input_tokens + usage.output_tokens;

@@ -71,6 +71,16 @@ pub enum Command {
     Rename {
         title: String,
     },
+    /// The team's size setting (`team.md` §2), the main agent included; the main agent is told
+    /// on its next message. Outside the bounds it is refused with them.
+    SetAgents {
+        min: u32,
+        max: u32,
+    },
+    /// The person stops a subagent (by name) and its subtree; the main agent is told.
+    StopSubagent {
+        name: String,
+    },
     Compact,
     /// A shell command the person runs themselves (`!` in the TUI), judged by the session's
     /// rules as a `bash` call they asked for: a refusal stands, an ask counts as answered. Its

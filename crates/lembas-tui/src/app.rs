@@ -71,6 +71,10 @@ pub enum Action {
     Subagents(Option<usize>),
     /// Take back the last turn.
     Undo,
+    /// The team's size setting: Min and Max, the main agent included.
+    SetAgents(u32, u32),
+    /// The person stops a subagent, by name.
+    StopSubagent(String),
 }
 
 /// A card waiting for the person: an approval, or a switch to a looser mode.

@@ -6,7 +6,7 @@ use crate::app::{Action, App, Block};
 use crate::picker::{Item, Pick, Picker, session_items};
 
 /// The slash commands: name, what it takes, what it does — what `/help` lists and Tab completes.
-pub const COMMANDS: [(&str, &str, &str); 20] = [
+pub const COMMANDS: [(&str, &str, &str); 21] = [
     ("help", "", "these commands and keys"),
     ("mode", "[manual|edit|auto|plan]", "how much is asked before acting (a list without one)"),
     ("model", "[NAME]", "another of the login's models (a list without one)"),
@@ -22,6 +22,7 @@ pub const COMMANDS: [(&str, &str, &str); 20] = [
     ("resume", "[N|ID]", "go back to a stored session (a list without one)"),
     ("new", "", "start a new session"),
     ("subagents", "[N]", "this session's subagents, or one's transcript"),
+    ("team", "[size MIN MAX|stop NAME]", "the team's tree; its size; stop a subagent"),
     ("mcp", "", "where the MCP servers stand"),
     ("settings", "", "change and keep settings in config.toml"),
     ("clear", "", "forget what is waiting to be written above"),
@@ -85,6 +86,7 @@ impl App {
                 }
                 "undo" => Some(Action::Undo),
                 "mcp" => Some(Action::Mcp),
+                "team" => self.team_command(arg),
                 "context" => {
                     self.finished.push(Block::Notice(self.context_report()));
                     None

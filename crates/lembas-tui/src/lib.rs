@@ -18,6 +18,7 @@ pub mod rows;
 mod scrollback;
 pub mod settings;
 mod subagents;
+mod team;
 pub mod tools;
 pub mod transcript;
 pub mod view;
@@ -414,6 +415,8 @@ pub async fn run(
                     Some(Command::Announce)
                 }
                 Some(Action::Mcp) => Some(Command::ReportMcp),
+                Some(Action::SetAgents(min, max)) => Some(Command::SetAgents { min, max }),
+                Some(Action::StopSubagent(name)) => Some(Command::StopSubagent { name }),
             };
             if let Some(command) = command {
                 session.send(command);

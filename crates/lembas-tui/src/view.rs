@@ -153,10 +153,19 @@ pub fn status_line(app: &App) -> String {
     if let Some(cost) = app.month.as_ref().and_then(|m| m.cost_text()) {
         parts.push(format!("this month {cost}"));
     }
-    match app.subagents_running() {
-        0 => {}
-        1 => parts.push("1 subagent".into()),
-        n => parts.push(format!("{n} subagents")),
+    if let Some((size, max, working)) = app.team_working() {
+        parts.push(format!("agents {size}/{max}"));
+        match working {
+            0 => {}
+            1 => parts.push("1 subagent working".into()),
+            n => parts.push(format!("{n} subagents working")),
+        }
+    } else {
+        match app.subagents_running() {
+            0 => {}
+            1 => parts.push("1 subagent".into()),
+            n => parts.push(format!("{n} subagents")),
+        }
     }
     match app.jobs {
         0 => {}

@@ -59,6 +59,8 @@ pub(crate) struct Hub {
     events: UnboundedSender<Event>,
     /// The tree as the front ends were last told it.
     told: Mutex<Option<serde_json::Value>>,
+    /// The subagents the person stopped this session, for the main agent's note.
+    stopped_by_person: Mutex<Vec<String>>,
 }
 
 /// Where a session sits in a team: the hub, and its own id there.
@@ -100,6 +102,7 @@ impl Hub {
             changed: tokio::sync::Notify::new(),
             events,
             told: Mutex::default(),
+            stopped_by_person: Mutex::default(),
         })
     }
 
@@ -226,6 +229,22 @@ impl Hub {
         if !changed.is_empty() {
             self.tell();
         }
+    }
+
+    pub(crate) fn person_stopped(&self, names: &[String]) {
+        self.stopped_by_person.lock().expect("stopped").extend(names.iter().cloned());
+    }
+
+    /// What the main agent is told of the subagents the person stopped (`team_stopped`): every
+    /// one so far, so a note says it again only when another was stopped.
+    pub(crate) fn stopped_note(&self) -> Option<String> {
+        let names = self.stopped_by_person.lock().expect("stopped");
+        (!names.is_empty()).then(|| {
+            lembas_spec::render(
+                lembas_spec::loop_spec().context.note.text("team_stopped"),
+                &[("names", &names.join(", "))],
+            )
+        })
     }
 
     /// Stops every subagent: the main session is closing or deleted.

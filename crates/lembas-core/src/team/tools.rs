@@ -159,6 +159,40 @@ impl Session {
         }
     }
 
+    /// The person changed the team's size setting: said to the main agent on its next message;
+    /// nobody is stopped by a lower Max.
+    pub fn set_agents(&mut self, min: u32, max: u32) -> Result<(), String> {
+        crate::check_agents(min, max)?;
+        let seat =
+            self.leads_team().ok_or("This session has no team: subagents are off, or no model can serve one.")?;
+        {
+            let mut team = seat.hub.team();
+            team.min = min;
+            team.max = max;
+        }
+        seat.hub.tell();
+        Ok(())
+    }
+
+    /// The person stops a subagent and its subtree; the main agent is told on its next message.
+    pub fn person_stops(&mut self, name: &str) -> Result<(), String> {
+        let seat = self.leads_team().ok_or("This session has no team.")?;
+        let hub = seat.hub.clone();
+        let ids: Vec<String> = {
+            let team = hub.team();
+            let agent = team.live_named(name.trim()).filter(|a| a.id != LEAD).ok_or_else(|| {
+                format!("No subagent called {} is working; the team: {}.", name.trim(), team.live_names())
+            })?;
+            team.subtree(&agent.id).into_iter().filter(|id| team.agent(id).is_some_and(|a| !a.state.ended())).collect()
+        };
+        let names: Vec<String> = ids.iter().filter_map(|id| hub.team().agent(id).map(|a| a.name.clone())).collect();
+        hub.team().stop_ids(&ids, now());
+        hub.halt(&ids);
+        hub.person_stopped(&names);
+        hub.schedule();
+        Ok(())
+    }
+
     /// A model's name for the tree, by its id.
     fn model_names(&self) -> impl Fn(&str) -> String + use<> {
         let models: Vec<(String, String)> = std::iter::once(&self.cfg.model)

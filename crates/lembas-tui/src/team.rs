@@ -1,0 +1,116 @@
+//! `/team`: the tree of the session's subagents as the engine last said it (`subagents.md` §12),
+//! `/team size MIN MAX` and `/team stop NAME`.
+
+use serde_json::Value;
+
+use crate::app::{Action, App, Block};
+
+/// One agent's line: name (id) — position · state · model · mode · context.
+fn agent_line(agent: &Value, depth: usize) -> String {
+    let text = |k: &str| agent[k].as_str().unwrap_or_default().to_owned();
+    let (used, window) = (agent["context"]["used"].as_u64().unwrap_or(0), agent["context"]["window"].as_u64());
+    let context = match window.filter(|w| *w > 0) {
+        Some(w) => format!(" · {}% context", used * 100 / w),
+        None => String::new(),
+    };
+    let mut mode = text("mode");
+    if let Some(kinds) = agent["request"].as_array().filter(|k| !k.is_empty()) {
+        let kinds: Vec<&str> = kinds.iter().filter_map(Value::as_str).collect();
+        mode.push_str(&format!(" + {}", kinds.join(", ")));
+    }
+    let state = text("state").replace('_', " ");
+    let who = if text("id") == "lead" { "lead".to_owned() } else { format!("{} ({})", text("name"), text("id")) };
+    format!("{}{who} — {} · {state} · {} · {mode}{context}", "  ".repeat(depth), text("position"), text("model"))
+}
+
+fn depth_of(agents: &[Value], agent: &Value) -> usize {
+    let mut depth = 0;
+    let mut parent = agent["parent"].as_str().map(str::to_owned);
+    while let Some(p) = parent {
+        depth += 1;
+        parent = agents.iter().find(|a| a["id"] == p.as_str()).and_then(|a| a["parent"].as_str().map(str::to_owned));
+    }
+    depth
+}
+
+impl App {
+    /// The tree, as `/team` shows it.
+    pub fn team_view(&self) -> String {
+        let Some(tree) = &self.team else {
+            return "No subagents in this session yet: the main agent adds them (team_add) when the work calls for it. /team size MIN MAX sets how many agents the team may have."
+                .into();
+        };
+        let agents = tree["agents"].as_array().cloned().unwrap_or_default();
+        let mut lines = vec![format!(
+            "Team: {} of {} agents (Subagents: Min {}, Max {}; the count includes the main agent)",
+            tree["size"], tree["max"], tree["min"], tree["max"]
+        )];
+        lines.extend(agents.iter().map(|a| agent_line(a, depth_of(&agents, a))));
+        if let Some(open) = tree["open_slots"].as_u64().filter(|n| *n > 0) {
+            lines.push(format!("{open} open slots"));
+        }
+        let ended = tree["ended"].as_array().cloned().unwrap_or_default();
+        if !ended.is_empty() {
+            lines.push("Ended:".into());
+            for a in &ended {
+                let state = a["state"].as_str().unwrap_or_default().replace('_', " ");
+                lines.push(format!(
+                    "  {} ({}) — {} · {state} · {} findings",
+                    a["name"].as_str().unwrap_or_default(),
+                    a["id"].as_str().unwrap_or_default(),
+                    a["position"].as_str().unwrap_or_default(),
+                    a["findings"]
+                ));
+            }
+        }
+        lines.push("/team stop NAME stops one and those under it · /team size MIN MAX".into());
+        lines.join("\n")
+    }
+
+    /// Subagents of the team working now (or waiting for a slot); the main agent aside.
+    pub fn team_working(&self) -> Option<(u64, u64, usize)> {
+        let tree = self.team.as_ref()?;
+        let working = tree["agents"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|a| a["id"] != "lead" && matches!(a["state"].as_str(), Some("working" | "waiting" | "paused")))
+            .count();
+        Some((tree["size"].as_u64().unwrap_or(1), tree["max"].as_u64().unwrap_or(1), working))
+    }
+
+    /// `/team`, `/team size MIN MAX`, `/team stop NAME`.
+    pub(crate) fn team_command(&mut self, arg: &str) -> Option<Action> {
+        let mut words = arg.split_whitespace();
+        match words.next() {
+            None => {
+                self.finished.push(Block::Notice(self.team_view()));
+                None
+            }
+            Some("size") => {
+                let numbers: Vec<Option<u32>> = words.map(|w| w.parse().ok()).collect();
+                match numbers.as_slice() {
+                    [Some(min), Some(max)] => Some(Action::SetAgents(*min, *max)),
+                    _ => {
+                        self.finished.push(Block::Error(
+                            "/team size MIN MAX: two numbers, the main agent included (1 1 is the agent alone).".into(),
+                        ));
+                        None
+                    }
+                }
+            }
+            Some("stop") => match words.next() {
+                Some(name) => Some(Action::StopSubagent(name.to_owned())),
+                None => {
+                    self.finished.push(Block::Error("/team stop NAME: the subagent's name, as /team shows it.".into()));
+                    None
+                }
+            },
+            Some(other) => {
+                self.finished
+                    .push(Block::Error(format!("/team {other}: use /team, /team size MIN MAX or /team stop NAME.")));
+                None
+            }
+        }
+    }
+}

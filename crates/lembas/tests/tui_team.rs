@@ -1,0 +1,67 @@
+//! The team in the terminal UI, in tmux at 80 columns: `/team` draws the tree while a subagent
+//! works, the status bar counts the agents, the person stops the subagent with `/team stop`, and
+//! the main agent is told on its next message.
+
+mod common;
+
+use common::tmux::{launch, make_project, tmux_available};
+use lembas_testkit::{FakeServer, Scripted};
+use serde_json::json;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_person_watches_the_tree_and_stops_a_subagent() {
+    if !tmux_available() {
+        eprintln!("tmux is not installed: the terminal UI test runs in CI (.ci/run installs tmux)");
+        return;
+    }
+    let server = FakeServer::start(vec![
+        Scripted::tool_call(
+            "team_add",
+            json!({"name": "parser", "role": "reads the notes", "task": "Read notes.txt slowly.", "goal": "know the notes"}),
+        ),
+        Scripted::text("parser is on it."),
+        Scripted::text("Understood: parser is gone."),
+    ])
+    .await;
+    // The subagent takes its time: a long reply, a little at a time.
+    server.route("You are \"parser\" (s1)", vec![Scripted::text("word ".repeat(400)).with_delay_ms(50)]);
+    let dir = tempfile::tempdir().unwrap();
+    let (home, project) = make_project(dir.path(), &server, &[("notes.txt", "milk\n")]).await;
+    let tmux = launch("team", &home, &project, "", (80, 24));
+    tmux.wait_for("Trust this project?").await;
+    tmux.send(&["y", "Enter"]);
+    tmux.wait_for("mode: manual").await;
+    tmux.send(&["-l", "read the notes with a helper"]);
+    tmux.send(&["Enter"]);
+    tmux.wait_for("parser is on it.").await;
+    tmux.wait_for("agents 2/4 · 1 subagent working").await;
+
+    tmux.send(&["-l", "/team"]);
+    tmux.send(&["Enter"]);
+    let tree = tmux.wait_for("parser (s1) — reads the notes · working").await;
+    assert!(tree.contains("Team: 2 of 4 agents"), "{tree}");
+    assert!(tree.contains("lead — the main agent · idle"), "{tree}");
+
+    tmux.send(&["-l", "/team stop parser"]);
+    tmux.send(&["Enter"]);
+    tmux.wait_for("agents 1/4").await;
+    tmux.send(&["-l", "/team"]);
+    tmux.send(&["Enter"]);
+    let after = tmux.wait_for("parser (s1) — reads the notes · stopped").await;
+    assert!(after.contains("Ended:"), "{after}");
+
+    tmux.send(&["-l", "carry on"]);
+    tmux.send(&["Enter"]);
+    tmux.wait_for("Understood: parser is gone.").await;
+    let requests = server.chat_requests();
+    let last =
+        requests.iter().rev().find(|r| !r["messages"][0]["content"].as_str().unwrap().contains("You are \"")).unwrap();
+    let said = last["messages"].as_array().unwrap().iter().rev().find(|m| m["role"] == "user").unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(said.contains("The person stopped parser; they have left the team."), "{said}");
+    tmux.send(&["C-c"]);
+    tmux.send(&["C-c"]);
+    tmux.wait_for("LEMBAS-EXITED-0").await;
+}
