@@ -102,6 +102,9 @@ struct Server {
     sessions: Mutex<HashMap<String, Slot>>,
     /// What the client said it does with files: (reads them, writes them).
     client_fs: Mutex<(bool, bool)>,
+    /// The client speaks lembas' own protocol (`_meta.lembas` at `initialize`): it gets
+    /// `_lembas/event` notifications besides the ACP updates.
+    lembas_client: std::sync::atomic::AtomicBool,
 }
 
 /// The editor's files, through `fs/read_text_file` and `fs/write_text_file`, so the agent reads
@@ -317,7 +320,12 @@ impl Server {
 
     /// A session's events, forwarded to the client as updates for as long as the session lives;
     /// what it asks goes to the client, and a client's turn that ends answers its prompt.
-    fn forward(cx: ConnectionTo<Client>, slot: Slot, mut events: tokio::sync::mpsc::UnboundedReceiver<Event>) {
+    fn forward(
+        cx: ConnectionTo<Client>,
+        slot: Slot,
+        mut events: tokio::sync::mpsc::UnboundedReceiver<Event>,
+        lembas_client: bool,
+    ) {
         tokio::spawn(async move {
             let id = slot.handle.id().to_owned();
             // Whether the running turn is the client's (a job's note wakes the session too).
@@ -325,6 +333,16 @@ impl Server {
             while let Some(event) = events.recv().await {
                 match &event {
                     Event::Closed => break,
+                    // The subagent tree, for a client of lembas' protocol (`acp.md`: the `team`
+                    // event); an editor draws the subagents' calls under their tool calls.
+                    Event::Team { .. } if lembas_client => {
+                        let params = serde_json::json!({ "sessionId": id, "event": event });
+                        let sent = agent_client_protocol::UntypedMessage::new("_lembas/event", params)
+                            .map(|message| cx.send_notification(message));
+                        if !matches!(sent, Ok(Ok(()))) {
+                            return;
+                        }
+                    }
                     Event::Model { model, effort } => {
                         let options = {
                             let mut choice = slot.choice.lock().expect("choice");
@@ -423,7 +441,8 @@ impl Server {
             mcp,
             choice: Arc::new(Mutex::new(choice)),
         };
-        Self::forward(cx.clone(), slot.clone(), opened.events);
+        let lembas_client = self.lembas_client.load(std::sync::atomic::Ordering::Relaxed);
+        Self::forward(cx.clone(), slot.clone(), opened.events, lembas_client);
         self.sessions.lock().expect("sessions").insert(id.clone(), slot);
         Ok((id, mode, said, offered))
     }
@@ -444,6 +463,7 @@ pub async fn serve(
         setup,
         sessions: Mutex::new(HashMap::new()),
         client_fs: Mutex::new((false, false)),
+        lembas_client: std::sync::atomic::AtomicBool::new(false),
     });
     let (s1, s2, s3, s4, s5, s6, s7) = (
         server.clone(),
@@ -461,6 +481,8 @@ pub async fn serve(
             async move |request: InitializeRequest, responder, _cx| {
                 let fs = &request.client_capabilities.fs;
                 *s1.client_fs.lock().expect("client fs") = (fs.read_text_file, fs.write_text_file);
+                let speaks_lembas = request.meta.as_ref().is_some_and(|m| m.contains_key("lembas"));
+                s1.lembas_client.store(speaks_lembas, std::sync::atomic::Ordering::Relaxed);
                 let capabilities = AgentCapabilities::new()
                     .load_session(true)
                     .prompt_capabilities(PromptCapabilities::new().image(true).embedded_context(true))

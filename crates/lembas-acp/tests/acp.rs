@@ -30,6 +30,9 @@ use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 /// their own by its title.
 static PERMISSION_ASKS: Mutex<Vec<(String, String)>> = Mutex::new(Vec::new());
 
+/// Every `_lembas/event` notification's params any test's client got (filter by session).
+static LEMBAS_EVENTS: Mutex<Vec<serde_json::Value>> = Mutex::new(Vec::new());
+
 fn template(server: &FakeServer, mode: Mode) -> SessionConfig {
     let client = ModelClient::new(ClientConfig::new(server.base_url())).unwrap();
     let model = ModelInfo { id: "fake-model".into(), context: Some(100_000), ..Default::default() };
@@ -100,6 +103,15 @@ where
         .on_receive_notification(
             async move |n: SessionNotification, _cx| {
                 seen2.lock().unwrap().push(n.update);
+                Ok(())
+            },
+            agent_client_protocol::on_receive_notification!(),
+        )
+        .on_receive_notification(
+            async move |n: agent_client_protocol::UntypedMessage, _cx| {
+                if n.method == "_lembas/event" {
+                    LEMBAS_EVENTS.lock().unwrap().push(n.params);
+                }
                 Ok(())
             },
             agent_client_protocol::on_receive_notification!(),
@@ -621,6 +633,57 @@ async fn an_image_block_reaches_a_model_that_sees() {
         let request = server.chat_requests().pop().unwrap();
         let user = request["messages"].as_array().unwrap().iter().find(|m| m["role"] == "user").unwrap().clone();
         assert_eq!(user["content"][1]["image_url"]["url"], "data:image/png;base64,iVBORw0KGgo=");
+        Ok(())
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_client_of_lembas_protocol_sees_the_team_tree() {
+    let server = FakeServer::start(vec![
+        Scripted::tool_call(
+            "team_add",
+            json!({"name": "scout", "role": "looks around", "task": "List the project.", "goal": "know it"}),
+        ),
+        Scripted::text("scout is on it."),
+        Scripted::text("scout reported."),
+    ])
+    .await;
+    server.route("You are \"scout\" (s1)", vec![Scripted::text("One file: notes.txt.")]);
+    let (_dir, root) = project();
+    let root2 = root.clone();
+    with_client(template(&server, Mode::Auto), true, async move |cx, _seen, _asked| {
+        let mut meta = serde_json::Map::new();
+        meta.insert("lembas".into(), json!({"protocol": 3}));
+        cx.send_request(InitializeRequest::new(ProtocolVersion::V1).meta(meta)).block_task().await?;
+        let session = cx.send_request(NewSessionRequest::new(root2.clone())).block_task().await?;
+        let id = session.session_id.0.to_string();
+        cx.send_request(PromptRequest::new(session.session_id.clone(), text("look around with a helper")))
+            .block_task()
+            .await?;
+        // The report wakes the main agent after the prompt answered; the tree follows it.
+        let mut states = Vec::new();
+        for _ in 0..100 {
+            states = LEMBAS_EVENTS
+                .lock()
+                .unwrap()
+                .iter()
+                .filter(|p| p["sessionId"] == id.as_str() && p["event"]["type"] == "team")
+                .filter_map(|p| {
+                    let agents = p["event"]["tree"]["agents"].as_array()?.clone();
+                    agents
+                        .iter()
+                        .find(|a| a["name"] == "scout")
+                        .map(|a| a["state"].as_str().unwrap_or_default().to_owned())
+                })
+                .collect();
+            if states.last().is_some_and(|s| s == "finished") {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert!(states.first().is_some_and(|s| s == "working"), "{states:?}");
+        assert_eq!(states.last().map(String::as_str), Some("finished"), "{states:?}");
         Ok(())
     })
     .await;
