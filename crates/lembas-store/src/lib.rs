@@ -11,10 +11,13 @@
 //! results deflated (`shared.rs`).
 
 mod lock;
+mod schema;
 mod shared;
 mod state;
 mod steps;
+
 pub use lock::SessionLock;
+use schema::migrate;
 
 use std::path::Path;
 use std::sync::Mutex;
@@ -133,96 +136,6 @@ pub struct Store {
     written: Mutex<state::Written>,
 }
 
-const SCHEMA: &str = "
-PRAGMA journal_mode = WAL;
-PRAGMA synchronous = NORMAL;
-PRAGMA foreign_keys = ON;
-CREATE TABLE IF NOT EXISTS sessions (
-    id TEXT PRIMARY KEY,
-    title TEXT NOT NULL,
-    project TEXT NOT NULL,
-    started TEXT NOT NULL,
-    model TEXT NOT NULL,
-    created_at INTEGER NOT NULL,
-    updated_at INTEGER NOT NULL,
-    system_prompt TEXT NOT NULL,
-    tools TEXT NOT NULL,
-    state TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS sessions_by_project ON sessions (project, updated_at);
-CREATE TABLE IF NOT EXISTS messages (
-    session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
-    seq INTEGER NOT NULL,
-    role TEXT NOT NULL,
-    json TEXT NOT NULL,
-    -- 0 once a compaction replaced it: kept and searchable, no longer sent.
-    live INTEGER NOT NULL DEFAULT 1,
-    PRIMARY KEY (session_id, seq)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS results (
-    session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
-    id INTEGER NOT NULL,
-    tool TEXT NOT NULL,
-    text TEXT NOT NULL,
-    PRIMARY KEY (session_id, id)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS usage (
-    session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
-    at INTEGER NOT NULL,
-    model TEXT NOT NULL,
-    input INTEGER NOT NULL,
-    output INTEGER NOT NULL,
-    cached INTEGER
-);
-CREATE VIRTUAL TABLE IF NOT EXISTS said USING fts5 (session_id UNINDEXED, text);
--- Where each turn the person started began, and the engine's state then: what an undo goes
--- back to.
-CREATE TABLE IF NOT EXISTS checkpoints (
-    session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
-    seq INTEGER NOT NULL,
-    history_len INTEGER NOT NULL,
-    state TEXT NOT NULL,
-    PRIMARY KEY (session_id, seq)
-) WITHOUT ROWID;
--- A file as it was before a turn first changed it (NULL: it did not exist).
-CREATE TABLE IF NOT EXISTS file_backups (
-    session_id TEXT NOT NULL,
-    seq INTEGER NOT NULL,
-    path TEXT NOT NULL,
-    before BLOB,
-    PRIMARY KEY (session_id, seq, path),
-    FOREIGN KEY (session_id, seq) REFERENCES checkpoints (session_id, seq) ON DELETE CASCADE
-) WITHOUT ROWID;
-";
-
-/// Makes the schema, and brings a store made by an earlier lembas up to it.
-fn migrate(conn: &Connection) -> rusqlite::Result<()> {
-    conn.execute_batch(SCHEMA)?;
-    conn.execute_batch(state::SCHEMA)?;
-    conn.execute_batch(shared::SCHEMA)?;
-    let columns = [
-        ("sessions", "parent", "TEXT REFERENCES sessions (id) ON DELETE CASCADE"),
-        // The system prompt and tool list by hash (`prefixes`); the text columns then hold ''.
-        ("sessions", "prompt_ref", "TEXT"),
-        ("sessions", "tools_ref", "TEXT"),
-        // A long result deflated; its text column then holds ''.
-        ("results", "packed", "BLOB"),
-        // The undo point's place in the state log; its state column then holds ''.
-        ("checkpoints", "state_n", "INTEGER"),
-    ];
-    for (table, column, kind) in columns {
-        let has: bool = conn.query_row(
-            "SELECT COUNT(*) > 0 FROM pragma_table_info(?1) WHERE name = ?2",
-            params![table, column],
-            |r| r.get(0),
-        )?;
-        if !has {
-            conn.execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {column} {kind};"))?;
-        }
-    }
-    conn.execute_batch("CREATE INDEX IF NOT EXISTS sessions_by_parent ON sessions (parent);")
-}
-
 fn summary(row: &rusqlite::Row<'_>) -> rusqlite::Result<SessionSummary> {
     Ok(SessionSummary {
         id: row.get(0)?,
@@ -237,7 +150,7 @@ fn summary(row: &rusqlite::Row<'_>) -> rusqlite::Result<SessionSummary> {
 }
 
 const SUMMARY_COLUMNS: &str = "s.id, s.title, s.project, s.model, s.created_at, s.updated_at,
-    (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id AND m.live = 1), s.parent";
+    (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.n AND m.live = 1), s.parent";
 
 /// Words as an FTS5 query: each a quoted term, all of them required.
 fn fts_query(words: &str) -> String {
@@ -306,7 +219,7 @@ impl Store {
     pub fn messages(&self, id: &str) -> Result<Vec<StoredMessage>, StoreError> {
         let conn = self.conn();
         let mut stmt =
-            conn.prepare("SELECT seq, role, json FROM messages WHERE session_id = ?1 AND live = 1 ORDER BY seq")?;
+            conn.prepare("SELECT seq, role, json FROM messages WHERE session_id = (SELECT n FROM sessions WHERE id = ?1) AND live = 1 ORDER BY seq")?;
         let rows = stmt.query_map([id], |r| Ok(StoredMessage { seq: r.get(0)?, role: r.get(1)?, json: r.get(2)? }))?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
@@ -314,7 +227,7 @@ impl Store {
     /// Every request's usage in a session, oldest first.
     pub fn usage(&self, id: &str) -> Result<Vec<UsageRow>, StoreError> {
         let conn = self.conn();
-        let mut stmt = conn.prepare("SELECT input, output, cached FROM usage WHERE session_id = ?1 ORDER BY rowid")?;
+        let mut stmt = conn.prepare("SELECT input, output, cached FROM usage WHERE session_id = (SELECT n FROM sessions WHERE id = ?1) ORDER BY rowid")?;
         let rows = stmt.query_map([id], |r| {
             Ok(UsageRow {
                 input: r.get::<_, i64>(0)? as u64,
@@ -340,7 +253,7 @@ impl Store {
     pub fn backups(&self, id: &str, seq: i64) -> Result<Vec<Backup>, StoreError> {
         let conn = self.conn();
         let mut stmt =
-            conn.prepare("SELECT path, before FROM file_backups WHERE session_id = ?1 AND seq = ?2 ORDER BY path")?;
+            conn.prepare("SELECT path, before FROM file_backups WHERE session_id = (SELECT n FROM sessions WHERE id = ?1) AND seq = ?2 ORDER BY path")?;
         let rows = stmt.query_map(params![id, seq], |r| Ok(Backup { path: r.get(0)?, before: r.get(1)? }))?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
@@ -373,7 +286,7 @@ impl Store {
         let conn = self.conn();
         let sql = format!(
             "SELECT {SUMMARY_COLUMNS}, snippet(said, 1, '[', ']', '…', 12) FROM said
-             JOIN sessions s ON s.id = said.session_id
+             JOIN sessions s ON s.n = said.session_id
              WHERE said MATCH ?1 AND s.parent IS NULL ORDER BY bm25(said)"
         );
         let mut stmt = conn.prepare(&sql)?;
@@ -507,8 +420,7 @@ mod tests {
         let path = dir.path().join("old.db");
         {
             let conn = Connection::open(&path).unwrap();
-            let old = SCHEMA.to_owned();
-            conn.execute_batch(&old).unwrap();
+            conn.execute_batch(crate::schema::BEFORE_THE_NUMBER_KEY).unwrap();
             conn.execute(
                 "INSERT INTO sessions (id, title, project, started, model, created_at, updated_at, system_prompt, tools, state)
                  VALUES ('old', 't', '/p', '/p', 'm', 1, 1, 's', '[]', '{}')",
@@ -518,7 +430,7 @@ mod tests {
         }
         let store = Store::open(&path).unwrap();
         assert_eq!(store.session("old").unwrap().unwrap().parent, None);
-        assert_eq!(store.list(None).unwrap().len(), 1);
+        assert_eq!(store.list(None).unwrap().len(), 3, "with the two the old store held");
     }
 
     #[test]

@@ -16,6 +16,11 @@ CREATE TABLE IF NOT EXISTS prefixes (
 );
 ";
 
+/// Makes the table of shared texts.
+pub(crate) fn make(conn: &Connection) -> rusqlite::Result<()> {
+    conn.execute_batch(SCHEMA)
+}
+
 /// Keeps `text` once; answers the hash a session row refers to it by.
 pub(crate) fn keep_prefix(conn: &Connection, text: &str) -> Result<String, StoreError> {
     let hash = hex::encode(Sha256::digest(text.as_bytes()));

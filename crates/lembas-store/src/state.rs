@@ -42,21 +42,6 @@ pub(crate) struct Current {
 /// session lock).
 pub(crate) type Written = HashMap<String, Current>;
 
-pub(crate) const SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS state_log (
-    session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
-    n INTEGER NOT NULL,
-    patch TEXT NOT NULL,
-    PRIMARY KEY (session_id, n)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS state_snapshots (
-    session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
-    n INTEGER NOT NULL,
-    state TEXT NOT NULL,
-    PRIMARY KEY (session_id, n)
-) WITHOUT ROWID;
-";
-
 fn corrupt(what: impl std::fmt::Display) -> StoreError {
     StoreError::Corrupt(what.to_string())
 }
@@ -74,7 +59,7 @@ pub(crate) fn state_at(conn: &Connection, id: &str, n: i64) -> Result<Value, Sto
 fn rebuild(conn: &Connection, id: &str, n: i64) -> Result<(Value, usize), StoreError> {
     let snapshot: Option<(i64, String)> = conn
         .query_row(
-            "SELECT n, state FROM state_snapshots WHERE session_id = ?1 AND n <= ?2 ORDER BY n DESC LIMIT 1",
+            "SELECT n, state FROM state_snapshots WHERE session_id = (SELECT n FROM sessions WHERE id = ?1) AND n <= ?2 ORDER BY n DESC LIMIT 1",
             params![id, n],
             |r| Ok((r.get(0)?, r.get(1)?)),
         )
@@ -90,7 +75,7 @@ fn rebuild(conn: &Connection, id: &str, n: i64) -> Result<(Value, usize), StoreE
     let size = text.len();
     let mut state = parse(&text)?;
     let mut stmt =
-        conn.prepare_cached("SELECT patch FROM state_log WHERE session_id = ?1 AND n > ?2 AND n <= ?3 ORDER BY n")?;
+        conn.prepare_cached("SELECT patch FROM state_log WHERE session_id = (SELECT n FROM sessions WHERE id = ?1) AND n > ?2 AND n <= ?3 ORDER BY n")?;
     let patches = stmt.query_map(params![id, from, n], |r| r.get::<_, String>(0))?;
     for patch in patches {
         let patch: json_patch::Patch =
@@ -104,8 +89,8 @@ fn rebuild(conn: &Connection, id: &str, n: i64) -> Result<(Value, usize), StoreE
 /// The last position written for a session.
 pub(crate) fn last_position(conn: &Connection, id: &str) -> Result<i64, StoreError> {
     Ok(conn.query_row(
-        "SELECT MAX(COALESCE((SELECT MAX(n) FROM state_log WHERE session_id = ?1), 0),
-                    COALESCE((SELECT MAX(n) FROM state_snapshots WHERE session_id = ?1), 0))",
+        "SELECT MAX(COALESCE((SELECT MAX(n) FROM state_log WHERE session_id = (SELECT n FROM sessions WHERE id = ?1)), 0),
+                    COALESCE((SELECT MAX(n) FROM state_snapshots WHERE session_id = (SELECT n FROM sessions WHERE id = ?1)), 0))",
         [id],
         |r| r.get(0),
     )?)
@@ -114,8 +99,8 @@ pub(crate) fn last_position(conn: &Connection, id: &str) -> Result<i64, StoreErr
 /// Bytes of the patches after the session's last whole copy.
 fn patch_bytes_since_snapshot(conn: &Connection, id: &str) -> Result<usize, StoreError> {
     let bytes: i64 = conn.query_row(
-        "SELECT COALESCE(SUM(length(patch)), 0) FROM state_log WHERE session_id = ?1
-           AND n > COALESCE((SELECT MAX(n) FROM state_snapshots WHERE session_id = ?1), 0)",
+        "SELECT COALESCE(SUM(length(patch)), 0) FROM state_log WHERE session_id = (SELECT n FROM sessions WHERE id = ?1)
+           AND n > COALESCE((SELECT MAX(n) FROM state_snapshots WHERE session_id = (SELECT n FROM sessions WHERE id = ?1)), 0)",
         [id],
         |r| r.get(0),
     )?;
@@ -143,17 +128,26 @@ pub(crate) fn write(conn: &Connection, id: &str, current: Current, state: &Value
     let since_snapshot = current.since_snapshot + patch.len();
     if patch.len() >= current.size || since_snapshot > SNAPSHOT_AFTER * current.size {
         let text = serde_json::to_string(state).expect("a state serializes");
-        conn.execute("INSERT INTO state_snapshots (session_id, n, state) VALUES (?1, ?2, ?3)", params![id, n, text])?;
+        conn.execute("INSERT INTO state_snapshots (session_id, n, state) VALUES ((SELECT n FROM sessions WHERE id = ?1), ?2, ?3)", params![id, n, text])?;
         return Ok(Current { n, state: state.clone(), since_snapshot: 0, size: text.len() });
     }
-    conn.execute("INSERT INTO state_log (session_id, n, patch) VALUES (?1, ?2, ?3)", params![id, n, patch])?;
+    conn.execute(
+        "INSERT INTO state_log (session_id, n, patch) VALUES ((SELECT n FROM sessions WHERE id = ?1), ?2, ?3)",
+        params![id, n, patch],
+    )?;
     Ok(Current { n, state: state.clone(), since_snapshot, size: current.size })
 }
 
 /// Forgets every position after `n` (an undo went back to it), which is then the latest.
 pub(crate) fn truncate(conn: &Connection, id: &str, n: i64) -> Result<Current, StoreError> {
-    conn.execute("DELETE FROM state_log WHERE session_id = ?1 AND n > ?2", params![id, n])?;
-    conn.execute("DELETE FROM state_snapshots WHERE session_id = ?1 AND n > ?2", params![id, n])?;
+    conn.execute(
+        "DELETE FROM state_log WHERE session_id = (SELECT n FROM sessions WHERE id = ?1) AND n > ?2",
+        params![id, n],
+    )?;
+    conn.execute(
+        "DELETE FROM state_snapshots WHERE session_id = (SELECT n FROM sessions WHERE id = ?1) AND n > ?2",
+        params![id, n],
+    )?;
     current(conn, id)
 }
 
@@ -162,10 +156,16 @@ pub(crate) fn truncate(conn: &Connection, id: &str, n: i64) -> Result<Current, S
 pub(crate) fn settle(conn: &Connection, id: &str, current: &Current) -> Result<Current, StoreError> {
     let text = serde_json::to_string(&current.state).expect("a state serializes");
     conn.execute(
-        "INSERT OR REPLACE INTO state_snapshots (session_id, n, state) VALUES (?1, ?2, ?3)",
+        "INSERT OR REPLACE INTO state_snapshots (session_id, n, state) VALUES ((SELECT n FROM sessions WHERE id = ?1), ?2, ?3)",
         params![id, current.n, text],
     )?;
-    conn.execute("DELETE FROM state_log WHERE session_id = ?1 AND n <= ?2", params![id, current.n])?;
-    conn.execute("DELETE FROM state_snapshots WHERE session_id = ?1 AND n < ?2", params![id, current.n])?;
+    conn.execute(
+        "DELETE FROM state_log WHERE session_id = (SELECT n FROM sessions WHERE id = ?1) AND n <= ?2",
+        params![id, current.n],
+    )?;
+    conn.execute(
+        "DELETE FROM state_snapshots WHERE session_id = (SELECT n FROM sessions WHERE id = ?1) AND n < ?2",
+        params![id, current.n],
+    )?;
     Ok(Current { since_snapshot: 0, size: text.len(), ..current.clone() })
 }

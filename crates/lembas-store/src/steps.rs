@@ -152,11 +152,16 @@ impl Store {
         if changed == 0 {
             return Err(StoreError::NoSession(id.to_owned()));
         }
-        let next: i64 =
-            tx.query_row("SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE session_id = ?1", [id], |r| r.get(0))?;
+        let next: i64 = tx.query_row(
+            "SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE session_id = (SELECT n FROM sessions WHERE id = ?1)",
+            [id],
+            |r| r.get(0),
+        )?;
         let mut insert =
-            tx.prepare_cached("INSERT INTO messages (session_id, seq, role, json) VALUES (?1, ?2, ?3, ?4)")?;
-        let mut said = tx.prepare_cached("INSERT INTO said (session_id, text) VALUES (?1, ?2)")?;
+            tx.prepare_cached("INSERT INTO messages (session_id, seq, role, json) VALUES ((SELECT n FROM sessions WHERE id = ?1), ?2, ?3, ?4)")?;
+        let mut said = tx.prepare_cached(
+            "INSERT INTO said (session_id, text) VALUES ((SELECT n FROM sessions WHERE id = ?1), ?2)",
+        )?;
         for (i, m) in messages.iter().enumerate() {
             insert.execute(params![id, next + i as i64, m.role, m.json])?;
             if !m.text.trim().is_empty() {
@@ -164,13 +169,34 @@ impl Store {
             }
         }
         let mut keep = tx.prepare_cached(
-            "INSERT OR REPLACE INTO results (session_id, id, tool, text, packed) VALUES (?1, ?2, ?3, ?4, ?5)",
+            "INSERT OR REPLACE INTO results (session_id, id, tool, text, packed, in_message, at, len)
+             VALUES ((SELECT n FROM sessions WHERE id = ?1), ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
         )?;
+        let contents: Vec<Option<String>> = messages.iter().map(|m| message_content(&m.json)).collect();
         for r in results {
-            if r.text.len() > shared::PACK_ABOVE {
-                keep.execute(params![id, r.id as i64, r.tool, "", shared::pack(&r.text)])?;
+            let held = (!r.text.is_empty())
+                .then(|| {
+                    contents.iter().enumerate().find_map(|(i, c)| {
+                        let at = c.as_deref()?.find(&r.text)?;
+                        Some((next + i as i64, at as i64, r.text.len() as i64))
+                    })
+                })
+                .flatten()
+                // A stub ("Same result as #0011") names an earlier result with the same text,
+                // already held by its own message: this one points where that one does.
+                .or_else(|| {
+                    named_results(&contents).into_iter().filter(|k| *k != r.id).find_map(|k| {
+                        let (text, place) = read_result(tx, id, k).ok().flatten()?;
+                        (text == r.text).then_some(place).flatten()
+                    })
+                });
+            let none = None::<i64>;
+            if let Some((seq, at, len)) = held {
+                keep.execute(params![id, r.id as i64, r.tool, "", None::<Vec<u8>>, seq, at, len])?;
+            } else if r.text.len() > shared::PACK_ABOVE {
+                keep.execute(params![id, r.id as i64, r.tool, "", shared::pack(&r.text), none, none, none])?;
             } else {
-                keep.execute(params![id, r.id as i64, r.tool, r.text, None::<Vec<u8>>])?;
+                keep.execute(params![id, r.id as i64, r.tool, r.text, None::<Vec<u8>>, none, none, none])?;
             }
         }
         self.write_state(tx, id, state)
@@ -187,9 +213,9 @@ impl Store {
     ) -> Result<(), StoreError> {
         self.write_session(id, |tx| {
             // The compacted messages stay searchable: only the history sent to the model changes.
-            tx.execute("UPDATE messages SET live = 0 WHERE session_id = ?1", [id])?;
+            tx.execute("UPDATE messages SET live = 0 WHERE session_id = (SELECT n FROM sessions WHERE id = ?1)", [id])?;
             // An undo does not reach back past a summary, so neither does the state's log.
-            tx.execute("DELETE FROM checkpoints WHERE session_id = ?1", [id])?;
+            tx.execute("DELETE FROM checkpoints WHERE session_id = (SELECT n FROM sessions WHERE id = ?1)", [id])?;
             let current = self.write_step(tx, id, messages, &[], state, Some(system_prompt), now)?;
             Ok(((), state::settle(tx, id, &current)?))
         })
@@ -221,21 +247,13 @@ impl Store {
 
     /// A stored tool result in full.
     pub fn result(&self, id: &str, result: u64) -> Result<Option<String>, StoreError> {
-        let row: Option<(String, Option<Vec<u8>>)> = self
-            .conn()
-            .query_row(
-                "SELECT text, packed FROM results WHERE session_id = ?1 AND id = ?2",
-                params![id, result as i64],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
-            .optional()?;
-        row.map(|(text, packed)| packed.map_or(Ok(text), |packed| shared::unpack(&packed))).transpose()
+        Ok(read_result(&self.conn(), id, result)?.map(|(text, _)| text))
     }
 
     pub fn record_usage(&self, id: &str, model: &str, usage: UsageRow, now: i64) -> Result<(), StoreError> {
         self.timed(|| {
             self.conn().execute(
-                "INSERT INTO usage (session_id, at, model, input, output, cached) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                "INSERT INTO usage (session_id, at, model, input, output, cached) VALUES ((SELECT n FROM sessions WHERE id = ?1), ?2, ?3, ?4, ?5, ?6)",
                 params![id, now, model, usage.input as i64, usage.output as i64, usage.cached.map(|c| c as i64)],
             )?;
             Ok(())
@@ -255,7 +273,7 @@ impl Store {
         let tx = conn.transaction()?;
         tx.execute(
             "WITH RECURSIVE tree(id) AS (SELECT ?1 UNION SELECT s.id FROM sessions s JOIN tree ON s.parent = tree.id)
-             DELETE FROM said WHERE session_id IN tree",
+             DELETE FROM said WHERE session_id IN (SELECT n FROM sessions WHERE id IN tree)",
             [id],
         )?;
         if tx.execute("DELETE FROM sessions WHERE id = ?1", [id])? == 0 {
@@ -273,12 +291,12 @@ impl Store {
         self.write_session(id, |tx| {
             let current = self.write_state(tx, id, state)?;
             let seq: i64 = tx.query_row(
-                "SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE session_id = ?1",
+                "SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE session_id = (SELECT n FROM sessions WHERE id = ?1)",
                 [id],
                 |r| r.get(0),
             )?;
             tx.execute(
-                "INSERT OR REPLACE INTO checkpoints (session_id, seq, history_len, state, state_n) VALUES (?1, ?2, ?3, '', ?4)",
+                "INSERT OR REPLACE INTO checkpoints (session_id, seq, history_len, state, state_n) VALUES ((SELECT n FROM sessions WHERE id = ?1), ?2, ?3, '', ?4)",
                 params![id, seq, history_len as i64, current.n],
             )?;
             Ok((seq, current))
@@ -290,7 +308,7 @@ impl Store {
     pub fn back_up(&self, id: &str, seq: i64, path: &str, before: Option<&[u8]>) -> Result<(), StoreError> {
         self.timed(|| {
             self.conn().execute(
-                "INSERT OR IGNORE INTO file_backups (session_id, seq, path, before) VALUES (?1, ?2, ?3, ?4)",
+                "INSERT OR IGNORE INTO file_backups (session_id, seq, path, before) VALUES ((SELECT n FROM sessions WHERE id = ?1), ?2, ?3, ?4)",
                 params![id, seq, path, before],
             )?;
             Ok(())
@@ -302,7 +320,7 @@ impl Store {
         let conn = self.conn();
         let row: Option<(i64, i64, String, Option<i64>)> = conn
             .query_row(
-                "SELECT seq, history_len, state, state_n FROM checkpoints WHERE session_id = ?1 ORDER BY seq DESC LIMIT 1",
+                "SELECT seq, history_len, state, state_n FROM checkpoints WHERE session_id = (SELECT n FROM sessions WHERE id = ?1) ORDER BY seq DESC LIMIT 1",
                 [id],
                 |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
             )
@@ -323,14 +341,14 @@ impl Store {
         self.write_session(id, |tx| {
             let went_to: Option<Option<i64>> = tx
                 .query_row(
-                    "SELECT state_n FROM checkpoints WHERE session_id = ?1 AND seq = ?2",
+                    "SELECT state_n FROM checkpoints WHERE session_id = (SELECT n FROM sessions WHERE id = ?1) AND seq = ?2",
                     params![id, seq],
                     |r| r.get(0),
                 )
                 .optional()?;
-            tx.execute("DELETE FROM messages WHERE session_id = ?1 AND seq >= ?2", params![id, seq])?;
-            tx.execute("DELETE FROM file_backups WHERE session_id = ?1 AND seq >= ?2", params![id, seq])?;
-            tx.execute("DELETE FROM checkpoints WHERE session_id = ?1 AND seq >= ?2", params![id, seq])?;
+            tx.execute("DELETE FROM messages WHERE session_id = (SELECT n FROM sessions WHERE id = ?1) AND seq >= ?2", params![id, seq])?;
+            tx.execute("DELETE FROM file_backups WHERE session_id = (SELECT n FROM sessions WHERE id = ?1) AND seq >= ?2", params![id, seq])?;
+            tx.execute("DELETE FROM checkpoints WHERE session_id = (SELECT n FROM sessions WHERE id = ?1) AND seq >= ?2", params![id, seq])?;
             if tx.execute("UPDATE sessions SET updated_at = ?2 WHERE id = ?1", params![id, now])? == 0 {
                 return Err(StoreError::NoSession(id.to_owned()));
             }
@@ -345,6 +363,65 @@ impl Store {
             Ok(((), state::write(tx, id, current, state)?))
         })
     }
+}
+
+/// Where a result's text is when a message holds it: (message seq, at, len).
+type Place = (i64, i64, i64);
+
+/// A stored result's whole text, and where it is when a message holds it.
+fn read_result(conn: &Connection, id: &str, result: u64) -> Result<Option<(String, Option<Place>)>, StoreError> {
+    type Row = (String, Option<Vec<u8>>, Option<i64>, Option<i64>, Option<i64>);
+    let row: Option<Row> = conn
+        .query_row(
+            "SELECT text, packed, in_message, at, len FROM results
+             WHERE session_id = (SELECT n FROM sessions WHERE id = ?1) AND id = ?2",
+            params![id, result as i64],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+        )
+        .optional()?;
+    let Some((text, packed, in_message, at, len)) = row else { return Ok(None) };
+    if let (Some(seq), Some(at), Some(len)) = (in_message, at, len) {
+        let json: Option<String> = conn
+            .query_row(
+                "SELECT json FROM messages WHERE session_id = (SELECT n FROM sessions WHERE id = ?1) AND seq = ?2",
+                params![id, seq],
+                |r| r.get(0),
+            )
+            .optional()?;
+        let held = json
+            .as_deref()
+            .and_then(message_content)
+            .and_then(|c| c.get(at as usize..(at + len) as usize).map(str::to_owned));
+        return Ok(held.map(|text| (text, Some((seq, at, len)))));
+    }
+    let text = match packed {
+        Some(packed) => shared::unpack(&packed)?,
+        None => text,
+    };
+    Ok(Some((text, None)))
+}
+
+/// The results a step's messages name (`#0011`): where a stub points.
+fn named_results(contents: &[Option<String>]) -> Vec<u64> {
+    let mut ids = Vec::new();
+    for content in contents.iter().flatten() {
+        for (i, _) in content.match_indices('#') {
+            let hex: String = content[i + 1..].chars().take_while(char::is_ascii_hexdigit).collect();
+            if hex.len() >= 4
+                && let Ok(n) = u64::from_str_radix(&hex, 16)
+                && !ids.contains(&n)
+            {
+                ids.push(n);
+            }
+        }
+    }
+    ids
+}
+
+/// A stored message's content, when it is text (a tool result's always is).
+fn message_content(json: &str) -> Option<String> {
+    let value: Value = serde_json::from_str(json).ok()?;
+    value.get("content")?.as_str().map(str::to_owned)
 }
 
 #[cfg(test)]
@@ -509,13 +586,51 @@ mod tests {
     }
 
     #[test]
+    fn a_result_its_message_holds_whole_is_kept_once() {
+        let store = Store::in_memory().unwrap();
+        store.create_session(&record("s", &json!({}))).unwrap();
+        let held = "1: fn main() {}\n2: // é, ü — and more";
+        let message = NewMessage {
+            role: "tool".into(),
+            json: json!({"role": "tool", "tool_call_id": "c1", "content": format!("[#0001 main.rs sha 1]\n{held}")})
+                .to_string(),
+            text: String::new(),
+        };
+        let results = [
+            NewResult { id: 1, tool: "read".into(), text: held.into() },
+            NewResult { id: 2, tool: "grep".into(), text: "not in any message".into() },
+        ];
+        store.append("s", &[message], &results, &json!({}), None, 2).unwrap();
+        assert_eq!(store.result("s", 1).unwrap().as_deref(), Some(held));
+        assert_eq!(store.result("s", 2).unwrap().as_deref(), Some("not in any message"));
+        assert_eq!(store.result("s", 3).unwrap(), None);
+        assert_eq!(bytes(&store, "SELECT length(text) FROM results WHERE id = 1"), 0, "kept once, in its message");
+        // A later stub that names it points where it points; one that names a different text
+        // keeps its own.
+        let stub = NewMessage {
+            role: "tool".into(),
+            json: json!({"role": "tool", "tool_call_id": "c2", "content": "[#0003] Same result as #0001."}).to_string(),
+            text: String::new(),
+        };
+        let later = [
+            NewResult { id: 3, tool: "read".into(), text: held.into() },
+            NewResult { id: 4, tool: "read".into(), text: "changed since".into() },
+        ];
+        store.append("s", &[stub.clone(), stub], &later, &json!({}), None, 3).unwrap();
+        assert_eq!(store.result("s", 3).unwrap().as_deref(), Some(held));
+        assert_eq!(bytes(&store, "SELECT length(text) FROM results WHERE id = 3"), 0);
+        assert_eq!(store.result("s", 4).unwrap().as_deref(), Some("changed since"));
+    }
+
+    #[test]
     fn an_undo_point_from_before_the_log_still_reads() {
         let store = Store::in_memory().unwrap();
         store.create_session(&record("s", &json!({"old": true}))).unwrap();
         store
             .conn()
             .execute(
-                "INSERT INTO checkpoints (session_id, seq, history_len, state) VALUES ('s', 1, 0, '{\"then\":1}')",
+                "INSERT INTO checkpoints (session_id, seq, history_len, state)
+                 VALUES ((SELECT n FROM sessions WHERE id = 's'), 1, 0, '{\"then\":1}')",
                 [],
             )
             .unwrap();

@@ -1,0 +1,272 @@
+//! The store's tables, and how a store made by an earlier lembas is brought up to them.
+//!
+//! Every table of a session's parts is keyed by the session's number (`sessions.n`, an integer
+//! of a byte or two), not its 36-character id: a store keeps one row per message, result, state
+//! patch and undo point, and the id repeated on each of them was a third of a long session's
+//! store. Queries still take the id and look the number up (`(SELECT n FROM sessions WHERE id =
+//! ?1)`), a lookup in a unique index.
+
+use rusqlite::{Connection, params};
+
+/// The tables, with `{p}` before each name (`new_` while an earlier store is rebuilt).
+const TABLES: &str = "
+CREATE TABLE IF NOT EXISTS {p}sessions (
+    n INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    title TEXT NOT NULL,
+    project TEXT NOT NULL,
+    started TEXT NOT NULL,
+    model TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    system_prompt TEXT NOT NULL,
+    tools TEXT NOT NULL,
+    state TEXT NOT NULL,
+    -- A subagent's session: the session it works for.
+    parent TEXT REFERENCES sessions (id) ON DELETE CASCADE,
+    -- The system prompt and tool list by hash (`prefixes`); the text columns then hold ''.
+    prompt_ref TEXT,
+    tools_ref TEXT
+);
+CREATE TABLE IF NOT EXISTS {p}messages (
+    session_id INTEGER NOT NULL REFERENCES sessions (n) ON DELETE CASCADE,
+    seq INTEGER NOT NULL,
+    role TEXT NOT NULL,
+    json TEXT NOT NULL,
+    -- 0 once a compaction replaced it: kept and searchable, no longer sent.
+    live INTEGER NOT NULL DEFAULT 1,
+    PRIMARY KEY (session_id, seq)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS {p}results (
+    session_id INTEGER NOT NULL REFERENCES sessions (n) ON DELETE CASCADE,
+    id INTEGER NOT NULL,
+    tool TEXT NOT NULL,
+    text TEXT NOT NULL,
+    -- A long result deflated; its text column then holds ''.
+    packed BLOB,
+    -- A result its message holds whole is not kept twice: the message's seq, and where in its
+    -- content the result is (characters from `at`, `len` long); the text column then holds ''.
+    in_message INTEGER,
+    at INTEGER,
+    len INTEGER,
+    PRIMARY KEY (session_id, id)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS {p}usage (
+    session_id INTEGER NOT NULL REFERENCES sessions (n) ON DELETE CASCADE,
+    at INTEGER NOT NULL,
+    model TEXT NOT NULL,
+    input INTEGER NOT NULL,
+    output INTEGER NOT NULL,
+    cached INTEGER
+);
+CREATE VIRTUAL TABLE IF NOT EXISTS {p}said USING fts5 (session_id UNINDEXED, text);
+-- Where each turn the person started began: what an undo goes back to (the state as its place
+-- in the state log; a store from before the log keeps the state itself).
+CREATE TABLE IF NOT EXISTS {p}checkpoints (
+    session_id INTEGER NOT NULL REFERENCES sessions (n) ON DELETE CASCADE,
+    seq INTEGER NOT NULL,
+    history_len INTEGER NOT NULL,
+    state TEXT NOT NULL,
+    state_n INTEGER,
+    PRIMARY KEY (session_id, seq)
+) WITHOUT ROWID;
+-- A file as it was before a turn first changed it (NULL: it did not exist).
+CREATE TABLE IF NOT EXISTS {p}file_backups (
+    session_id INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    path TEXT NOT NULL,
+    before BLOB,
+    PRIMARY KEY (session_id, seq, path),
+    FOREIGN KEY (session_id, seq) REFERENCES checkpoints (session_id, seq) ON DELETE CASCADE
+) WITHOUT ROWID;
+-- The engine's state as a log of changes, and whole copies now and then (state.rs).
+CREATE TABLE IF NOT EXISTS {p}state_log (
+    session_id INTEGER NOT NULL REFERENCES sessions (n) ON DELETE CASCADE,
+    n INTEGER NOT NULL,
+    patch TEXT NOT NULL,
+    PRIMARY KEY (session_id, n)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS {p}state_snapshots (
+    session_id INTEGER NOT NULL REFERENCES sessions (n) ON DELETE CASCADE,
+    n INTEGER NOT NULL,
+    state TEXT NOT NULL,
+    PRIMARY KEY (session_id, n)
+) WITHOUT ROWID;
+";
+
+const INDEXES: &str = "
+CREATE INDEX IF NOT EXISTS sessions_by_project ON sessions (project, updated_at);
+CREATE INDEX IF NOT EXISTS sessions_by_parent ON sessions (parent);
+";
+
+/// The columns earlier stores grew one by one, which a store from before the number key may
+/// lack; the rebuild copies them, so they are added first.
+const LATER_COLUMNS: [(&str, &str, &str); 5] = [
+    ("sessions", "parent", "TEXT REFERENCES sessions (id) ON DELETE CASCADE"),
+    ("sessions", "prompt_ref", "TEXT"),
+    ("sessions", "tools_ref", "TEXT"),
+    ("results", "packed", "BLOB"),
+    ("checkpoints", "state_n", "INTEGER"),
+];
+
+/// The parts of a session, and the columns each is copied with (after its `session_id`).
+const PARTS: [(&str, &str); 8] = [
+    ("messages", "seq, role, json, live"),
+    ("results", "id, tool, text, packed"),
+    ("usage", "at, model, input, output, cached"),
+    ("said", "text"),
+    ("checkpoints", "seq, history_len, state, state_n"),
+    ("file_backups", "seq, path, before"),
+    ("state_log", "n, patch"),
+    ("state_snapshots", "n, state"),
+];
+
+fn has_column(conn: &Connection, table: &str, column: &str) -> rusqlite::Result<bool> {
+    conn.query_row("SELECT COUNT(*) > 0 FROM pragma_table_info(?1) WHERE name = ?2", params![table, column], |r| {
+        r.get(0)
+    })
+}
+
+fn has_table(conn: &Connection, table: &str) -> rusqlite::Result<bool> {
+    conn.query_row("SELECT COUNT(*) > 0 FROM sqlite_master WHERE name = ?1", [table], |r| r.get(0))
+}
+
+/// Makes the schema, and brings a store made by an earlier lembas up to it.
+pub(crate) fn migrate(conn: &Connection) -> rusqlite::Result<()> {
+    conn.execute_batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;")?;
+    if has_table(conn, "sessions")? && !has_column(conn, "sessions", "n")? {
+        key_by_number(conn)?;
+    }
+    conn.execute_batch(&TABLES.replace("{p}", ""))?;
+    conn.execute_batch(INDEXES)?;
+    conn.execute_batch("PRAGMA foreign_keys = ON;")?;
+    crate::shared::make(conn)
+}
+
+/// Rebuilds a store whose parts are keyed by the session's id: the same rows, keyed by its
+/// number, in one transaction (a store left half-rebuilt would lose nothing: the old tables go
+/// only once the new ones are filled, and the commit is all or nothing).
+fn key_by_number(conn: &Connection) -> rusqlite::Result<()> {
+    // The parts a very early store may not have yet, and the columns it may lack.
+    conn.execute_batch(&TABLES.replace("{p}", "").replace("REFERENCES sessions (n)", "REFERENCES sessions (id)"))?;
+    for (table, column, kind) in LATER_COLUMNS {
+        if !has_column(conn, table, column)? {
+            conn.execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {column} {kind};"))?;
+        }
+    }
+    conn.execute_batch("PRAGMA foreign_keys = OFF;")?;
+    let rebuilt = (|| {
+        let tx = conn.unchecked_transaction()?;
+        tx.execute_batch(&TABLES.replace("{p}", "new_"))?;
+        tx.execute_batch(
+            "INSERT INTO new_sessions (n, id, title, project, started, model, created_at, updated_at, system_prompt,
+                 tools, state, parent, prompt_ref, tools_ref)
+             SELECT rowid, id, title, project, started, model, created_at, updated_at, system_prompt, tools, state,
+                 parent, prompt_ref, tools_ref FROM sessions ORDER BY rowid;",
+        )?;
+        for (table, columns) in PARTS {
+            let from: Vec<String> = columns.split(", ").map(|c| format!("t.{c}")).collect();
+            tx.execute_batch(&format!(
+                "INSERT INTO new_{table} (session_id, {columns})
+                 SELECT s.n, {} FROM {table} t JOIN new_sessions s ON s.id = t.session_id{};",
+                from.join(", "),
+                // The tables with no key of their own keep the order rows were written in.
+                if matches!(table, "usage" | "said") { " ORDER BY t.rowid" } else { "" }
+            ))?;
+        }
+        for table in PARTS.iter().map(|(t, _)| *t).chain(["sessions"]) {
+            tx.execute_batch(&format!("DROP TABLE {table};"))?;
+        }
+        tx.execute_batch("PRAGMA legacy_alter_table = ON;")?;
+        for table in ["sessions"].into_iter().chain(PARTS.iter().map(|(t, _)| *t)) {
+            tx.execute_batch(&format!("ALTER TABLE new_{table} RENAME TO {table};"))?;
+        }
+        tx.execute_batch("PRAGMA legacy_alter_table = OFF;")?;
+        tx.commit()
+    })();
+    conn.execute_batch("PRAGMA foreign_keys = ON;")?;
+    rebuilt
+}
+
+#[cfg(test)]
+pub(crate) const BEFORE_THE_NUMBER_KEY: &str = "
+CREATE TABLE sessions (id TEXT PRIMARY KEY, title TEXT NOT NULL, project TEXT NOT NULL, started TEXT NOT NULL,
+    model TEXT NOT NULL, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, system_prompt TEXT NOT NULL,
+    tools TEXT NOT NULL, state TEXT NOT NULL);
+CREATE TABLE messages (session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE, seq INTEGER NOT NULL,
+    role TEXT NOT NULL, json TEXT NOT NULL, live INTEGER NOT NULL DEFAULT 1, PRIMARY KEY (session_id, seq));
+CREATE TABLE results (session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE, id INTEGER NOT NULL,
+    tool TEXT NOT NULL, text TEXT NOT NULL, PRIMARY KEY (session_id, id));
+CREATE TABLE usage (session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE, at INTEGER NOT NULL,
+    model TEXT NOT NULL, input INTEGER NOT NULL, output INTEGER NOT NULL, cached INTEGER);
+CREATE VIRTUAL TABLE said USING fts5 (session_id UNINDEXED, text);
+CREATE TABLE checkpoints (session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE, seq INTEGER NOT NULL,
+    history_len INTEGER NOT NULL, state TEXT NOT NULL, PRIMARY KEY (session_id, seq));
+CREATE TABLE file_backups (session_id TEXT NOT NULL, seq INTEGER NOT NULL, path TEXT NOT NULL, before BLOB,
+    PRIMARY KEY (session_id, seq, path),
+    FOREIGN KEY (session_id, seq) REFERENCES checkpoints (session_id, seq) ON DELETE CASCADE);
+INSERT INTO sessions VALUES ('old-1', 'the old one', '/p', '/p', 'm', 1, 2, 'prompt', '[]', '{\"mode\":\"edit\"}');
+INSERT INTO sessions VALUES ('old-2', 'another', '/p', '/p', 'm', 3, 4, 'prompt', '[]', '{}');
+INSERT INTO messages VALUES ('old-1', 1, 'user', '{\"role\":\"user\",\"content\":\"find the milk\"}', 1);
+INSERT INTO messages VALUES ('old-1', 2, 'assistant', '{\"role\":\"assistant\",\"content\":\"in the fridge\"}', 1);
+INSERT INTO messages VALUES ('old-2', 1, 'user', '{\"role\":\"user\",\"content\":\"hello\"}', 1);
+INSERT INTO results VALUES ('old-1', 1, 'read', 'fridge: milk');
+INSERT INTO usage VALUES ('old-1', 5, 'm', 10, 2, NULL);
+INSERT INTO usage VALUES ('old-1', 6, 'm', 20, 3, 1);
+INSERT INTO said VALUES ('old-1', 'find the milk');
+INSERT INTO checkpoints VALUES ('old-1', 1, 0, '{\"mode\":\"manual\"}');
+INSERT INTO file_backups VALUES ('old-1', 1, '/p/a.txt', X'6F6C64');
+";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Store;
+
+    #[test]
+    fn a_store_keyed_by_id_is_rebuilt_keyed_by_number_with_every_row() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sessions.db");
+        Connection::open(&path).unwrap().execute_batch(BEFORE_THE_NUMBER_KEY).unwrap();
+        let store = Store::open(&path).unwrap();
+        let listed: Vec<String> = store.list(Some("/p")).unwrap().into_iter().map(|s| s.id).collect();
+        assert_eq!(listed, ["old-2", "old-1"]);
+        let messages = store.messages("old-1").unwrap();
+        assert_eq!(messages.len(), 2);
+        assert!(messages[1].json.contains("in the fridge"));
+        assert_eq!(store.result("old-1", 1).unwrap().as_deref(), Some("fridge: milk"));
+        let usage: Vec<u64> = store.usage("old-1").unwrap().iter().map(|u| u.input).collect();
+        assert_eq!(usage, [10, 20], "in the order written");
+        assert_eq!(store.search("milk").unwrap()[0].session.id, "old-1");
+        assert_eq!(store.last_checkpoint("old-1").unwrap().unwrap().state, serde_json::json!({"mode": "manual"}));
+        assert_eq!(store.backups("old-1", 1).unwrap()[0].before.as_deref(), Some(&b"old"[..]));
+        assert_eq!(store.session("old-1").unwrap().unwrap().state, "{\"mode\":\"edit\"}");
+        {
+            let conn = store.conn();
+            let kind: String =
+                conn.query_row("SELECT DISTINCT typeof(session_id) FROM messages", [], |r| r.get(0)).unwrap();
+            assert_eq!(kind, "integer");
+            let problems: i64 =
+                conn.query_row("SELECT COUNT(*) FROM pragma_foreign_key_check", [], |r| r.get(0)).unwrap();
+            assert_eq!(problems, 0);
+        }
+        // Written to after: a step appends under the number, and deleting takes every part.
+        store.append("old-2", &[], &[], &serde_json::json!({"a": 1}), None, 9).unwrap();
+        store.delete("old-1").unwrap();
+        let conn = store.conn();
+        let left: i64 = conn
+            .query_row(
+                "SELECT (SELECT COUNT(*) FROM messages) + (SELECT COUNT(*) FROM results) + (SELECT COUNT(*) FROM usage)
+                    + (SELECT COUNT(*) FROM checkpoints) + (SELECT COUNT(*) FROM file_backups) + (SELECT COUNT(*) FROM said)",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(left, 1, "old-2's one message");
+        drop(conn);
+        drop(store);
+        // Opened again, nothing is rebuilt twice.
+        let again = Store::open(&path).unwrap();
+        assert_eq!(again.messages("old-2").unwrap().len(), 1);
+    }
+}
