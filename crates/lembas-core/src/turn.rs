@@ -397,7 +397,14 @@ impl Session {
             if cancel.is_cancelled() {
                 return Ok((DoneReason::Cancelled, String::new(), steps));
             }
-            if self.window_is_full() {
+            if let Some(paused) = self.team_member_paused() {
+                // A team's subagent is paused once its context reaches `pause_at`, after the
+                // step that took it there: its last turn follows (the hub gives it); that last
+                // turn runs to its own step limit.
+                if !paused && self.context_full() {
+                    return Ok((DoneReason::Answered, String::new(), steps));
+                }
+            } else if self.window_is_full() {
                 if self.subagent.is_some() {
                     // A subagent does not compact (subagents.md §9): it reports what it has.
                     self.stopped_by = Some("context");

@@ -178,3 +178,44 @@ async fn a_manager_does_not_do_the_work_itself() {
     // Reading for review stays the manager's.
     assert!(!tool_results.last().unwrap().contains("You lead a team"), "{tool_results:?}");
 }
+
+#[tokio::test]
+async fn a_subagent_whose_context_fills_gets_one_last_turn_and_its_parent_is_told() {
+    let server = FakeServer::start(vec![
+        Scripted::tool_call(
+            "team_add",
+            json!({"name": "w", "role": "reads", "task": "Read notes.txt.", "goal": "read"}),
+        ),
+        Scripted::text("w is reading."),
+        Scripted::text("w ran out of room; its findings will do."),
+    ])
+    .await;
+    server.set_models(json!([{"id": "small-coder", "object": "model", "context": 1000}]));
+    server.route(
+        "You are \"w\" (s1)",
+        vec![
+            // The step that fills 90 % of the window: it pauses after it.
+            Scripted::tool_call("read", json!({"path": "notes.txt"})).with_usage(900, 10, 0),
+            // Its last turn: a finding saved, then its last words.
+            Scripted::tool_call("team_findings", json!({"action": "write", "text": "notes.txt says milk"})),
+            Scripted::text("Saved what I found."),
+        ],
+    );
+    let env = Env::new();
+    std::fs::write(env.project.join("notes.txt"), "milk\n").unwrap();
+    env.login(&server).await;
+    let out = env.run(&["run", "--mode", "auto", "read the notes with a helper"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let requests = server.chat_requests();
+    let w: Vec<&Value> = requests.iter().filter(|r| system_of(r).contains("You are \"w\" (s1)")).collect();
+    assert_eq!(w.len(), 3, "the filling step, then its last turn's two");
+    assert_eq!(
+        user_texts(w[1]).last().unwrap(),
+        "[Team notice to w: your context is full]\nSave what you found with team_findings, then tell your parent with team_send that you are gone and what is left undone. This is your last turn: at most 8 steps."
+    );
+    let main: Vec<&Value> = requests.iter().filter(|r| !system_of(r).contains("You are \"")).collect();
+    assert_eq!(
+        user_texts(main.last().unwrap()).last().unwrap(),
+        "[Team report from w to lead:]\nw (s1) ran out of context and has ended. Its findings: team_findings with of w.\n\nSaved what I found."
+    );
+}

@@ -156,6 +156,10 @@ impl Hub {
         if state == Some(State::Working) && reason != DoneReason::Cancelled && session.context_full() {
             let notice = self.team().pause(id);
             if let (Some(notice), Some(rx)) = (notice, events.take()) {
+                // Nothing new reaches it now: what waited is in the room, for whoever replaces it.
+                if let Some(member) = self.members.lock().expect("members").get(id) {
+                    member.inbox.lock().expect("inbox").clear();
+                }
                 self.tell();
                 session.cfg.max_steps = lembas_team::Team::final_steps() as u32;
                 let name = self.team().agent(id).map(|a| a.name.clone()).unwrap_or_default();
@@ -215,6 +219,14 @@ impl Session {
     pub(crate) fn context_full(&self) -> bool {
         let pause_at = lembas_spec::loop_spec().other["team"]["context"]["pause_at"].as_f64().unwrap_or(0.85);
         self.window().is_some_and(|w| self.state.last_input as f64 >= pause_at * w as f64)
+    }
+
+    /// For a subagent of a team: whether it is paused (its last turn runs); `None` for any other
+    /// session.
+    pub(crate) fn team_member_paused(&self) -> Option<bool> {
+        let seat = self.team.as_ref().filter(|s| s.me != LEAD)?;
+        let state = seat.hub.team().agent(&seat.me).map(|a| a.state);
+        Some(state == Some(State::Paused))
     }
 
     /// Whether this session is the main agent of a team.
