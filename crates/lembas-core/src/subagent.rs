@@ -92,6 +92,8 @@ pub(crate) struct TaskRun {
     pub background: bool,
     /// Its own checkout, when it was asked for one.
     worktree: Option<Worktree>,
+    /// Its place in the team's size and its model's slots, while it runs.
+    seat: Option<crate::team::TaskSeat>,
 }
 
 impl Session {
@@ -214,7 +216,8 @@ impl Session {
         let (sender, events) = unbounded_channel();
         let child = Session::create(cfg, ws, sender, Some(of)).map_err(|e| e.to_string())?;
         let background = args.get("background").and_then(Value::as_bool).unwrap_or(false);
-        Ok(TaskRun { child, prompt: prompt.to_owned(), label, events, background, worktree })
+        let seat = self.leads_team().map(|s| crate::team::TaskSeat::take(&s.hub, &child.cfg.model.id));
+        Ok(TaskRun { child, prompt: prompt.to_owned(), label, events, background, worktree, seat })
     }
 }
 
@@ -332,6 +335,7 @@ pub(crate) fn wake(parked: &ParkedAgents, jobs: &lembas_tools::Jobs, id: &str, m
         log,
         id.to_owned(),
         parked.clone(),
+        None,
     );
     Some(ToolOutput::Text(answer))
 }
@@ -351,9 +355,12 @@ fn run_in_background(
     log: lembas_tools::AgentLog,
     id: String,
     parked: ParkedAgents,
+    seat: Option<crate::team::TaskSeat>,
 ) {
     let finisher = log.clone();
     tokio::spawn(async move {
+        // Its place in the team's size, until its prompt is done.
+        let _seat = seat;
         let forwarding = tokio::spawn(forward(events, parent.clone(), call_id.clone(), label.clone(), Some(log)));
         let (reason, report) = Box::pin(child.run_for_report(&prompt, &stop)).await;
         // What it started in the background ends with its prompt.
@@ -396,11 +403,12 @@ impl TaskRun {
         parent: UnboundedSender<Event>,
         cancel: &CancellationToken,
     ) -> ToolOutput {
-        let TaskRun { mut child, prompt, label, events, worktree, .. } = self;
+        let TaskRun { mut child, prompt, label, events, worktree, seat, .. } = self;
         let forwarding = tokio::spawn(forward(events, parent, call_id, label.clone(), None));
         let (reason, report) = Box::pin(child.run_for_report(&prompt, cancel)).await;
-        // Its background commands end with it (and its event channel closes).
+        // Its background commands end with it (and its event channel closes); its slot frees.
         drop(child);
+        drop(seat);
         let (error, _) = forwarded(forwarding).await;
         with_worktree(report_result(&label, reason, report, error), worktree, &label).await
     }
@@ -414,7 +422,7 @@ impl TaskRun {
         jobs: &lembas_tools::Jobs,
         parked: &ParkedAgents,
     ) -> ToolOutput {
-        let TaskRun { child, prompt, label, events, worktree, .. } = self;
+        let TaskRun { child, prompt, label, events, worktree, seat, .. } = self;
         let stop = CancellationToken::new();
         let (id, log) = match jobs.start_agent(&label, stop.clone(), child.steer_handle()) {
             Ok(started) => started,
@@ -423,7 +431,7 @@ impl TaskRun {
         let answer = format!(
             "Started {id}: the subagent \"{label}\" works in the background. Its report comes to you as a message when it ends; job_output {id} shows its progress meanwhile."
         );
-        run_in_background(child, prompt, label, events, worktree, call_id, parent, stop, log, id, parked.clone());
+        run_in_background(child, prompt, label, events, worktree, call_id, parent, stop, log, id, parked.clone(), seat);
         ToolOutput::Text(answer)
     }
 }

@@ -219,3 +219,34 @@ async fn a_subagent_whose_context_fills_gets_one_last_turn_and_its_parent_is_tol
         "[Team report from w to lead:]\nw (s1) ran out of context and has ended. Its findings: team_findings with of w.\n\nSaved what I found."
     );
 }
+
+#[tokio::test]
+async fn a_running_task_subagent_counts_toward_the_teams_size() {
+    let server = FakeServer::start(vec![
+        Scripted::tool_call("task", json!({"description": "look", "prompt": "List the project.", "background": true})),
+        Scripted::tool_call("team_add", json!({"name": "w", "role": "writes", "task": "Write.", "goal": "g"})),
+        Scripted::text("The team is full while the task runs."),
+        Scripted::text("The task reported."),
+    ])
+    .await;
+    server.route("You work for the main agent", vec![Scripted::text("One file.").with_delay_ms(400)]);
+    let env = Env::new();
+    env.login(&server).await;
+    let out = env.run(&["run", "--agents", "1-2", "look around"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let requests = server.chat_requests();
+    let main: Vec<&Value> = requests.iter().filter(|r| !system_of(r).contains("You work for the main agent")).collect();
+    let results: Vec<String> = main[2]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert!(
+        results.last().unwrap().contains(
+            "The team is full: it has as many agents as the person allows (2). Give the work to a member already on it (team_send), or stop one (team_stop) first."
+        ),
+        "{results:?}"
+    );
+}

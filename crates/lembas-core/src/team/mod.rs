@@ -93,6 +93,28 @@ impl Seat {
     }
 }
 
+/// A `task` subagent of a session that leads a team: it counts toward the size and holds a slot
+/// of its model while it runs (`team.md` §3, §8); dropped, both free.
+pub(crate) struct TaskSeat {
+    hub: Arc<Hub>,
+    model: String,
+}
+
+impl TaskSeat {
+    pub(crate) fn take(hub: &Arc<Hub>, model: &str) -> TaskSeat {
+        hub.team().task_started(model);
+        hub.tell();
+        TaskSeat { hub: hub.clone(), model: model.to_owned() }
+    }
+}
+
+impl Drop for TaskSeat {
+    fn drop(&mut self) {
+        self.hub.team().task_ended(&self.model);
+        self.hub.schedule();
+    }
+}
+
 impl Hub {
     pub(crate) fn new(team: Team, events: UnboundedSender<Event>) -> Arc<Hub> {
         Arc::new(Hub {
