@@ -105,6 +105,11 @@ pub enum Setting {
     Effort(Option<String>),
     Notify(bool),
     CompactAt(f64),
+    /// `agents = { min, max }`.
+    Agents {
+        min: u32,
+        max: u32,
+    },
 }
 
 /// Writes `settings` into `config.toml`, keeping everything else in it as the person wrote it —
@@ -129,6 +134,12 @@ pub fn save_settings(home: &Home, settings: &[Setting]) -> Result<(), StoreError
             }
             Setting::Notify(on) => set(&mut doc, "notify", (*on).into()),
             Setting::CompactAt(share) => set(&mut doc, "compact_at", ((share * 100.0).round() / 100.0).into()),
+            Setting::Agents { min, max } => {
+                let mut range = toml_edit::InlineTable::new();
+                range.insert("min", i64::from(*min).into());
+                range.insert("max", i64::from(*max).into());
+                set(&mut doc, "agents", range.into());
+            }
         }
     }
     let written = doc.to_string();
@@ -179,6 +190,11 @@ mod tests {
         let other = Home::under(&dir.path().join("fresh"));
         save_settings(&other, &[Setting::Mode("edit".into())]).unwrap();
         assert_eq!(Config::load(&other).unwrap().mode.as_deref(), Some("edit"));
+        // The team's size is one inline table, and it reads back.
+        save_settings(&other, &[Setting::Agents { min: 2, max: 6 }]).unwrap();
+        let written = std::fs::read_to_string(other.config_file()).unwrap();
+        assert!(written.contains("agents = { min = 2, max = 6 }"), "{written}");
+        assert_eq!(Config::load(&other).unwrap().agents, Some(AgentsSetting { min: 2, max: 6 }));
     }
 
     #[test]

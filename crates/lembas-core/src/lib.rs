@@ -57,6 +57,17 @@ pub use session::{Session, SessionConfig, local_today};
 pub use transcript::stored_transcript;
 pub use undo::Undone;
 
+/// How the agents setting is shown (`loop.json` `subagents.setting`: `label`, `min`, `max`,
+/// `hint`, `short`, `own`), word for word.
+pub fn agents_setting_text(key: &str) -> &'static str {
+    lembas_spec::loop_spec().other["subagents"]["setting"][key].as_str().unwrap_or_default()
+}
+
+/// The most agents a team may have (`team.agents.cap`).
+pub fn agents_cap() -> u32 {
+    lembas_team::cap()
+}
+
 /// Checks a team size setting against the bounds (`team.md` §2): refused with them, never
 /// clamped.
 pub fn check_agents(min: u32, max: u32) -> Result<(), String> {

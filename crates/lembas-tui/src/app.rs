@@ -135,6 +135,8 @@ pub struct App {
     pub models: Vec<ModelInfo>,
     /// The share of the window at which compaction starts.
     pub compact_at: f64,
+    /// The team's size setting, Min and Max, the main agent included.
+    pub agents: (u32, u32),
     /// Every block written so far, for the transcript view (Ctrl-O), which shows each whole.
     pub transcript: Vec<Block>,
     /// The transcript view is open, scrolled this many rows up from its end.
@@ -215,6 +217,7 @@ impl App {
             levels: None,
             context: (0, window),
             compact_at: 0.85,
+            agents: (1, 4),
             focused: true,
             notify: true,
             ..App::default()

@@ -350,6 +350,10 @@ pub async fn run(
                                 app.notify = on;
                                 None
                             }
+                            settings::Change::Agents(min, max) => {
+                                app.agents = (min, max);
+                                Some(Command::SetAgents { min, max })
+                            }
                             settings::Change::CompactAt(share) => {
                                 app.compact_at = share;
                                 app.finished.push(Block::Notice(
@@ -415,7 +419,10 @@ pub async fn run(
                     Some(Command::Announce)
                 }
                 Some(Action::Mcp) => Some(Command::ReportMcp),
-                Some(Action::SetAgents(min, max)) => Some(Command::SetAgents { min, max }),
+                Some(Action::SetAgents(min, max)) => {
+                    app.agents = (min, max);
+                    Some(Command::SetAgents { min, max })
+                }
                 Some(Action::StopSubagent(name)) => Some(Command::StopSubagent { name }),
             };
             if let Some(command) = command {

@@ -100,6 +100,9 @@ pub fn hint_line(app: &App) -> String {
         (_, Some(_)) => "Enter sends these words · Esc goes back to the card".into(),
         (Some(Card::Question(_)), None) => "A number picks an option · or write an answer and press Enter".into(),
         (Some(Card::Pick(_)), None) => "↑↓ choose · type to narrow · Enter takes it · Esc leaves".into(),
+        (Some(Card::Settings(form)), None) if form.on_agents() => {
+            "←→ moves the marked number · Tab the other one · Enter keeps · Esc leaves".into()
+        }
         (Some(Card::Settings(_)), None) => "↑↓ a setting · ←→ change it · Enter keeps · Esc leaves".into(),
         (Some(Card::Plan(_)), None) => "Ctrl-O shows the plan whole · Ctrl-C twice quits".into(),
         (Some(Card::LooserMode(_)), None) => "y switches · n keeps the mode".into(),
@@ -268,6 +271,16 @@ fn settings_lines(form: &crate::settings::Form, cols: usize, theme: Theme) -> Ve
             ])
         })
         .collect();
+    lines.push(agents_line(form, theme));
+    // What the numbers count (`subagents.setting.hint`, or `short` where a line has no room).
+    let hint = lembas_core::agents_setting_text("hint");
+    let hint = if hint.chars().count() + 2 <= cols { hint } else { lembas_core::agents_setting_text("short") };
+    lines.extend(rows::lines(hang(
+        &[Span::raw("  ")],
+        &[Span::raw("  ")],
+        vec![Span::styled(hint.to_owned(), dim)],
+        cols,
+    )));
     lines.extend(rows::lines(hang(
         &[],
         &[],
@@ -275,6 +288,30 @@ fn settings_lines(form: &crate::settings::Form, cols: usize, theme: Theme) -> Ve
         cols,
     )));
     lines
+}
+
+/// The Subagents row: Min and Max on one line, the handle the arrows move marked.
+fn agents_line(form: &crate::settings::Form, theme: Theme) -> Line<'static> {
+    let range = &form.agents;
+    let here = form.on_agents();
+    let marked = |handle: usize| {
+        if here && range.handle == handle {
+            Style::default().add_modifier(Modifier::REVERSED)
+        } else {
+            Style::default()
+        }
+    };
+    let changed = if (range.min, range.max) != range.was { " (changed)" } else { "" };
+    Line::from(vec![
+        Span::raw(if here { "▸ " } else { "  " }),
+        Span::raw(format!("{:<15}", lembas_core::agents_setting_text("label"))),
+        Span::raw(format!("{} ", lembas_core::agents_setting_text("min"))),
+        Span::styled(format!("‹ {} ›", range.min), marked(0)),
+        Span::raw(format!("  {} ", lembas_core::agents_setting_text("max"))),
+        Span::styled(format!("‹ {} ›", range.max), marked(1)),
+        Span::raw(format!("  of 1–{}", range.cap)),
+        Span::styled(changed.to_owned(), theme.fg(Color::DarkGray)),
+    ])
 }
 
 /// A diff (or a new file's content) as coloured rows: added lines green, removed red.

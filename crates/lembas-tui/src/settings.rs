@@ -1,6 +1,7 @@
 //! `/settings`: a form of the settings a person changes most — mode, model, effort,
-//! notifications, when compaction starts — kept in `config.toml` (its comments and other keys
-//! left as they were) and applied to the session at once.
+//! notifications, when compaction starts, how many agents the team may have — kept in
+//! `config.toml` (its comments and other keys left as they were) and applied to the session at
+//! once.
 
 use crossterm::event::{KeyCode, KeyEvent};
 use lembas_core::{Mode, ModelInfo};
@@ -16,6 +17,31 @@ pub enum Change {
     Effort(Option<String>),
     Notify(bool),
     CompactAt(f64),
+    /// The team's size: Min and Max, the main agent included.
+    Agents(u32, u32),
+}
+
+/// The Subagents row (`subagents.md` §4): one range from 1 to the cap with two handles, Min and
+/// Max, each moved on its own — Min never past Max.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Range {
+    pub min: u32,
+    pub max: u32,
+    pub cap: u32,
+    /// The handle the arrows move: 0 Min, 1 Max.
+    pub handle: usize,
+    pub was: (u32, u32),
+}
+
+impl Range {
+    fn step(&mut self, by: i64) {
+        let moved = |v: u32, lo: u32, hi: u32| (i64::from(v) + by).clamp(i64::from(lo), i64::from(hi)) as u32;
+        if self.handle == 0 {
+            self.min = moved(self.min, 1, self.max);
+        } else {
+            self.max = moved(self.max, self.min, self.cap);
+        }
+    }
 }
 
 /// A row of the form: its choices, the one chosen, and the one it had when the form opened.
@@ -31,7 +57,9 @@ pub struct Row {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Form {
     pub rows: Vec<Row>,
-    /// The row the arrows change.
+    /// The Subagents range, the last row.
+    pub agents: Range,
+    /// The row the arrows change (`rows.len()`: the Subagents row).
     pub at: usize,
 }
 
@@ -77,12 +105,21 @@ impl Form {
                 row("Notifications", vec!["on".into(), "off".into()], if app.notify { "on" } else { "off" }),
                 row("Compaction at", shares, &format!("{}%", (app.compact_at * 20.0).round() as u32 * 5)),
             ],
+            agents: Range {
+                min: app.agents.0,
+                max: app.agents.1,
+                cap: lembas_core::agents_cap(),
+                handle: 0,
+                was: app.agents,
+            },
             at: 0,
         }
     }
 
     /// What was changed.
     pub fn changes(&self) -> Vec<Change> {
+        let agents = &self.agents;
+        let range = ((agents.min, agents.max) != agents.was).then_some(Change::Agents(agents.min, agents.max));
         self.rows
             .iter()
             .filter(|r| r.chosen != r.was)
@@ -96,10 +133,24 @@ impl Form {
                     _ => Change::CompactAt(value.trim_end_matches('%').parse::<f64>().ok()? / 100.0),
                 })
             })
+            .chain(range)
             .collect()
     }
 
+    /// How many rows the form has, the Subagents row included.
+    pub fn len(&self) -> usize {
+        self.rows.len() + 1
+    }
+
+    /// Whether the Subagents row is the one the arrows change.
+    pub fn on_agents(&self) -> bool {
+        self.at == self.rows.len()
+    }
+
     fn step(&mut self, by: isize, models: &[ModelInfo]) {
+        if self.on_agents() {
+            return self.agents.step(by as i64);
+        }
         let Some(row) = self.rows.get_mut(self.at) else { return };
         let count = row.choices.len() as isize;
         if count == 0 {
@@ -129,8 +180,14 @@ impl App {
         let models = self.models.clone();
         let Some(Card::Settings(form)) = self.card.as_mut() else { return None };
         match key.code {
-            KeyCode::Up => form.at = form.at.checked_sub(1).unwrap_or(form.rows.len() - 1),
-            KeyCode::Down | KeyCode::Tab => form.at = (form.at + 1) % form.rows.len(),
+            KeyCode::Up => form.at = form.at.checked_sub(1).unwrap_or(form.len() - 1),
+            // On the Subagents row Tab goes from Min to Max first.
+            KeyCode::Tab if form.on_agents() && form.agents.handle == 0 => form.agents.handle = 1,
+            KeyCode::BackTab if form.on_agents() && form.agents.handle == 1 => form.agents.handle = 0,
+            KeyCode::Down | KeyCode::Tab => {
+                form.at = (form.at + 1) % form.len();
+                form.agents.handle = 0;
+            }
             KeyCode::Left => form.step(-1, &models),
             KeyCode::Right | KeyCode::Char(' ') => form.step(1, &models),
             KeyCode::Esc => {
@@ -186,5 +243,23 @@ mod tests {
             form.changes(),
             [Change::Mode(Mode::Edit), Change::Model("n".into()), Change::Effort(None), Change::CompactAt(0.8)]
         );
+    }
+
+    #[test]
+    fn the_subagents_range_moves_each_handle_and_min_never_passes_max() {
+        let mut app = App::new("m", Mode::Manual, None, 1000);
+        app.agents = (2, 3);
+        let mut form = Form::of(&app);
+        form.at = form.rows.len();
+        form.step(5, &[]);
+        assert_eq!((form.agents.min, form.agents.max), (3, 3), "Min stops at Max");
+        form.agents.handle = 1;
+        form.step(-5, &[]);
+        assert_eq!(form.agents.max, 3, "Max stops at Min");
+        form.step(100, &[]);
+        assert_eq!(form.agents.max, lembas_core::agents_cap(), "and at the cap");
+        form.agents.handle = 0;
+        form.step(-100, &[]);
+        assert_eq!(form.changes(), [Change::Agents(1, lembas_core::agents_cap())]);
     }
 }

@@ -55,6 +55,9 @@ pub async fn tui(args: crate::cli::UiArgs) -> Result<u8, Failure> {
     let mut app = lembas_tui::App::new(model.display_name(), mode, effort.clone(), window);
     app.models = login.models.clone();
     app.compact_at = config.compact_at();
+    if let Some(agents) = config.agents {
+        app.agents = (agents.min, agents.max);
+    }
     app.notify = config.notify.unwrap_or(true);
     app.files = lembas_tools::project_files(&canonical, 50_000);
     app.root = Some(canonical.clone());
@@ -112,6 +115,7 @@ fn save_settings(home: lembas_config::Home) -> lembas_tui::SaveSettings {
                 Change::Effort(level) => Setting::Effort(level.clone()),
                 Change::Notify(on) => Setting::Notify(*on),
                 Change::CompactAt(share) => Setting::CompactAt(*share),
+                Change::Agents(min, max) => Setting::Agents { min: *min, max: *max },
             })
             .collect();
         lembas_config::save_settings(&home, &settings)

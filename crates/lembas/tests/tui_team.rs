@@ -50,6 +50,9 @@ async fn the_person_watches_the_tree_and_stops_a_subagent() {
     let after = tmux.wait_for("parser (s1) — reads the notes · stopped").await;
     assert!(after.contains("Ended:"), "{after}");
 
+    // A smaller team from now on: said on the next message, with the stop.
+    tmux.send(&["-l", "/team size 1 3"]);
+    tmux.send(&["Enter"]);
     tmux.send(&["-l", "carry on"]);
     tmux.send(&["Enter"]);
     tmux.wait_for("Understood: parser is gone.").await;
@@ -61,6 +64,7 @@ async fn the_person_watches_the_tree_and_stops_a_subagent() {
         .unwrap()
         .to_owned();
     assert!(said.contains("The person stopped parser; they have left the team."), "{said}");
+    assert!(said.contains("The team may have 1 to 3 agents, you included."), "{said}");
     tmux.send(&["C-c"]);
     tmux.send(&["C-c"]);
     tmux.wait_for("LEMBAS-EXITED-0").await;
