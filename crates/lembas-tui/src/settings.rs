@@ -138,7 +138,7 @@ impl Form {
     }
 
     /// How many rows the form has, the Subagents row included.
-    pub fn len(&self) -> usize {
+    pub fn row_count(&self) -> usize {
         self.rows.len() + 1
     }
 
@@ -180,12 +180,12 @@ impl App {
         let models = self.models.clone();
         let Some(Card::Settings(form)) = self.card.as_mut() else { return None };
         match key.code {
-            KeyCode::Up => form.at = form.at.checked_sub(1).unwrap_or(form.len() - 1),
+            KeyCode::Up => form.at = form.at.checked_sub(1).unwrap_or(form.row_count() - 1),
             // On the Subagents row Tab goes from Min to Max first.
             KeyCode::Tab if form.on_agents() && form.agents.handle == 0 => form.agents.handle = 1,
             KeyCode::BackTab if form.on_agents() && form.agents.handle == 1 => form.agents.handle = 0,
             KeyCode::Down | KeyCode::Tab => {
-                form.at = (form.at + 1) % form.len();
+                form.at = (form.at + 1) % form.row_count();
                 form.agents.handle = 0;
             }
             KeyCode::Left => form.step(-1, &models),
