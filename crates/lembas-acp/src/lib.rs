@@ -424,8 +424,12 @@ impl Server {
         }
         let mode = cfg.mode;
         let said = chosen(&cfg);
-        let choice =
-            options::Choice { models: cfg.models.clone(), model: cfg.model.clone(), effort: cfg.effort.clone() };
+        let choice = options::Choice {
+            models: cfg.models.clone(),
+            model: cfg.model.clone(),
+            effort: cfg.effort.clone(),
+            agents: cfg.agents,
+        };
         let offered = choice.options();
         let start = match resume {
             Some(id) => Start::Resume(id.to_owned()),
@@ -608,6 +612,11 @@ pub async fn serve(
                             Command::SetEffort { level } => {
                                 let model = choice.model.id.clone();
                                 choice.changed(&model, level.as_deref());
+                            }
+                            // No event answers a size: the slot keeps it from here.
+                            Command::SetAgents { min, max } => {
+                                choice.agents = (*min, *max);
+                                slot.choice.lock().expect("choice").agents = (*min, *max);
                             }
                             _ => {}
                         }

@@ -1,6 +1,8 @@
-//! The model and the effort level as ACP session configuration options: offered when a session
-//! opens, set with `session/set_config_option` (during a turn they take effect at its next step,
-//! as from any front end), and sent again whenever the session's model or effort changes.
+//! The model, the effort level and the team's size as ACP session configuration options: offered
+//! when a session opens, set with `session/set_config_option` (during a turn they take effect at
+//! its next step, as from any front end), and sent again whenever the session's model or effort
+//! changes. The size is two selects, Min and Max (`subagents.setting`), each moved on its own; a
+//! pair outside the bounds is refused with them, never clamped.
 
 use agent_client_protocol::v1::schema::{
     SessionConfigOption, SessionConfigOptionCategory, SessionConfigOptionValue, SessionConfigSelectOption,
@@ -15,6 +17,8 @@ pub(crate) struct Choice {
     pub model: ModelInfo,
     /// `None`: the model's start level.
     pub effort: Option<String>,
+    /// The team's size setting: Min and Max, the main agent included.
+    pub agents: (u32, u32),
 }
 
 impl Choice {
@@ -39,6 +43,17 @@ impl Choice {
             options.push(
                 SessionConfigOption::select("effort", "Effort", current, choices)
                     .category(SessionConfigOptionCategory::ThoughtLevel),
+            );
+        }
+        let numbers: Vec<SessionConfigSelectOption> = (1..=lembas_core::agents_cap())
+            .map(|n| SessionConfigSelectOption::new(n.to_string(), n.to_string()))
+            .collect();
+        let label = lembas_core::agents_setting_text("label");
+        for (id, key, value) in [("agents_min", "min", self.agents.0), ("agents_max", "max", self.agents.1)] {
+            let name = format!("{label}: {}", lembas_core::agents_setting_text(key));
+            options.push(
+                SessionConfigOption::select(id, name, value.to_string(), numbers.clone())
+                    .description(lembas_core::agents_setting_text("hint")),
             );
         }
         options
@@ -66,7 +81,13 @@ pub(crate) fn command(choice: &Choice, option: &str, value: &SessionConfigOption
         "model" => Err(format!("no model {value}")),
         "effort" if choice.model.levels().contains(&value) => Ok(Command::SetEffort { level: Some(value) }),
         "effort" => Err(format!("{} has no effort level {value}", choice.model.id)),
-        other => Err(format!("no option {other}: the options are model and effort")),
+        "agents_min" | "agents_max" => {
+            let n: u32 = value.parse().map_err(|_| format!("{value} is not a number of agents"))?;
+            let (min, max) = if option == "agents_min" { (n, choice.agents.1) } else { (choice.agents.0, n) };
+            lembas_core::check_agents(min, max)?;
+            Ok(Command::SetAgents { min, max })
+        }
+        other => Err(format!("no option {other}: the options are model, effort, agents_min and agents_max")),
     }
 }
 
@@ -88,9 +109,15 @@ mod tests {
             models: vec![model("small", &[]), model("big", &["low", "high"])],
             model: model("small", &[]),
             effort: None,
+            agents: (1, 4),
         };
         let options = serde_json::to_value(choice.options()).unwrap();
-        assert_eq!(options.as_array().unwrap().len(), 1, "no levels, no effort option: {options}");
+        assert_eq!(options.as_array().unwrap().len(), 3, "no levels, no effort option: {options}");
+        assert_eq!((options[1]["id"].as_str(), options[1]["currentValue"].as_str()), (Some("agents_min"), Some("1")));
+        let pick = |v: &str| SessionConfigOptionValue::value_id(v.to_owned());
+        assert_eq!(command(&choice, "agents_max", &pick("6")), Ok(Command::SetAgents { min: 1, max: 6 }));
+        // Min past Max is refused with the bounds, not clamped.
+        assert!(command(&choice, "agents_min", &pick("5")).unwrap_err().contains("1 ≤ min ≤ max ≤ 32"));
         assert_eq!(options[0]["currentValue"], "small");
         assert_eq!(options[0]["options"].as_array().unwrap().len(), 2);
         let pick = |v: &str| SessionConfigOptionValue::value_id(v.to_owned());
@@ -102,6 +129,9 @@ mod tests {
             (options[0]["currentValue"].as_str(), options[1]["currentValue"].as_str()),
             (Some("big"), Some("high"))
         );
+        choice.agents = (2, 3);
+        let options = serde_json::to_value(choice.options()).unwrap();
+        assert_eq!(options[3]["currentValue"], "3");
         assert_eq!(command(&choice, "effort", &pick("low")), Ok(Command::SetEffort { level: Some("low".into()) }));
         assert!(command(&choice, "effort", &pick("extreme")).is_err());
         assert!(command(&choice, "colour", &pick("red")).is_err());
