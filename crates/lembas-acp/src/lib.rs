@@ -161,11 +161,18 @@ async fn request_permission(cx: &ConnectionTo<Client>, session_id: &str, request
         ));
     }
     options.push(PermissionOption::new("reject", "Reject", PermissionOptionKind::RejectOnce));
-    let asked = RequestPermissionRequest::new(
+    let mut asked = RequestPermissionRequest::new(
         session_id.to_owned(),
         ToolCallUpdate::new(request.call_id, ToolCallUpdateFields::new().title(title)),
         options,
     );
+    // A team subagent's call nobody in the tree could allow: which one (`acp.md`, capability
+    // `tree`); an editor that does not know it reads the title.
+    if let Some(subagent) = &request.subagent {
+        let mut meta = serde_json::Map::new();
+        meta.insert("lembas".into(), serde_json::json!({ "subagent": subagent }));
+        asked = asked.meta(meta);
+    }
     match cx.send_request(asked).block_task().await {
         Ok(answer) => match answer.outcome {
             RequestPermissionOutcome::Selected(selected) => match &*selected.option_id.0 {

@@ -30,6 +30,9 @@ use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 /// their own by its title.
 static PERMISSION_ASKS: Mutex<Vec<(String, String)>> = Mutex::new(Vec::new());
 
+/// The `_meta` of every permission request any test's client got, by the call it was for.
+static PERMISSION_META: Mutex<Vec<(String, serde_json::Value)>> = Mutex::new(Vec::new());
+
 /// Every `_lembas/event` notification's params any test's client got (filter by session).
 static LEMBAS_EVENTS: Mutex<Vec<serde_json::Value>> = Mutex::new(Vec::new());
 
@@ -119,6 +122,10 @@ where
         .on_receive_request(
             async move |request: RequestPermissionRequest, responder, _cx| {
                 *asked2.lock().unwrap() += 1;
+                PERMISSION_META.lock().unwrap().push((
+                    request.tool_call.fields.title.clone().unwrap_or_default(),
+                    serde_json::to_value(&request.meta).unwrap_or_default(),
+                ));
                 PERMISSION_ASKS.lock().unwrap().push((
                     request.tool_call.tool_call_id.0.to_string(),
                     request.tool_call.fields.title.clone().unwrap_or_default(),
@@ -684,6 +691,51 @@ async fn a_client_of_lembas_protocol_sees_the_team_tree() {
         }
         assert!(states.first().is_some_and(|s| s == "working"), "{states:?}");
         assert_eq!(states.last().map(String::as_str), Some("finished"), "{states:?}");
+        Ok(())
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_subagents_call_nobody_in_the_tree_may_allow_is_put_to_the_editor_naming_it() {
+    let server = FakeServer::start(vec![
+        Scripted::tool_call(
+            "team_add",
+            json!({"name": "builder", "role": "runs the build", "task": "Run the build.", "goal": "a build"}),
+        ),
+        Scripted::text("builder is on it."),
+        Scripted::text("builder reported."),
+    ])
+    .await;
+    server.route(
+        "You are \"builder\" (s1)",
+        vec![Scripted::tool_call("bash", json!({"command": "make built-by-builder"})), Scripted::text("Built.")],
+    );
+    let (_dir, root) = project();
+    let root2 = root.clone();
+    // An all-Edit tree: a command is the person's to allow, for the subagent as for the main agent.
+    with_client(template(&server, Mode::Edit), true, async move |cx, _seen, _asked| {
+        cx.send_request(InitializeRequest::new(ProtocolVersion::V1)).block_task().await?;
+        let session = cx.send_request(NewSessionRequest::new(root2.clone())).block_task().await?;
+        cx.send_request(PromptRequest::new(session.session_id.clone(), text("build it with a helper")))
+            .block_task()
+            .await?;
+        let mut found = None;
+        for _ in 0..100 {
+            found = PERMISSION_META
+                .lock()
+                .unwrap()
+                .iter()
+                .find(|(title, _)| title.contains("make built-by-builder"))
+                .map(|(title, meta)| (title.clone(), meta.clone()));
+            if found.is_some() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let (title, meta) = found.expect("the subagent's command was put to the editor");
+        assert!(title.starts_with("builder (runs the build): bash"), "{title}");
+        assert_eq!(meta["lembas"]["subagent"], json!({"id": "s1", "name": "builder", "position": "runs the build"}));
         Ok(())
     })
     .await;

@@ -175,6 +175,7 @@ impl Session {
                     once_only: confirm,
                     preview,
                     session_allows: (!confirm).then(|| crate::preview::session_scope(&grants)),
+                    subagent: None,
                 };
                 let mut phases = Phases::new(self.events.clone());
                 phases.set(Phase::WaitingForPerson {

@@ -100,6 +100,7 @@ impl CommandRunner {
             once_only: true,
             preview: Some(command.to_owned()),
             session_allows: None,
+            subagent: None,
         };
         match self.approver.ask(request).await {
             Approval::Deny { feedback } => {

@@ -51,6 +51,8 @@ pub(crate) struct SubagentOf {
 /// They are asked under the parent's `task` call, the one call of it a client knows.
 pub(crate) struct OnBehalf {
     inner: Arc<dyn Approver>,
+    /// A team subagent's id, name and position, for a client that names it.
+    subagent: Option<lembas_protocol::SubagentRef>,
     label: String,
     task_call: String,
     /// It works on after the turn that started it: cancelling a later turn leaves its cards.
@@ -58,8 +60,13 @@ pub(crate) struct OnBehalf {
 }
 
 impl OnBehalf {
-    pub(crate) fn new(inner: Arc<dyn Approver>, label: String, task_call: String, background: bool) -> OnBehalf {
-        OnBehalf { inner, label, task_call, background }
+    pub(crate) fn new(
+        inner: Arc<dyn Approver>,
+        label: String,
+        task_call: String,
+        subagent: Option<lembas_protocol::SubagentRef>,
+    ) -> OnBehalf {
+        OnBehalf { inner, label, task_call, background: true, subagent }
     }
 }
 
@@ -74,6 +81,7 @@ impl Approver for OnBehalf {
     ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Approval> + Send + '_>> {
         request.agent = Some(self.label.clone());
         request.call_id = self.task_call.clone();
+        request.subagent = self.subagent.clone();
         if self.background { self.inner.ask_in_background(request) } else { self.inner.ask(request) }
     }
 
@@ -156,6 +164,7 @@ impl Session {
         cfg.mode = self.state.mode;
         cfg.max_steps = loop_spec().steps.subagent_max;
         cfg.approver = Arc::new(OnBehalf {
+            subagent: None,
             inner: self.cfg.approver.clone(),
             label: label.clone(),
             task_call: call_id.to_owned(),

@@ -27,6 +27,17 @@ pub struct ApprovalRequest {
     /// `webfetch` call); `None` when only "once" can be given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_allows: Option<String>,
+    /// A team subagent's call nobody in the tree could allow (`subagents.md` §7): which one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subagent: Option<SubagentRef>,
+}
+
+/// A subagent of the team as an approval names it: its id, name and position.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SubagentRef {
+    pub id: String,
+    pub name: String,
+    pub position: String,
 }
 
 /// The person's answer to an approval or a plan.

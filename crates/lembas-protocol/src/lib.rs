@@ -10,7 +10,7 @@ mod stored;
 pub mod tools;
 mod usage;
 
-pub use ask::{Answer, Approval, ApprovalRequest, Ask, PlanVerdict, Question, Reply};
+pub use ask::{Answer, Approval, ApprovalRequest, Ask, PlanVerdict, Question, Reply, SubagentRef};
 pub use command::{Attachment, Command};
 pub use event::{ContextShare, DoneReason, Event, FileDiff, ServerState, ServerStatus, TurnUsage};
 pub use lembas_models::ModelInfo;

@@ -97,6 +97,7 @@ fn edit_request(preview: &str) -> ApprovalRequest {
         reaches: vec!["/p/src/lib.rs".into()],
         preview: Some(format!("src/lib.rs\n{preview}")),
         session_allows: Some("every edit call".into()),
+        subagent: None,
         ..Default::default()
     }
 }
@@ -129,6 +130,7 @@ fn a_long_command_is_shown_whole_at_80_columns_and_can_be_corrected() {
         title: "for f in alpha beta…".into(),
         preview: Some(command.into()),
         session_allows: Some("commands matching `echo *`".into()),
+        subagent: None,
         ..Default::default()
     });
     let shown = screen(&app, 80, 24);

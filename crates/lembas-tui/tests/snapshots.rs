@@ -181,6 +181,7 @@ fn request(tool: &str, title: &str, preview: Option<&str>, once_only: bool) -> A
         session_allows: (!once_only).then(|| {
             if tool == "bash" { "commands matching `make *`".to_owned() } else { format!("every {tool} call") }
         }),
+        subagent: None,
     }
 }
 

@@ -45,7 +45,12 @@ impl Session {
         cfg.mode = agent.mode;
         cfg.max_steps = loop_spec().steps.subagent_max;
         let label = format!("{} ({})", agent.name, agent.role);
-        cfg.approver = Arc::new(OnBehalf::new(self.cfg.approver.clone(), label, call_id.to_owned(), true));
+        let named = lembas_protocol::SubagentRef {
+            id: agent.id.clone(),
+            name: agent.name.clone(),
+            position: agent.role.clone(),
+        };
+        cfg.approver = Arc::new(OnBehalf::new(self.cfg.approver.clone(), label, call_id.to_owned(), Some(named)));
         cfg.rules = self.judge.rules.clone();
         let read_only = if agent.explore {
             "\n\nYou explore: you have tools to read and search, and none to change anything or run commands."
