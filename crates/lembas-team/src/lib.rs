@@ -148,6 +148,8 @@ pub struct Agent {
     /// Its place in the queue for a slot while it waits.
     #[serde(skip)]
     pub waiting_since: Option<u64>,
+    /// The stored session its conversation is kept in (a subagent's), for its transcript.
+    pub session: Option<String>,
 }
 
 /// What a model can serve at once (`models/schema.json` `capacity`).
@@ -215,6 +217,7 @@ impl Team {
             ended_at: None,
             grants: Vec::new(),
             waiting_since: None,
+            session: None,
         };
         Team {
             min,
@@ -355,6 +358,9 @@ impl Team {
                 "model": a.model, "mode": a.mode, "request": a.request, "manager": self.is_manager(&a.id),
                 "context": { "used": a.context.0, "window": a.context.1 },
                 "findings": a.findings.len(),
+                // Beside the spec's fields: what a front end shows without asking again.
+                "found": a.findings,
+                "session": a.session,
                 "messages": self.room.iter().filter(|m| m.from_id == a.id || m.recipients.contains(&a.id)).count(),
             });
             if a.id != LEAD {

@@ -133,6 +133,7 @@ impl Team {
             ended_at: None,
             grants: Vec::new(),
             waiting_since: None,
+            session: None,
         });
         self.want_slot(&id);
         let agent = self.agent(&id).expect("just added");
@@ -240,6 +241,7 @@ impl Team {
         agent.grants = Vec::new();
         agent.waiting_since = None;
         agent.moved_from = None;
+        agent.session = None;
         self.agents.push(agent);
         for moved in self.agents.iter_mut() {
             if !moved.state.ended()

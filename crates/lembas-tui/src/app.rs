@@ -75,6 +75,11 @@ pub enum Action {
     SetAgents(u32, u32),
     /// The person stops a subagent, by name.
     StopSubagent(String),
+    /// A team subagent's transcript, read-only: its name, and its stored session.
+    Transcript {
+        name: String,
+        session: String,
+    },
 }
 
 /// A card waiting for the person: an approval, or a switch to a looser mode.

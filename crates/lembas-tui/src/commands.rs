@@ -11,7 +11,7 @@ pub const COMMANDS: [(&str, &str, &str); 21] = [
     ("mode", "[manual|edit|auto|plan]", "how much is asked before acting (a list without one)"),
     ("model", "[NAME]", "another of the login's models (a list without one)"),
     ("effort", "[LEVEL]", "how hard the model thinks (a list without one)"),
-    ("context", "", "what fills the context window"),
+    ("context", "[NAME]", "what fills the context window (a subagent's: by name)"),
     ("usage", "", "the tokens used"),
     ("compact", "", "summarise the conversation to make room"),
     ("undo", "", "take the last turn back, and the files it changed"),
@@ -22,7 +22,7 @@ pub const COMMANDS: [(&str, &str, &str); 21] = [
     ("resume", "[N|ID]", "go back to a stored session (a list without one)"),
     ("new", "", "start a new session"),
     ("subagents", "[N]", "this session's subagents, or one's transcript"),
-    ("team", "[size MIN MAX|stop NAME]", "the team's tree; its size; stop a subagent"),
+    ("team", "[size|stop|open|findings]", "the team's tree; its size; stop, read or see a subagent's findings"),
     ("mcp", "", "where the MCP servers stand"),
     ("settings", "", "change and keep settings in config.toml"),
     ("clear", "", "forget what is waiting to be written above"),
@@ -87,6 +87,10 @@ impl App {
                 "undo" => Some(Action::Undo),
                 "mcp" => Some(Action::Mcp),
                 "team" => self.team_command(arg),
+                "context" if !arg.is_empty() => {
+                    self.agent_context(arg);
+                    None
+                }
                 "context" => {
                     self.finished.push(Block::Notice(self.context_report()));
                     None

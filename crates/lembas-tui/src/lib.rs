@@ -393,6 +393,10 @@ pub async fn run(
                     app.show_sessions(listed(&host, words.as_deref(), project));
                     None
                 }
+                Some(Action::Transcript { name, session }) => {
+                    app.show_transcript(&name, host.transcript(&session).map_err(|e| e.to_string()));
+                    None
+                }
                 Some(Action::Subagents(pick)) => {
                     let children = host.subagents(&app.session_id).map_err(|e| e.to_string());
                     app.show_subagents(children, pick, |id| host.transcript(id).map_err(|e| e.to_string()));

@@ -47,6 +47,20 @@ impl App {
     }
 }
 
+impl App {
+    /// A team subagent's transcript (`/team open NAME`), read-only: what it has done so far.
+    pub fn show_transcript(&mut self, name: &str, events: Result<Vec<Event>, String>) {
+        match events {
+            Ok(events) => {
+                self.finished.push(Block::Notice(format!("── subagent \"{name}\", read-only ──")));
+                self.finished.extend(transcript_blocks(&events));
+                self.finished.push(Block::Notice(format!("── end of \"{name}\" so far ──")));
+            }
+            Err(e) => self.finished.push(Block::Error(e)),
+        }
+    }
+}
+
 /// A stored conversation as blocks, drawn as any replayed conversation is: the same events
 /// through the same state, so a subagent's transcript looks as a resumed session does.
 fn transcript_blocks(events: &[Event]) -> Vec<Block> {

@@ -1,5 +1,6 @@
 //! `/team`: the tree of the session's subagents as the engine last said it (`subagents.md` §12),
-//! `/team size MIN MAX` and `/team stop NAME`.
+//! `/team size MIN MAX`, `/team stop NAME`, `/team open NAME` (its transcript, read-only, live
+//! or ended), `/team findings NAME`, and `/context NAME`.
 
 use serde_json::Value;
 
@@ -67,6 +68,26 @@ impl App {
         lines.join("\n")
     }
 
+    /// The agent called `name` (the latest to hold it, ended ones included).
+    fn team_agent(&self, name: &str) -> Option<Value> {
+        let tree = self.team.as_ref()?;
+        let all = tree["agents"].as_array().into_iter().flatten().chain(tree["ended"].as_array().into_iter().flatten());
+        all.filter(|a| a["name"] == name || a["id"] == name).max_by_key(|a| a["id"].as_str().map(id_number)).cloned()
+    }
+
+    /// `/context NAME`: how full a subagent's context is.
+    pub(crate) fn agent_context(&mut self, name: &str) {
+        let Some(agent) = self.team_agent(name) else {
+            return self.finished.push(Block::Error(format!("No subagent called {name}: /team shows the tree.")));
+        };
+        let used = agent["context"]["used"].as_u64().unwrap_or(0);
+        let line = match agent["context"]["window"].as_u64().filter(|w| *w > 0) {
+            Some(w) => format!("{name}: {used} of {w} tokens in its context ({}%).", used * 100 / w),
+            None => format!("{name}: {used} tokens in its context; its model's window is not known."),
+        };
+        self.finished.push(Block::Notice(line));
+    }
+
     /// Subagents of the team working now (or waiting for a slot); the main agent aside.
     pub fn team_working(&self) -> Option<(u64, u64, usize)> {
         let tree = self.team.as_ref()?;
@@ -99,6 +120,39 @@ impl App {
                     }
                 }
             }
+            Some(which @ ("open" | "findings")) => {
+                let Some(name) = words.next() else {
+                    self.finished
+                        .push(Block::Error(format!("/team {which} NAME: the subagent's name, as /team shows it.")));
+                    return None;
+                };
+                let Some(agent) = self.team_agent(name) else {
+                    self.finished.push(Block::Error(format!("No subagent called {name}: /team shows the tree.")));
+                    return None;
+                };
+                if which == "findings" {
+                    let found: Vec<String> = agent["found"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .enumerate()
+                        .map(|(i, f)| format!("{}. {}", i + 1, f.as_str().unwrap_or_default()))
+                        .collect();
+                    let body = if found.is_empty() { "(no findings)".to_owned() } else { found.join("\n") };
+                    self.finished.push(Block::Notice(format!(
+                        "Findings of {name} ({}):\n{body}",
+                        agent["id"].as_str().unwrap_or_default()
+                    )));
+                    return None;
+                }
+                match agent["session"].as_str() {
+                    Some(session) => Some(Action::Transcript { name: name.to_owned(), session: session.to_owned() }),
+                    None => {
+                        self.finished.push(Block::Error(format!("{name} has no transcript yet.")));
+                        None
+                    }
+                }
+            }
             Some("stop") => match words.next() {
                 Some(name) => Some(Action::StopSubagent(name.to_owned())),
                 None => {
@@ -107,10 +161,16 @@ impl App {
                 }
             },
             Some(other) => {
-                self.finished
-                    .push(Block::Error(format!("/team {other}: use /team, /team size MIN MAX or /team stop NAME.")));
+                self.finished.push(Block::Error(format!(
+                    "/team {other}: use /team, /team size MIN MAX, /team stop NAME, /team open NAME or /team findings NAME."
+                )));
                 None
             }
         }
     }
+}
+
+/// `s12` → 12, to tell a name's latest holder.
+fn id_number(id: &str) -> u64 {
+    id.trim_start_matches(|c: char| !c.is_ascii_digit()).parse().unwrap_or(0)
 }

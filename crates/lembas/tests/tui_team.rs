@@ -42,6 +42,18 @@ async fn the_person_watches_the_tree_and_stops_a_subagent() {
     assert!(tree.contains("Team: 2 of 4 agents"), "{tree}");
     assert!(tree.contains("lead — the main agent · idle"), "{tree}");
 
+    // Its transcript so far, read-only; its findings; its context.
+    tmux.send(&["-l", "/team open parser"]);
+    tmux.send(&["Enter"]);
+    let open = tmux.wait_for("── end of \"parser\" so far ──").await;
+    assert!(open.contains("── subagent \"parser\", read-only ──") && open.contains("Read notes.txt slowly."), "{open}");
+    tmux.send(&["-l", "/team findings parser"]);
+    tmux.send(&["Enter"]);
+    tmux.wait_for("Findings of parser (s1):").await;
+    tmux.send(&["-l", "/context parser"]);
+    tmux.send(&["Enter"]);
+    tmux.wait_for("parser: 0 tokens in its context").await;
+
     tmux.send(&["-l", "/team stop parser"]);
     tmux.send(&["Enter"]);
     tmux.wait_for("agents 1/4").await;

@@ -87,6 +87,9 @@ impl Session {
         };
         let (sender, events) = unbounded_channel();
         let child = Session::create(cfg, self.ws.clone(), sender, Some(of)).map_err(|e| e.to_string())?;
+        if let Some(agent) = hub.team().agent_mut(id) {
+            agent.session = Some(child.id.clone());
+        }
         let member = Member {
             changes: child.changes.clone(),
             inbox: child.steer_handle(),
