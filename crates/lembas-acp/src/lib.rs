@@ -14,6 +14,7 @@
 mod commands;
 mod options;
 mod prompt;
+mod team;
 mod updates;
 
 use std::collections::{HashMap, VecDeque};
@@ -476,7 +477,8 @@ pub async fn serve(
         client_fs: Mutex::new((false, false)),
         lembas_client: std::sync::atomic::AtomicBool::new(false),
     });
-    let (s1, s2, s3, s4, s5, s6, s7) = (
+    let (s1, s2, s3, s4, s5, s6, s7, s8) = (
+        server.clone(),
         server.clone(),
         server.clone(),
         server.clone(),
@@ -503,10 +505,13 @@ pub async fn serve(
                 } else {
                     request.protocol_version
                 };
-                // For a LLeMbas client: the link protocol, no `_lembas/*` capabilities yet, and
+                // For a LLeMbas client: the link protocol, the subagent tree (`tree`), and
                 // no limits on `serve --stdio` (acp.md). A plain editor ignores it.
                 let mut meta = serde_json::Map::new();
-                meta.insert("lembas".into(), serde_json::json!({ "protocol": 3, "capabilities": [], "limits": null }));
+                meta.insert(
+                    "lembas".into(),
+                    serde_json::json!({ "protocol": 3, "capabilities": ["tree"], "limits": null }),
+                );
                 responder.respond(
                     InitializeResponse::new(version)
                         .agent_capabilities(capabilities)
@@ -632,6 +637,18 @@ pub async fn serve(
                     }
                     Err(e) => responder.respond_with_error(invalid(&e)),
                 }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        // lembas' own methods (`acp.md`): last, since an untyped request matches any method.
+        .on_receive_request(
+            async move |request: agent_client_protocol::UntypedMessage, responder, _cx| match team::answer(
+                &s8,
+                &request.method,
+                &request.params,
+            ) {
+                Ok(result) => responder.respond(result),
+                Err(e) => responder.respond_with_error(e),
             },
             agent_client_protocol::on_receive_request!(),
         )

@@ -691,6 +691,23 @@ async fn a_client_of_lembas_protocol_sees_the_team_tree() {
         }
         assert!(states.first().is_some_and(|s| s == "working"), "{states:?}");
         assert_eq!(states.last().map(String::as_str), Some("finished"), "{states:?}");
+
+        // On request: the tree and the whole room, a subagent's transcript and findings, a stop.
+        let ask = |method: &str, params: serde_json::Value| {
+            cx.send_request(agent_client_protocol::UntypedMessage::new(method, params).unwrap()).block_task()
+        };
+        let team = ask("_lembas/team", json!({"sessionId": id})).await?;
+        assert_eq!(team["tree"]["agents"][1]["name"], "scout", "{team}");
+        assert_eq!(team["room"][0]["kind"], "report", "{team}");
+        assert_eq!(team["room"][0]["text"], "One file: notes.txt.", "{team}");
+        let transcript = ask("_lembas/team/transcript", json!({"sessionId": id, "id": "s1"})).await?;
+        assert_eq!(transcript["state"], "finished");
+        assert!(transcript["events"].to_string().contains("List the project."), "{transcript}");
+        let findings = ask("_lembas/team/findings", json!({"sessionId": id, "id": "s1"})).await?;
+        assert_eq!(findings, json!({"id": "s1", "findings": []}));
+        assert!(ask("_lembas/team/findings", json!({"sessionId": id, "id": "s9"})).await.is_err());
+        let stopped = ask("_lembas/team/stop", json!({"sessionId": id, "id": "s1"})).await?;
+        assert_eq!(stopped, json!({"stopped": ["s1"]}));
         Ok(())
     })
     .await;

@@ -63,6 +63,8 @@ pub struct Opened {
 #[derive(Clone, Debug)]
 pub struct SessionHandle {
     id: String,
+    /// Its team, where one is offered: what a client reads of the tree and the room.
+    team: Option<crate::TeamView>,
     commands: UnboundedSender<Command>,
     ended: Arc<tokio::sync::Notify>,
     closed: Arc<std::sync::atomic::AtomicBool>,
@@ -71,6 +73,11 @@ pub struct SessionHandle {
 impl SessionHandle {
     pub fn id(&self) -> &str {
         &self.id
+    }
+
+    /// The session's team, where one is offered.
+    pub fn team(&self) -> Option<&crate::TeamView> {
+        self.team.as_ref()
     }
 
     /// Sends a command; `false` when the session has closed.
@@ -122,8 +129,14 @@ impl Host {
             Start::Resume(id) => (true, Session::resume(cfg, &id, events_tx.clone())?),
         };
         let (commands, queue) = unbounded_channel();
-        let handle =
-            SessionHandle { id: session.id().to_owned(), commands, ended: Arc::default(), closed: Arc::default() };
+        let team = session.leads_team().map(crate::TeamView::of);
+        let handle = SessionHandle {
+            id: session.id().to_owned(),
+            team,
+            commands,
+            ended: Arc::default(),
+            closed: Arc::default(),
+        };
         self.open.lock().expect("open sessions").insert(handle.id.clone(), handle.clone());
         let (ended, closed) = (handle.ended.clone(), handle.closed.clone());
         tokio::spawn(async move {

@@ -54,6 +54,7 @@ pub use lembas_tools::{EditorFiles, SkillPlaces};
 pub use mcp::connect_mcp;
 pub use prompt::{Instruction, PromptParts, instructions, system_prompt, title_from};
 pub use session::{Session, SessionConfig, local_today};
+pub use team::TeamView;
 pub use transcript::stored_transcript;
 pub use undo::Undone;
 

@@ -281,3 +281,87 @@ impl Hub {
         self.schedule();
     }
 }
+
+/// A front end's view of a session's team (`acp.md` capability `tree`): the tree, the room, a
+/// subagent's findings and stored session, and the person's stop.
+#[derive(Clone)]
+pub struct TeamView {
+    hub: Arc<Hub>,
+}
+
+impl std::fmt::Debug for TeamView {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TeamView").finish_non_exhaustive()
+    }
+}
+
+impl TeamView {
+    pub(crate) fn of(seat: &Seat) -> TeamView {
+        TeamView { hub: seat.hub.clone() }
+    }
+
+    /// The tree (`subagents.md` §12's data); `None` while the session has had no subagent.
+    pub fn tree(&self) -> Option<serde_json::Value> {
+        let team = self.hub.team();
+        (team.agents().len() > 1).then(|| team.data())
+    }
+
+    /// Every message of the room numbered above `since` (the person sees the whole room).
+    pub fn room(&self, since: u64) -> serde_json::Value {
+        let team = self.hub.team();
+        let name = |id: &str| team.agent(id).map_or_else(|| id.to_owned(), |a| a.name.clone());
+        let messages: Vec<serde_json::Value> = team
+            .room()
+            .iter()
+            .filter(|m| m.n > since)
+            .map(|m| {
+                serde_json::json!({
+                    "n": m.n, "from": m.from, "to": m.to,
+                    "recipients": m.recipients.iter().map(|r| name(r)).collect::<Vec<_>>(),
+                    "text": m.text, "time": m.at, "report": m.kind == lembas_team::Kind::Report, "kind": m.kind,
+                })
+            })
+            .collect();
+        serde_json::Value::Array(messages)
+    }
+
+    /// A subagent's findings, by id (ended ones' too).
+    pub fn findings(&self, id: &str) -> Option<serde_json::Value> {
+        let team = self.hub.team();
+        let agent = team.agent(id).filter(|a| a.id != LEAD)?;
+        let findings: Vec<serde_json::Value> = agent
+            .findings
+            .iter()
+            .enumerate()
+            .map(|(i, text)| serde_json::json!({ "n": i + 1, "text": text }))
+            .collect();
+        Some(serde_json::json!({ "id": agent.id, "findings": findings }))
+    }
+
+    /// The stored session a subagent's conversation is kept in, and its state (`working`,
+    /// `done`, …), by id.
+    pub fn transcript_of(&self, id: &str) -> Option<(String, serde_json::Value)> {
+        let team = self.hub.team();
+        let agent = team.agent(id).filter(|a| a.id != LEAD)?;
+        Some((agent.session.clone()?, serde_json::to_value(agent.state).unwrap_or_default()))
+    }
+
+    /// The person stops a subagent (by id) and its subtree: the ids stopped; the main agent is
+    /// told on its next message.
+    pub fn stop(&self, id: &str) -> Result<Vec<String>, String> {
+        let ids: Vec<String> = {
+            let team = self.hub.team();
+            let agent = team
+                .agent(id)
+                .filter(|a| a.id != LEAD && !a.state.ended())
+                .ok_or_else(|| format!("no working subagent {id}"))?;
+            team.subtree(&agent.id).into_iter().filter(|i| team.agent(i).is_some_and(|a| !a.state.ended())).collect()
+        };
+        let names: Vec<String> = ids.iter().filter_map(|i| self.hub.team().agent(i).map(|a| a.name.clone())).collect();
+        self.hub.team().stop_ids(&ids, now());
+        self.hub.halt(&ids);
+        self.hub.person_stopped(&names);
+        self.hub.schedule();
+        Ok(ids)
+    }
+}

@@ -177,20 +177,14 @@ impl Session {
     /// The person stops a subagent and its subtree; the main agent is told on its next message.
     pub fn person_stops(&mut self, name: &str) -> Result<(), String> {
         let seat = self.leads_team().ok_or("This session has no team.")?;
-        let hub = seat.hub.clone();
-        let ids: Vec<String> = {
-            let team = hub.team();
+        let id = {
+            let team = seat.hub.team();
             let agent = team.live_named(name.trim()).filter(|a| a.id != LEAD).ok_or_else(|| {
                 format!("No subagent called {} is working; the team: {}.", name.trim(), team.live_names())
             })?;
-            team.subtree(&agent.id).into_iter().filter(|id| team.agent(id).is_some_and(|a| !a.state.ended())).collect()
+            agent.id.clone()
         };
-        let names: Vec<String> = ids.iter().filter_map(|id| hub.team().agent(id).map(|a| a.name.clone())).collect();
-        hub.team().stop_ids(&ids, now());
-        hub.halt(&ids);
-        hub.person_stopped(&names);
-        hub.schedule();
-        Ok(())
+        super::TeamView::of(seat).stop(&id).map(|_| ())
     }
 
     /// A model's name for the tree, by its id.
