@@ -80,6 +80,8 @@ pub enum Action {
         name: String,
         session: String,
     },
+    /// `/team`: the tree, and the room's latest messages.
+    Team,
 }
 
 /// A card waiting for the person: an approval, or a switch to a looser mode.

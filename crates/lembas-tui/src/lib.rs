@@ -393,6 +393,10 @@ pub async fn run(
                     app.show_sessions(listed(&host, words.as_deref(), project));
                     None
                 }
+                Some(Action::Team) => {
+                    app.show_team(session.team().map(|t| t.room(0)));
+                    None
+                }
                 Some(Action::Transcript { name, session }) => {
                     app.show_transcript(&name, host.transcript(&session).map_err(|e| e.to_string()));
                     None

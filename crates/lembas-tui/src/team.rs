@@ -6,6 +6,9 @@ use serde_json::Value;
 
 use crate::app::{Action, App, Block};
 
+/// How many of the room's messages `/team` shows (the latest).
+const ROOM_SHOWN: usize = 10;
+
 /// One agent's line: name (id) — position · state · model · mode · context.
 fn agent_line(agent: &Value, depth: usize) -> String {
     let text = |k: &str| agent[k].as_str().unwrap_or_default().to_owned();
@@ -88,6 +91,28 @@ impl App {
         self.finished.push(Block::Notice(line));
     }
 
+    /// `/team`: the tree, then the room's last messages (`room`: every message, oldest first,
+    /// as the host keeps them).
+    pub fn show_team(&mut self, room: Option<Value>) {
+        let mut text = self.team_view();
+        let messages = room.as_ref().and_then(Value::as_array).cloned().unwrap_or_default();
+        if !messages.is_empty() {
+            let shown = messages.len().min(ROOM_SHOWN);
+            text.push_str(&format!("\nRoom ({} messages, the last {shown}):", messages.len()));
+            for m in &messages[messages.len() - shown..] {
+                let first = m["text"].as_str().unwrap_or_default().lines().next().unwrap_or_default().to_owned();
+                let report = if m["kind"] == "report" { " (report)" } else { "" };
+                text.push_str(&format!(
+                    "\n  #{} {} → {}{report}: {first}",
+                    m["n"],
+                    m["from"].as_str().unwrap_or_default(),
+                    m["to"].as_str().unwrap_or_default()
+                ));
+            }
+        }
+        self.finished.push(Block::Notice(text));
+    }
+
     /// Subagents of the team working now (or waiting for a slot); the main agent aside.
     pub fn team_working(&self) -> Option<(u64, u64, usize)> {
         let tree = self.team.as_ref()?;
@@ -104,10 +129,7 @@ impl App {
     pub(crate) fn team_command(&mut self, arg: &str) -> Option<Action> {
         let mut words = arg.split_whitespace();
         match words.next() {
-            None => {
-                self.finished.push(Block::Notice(self.team_view()));
-                None
-            }
+            None => Some(Action::Team),
             Some("size") => {
                 let numbers: Vec<Option<u32>> = words.map(|w| w.parse().ok()).collect();
                 match numbers.as_slice() {
