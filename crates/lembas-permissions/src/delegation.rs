@@ -78,7 +78,7 @@ pub fn subagent_call(
     let main = || judge.evaluate(main_mode, call, cwd, real);
     let own = match own {
         // A grant lets the call run, but never past what the main agent itself could allow.
-        Decision::Ask if granted(grants, call) && main() == Decision::Allow => Decision::Allow,
+        Decision::Ask if granted(judge, grants, call) && main() == Decision::Allow => Decision::Allow,
         other => other,
     };
     match own {
@@ -96,7 +96,9 @@ pub fn subagent_call(
     }
 }
 
-fn granted(grants: &[Grant], call: &Call) -> bool {
+/// Whether the subagent's grants cover every part of the call: each part of a command, each
+/// path (a grant's path pattern read as a rule's is, against the project root).
+fn granted(judge: &Judge, grants: &[Grant], call: &Call) -> bool {
     let mut rules = RuleSet::default();
     for g in grants.iter().filter(|g| g.tool == call.tool) {
         rules.add(&g.tool, Some(&g.pattern), Action::Allow, Source::Session);
@@ -109,10 +111,7 @@ fn granted(grants: &[Grant], call: &Call) -> bool {
         }
         None => {
             !call.paths.is_empty()
-                && call.paths.iter().all(|p| {
-                    rules.matching(call.tool, Subject::Path { absolute: p, relative: None, home: None })
-                        == Some(Action::Allow)
-                })
+                && call.paths.iter().all(|p| rules.matching(call.tool, judge.path_subject(p)) == Some(Action::Allow))
         }
     }
 }

@@ -126,7 +126,7 @@ impl Judge {
         Judge { rules: RuleSet::defaults(), ctx }
     }
 
-    fn path_subject<'a>(&'a self, path: &'a Path) -> Subject<'a> {
+    pub(crate) fn path_subject<'a>(&'a self, path: &'a Path) -> Subject<'a> {
         Subject::Path {
             absolute: path,
             relative: path.strip_prefix(&self.ctx.root).ok(),

@@ -250,3 +250,66 @@ async fn a_running_task_subagent_counts_toward_the_teams_size() {
         "{results:?}"
     );
 }
+
+#[tokio::test]
+async fn a_narrowed_subagent_asks_the_main_agent_and_runs_once_allowed() {
+    let mut lead = vec![
+        Scripted::tool_call(
+            "team_add",
+            json!({"name": "w", "role": "writes the note", "task": "Write out.txt.", "goal": "a note",
+                   "mode": "manual", "request": ["write"]}),
+        ),
+        Scripted::text("w is at work."),
+        Scripted::tool_call("team_decide", json!({"id": "r1", "allow": true, "note": "only that file"})),
+    ];
+    // However the request and the reports fall into its turns, the main agent answers briefly.
+    lead.extend((0..4).map(|_| Scripted::text("Noted.")));
+    let server = FakeServer::start(lead).await;
+    server.route(
+        "You are \"w\" (s1)",
+        vec![
+            Scripted::tool_call("write", json!({"path": "out.txt", "content": "hello\n"})),
+            Scripted::tool_call("team_request", json!({"tool": "write", "pattern": "out.txt", "why": "the task"})),
+            Scripted::text("Waiting for the main agent's decision."),
+            // Woken by the decision: the same call again.
+            Scripted::tool_call("write", json!({"path": "out.txt", "content": "hello\n"})),
+            Scripted::text("Wrote out.txt."),
+        ],
+    );
+    let env = Env::new();
+    env.login(&server).await;
+    let out = env.run(&["run", "--mode", "auto", "have a helper write out.txt"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(std::fs::read_to_string(env.project.join("out.txt")).unwrap(), "hello\n", "written once allowed");
+    let requests = server.chat_requests();
+    let w: Vec<&Value> = requests.iter().filter(|r| system_of(r).contains("You are \"w\" (s1)")).collect();
+    let tool_results = |r: &Value| -> Vec<String> {
+        r["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["role"] == "tool")
+            .map(|m| m["content"].as_str().unwrap_or_default().to_owned())
+            .collect()
+    };
+    // Refused in its own mode, but askable: the main agent could allow it.
+    assert!(
+        tool_results(w[1]).last().unwrap().contains(
+            "Your mode does not allow this, but the main agent may: ask for it with team_request (the tool, the pattern, why), then try again once it allows."
+        ),
+        "{:?}",
+        tool_results(w[1])
+    );
+    assert!(tool_results(w[2]).last().unwrap().contains("Asked the main agent (r1)"));
+    // Woken by the decision, under its mark, with the note.
+    assert_eq!(
+        user_texts(w[3]).last().unwrap(),
+        "[Team decision on r1 from lead to w:]\nAllowed: write out.txt. Try it again now.\n\nonly that file"
+    );
+    let main: Vec<&Value> = requests.iter().filter(|r| !system_of(r).contains("You are \"")).collect();
+    let asked = main
+        .iter()
+        .flat_map(|r| user_texts(r))
+        .any(|t| t.contains("[Team request r1 from w to lead:]\nwrite out.txt — the task"));
+    assert!(asked, "the request reached the main agent");
+}
