@@ -9,6 +9,11 @@ use crate::{Server, invalid};
 /// The answer to one of the team's methods, or the error it gets (`-32602` for an id the
 /// session does not have; method not found for another `_lembas/` method).
 pub(crate) fn answer(server: &Server, method: &str, params: &Value) -> Result<Value, agent_client_protocol::Error> {
+    const METHODS: [&str; 4] =
+        ["_lembas/team", "_lembas/team/findings", "_lembas/team/transcript", "_lembas/team/stop"];
+    if !METHODS.contains(&method) {
+        return Err(agent_client_protocol::Error::method_not_found());
+    }
     let session = params["sessionId"].as_str().unwrap_or_default();
     let slot = server.slot(session).ok_or_else(|| invalid("no such session"))?;
     let team = slot.handle.team();
