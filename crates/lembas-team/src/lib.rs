@@ -152,6 +152,35 @@ pub struct Agent {
     pub session: Option<String>,
 }
 
+impl Agent {
+    /// An agent with nothing done yet: no task, findings, grants or context; under the main
+    /// agent, not yet working.
+    pub(crate) fn new(id: &str, name: &str, role: &str, mode: Mode, model: &str, now: u64) -> Agent {
+        Agent {
+            id: id.to_owned(),
+            name: name.to_owned(),
+            role: role.to_owned(),
+            parent: Some(LEAD.to_owned()),
+            moved_from: None,
+            task: String::new(),
+            goal: String::new(),
+            mode,
+            request: Vec::new(),
+            model: model.to_owned(),
+            sub_manager: false,
+            explore: false,
+            state: State::Finished,
+            findings: Vec::new(),
+            context: (0, None),
+            last_active: now,
+            ended_at: None,
+            grants: Vec::new(),
+            waiting_since: None,
+            session: None,
+        }
+    }
+}
+
 /// What a model can serve at once (`models/schema.json` `capacity`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ModelSlots {
@@ -197,28 +226,9 @@ pub struct Team {
 impl Team {
     /// A team whose main agent runs `model` in `mode`, with the size setting `min`–`max`.
     pub fn new(min: u32, max: u32, model: &str, mode: Mode, now: u64) -> Team {
-        let lead = Agent {
-            id: LEAD.into(),
-            name: LEAD.into(),
-            role: spec_text("read.lead_role").into(),
-            parent: None,
-            moved_from: None,
-            task: String::new(),
-            goal: String::new(),
-            mode,
-            request: Vec::new(),
-            model: model.into(),
-            sub_manager: false,
-            explore: false,
-            state: State::Idle,
-            findings: Vec::new(),
-            context: (0, None),
-            last_active: now,
-            ended_at: None,
-            grants: Vec::new(),
-            waiting_since: None,
-            session: None,
-        };
+        let mut lead = Agent::new(LEAD, LEAD, spec_text("read.lead_role"), mode, model, now);
+        lead.parent = None;
+        lead.state = State::Idle;
         Team {
             min,
             max,

@@ -113,28 +113,14 @@ impl Team {
         }
         let id = format!("{}{}", spec_text("names.id_prefix"), self.next_id);
         self.next_id += 1;
-        self.agents.push(Agent {
-            id: id.clone(),
-            name: name.to_owned(),
-            role: one_line(&args.role),
-            parent: Some(parent.clone()),
-            moved_from: None,
-            task: args.task.trim().to_owned(),
-            goal: goal.map(str::to_owned).or_else(|| self.goal.clone()).unwrap_or_default(),
-            mode,
-            request: args.request,
-            model,
-            sub_manager: args.lead,
-            explore,
-            state: State::Finished,
-            findings: Vec::new(),
-            context: (0, None),
-            last_active: now,
-            ended_at: None,
-            grants: Vec::new(),
-            waiting_since: None,
-            session: None,
-        });
+        let mut agent = Agent::new(&id, name, &one_line(&args.role), mode, &model, now);
+        agent.parent = Some(parent.clone());
+        agent.task = args.task.trim().to_owned();
+        agent.goal = goal.map(str::to_owned).or_else(|| self.goal.clone()).unwrap_or_default();
+        agent.request = args.request;
+        agent.sub_manager = args.lead;
+        agent.explore = explore;
+        self.agents.push(agent);
         self.want_slot(&id);
         let agent = self.agent(&id).expect("just added");
         let working = agent.state == State::Working;

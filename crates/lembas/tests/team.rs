@@ -35,6 +35,17 @@ fn user_texts(request: &Value) -> Vec<String> {
         .collect()
 }
 
+/// The tool results a request carries, in order.
+fn tool_results(request: &Value) -> Vec<String> {
+    request["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
 #[tokio::test]
 async fn two_subagents_work_side_by_side_and_their_reports_wake_the_idle_main_agent() {
     let server = FakeServer::start(vec![
@@ -164,13 +175,7 @@ async fn a_manager_does_not_do_the_work_itself() {
     assert!(!env.project.join("out.txt").exists(), "the write was refused");
     let requests = server.chat_requests();
     let main: Vec<&Value> = requests.iter().filter(|r| !system_of(r).contains("You are \"")).collect();
-    let tool_results: Vec<String> = main[3]["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| m["content"].as_str().unwrap_or_default().to_owned())
-        .collect();
+    let tool_results = tool_results(main[3]);
     assert!(
         tool_results.iter().any(|t| t.contains("You lead a team: give this to a member (team_add or team_send).")),
         "{tool_results:?}"
@@ -236,13 +241,7 @@ async fn a_running_task_subagent_counts_toward_the_teams_size() {
     assert!(out.status.success(), "{}", stderr(&out));
     let requests = server.chat_requests();
     let main: Vec<&Value> = requests.iter().filter(|r| !system_of(r).contains("You work for the main agent")).collect();
-    let results: Vec<String> = main[2]["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| m["content"].as_str().unwrap_or_default().to_owned())
-        .collect();
+    let results = tool_results(main[2]);
     assert!(
         results.last().unwrap().contains(
             "The team is full: it has as many agents as the person allows (2). Give the work to a member already on it (team_send), or stop one (team_stop) first."
@@ -283,15 +282,6 @@ async fn a_narrowed_subagent_asks_the_main_agent_and_runs_once_allowed() {
     assert_eq!(std::fs::read_to_string(env.project.join("out.txt")).unwrap(), "hello\n", "written once allowed");
     let requests = server.chat_requests();
     let w: Vec<&Value> = requests.iter().filter(|r| system_of(r).contains("You are \"w\" (s1)")).collect();
-    let tool_results = |r: &Value| -> Vec<String> {
-        r["messages"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|m| m["role"] == "tool")
-            .map(|m| m["content"].as_str().unwrap_or_default().to_owned())
-            .collect()
-    };
     // Refused in its own mode, but askable: the main agent could allow it.
     assert!(
         tool_results(w[1]).last().unwrap().contains(
