@@ -262,7 +262,7 @@ async fn a_narrowed_subagent_asks_the_main_agent_and_runs_once_allowed() {
         // Slow to decide: the decision comes after the subagent's turn has ended, and wakes it
         // (one that came during the turn would be read at its next step instead).
         Scripted::tool_call("team_decide", json!({"id": "r1", "allow": true, "note": "only that file"}))
-            .with_delay_ms(300),
+            .with_delay_ms(800),
     ];
     // However the request and the reports fall into its turns, the main agent answers briefly.
     lead.extend((0..4).map(|_| Scripted::text("Noted.")));
