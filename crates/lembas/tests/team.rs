@@ -61,7 +61,9 @@ async fn two_subagents_work_side_by_side_and_their_reports_wake_the_idle_main_ag
         Scripted::text("The note says to remember the milk, in 3 words."),
     ])
     .await;
-    server.route(LEXER, vec![Scripted::text("notes.txt has 3 words.")]);
+    // Lexer answers after the main agent's first turn is over (its report then wakes it), and
+    // well before parser.
+    server.route(LEXER, vec![Scripted::text("notes.txt has 3 words.").with_delay_ms(300)]);
     server.route(
         PARSER,
         vec![
