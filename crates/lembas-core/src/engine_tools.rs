@@ -87,7 +87,7 @@ impl Session {
                     ),
                 }
             }
-            team if team.starts_with("team_") => self.team_tool(call_id, team, args).await,
+            team if team.starts_with("team_") || team == "report" => self.team_tool(call_id, team, args).await,
             _ => ToolOutput::Text(String::new()),
         }
     }

@@ -167,9 +167,17 @@ async fn a_manager_does_not_do_the_work_itself() {
         Scripted::tool_call("bash", json!({"command": "git status"})),
         Scripted::text("I gave it to w."),
         Scripted::text("w reported."),
+        Scripted::text("Noted."),
     ])
     .await;
-    server.route("You are \"w\" (s1)", vec![Scripted::text("waited").with_delay_ms(200)]);
+    // Before its final reply, w tells its parent how it goes (`report`).
+    server.route(
+        "You are \"w\" (s1)",
+        vec![
+            Scripted::tool_call("report", json!({"message": "halfway there"})).with_delay_ms(200),
+            Scripted::text("waited"),
+        ],
+    );
     let env = Env::new();
     env.login(&server).await;
     let out = env.run(&["run", "--mode", "auto", "write out.txt"]).await;
@@ -184,6 +192,9 @@ async fn a_manager_does_not_do_the_work_itself() {
     );
     // Reading for review stays the manager's.
     assert!(!tool_results.last().unwrap().contains("You lead a team"), "{tool_results:?}");
+    let told: Vec<String> = main.iter().flat_map(|r| user_texts(r)).collect();
+    assert!(told.iter().any(|t| t.contains("[Team message from w to lead:]\nhalfway there")), "{told:?}");
+    assert!(told.iter().any(|t| t.contains("[Team report from w to lead:]\nwaited")), "{told:?}");
 }
 
 #[tokio::test]

@@ -16,7 +16,7 @@ use crate::{DoneReason, Event};
 /// The tools a subagent of the team has besides its agent's: the room, who it is, its findings,
 /// ending; asking the main agent only with request options (`subagents.md` §8).
 pub(crate) fn member_tools(may_request: bool) -> Vec<&'static str> {
-    let mut tools = vec!["team_whoami", "team_read", "team_send", "team_findings", "team_finish"];
+    let mut tools = vec!["team_whoami", "team_read", "team_send", "team_findings", "team_finish", "report"];
     if may_request {
         tools.push("team_request");
     }

@@ -87,6 +87,17 @@ impl Session {
                     Err(e) => ToolOutput::Error(e),
                 }
             }
+            "report" => {
+                let to = vec![lembas_team::spec_text("names.parent").to_owned()];
+                let sent = hub.team().send(me, &to, field(args, "message").unwrap_or_default(), at);
+                match sent {
+                    Ok(deliveries) => {
+                        hub.route(deliveries);
+                        ToolOutput::Text(hub.team().sent_text())
+                    }
+                    Err(e) => ToolOutput::Error(e),
+                }
+            }
             "team_finish" => {
                 let finished = hub.team().finish(me, field(args, "report").unwrap_or_default(), at);
                 match finished {
