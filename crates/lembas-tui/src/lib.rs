@@ -394,6 +394,10 @@ pub async fn run(
                     None
                 }
                 Some(Action::Team) => {
+                    // The tree as it stands now (its events come at most four a second).
+                    if let Some(now) = session.team().and_then(|t| t.tree()) {
+                        app.team = Some(now);
+                    }
                     app.show_team(session.team().map(|t| t.room(0)));
                     None
                 }

@@ -119,7 +119,8 @@ async fn on_a_model_that_serves_two_at_once_a_third_agent_waits_for_a_slot() {
         Scripted::text("")
             .with_call("team_add", &add("a", "first", "Say one.", Some("count")))
             .with_call("team_add", &add("b", "second", "Say two.", None)),
-        Scripted::text("Both added."),
+        // Slow enough that the tree, told at most four times a second, shows b waiting.
+        Scripted::text("Both added.").with_delay_ms(600),
         Scripted::text("Got the reports."),
         Scripted::text("Got the reports."),
     ])

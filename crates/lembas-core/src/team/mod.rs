@@ -47,6 +47,15 @@ struct Member {
     changes: Arc<Mutex<Vec<crate::Command>>>,
 }
 
+/// What the front ends were last told of the tree.
+#[derive(Default)]
+struct Told {
+    tree: Option<serde_json::Value>,
+    at: Option<std::time::Instant>,
+    /// A later telling waits for the pace.
+    pending: bool,
+}
+
 /// The team of one main session.
 pub(crate) struct Hub {
     pub team: Mutex<Team>,
@@ -57,8 +66,9 @@ pub(crate) struct Hub {
     pub changed: tokio::sync::Notify,
     /// The main session's events: the subagents' are passed on there.
     events: UnboundedSender<Event>,
-    /// The tree as the front ends were last told it.
-    told: Mutex<Option<serde_json::Value>>,
+    /// The tree as the front ends were last told it, when, and whether a later telling is
+    /// already on its way (`acp.md`: at most four a second).
+    told: Mutex<Told>,
     /// The subagents the person stopped this session, for the main agent's note.
     stopped_by_person: Mutex<Vec<String>>,
 }
@@ -134,15 +144,35 @@ impl Hub {
 
     /// Tells the front ends how the tree stands, when it changed — and only once it has had a
     /// subagent: the main agent alone is no team to draw.
-    pub(crate) fn tell(&self) {
+    pub(crate) fn tell(self: &Arc<Self>) {
         self.changed.notify_waiters();
+        let pace = std::time::Duration::from_millis(
+            1000 / u64::from(lembas_spec::loop_spec().progress.pace_per_second.max(1)),
+        );
+        let mut told = self.told.lock().expect("told");
+        if told.pending {
+            return;
+        }
+        let since = told.at.map(|at| at.elapsed());
+        let runtime = tokio::runtime::Handle::try_current().ok();
+        if let (Some(wait), Some(runtime)) = (since.filter(|s| *s < pace).map(|s| pace - s), runtime) {
+            // Told a moment ago: the tree as it stands then goes once the pace allows.
+            told.pending = true;
+            let hub = self.clone();
+            runtime.spawn(async move {
+                tokio::time::sleep(wait).await;
+                hub.told.lock().expect("told").pending = false;
+                hub.tell();
+            });
+            return;
+        }
         let (tree, members) = {
             let team = self.team();
             (team.data(), team.agents().len() > 1)
         };
-        let mut told = self.told.lock().expect("told");
-        if members && told.as_ref() != Some(&tree) {
-            *told = Some(tree.clone());
+        if members && told.tree.as_ref() != Some(&tree) {
+            told.tree = Some(tree.clone());
+            told.at = Some(std::time::Instant::now());
             let _ = self.events.send(Event::Team { tree });
         }
     }
@@ -238,7 +268,7 @@ impl Hub {
 
     /// The main agent's mode changed: subagents looser than their parents are made as strict,
     /// down the tree, at their next step.
-    pub(crate) fn lead_mode(&self, mode: lembas_spec::Mode) {
+    pub(crate) fn lead_mode(self: &Arc<Self>, mode: lembas_spec::Mode) {
         let changed = self.team().set_lead_mode(mode);
         let members = self.members.lock().expect("members");
         for id in &changed {
