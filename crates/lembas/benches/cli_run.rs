@@ -8,8 +8,9 @@
 //!
 //! `cargo bench -p lembas --bench cli_run`
 
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+mod common;
+
+use std::time::Duration;
 
 use lembas_testkit::{FakeServer, Scripted};
 use serde_json::json;
@@ -19,10 +20,6 @@ const RUNS: usize = 10;
 fn median(mut values: Vec<f64>) -> f64 {
     values.sort_by(|a, b| a.partial_cmp(b).unwrap());
     values[values.len() / 2]
-}
-
-fn peak_rss_kb_of_children() -> i64 {
-    nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN).map(|u| u.max_rss()).unwrap_or(0)
 }
 
 /// One run of the task: start to first request, time per step, and the first request's system
@@ -41,27 +38,13 @@ fn one_run(runtime: &tokio::runtime::Runtime, subagents_off: bool) -> (f64, f64,
     ];
     let server = runtime.block_on(FakeServer::start(script));
     let home = dir.path().join("home");
-    let login = json!({ "kind": "open_ai", "server": server.url(), "base_url": server.base_url(),
-                        "models": [{ "id": "fake-model", "context": 32768 }] });
-    std::fs::create_dir_all(home.join("config")).unwrap();
-    std::fs::write(home.join("config/credentials.json"), login.to_string()).unwrap();
+    common::log_in(&home, &server, 32768);
     if subagents_off {
         std::fs::write(home.join("config/config.toml"), "subagents = false\n").unwrap();
     }
 
-    let start = Instant::now();
-    let status = Command::new(env!("CARGO_BIN_EXE_lembas"))
-        .args(["run", "--mode", "auto", "fix the typo in main.py"])
-        .current_dir(&project)
-        .env("LEMBAS_HOME", &home)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .unwrap();
-    let end = Instant::now();
-    assert!(status.success());
-    let chats: Vec<_> = server.recorded().into_iter().filter(|r| r.path == "/v1/chat/completions").collect();
+    let (start, end) = common::run(&home, &project, "fix the typo in main.py");
+    let chats = common::chats(&server);
     assert_eq!(chats.len(), 4);
     let first_at = chats[0].at;
     let body = &chats[0].body;
@@ -86,6 +69,6 @@ fn main() {
         "cli_run ({RUNS} runs, median): start to first request {:.1} ms; {:.1} ms per step (harness, tool and loopback HTTP); peak memory {:.1} MB (largest run); system prompt + tool schemas {with_team} characters with the team offered, {alone} with subagents off",
         median(first),
         median(per_step),
-        peak_rss_kb_of_children() as f64 / 1024.0,
+        common::peak_rss_kb_of_children() as f64 / 1024.0,
     );
 }

@@ -8,18 +8,13 @@
 //!
 //! `cargo bench -p lembas --bench team_load`
 
-use std::process::{Command, Stdio};
-use std::time::Instant;
+mod common;
 
 use lembas_testkit::{FakeServer, Scripted};
 use serde_json::json;
 
 const MEMBERS: usize = 3;
 const STEPS: usize = 50;
-
-fn peak_rss_kb_of_children() -> i64 {
-    nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN).map(|u| u.max_rss()).unwrap_or(0)
-}
 
 fn main() {
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
@@ -46,24 +41,10 @@ fn main() {
         server.route(&format!("You are \"w{m}\" (s{})", m + 1), steps);
     }
     let home = dir.path().join("home");
-    let login = json!({ "kind": "open_ai", "server": server.url(), "base_url": server.base_url(),
-                        "models": [{ "id": "fake-model", "context": 1_000_000 }] });
-    std::fs::create_dir_all(home.join("config")).unwrap();
-    std::fs::write(home.join("config/credentials.json"), login.to_string()).unwrap();
+    common::log_in(&home, &server, 1_000_000);
 
-    let start = Instant::now();
-    let status = Command::new(env!("CARGO_BIN_EXE_lembas"))
-        .args(["run", "--mode", "auto", "read every module, with helpers"])
-        .current_dir(&project)
-        .env("LEMBAS_HOME", &home)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .unwrap();
-    let end = Instant::now();
-    assert!(status.success());
-    let chats: Vec<_> = server.recorded().into_iter().filter(|r| r.path == "/v1/chat/completions").collect();
+    let (start, end) = common::run(&home, &project, "read every module, with helpers");
+    let chats = common::chats(&server);
     let expected = 2 + MEMBERS * STEPS;
     assert!(chats.len() >= expected, "{} requests, expected at least {expected}", chats.len());
     let first = chats[0].at;
@@ -73,6 +54,6 @@ fn main() {
         (end - first).as_secs_f64() * 1000.0,
         (end - first).as_secs_f64() * 1000.0 / chats.len() as f64,
         (first - start).as_secs_f64() * 1000.0,
-        peak_rss_kb_of_children() as f64 / 1024.0,
+        common::peak_rss_kb_of_children() as f64 / 1024.0,
     );
 }
