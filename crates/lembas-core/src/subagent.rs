@@ -263,6 +263,14 @@ async fn with_worktree(result: ToolOutput, worktree: Option<Worktree>, label: &s
     }
 }
 
+/// What else watches a subagent's events as they are passed on.
+pub(crate) enum Watch {
+    /// A background subagent's job log (its `job_output`).
+    Log(lembas_tools::AgentLog),
+    /// A team subagent's progress, kept in the tree.
+    Phase(Box<dyn Fn(Option<&lembas_progress::Progress>) + Send>),
+}
+
 /// Passes a subagent's events on to its parent's front ends, marked with the call they belong
 /// to, until its prompt is done (or its session is gone); answers the last error it said, if
 /// any, and the channel, for a subagent woken again later.
@@ -271,17 +279,21 @@ pub(crate) async fn forward(
     parent: UnboundedSender<Event>,
     call_id: String,
     label: String,
-    mut log: Option<lembas_tools::AgentLog>,
+    mut watch: Option<Watch>,
 ) -> (Option<String>, UnboundedReceiver<Event>) {
     let mut error = None;
     while let Some(event) = events.recv().await {
         if let Event::Error { message } = &event {
             error = Some(message.clone());
         }
-        if let Some(log) = log.as_mut()
-            && let Some(line) = log_line(&event)
-        {
-            log.write(&line);
+        match (watch.as_mut(), &event) {
+            (Some(Watch::Log(log)), event) => {
+                if let Some(line) = log_line(event) {
+                    log.write(&line);
+                }
+            }
+            (Some(Watch::Phase(seen)), Event::Phase { progress }) => seen(progress.as_ref()),
+            _ => {}
         }
         let done = matches!(event, Event::Done { .. });
         let _ = parent.send(Event::Subagent { call_id: call_id.clone(), agent: label.clone(), event: Box::new(event) });
@@ -370,7 +382,8 @@ fn run_in_background(
     tokio::spawn(async move {
         // Its place in the team's size, until its prompt is done.
         let _seat = seat;
-        let forwarding = tokio::spawn(forward(events, parent.clone(), call_id.clone(), label.clone(), Some(log)));
+        let forwarding =
+            tokio::spawn(forward(events, parent.clone(), call_id.clone(), label.clone(), Some(Watch::Log(log))));
         let (reason, report) = Box::pin(child.run_for_report(&prompt, &stop)).await;
         // What it started in the background ends with its prompt.
         child.jobs.stop_all();

@@ -150,6 +150,8 @@ pub struct Agent {
     pub waiting_since: Option<u64>,
     /// The stored session its conversation is kept in (a subagent's), for its transcript.
     pub session: Option<String>,
+    /// Its progress as its session last said it (`progress.md` §1), while a turn runs.
+    pub progress: Option<Value>,
 }
 
 impl Agent {
@@ -177,6 +179,7 @@ impl Agent {
             grants: Vec::new(),
             waiting_since: None,
             session: None,
+            progress: None,
         }
     }
 }
@@ -353,6 +356,13 @@ impl Team {
         changed
     }
 
+    /// Its progress now (`None`: nothing runs).
+    pub fn set_progress(&mut self, id: &str, progress: Option<Value>) {
+        if let Some(agent) = self.agent_mut(id) {
+            agent.progress = progress;
+        }
+    }
+
     /// Its context now: tokens used, and the window.
     pub fn set_context(&mut self, id: &str, used: u64, window: Option<u64>) {
         if let Some(agent) = self.agent_mut(id) {
@@ -368,6 +378,7 @@ impl Team {
                 "model": a.model, "mode": a.mode, "request": a.request, "manager": self.is_manager(&a.id),
                 "context": { "used": a.context.0, "window": a.context.1 },
                 "findings": a.findings.len(),
+                "progress": self.progress_of(a),
                 // Beside the spec's fields: what a front end shows without asking again.
                 "found": a.findings,
                 "session": a.session,
@@ -392,7 +403,68 @@ impl Team {
     }
 }
 
+impl Team {
+    /// What an agent's progress line says: its own phase while a turn runs, `queued` (with how
+    /// many are ahead in line) while it waits for a slot, nothing otherwise.
+    fn progress_of(&self, agent: &Agent) -> Value {
+        match agent.state {
+            State::Waiting => {
+                let mine = if agent.id == LEAD { 0 } else { agent.waiting_since.unwrap_or(u64::MAX) };
+                let ahead = self
+                    .agents
+                    .iter()
+                    .filter(|a| a.state == State::Waiting && a.id != agent.id)
+                    .filter(|a| a.id == LEAD || a.waiting_since.unwrap_or(u64::MAX) < mine)
+                    .count() as u64;
+                let queued = lembas_progress::Progress::new(
+                    lembas_progress::Phase::Queued { ahead: Some(ahead) },
+                    agent.last_active as i64,
+                );
+                serde_json::to_value(queued).unwrap_or(Value::Null)
+            }
+            State::Working | State::Paused => agent.progress.clone().unwrap_or(Value::Null),
+            _ => Value::Null,
+        }
+    }
+}
+
 /// A `team.texts` text with its variables filled.
 pub(crate) fn render_text(key: &str, vars: &[(&str, &str)]) -> String {
     lembas_spec::render(&text(key), vars)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_tree_says_what_each_agent_does_and_how_many_wait_ahead() {
+        let mut team = Team::new(1, 4, "m", Mode::Edit, 0);
+        team.set_slots("m", ModelSlots { parallel: Some(1), group: None });
+        let add = |team: &mut Team, name: &str| {
+            let args = AddArgs {
+                name: name.into(),
+                role: "r".into(),
+                task: "t".into(),
+                goal: Some("g".into()),
+                ..Default::default()
+            };
+            team.add(LEAD, args, || Ok((false, "m".into())), 0).unwrap()
+        };
+        assert!(add(&mut team, "a").working);
+        assert!(!add(&mut team, "b").working);
+        assert!(!add(&mut team, "c").working);
+        team.set_progress("s1", Some(serde_json::json!({"phase": "thinking", "since": 5})));
+        let data = team.data();
+        let progress = |name: &str| {
+            data["agents"].as_array().unwrap().iter().find(|a| a["name"] == name).unwrap()["progress"].clone()
+        };
+        assert_eq!(progress("a")["phase"], "thinking");
+        assert_eq!((progress("b")["phase"].as_str(), progress("b")["ahead"].as_u64()), (Some("queued"), Some(0)));
+        assert_eq!(progress("c")["ahead"], 1);
+        assert!(progress("lead").is_null(), "the idle main agent does nothing");
+        // Its turn over, an agent's phase goes with it.
+        team.turn_ended("s1", "done", None, 1);
+        assert!(team.agent("s1").unwrap().progress.is_none());
+    }
 }

@@ -228,6 +228,7 @@ impl Team {
         agent.waiting_since = None;
         agent.moved_from = None;
         agent.session = None;
+        agent.progress = None;
         self.agents.push(agent);
         for moved in self.agents.iter_mut() {
             if !moved.state.ended()

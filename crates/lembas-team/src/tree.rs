@@ -128,6 +128,7 @@ impl Team {
             agent.state = then;
             agent.last_active = now;
             agent.waiting_since = None;
+            agent.progress = None;
         }
     }
 

@@ -603,7 +603,8 @@ fn team_shows_the_tree_and_the_rooms_latest_messages() {
             {"id": "lead", "name": "lead", "position": "the main agent", "parent": null, "state": "idle", "model": "m",
              "mode": "edit", "request": [], "context": {"used": 500, "window": 1000}},
             {"id": "s1", "name": "parser", "position": "reads the grammar", "parent": "lead", "state": "working",
-             "model": "m", "mode": "manual", "request": ["write"], "context": {"used": 100, "window": 1000}}
+             "model": "m", "mode": "manual", "request": ["write"], "context": {"used": 100, "window": 1000},
+             "progress": {"phase": "running_tool", "tool": "read", "what": "src/parse.rs", "since": 0}}
         ],
         "ended": [{"id": "s0", "name": "scout", "position": "looked", "parent": "lead", "state": "done", "findings": 2}]
     }));
@@ -614,7 +615,11 @@ fn team_shows_the_tree_and_the_rooms_latest_messages() {
     let Some(Block::Notice(text)) = app.finished.last() else { panic!("a notice") };
     assert!(text.starts_with("Team: 2 of 4 agents"), "{text}");
     assert!(text.contains("lead — the main agent · idle · m · edit · 50% context"), "{text}");
-    assert!(text.contains("  parser (s1) — reads the grammar · working · m · manual + write · 10% context"), "{text}");
+    assert!(
+        text.contains("  parser (s1) — reads the grammar · working · m · manual + write · 10% context · "),
+        "{text}"
+    );
+    assert!(text.contains("src/parse.rs"), "its progress line: {text}");
     assert!(text.contains("Ended:\n  scout (s0) — looked · done · 2 findings"), "{text}");
     assert!(text.contains("Room (2 messages, the last 2):\n  #1 lead → parser: start with the lexer\n  #2 parser → lead (report): done"), "{text}");
     assert!(lembas_tui::view::status_line(&app).ends_with("agents 2/4 · 1 subagent working"));

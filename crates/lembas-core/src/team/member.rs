@@ -10,7 +10,7 @@ use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 
 use super::{Hub, Member, Seat, now};
 use crate::session::Session;
-use crate::subagent::{OnBehalf, SubagentOf, forward, forwarded};
+use crate::subagent::{OnBehalf, SubagentOf, Watch, forward, forwarded};
 use crate::{DoneReason, Event};
 
 /// The tools a subagent of the team has besides its agent's: the room, who it is, its findings,
@@ -127,7 +127,8 @@ impl Hub {
         let id = id.to_owned();
         let name = self.team().agent(&id).map(|a| a.name.clone()).unwrap_or_default();
         tokio::spawn(async move {
-            let forwarding = tokio::spawn(forward(events, hub.events.clone(), call_id, name, None));
+            let watch = hub.watch(&id);
+            let forwarding = tokio::spawn(forward(events, hub.events.clone(), call_id, name, Some(watch)));
             let (reason, reply) = Box::pin(session.member_turn(&prompt, machine, &stop)).await;
             let (error, events) = forwarded(forwarding).await;
             hub.turn_done(&id, session, events, reason, reply, error, &stop).await;
@@ -172,8 +173,9 @@ impl Hub {
                 session.cfg.max_steps = lembas_team::Team::final_steps() as u32;
                 let name = self.team().agent(id).map(|a| a.name.clone()).unwrap_or_default();
                 let call_id = self.members.lock().expect("members").get(id).map(|m| m.call_id.clone());
+                let watch = self.watch(id);
                 let forwarding =
-                    tokio::spawn(forward(rx, self.events.clone(), call_id.unwrap_or_default(), name, None));
+                    tokio::spawn(forward(rx, self.events.clone(), call_id.unwrap_or_default(), name, Some(watch)));
                 (reason, reply) = Box::pin(session.member_turn(&notice, true, stop)).await;
                 let (last_error, rx) = forwarded(forwarding).await;
                 error = last_error.or(error);
@@ -201,6 +203,15 @@ impl Hub {
             self.start(id);
         }
         self.schedule();
+    }
+
+    /// What keeps subagent `id`'s progress in the tree as its events pass.
+    fn watch(self: &Arc<Self>, id: &str) -> Watch {
+        let (hub, id) = (self.clone(), id.to_owned());
+        Watch::Phase(Box::new(move |progress| {
+            hub.team().set_progress(&id, progress.and_then(|p| serde_json::to_value(p).ok()));
+            hub.tell();
+        }))
     }
 
     /// A subagent called `team_finish`: its turn stops after this call.
