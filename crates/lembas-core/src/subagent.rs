@@ -263,12 +263,15 @@ async fn with_worktree(result: ToolOutput, worktree: Option<Worktree>, label: &s
     }
 }
 
+/// Told a subagent's progress each time it changes (`None`: nothing runs).
+pub(crate) type SeesProgress = Box<dyn Fn(Option<&lembas_progress::Progress>) + Send>;
+
 /// What else watches a subagent's events as they are passed on.
 pub(crate) enum Watch {
     /// A background subagent's job log (its `job_output`).
     Log(lembas_tools::AgentLog),
     /// A team subagent's progress, kept in the tree.
-    Phase(Box<dyn Fn(Option<&lembas_progress::Progress>) + Send>),
+    Phase(SeesProgress),
 }
 
 /// Passes a subagent's events on to its parent's front ends, marked with the call they belong
