@@ -349,6 +349,8 @@ struct Busy<'a> {
     waiting: &'a mut VecDeque<Command>,
     /// Every handle is gone: the turn was cancelled, and the session closes after it.
     gone: bool,
+    /// The session's team, which the person may stop a subagent of at once.
+    team: Option<crate::TeamView>,
 }
 
 impl<'a> Busy<'a> {
@@ -366,6 +368,7 @@ impl<'a> Busy<'a> {
             commands,
             waiting,
             gone: false,
+            team: session.leads_team().map(crate::TeamView::of),
         }
     }
 
@@ -407,6 +410,8 @@ impl<'a> Busy<'a> {
             }
             Command::Steer { text } => self.steer.lock().expect("steer queue").push(text),
             Command::Answer { id, answer } => self.asks.answer(id, answer),
+            // A subagent the person stops stops now, whatever the main agent's turn is doing.
+            Command::StopSubagent { name } if self.team.as_ref().is_some_and(|t| t.stop_named(&name).is_ok()) => {}
             setting @ (Command::SetMode { .. }
             | Command::SetModel { .. }
             | Command::SetEffort { .. }

@@ -322,3 +322,30 @@ async fn a_command_the_person_runs_is_judged_shown_and_handed_to_the_next_prompt
     let refused = until(&mut events, |e| matches!(e, Event::ToolDenied { .. })).await;
     assert!(matches!(refused.last(), Some(Event::ToolDenied { call_id, .. }) if call_id.starts_with("person-")));
 }
+
+#[tokio::test]
+async fn a_subagent_the_person_stops_stops_at_once_while_the_main_agent_works() {
+    let h = Harness::new(vec![
+        Scripted::tool_call("team_add", json!({"name": "w", "role": "works", "task": "Work long.", "goal": "g"})),
+        // The main agent's next step takes its time: the stop must not wait for it.
+        Scripted::text("Still thinking about it all, at length.").with_delay_ms(400),
+    ])
+    .await;
+    h.server.route("You are \"w\" (s1)", vec![Scripted::text("working ".repeat(200)).with_delay_ms(50)]);
+    let host = Host::new(h.store.clone());
+    let Opened { handle, mut events } = open(&h, &host, h.config(Mode::Auto, 50), false);
+    handle.send(Command::prompt("start a helper"));
+    until(&mut events, |e| matches!(e, Event::Step { n: 2 })).await;
+    handle.send(Command::StopSubagent { name: "w".into() });
+    let team = handle.team().expect("a team is offered").clone();
+    let state = || team.tree().and_then(|t| t["ended"].as_array().and_then(|e| e.first().map(|a| a["state"].clone())));
+    for _ in 0..20 {
+        if state().is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(state(), Some(json!("stopped")), "stopped while the main agent's step still ran");
+    let seen = until(&mut events, |e| matches!(e, Event::Done { .. })).await;
+    assert!(matches!(seen.last(), Some(Event::Done { reason: DoneReason::Answered, .. })));
+}

@@ -376,6 +376,18 @@ impl TeamView {
         Some((agent.session.clone()?, serde_json::to_value(agent.state).unwrap_or_default()))
     }
 
+    /// The person stops a working subagent by name (its subtree with it).
+    pub fn stop_named(&self, name: &str) -> Result<Vec<String>, String> {
+        let id = {
+            let team = self.hub.team();
+            let agent = team.live_named(name.trim()).filter(|a| a.id != LEAD).ok_or_else(|| {
+                format!("No subagent called {} is working; the team: {}.", name.trim(), team.live_names())
+            })?;
+            agent.id.clone()
+        };
+        self.stop(&id)
+    }
+
     /// The person stops a subagent (by id) and its subtree: the ids stopped; the main agent is
     /// told on its next message.
     pub fn stop(&self, id: &str) -> Result<Vec<String>, String> {

@@ -188,14 +188,7 @@ impl Session {
     /// The person stops a subagent and its subtree; the main agent is told on its next message.
     pub fn person_stops(&mut self, name: &str) -> Result<(), String> {
         let seat = self.leads_team().ok_or("This session has no team.")?;
-        let id = {
-            let team = seat.hub.team();
-            let agent = team.live_named(name.trim()).filter(|a| a.id != LEAD).ok_or_else(|| {
-                format!("No subagent called {} is working; the team: {}.", name.trim(), team.live_names())
-            })?;
-            agent.id.clone()
-        };
-        super::TeamView::of(seat).stop(&id).map(|_| ())
+        super::TeamView::of(seat).stop_named(name).map(|_| ())
     }
 
     /// A model's name for the tree, by its id.
