@@ -337,7 +337,7 @@ impl Session {
         );
         if let Some(of) = &subagent {
             let def = |name: &str| lembas_spec::tool(name);
-            tools.retain(|t| def(&t.name).is_none_or(|d| d.for_subagents() && !d.requires.iter().any(|r| r == "team")));
+            tools.retain(|t| def(&t.name).is_none_or(|d| d.for_subagents()));
             if of.read_only {
                 tools.retain(|t| def(&t.name).is_some_and(|d| d.only_reads()));
             }

@@ -46,16 +46,15 @@ impl Session {
         loop {
             // Subagents of the team still at work, with nothing for the main agent yet.
             let team_busy = || team.as_ref().is_some_and(|hub| hub.active() && !hub.has_mail());
-            while (self.jobs.any_running() || team_busy()) && !cancel.is_cancelled() {
-                let changed = async {
-                    match &team {
-                        Some(hub) => hub.changed.notified().await,
-                        None => std::future::pending().await,
-                    }
-                };
+            loop {
+                let mut notified = std::pin::pin!(team.as_ref().map(|hub| hub.changed.notified()));
+                crate::team::watch_changes(notified.as_mut());
+                if !(self.jobs.any_running() || team_busy()) || cancel.is_cancelled() {
+                    break;
+                }
                 tokio::select! {
                     () = self.jobs.wait_change(std::time::Duration::from_secs(1)) => {}
-                    () = changed => {}
+                    () = crate::team::changed(notified.as_mut()) => {}
                     () = cancel.cancelled() => {}
                     () = tokio::time::sleep_until(deadline) => {
                         let running = self.jobs.running_count();
@@ -89,27 +88,18 @@ impl Session {
         let team = self.leads_team().map(|seat| seat.hub.clone());
         loop {
             let mut notified = std::pin::pin!(team.as_ref().map(|hub| hub.changed.notified()));
-            if let Some(registered) = notified.as_mut().as_pin_mut() {
-                // Registered before the mail is looked at, so none posted in between is missed.
-                registered.enable();
-            }
+            crate::team::watch_changes(notified.as_mut());
             if team.as_ref().is_some_and(|hub| hub.has_mail()) || self.jobs.has_ended() {
                 return;
             }
-            let changed = async {
-                match notified.as_mut().as_pin_mut() {
-                    Some(registered) => registered.await,
-                    None => std::future::pending().await,
-                }
-            };
             if !self.jobs.any_running() {
-                changed.await;
+                crate::team::changed(notified.as_mut()).await;
                 continue;
             }
             // A short wait each time round: an end announced before this waits is not missed.
             tokio::select! {
                 () = self.jobs.wait_change(std::time::Duration::from_millis(250)) => {}
-                () = changed => {}
+                () = crate::team::changed(notified.as_mut()) => {}
             }
         }
     }

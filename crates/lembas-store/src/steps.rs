@@ -173,23 +173,27 @@ impl Store {
              VALUES ((SELECT n FROM sessions WHERE id = ?1), ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
         )?;
         let contents: Vec<Option<String>> = messages.iter().map(|m| message_content(&m.json)).collect();
+        let named = named_results(&contents);
         for r in results {
-            let held = (!r.text.is_empty())
-                .then(|| {
-                    contents.iter().enumerate().find_map(|(i, c)| {
+            let held = if r.text.is_empty() {
+                None
+            } else {
+                contents
+                    .iter()
+                    .enumerate()
+                    .find_map(|(i, c)| {
                         let at = c.as_deref()?.find(&r.text)?;
                         Some((next + i as i64, at as i64, r.text.len() as i64))
                     })
-                })
-                .flatten()
-                // A stub ("Same result as #0011") names an earlier result with the same text,
-                // already held by its own message: this one points where that one does.
-                .or_else(|| {
-                    named_results(&contents).into_iter().filter(|k| *k != r.id).find_map(|k| {
-                        let (text, place) = read_result(tx, id, k).ok().flatten()?;
-                        (text == r.text).then_some(place).flatten()
+                    // A stub ("Same result as #0011") names an earlier result with the same
+                    // text, already held by its own message: this one points where that one does.
+                    .or_else(|| {
+                        named.iter().filter(|k| **k != r.id).find_map(|k| {
+                            let (text, place) = read_result(tx, id, *k).ok().flatten()?;
+                            (text == r.text).then_some(place).flatten()
+                        })
                     })
-                });
+            };
             let none = None::<i64>;
             if let Some((seq, at, len)) = held {
                 keep.execute(params![id, r.id as i64, r.tool, "", None::<Vec<u8>>, seq, at, len])?;

@@ -20,7 +20,7 @@ use serde_json::Value;
 
 pub use lembas_permissions::delegation::team_text as text;
 pub use ops::{AddArgs, Added, AssignArgs, Replaced};
-pub use room::{Delivery, Kind, Message};
+pub use room::{Delivery, Kind, Message, names_of};
 
 /// The main agent's name and id.
 pub const LEAD: &str = "lead";

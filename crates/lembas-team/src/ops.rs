@@ -253,11 +253,7 @@ impl Team {
         self.only_main(caller)?;
         let name = name.trim();
         let ids: Vec<String> = if name == "all" {
-            let all: Vec<String> = self
-                .tree_order()
-                .into_iter()
-                .filter(|id| id != LEAD && self.agent(id).is_some_and(|a| !a.state.ended()))
-                .collect();
+            let all = self.live_subtree(LEAD);
             if all.is_empty() {
                 return Err(text("nobody_to_stop"));
             }
@@ -269,7 +265,7 @@ impl Team {
             if agent.id == LEAD {
                 return Err(render_text("not_yours", &[("name", name)]));
             }
-            self.subtree(&agent.id).into_iter().filter(|id| self.agent(id).is_some_and(|a| !a.state.ended())).collect()
+            self.live_subtree(&agent.id)
         };
         Ok((ids.clone(), self.stop_ids(&ids, now)))
     }

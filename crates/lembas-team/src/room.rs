@@ -64,6 +64,16 @@ pub struct Delivery {
     pub text: String,
 }
 
+/// The names a call gives (`team_send`'s `to`, `request`'s kinds): a list, or a lone string read
+/// as a one-name list (`team.md` §5).
+pub fn names_of(value: Option<&serde_json::Value>) -> Vec<String> {
+    match value {
+        Some(serde_json::Value::String(s)) => vec![s.clone()],
+        Some(serde_json::Value::Array(items)) => items.iter().filter_map(|v| v.as_str()).map(str::to_owned).collect(),
+        _ => Vec::new(),
+    }
+}
+
 impl Team {
     /// Posts a message and answers what to deliver: to every recipient but a paused one (its
     /// last turn is its own; whoever replaces it reads the room).

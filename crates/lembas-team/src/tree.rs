@@ -36,6 +36,12 @@ impl Team {
         out
     }
 
+    /// The agents under `id` that have not ended, in tree order — `id` itself first, unless it
+    /// is the main agent (which is never stopped).
+    pub fn live_subtree(&self, id: &str) -> Vec<String> {
+        self.subtree(id).into_iter().filter(|i| i != LEAD && self.agent(i).is_some_and(|a| !a.state.ended())).collect()
+    }
+
     /// Whether `id` is `of` or under it.
     pub fn in_subtree(&self, of: &str, id: &str) -> bool {
         let mut at = Some(id.to_owned());

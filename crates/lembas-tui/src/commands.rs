@@ -42,10 +42,6 @@ const MODE_WORDS: [(Mode, &str); 4] = [
     (Mode::Plan, "reads and plans; changes nothing"),
 ];
 
-fn now_ms() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
-}
-
 const INIT: &str = include_str!("../../../spec/prompts/tasks/init_update.md");
 
 impl App {
@@ -275,7 +271,7 @@ impl App {
                 let matched = found.iter().any(|(_, snippet)| snippet.is_some());
                 self.listed = found.iter().map(|(s, _)| s.id.clone()).collect();
                 let title = if matched { "Sessions that match" } else { "Sessions" };
-                self.open_picker(Picker::new(title, session_items(&found, now_ms()), None));
+                self.open_picker(Picker::new(title, session_items(&found, crate::now_ms()), None));
             }
             Err(e) => self.finished.push(Block::Error(e)),
         }

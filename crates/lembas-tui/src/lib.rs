@@ -99,7 +99,8 @@ fn fixed_terminal(area: ratatui::layout::Rect) -> std::io::Result<Terminal<Cross
     )
 }
 
-fn now_ms() -> i64 {
+/// Milliseconds since the epoch: the clock progress lines are drawn against.
+pub(crate) fn now_ms() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
 }
 

@@ -26,7 +26,7 @@ fn agent_line(agent: &Value, depth: usize) -> String {
     let who = if text("id") == "lead" { "lead".to_owned() } else { format!("{} ({})", text("name"), text("id")) };
     // What it does now: its progress line (`progress.md`), as the main agent's is drawn.
     let doing = serde_json::from_value::<lembas_core::Progress>(agent["progress"].clone())
-        .map(|p| format!(" · {}", p.line(now_ms())))
+        .map(|p| format!(" · {}", p.line(crate::now_ms())))
         .unwrap_or_default();
     format!("{}{who} — {} · {state} · {} · {mode}{context}{doing}", "  ".repeat(depth), text("position"), text("model"))
 }
@@ -199,8 +199,4 @@ impl App {
 /// `s12` → 12, to tell a name's latest holder.
 fn id_number(id: &str) -> u64 {
     id.trim_start_matches(|c: char| !c.is_ascii_digit()).parse().unwrap_or(0)
-}
-
-fn now_ms() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
 }

@@ -28,11 +28,7 @@ fn mode(step: &Value, key: &str) -> Result<Option<Mode>, String> {
 }
 
 fn strings(step: &Value, key: &str) -> Vec<String> {
-    match step.get(key) {
-        Some(Value::String(s)) => vec![s.clone()],
-        Some(Value::Array(items)) => items.iter().filter_map(Value::as_str).map(str::to_owned).collect(),
-        _ => Vec::new(),
-    }
+    lembas_team::names_of(step.get(key))
 }
 
 struct Run {

@@ -125,14 +125,33 @@ impl Hub {
         }
         let hub = self.clone();
         let id = id.to_owned();
-        let name = self.team().agent(&id).map(|a| a.name.clone()).unwrap_or_default();
         tokio::spawn(async move {
-            let watch = hub.watch(&id);
-            let forwarding = tokio::spawn(forward(events, hub.events.clone(), call_id, name, Some(watch)));
-            let (reason, reply) = Box::pin(session.member_turn(&prompt, machine, &stop)).await;
-            let (error, events) = forwarded(forwarding).await;
+            let (reason, reply, error, events) =
+                hub.forwarded_turn(&id, &mut session, events, &call_id, &prompt, machine, &stop).await;
             hub.turn_done(&id, session, events, reason, reply, error, &stop).await;
         });
+    }
+
+    /// One turn of subagent `id`, its events passed on to the main session's front ends (and its
+    /// progress kept in the tree) as it runs: how it ended, its final reply, the last error it
+    /// said, and its events' channel back for its next turn.
+    #[allow(clippy::too_many_arguments)]
+    async fn forwarded_turn(
+        self: &Arc<Self>,
+        id: &str,
+        session: &mut Session,
+        events: UnboundedReceiver<Event>,
+        call_id: &str,
+        prompt: &str,
+        machine: bool,
+        stop: &CancellationToken,
+    ) -> (DoneReason, String, Option<String>, Option<UnboundedReceiver<Event>>) {
+        let name = self.team().agent(id).map(|a| a.name.clone()).unwrap_or_default();
+        let watch = self.watch(id);
+        let forwarding = tokio::spawn(forward(events, self.events.clone(), call_id.to_owned(), name, Some(watch)));
+        let (reason, reply) = Box::pin(session.turn(prompt, &[], machine, stop)).await;
+        let (error, events) = forwarded(forwarding).await;
+        (reason, reply, error, events)
     }
 
     fn park(&self, id: &str, session: Session, events: UnboundedReceiver<Event>) {
@@ -171,15 +190,19 @@ impl Hub {
                 }
                 self.tell();
                 session.cfg.max_steps = lembas_team::Team::final_steps() as u32;
-                let name = self.team().agent(id).map(|a| a.name.clone()).unwrap_or_default();
                 let call_id = self.members.lock().expect("members").get(id).map(|m| m.call_id.clone());
-                let watch = self.watch(id);
-                let forwarding =
-                    tokio::spawn(forward(rx, self.events.clone(), call_id.unwrap_or_default(), name, Some(watch)));
-                (reason, reply) = Box::pin(session.member_turn(&notice, true, stop)).await;
-                let (last_error, rx) = forwarded(forwarding).await;
+                let last_error;
+                (reason, reply, last_error, events) = Box::pin(self.forwarded_turn(
+                    id,
+                    &mut session,
+                    rx,
+                    &call_id.unwrap_or_default(),
+                    &notice,
+                    true,
+                    stop,
+                ))
+                .await;
                 error = last_error.or(error);
-                events = rx;
                 session.jobs.stop_all();
             }
         }
@@ -223,16 +246,6 @@ impl Hub {
 }
 
 impl Session {
-    /// One turn of a team subagent: how it ended and its final reply.
-    pub(crate) async fn member_turn(
-        &mut self,
-        prompt: &str,
-        machine: bool,
-        cancel: &CancellationToken,
-    ) -> (DoneReason, String) {
-        self.turn(prompt, &[], machine, cancel).await
-    }
-
     /// A subagent does not compact: its context is full at `team.context.pause_at` of its
     /// window.
     pub(crate) fn context_full(&self) -> bool {

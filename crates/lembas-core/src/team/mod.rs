@@ -27,6 +27,22 @@ use crate::session::Session;
 pub(crate) use member::member_tools;
 pub(crate) use tools::main_only;
 
+/// Registers a wait for the team's next change (`Hub::changed`) before anything is looked at, so
+/// a change in between is not missed.
+pub(crate) fn watch_changes(notified: std::pin::Pin<&mut Option<tokio::sync::futures::Notified<'_>>>) {
+    if let Some(registered) = notified.as_pin_mut() {
+        registered.enable();
+    }
+}
+
+/// The team changed since [`watch_changes`]; without a team, never.
+pub(crate) async fn changed(notified: std::pin::Pin<&mut Option<tokio::sync::futures::Notified<'_>>>) {
+    match notified.as_pin_mut() {
+        Some(registered) => registered.await,
+        None => std::future::pending().await,
+    }
+}
+
 /// Milliseconds since the epoch: the team's clock.
 pub(crate) fn now() -> u64 {
     crate::now_ms().max(0) as u64
@@ -301,8 +317,7 @@ impl Hub {
 
     /// Stops every subagent: the main session is closing or deleted.
     pub(crate) fn stop_all(self: &Arc<Self>) {
-        let live: Vec<String> =
-            self.team().agents()[1..].iter().filter(|a| !a.state.ended()).map(|a| a.id.clone()).collect();
+        let live = self.team().live_subtree(LEAD);
         if live.is_empty() {
             return;
         }
@@ -391,13 +406,13 @@ impl TeamView {
     /// The person stops a subagent (by id) and its subtree: the ids stopped; the main agent is
     /// told on its next message.
     pub fn stop(&self, id: &str) -> Result<Vec<String>, String> {
-        let ids: Vec<String> = {
+        let ids = {
             let team = self.hub.team();
             let agent = team
                 .agent(id)
                 .filter(|a| a.id != LEAD && !a.state.ended())
                 .ok_or_else(|| format!("no working subagent {id}"))?;
-            team.subtree(&agent.id).into_iter().filter(|i| team.agent(i).is_some_and(|a| !a.state.ended())).collect()
+            team.live_subtree(&agent.id)
         };
         let names: Vec<String> = ids.iter().filter_map(|i| self.hub.team().agent(i).map(|a| a.name.clone())).collect();
         self.hub.team().stop_ids(&ids, now());

@@ -1,13 +1,15 @@
 //! The team tools as the engine answers them: the tree's rules, then what they start, stop and
 //! deliver.
 
+use std::sync::Arc;
+
 use lembas_permissions::delegation::team_text;
 use lembas_spec::{Mode, RiskClass};
-use lembas_team::{AddArgs, AssignArgs, LEAD, Team};
+use lembas_team::{AddArgs, AssignArgs, Delivery, LEAD, Team};
 use lembas_tools::ToolOutput;
 use serde_json::Value;
 
-use super::{Seat, now};
+use super::{Hub, Seat, now};
 use crate::session::Session;
 
 fn field<'a>(args: &'a Value, key: &str) -> Option<&'a str> {
@@ -15,11 +17,7 @@ fn field<'a>(args: &'a Value, key: &str) -> Option<&'a str> {
 }
 
 fn strings(args: &Value, key: &str) -> Vec<String> {
-    match args.get(key) {
-        Some(Value::String(s)) => vec![s.clone()],
-        Some(Value::Array(items)) => items.iter().filter_map(Value::as_str).map(str::to_owned).collect(),
-        _ => Vec::new(),
-    }
+    lembas_team::names_of(args.get(key))
 }
 
 fn mode(args: &Value, key: &str) -> Result<Option<Mode>, String> {
@@ -33,6 +31,15 @@ fn mode(args: &Value, key: &str) -> Result<Option<Mode>, String> {
 
 fn answer(result: Result<String, String>) -> ToolOutput {
     result.map_or_else(ToolOutput::Error, ToolOutput::Text)
+}
+
+/// A tool that posts to the room: what it posted is handed to its recipients, and the call
+/// answers its text.
+fn posted(hub: &Arc<Hub>, result: Result<(Vec<Delivery>, String), String>) -> ToolOutput {
+    answer(result.map(|(deliveries, text)| {
+        hub.route(deliveries);
+        text
+    }))
 }
 
 /// The main agent's tools (`subagents.md` §6): a subagent calling one, or `task`, is refused.
@@ -57,15 +64,17 @@ impl Session {
         let at = now();
         match name {
             "team_add" => answer(self.team_add(&seat, call_id, args)),
-            "team_send" => {
-                let sent = hub.team().send(me, &strings(args, "to"), field(args, "message").unwrap_or_default(), at);
-                match sent {
-                    Ok(deliveries) => {
-                        hub.route(deliveries);
-                        ToolOutput::Text(hub.team().sent_text())
-                    }
-                    Err(e) => ToolOutput::Error(e),
-                }
+            // `report`: a message to the parent before the final reply.
+            "team_send" | "report" => {
+                let to = match name {
+                    "report" => vec![lembas_team::spec_text("names.parent").to_owned()],
+                    _ => strings(args, "to"),
+                };
+                let sent = {
+                    let mut team = hub.team();
+                    team.send(me, &to, field(args, "message").unwrap_or_default(), at).map(|d| (d, team.sent_text()))
+                };
+                posted(hub, sent)
             }
             "team_read" => {
                 let since = args.get("since").and_then(Value::as_u64).unwrap_or(0);
@@ -87,27 +96,13 @@ impl Session {
                     Err(e) => ToolOutput::Error(e),
                 }
             }
-            "report" => {
-                let to = vec![lembas_team::spec_text("names.parent").to_owned()];
-                let sent = hub.team().send(me, &to, field(args, "message").unwrap_or_default(), at);
-                match sent {
-                    Ok(deliveries) => {
-                        hub.route(deliveries);
-                        ToolOutput::Text(hub.team().sent_text())
-                    }
-                    Err(e) => ToolOutput::Error(e),
-                }
-            }
             "team_finish" => {
                 let finished = hub.team().finish(me, field(args, "report").unwrap_or_default(), at);
-                match finished {
-                    Ok((deliveries, text)) => {
-                        hub.route(deliveries);
-                        hub.finish_turn(me);
-                        ToolOutput::Text(text)
-                    }
-                    Err(e) => ToolOutput::Error(e),
+                if finished.is_ok() {
+                    // Its turn stops after this call.
+                    hub.finish_turn(me);
                 }
+                posted(hub, finished)
             }
             "team_findings" => match field(args, "action") {
                 Some("write") => answer(hub.team().write_finding(me, field(args, "text").unwrap_or_default())),
@@ -123,16 +118,10 @@ impl Session {
                     mode,
                 });
                 let assigned = parsed.and_then(|a| {
-                    let name = a.name.clone();
-                    hub.team().assign(me, a, at).map(|d| (d, name))
+                    let said = Team::assigned_text(&a.name);
+                    hub.team().assign(me, a, at).map(|d| (d, said))
                 });
-                match assigned {
-                    Ok((deliveries, name)) => {
-                        hub.route(deliveries);
-                        ToolOutput::Text(Team::assigned_text(&name))
-                    }
-                    Err(e) => ToolOutput::Error(e),
-                }
+                posted(hub, assigned)
             }
             "team_replace" => answer(self.team_replace(&seat, call_id, args)),
             "team_request" => {
@@ -146,25 +135,13 @@ impl Session {
                     risk,
                     at,
                 );
-                match asked {
-                    Ok((deliveries, text)) => {
-                        hub.route(deliveries);
-                        ToolOutput::Text(text)
-                    }
-                    Err(e) => ToolOutput::Error(e),
-                }
+                posted(hub, asked)
             }
             "team_decide" => {
                 let allow = args.get("allow").and_then(Value::as_bool).unwrap_or(false);
                 let decided =
                     hub.team().decide(me, field(args, "id").unwrap_or_default(), allow, field(args, "note"), at);
-                match decided {
-                    Ok((deliveries, text)) => {
-                        hub.route(deliveries);
-                        ToolOutput::Text(text)
-                    }
-                    Err(e) => ToolOutput::Error(e),
-                }
+                posted(hub, decided)
             }
             other => ToolOutput::Error(format!("There is no team tool called {other}.")),
         }
