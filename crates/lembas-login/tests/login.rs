@@ -26,12 +26,14 @@ async fn llama_cpps_props_give_the_slots_and_whether_it_sees() {
         json!([{"id": "qwen-vl", "object": "model"}, {"id": "said", "object": "model", "capacity": {"parallel": 8}}]),
     );
     server.set_props(
-        json!({"default_generation_settings": {"n_ctx": 8192}, "total_slots": 3, "modalities": {"vision": true}}),
+        json!({"default_generation_settings": {"n_ctx": 8192}, "total_slots": 3, "modalities": {"vision": true},
+            "chat_template": "{% if enable_thinking is false %}<think></think>{% endif %}"}),
     );
     let login = login_url(&server.url(), None, &mut |_| panic!("no code")).await.unwrap();
     let qwen = &login.models[0];
     assert_eq!(qwen.capacity.as_ref().and_then(|c| c.parallel()), Some(3), "total_slots is its parallel");
     assert_eq!(qwen.vision, Some(true));
+    assert_eq!(qwen.thinking_switch, Some(true), "its template reads enable_thinking");
     // What the model list said itself stands.
     assert_eq!(login.models[1].capacity.as_ref().and_then(|c| c.parallel()), Some(8));
 }

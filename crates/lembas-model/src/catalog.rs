@@ -131,9 +131,17 @@ async fn context_from_props(client: &reqwest::Client, url: &str, key: Option<&st
 }
 
 /// What llama.cpp's `/props` says of the model it serves, where the model list said nothing:
-/// `total_slots` is how many requests it serves at once (`capacity.parallel`), and its
-/// `modalities` whether it sees.
+/// `total_slots` is how many requests it serves at once (`capacity.parallel`), its
+/// `modalities` whether it sees, and its chat template whether it has the thinking switch.
 pub fn apply_props(model: &mut ModelInfo, props: &Value) {
+    // llama-server hands `chat_template_kwargs` to the Jinja template as they are, so the
+    // switch (`enable_thinking: false`) exists exactly when the template reads that variable
+    // (Qwen3, Nemotron and the like); a template that never names it ignores the kwarg.
+    if model.thinking_switch.is_none()
+        && props["chat_template"].as_str().is_some_and(|template| template.contains("enable_thinking"))
+    {
+        model.thinking_switch = Some(true);
+    }
     if let Some(slots) = props["total_slots"].as_u64().filter(|n| *n > 0) {
         let capacity = model.capacity.get_or_insert_with(Default::default);
         if capacity.parallel.is_none() && capacity.single_session.is_none() {
@@ -169,6 +177,25 @@ mod tests {
         let v = model_from_entry(&json!({"id": "x", "object": "model", "max_model_len": 8192})).unwrap();
         assert_eq!(v.context, Some(8192));
         assert!(model_from_entry(&json!({"object": "model"})).is_none());
+    }
+
+    #[test]
+    fn props_give_slots_vision_and_the_thinking_switch_only_where_the_list_was_silent() {
+        let template =
+            "{%- if enable_thinking is defined and enable_thinking is false %}<think>\n\n</think>{% endif %}";
+        let props = json!({"total_slots": 4, "modalities": {"vision": true}, "chat_template": template});
+        let mut silent = model_from_entry(&json!({"id": "qwen3"})).unwrap();
+        apply_props(&mut silent, &props);
+        assert_eq!(silent.capacity.as_ref().and_then(|c| c.parallel), Some(4));
+        assert_eq!((silent.vision, silent.thinking_switch), (Some(true), Some(true)));
+
+        let mut said = model_from_entry(&json!({"id": "q", "thinking_switch": false, "vision": false})).unwrap();
+        apply_props(&mut said, &props);
+        assert_eq!((said.vision, said.thinking_switch), (Some(false), Some(false)), "the list's own word stands");
+
+        let mut plain = model_from_entry(&json!({"id": "smol"})).unwrap();
+        apply_props(&mut plain, &json!({"chat_template": "{{ messages }}", "modalities": {"vision": false}}));
+        assert_eq!(plain.thinking_switch, None, "a template that never reads the switch has none");
     }
 
     #[test]
