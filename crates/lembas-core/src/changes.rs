@@ -39,6 +39,9 @@ impl Session {
         self.tools = Arc::new(tools);
         self.remake_prompt(self.state.told.facts.date.clone());
         self.save_prefix()?;
+        if let Some(seat) = self.leads_team() {
+            seat.hub.lead_moved(&self.cfg.model);
+        }
         self.emit(Event::Model { model: self.cfg.model.id.clone(), effort: self.state.effort.clone() });
         Ok(())
     }

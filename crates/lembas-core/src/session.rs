@@ -255,7 +255,7 @@ impl Drop for Session {
         // The session's background commands end with it, and its team.
         self.jobs.stop_all();
         if let Some(seat) = self.leads_team() {
-            seat.hub.stop_all();
+            seat.hub.close();
         }
     }
 }
@@ -349,12 +349,14 @@ impl Session {
                 }));
             }
         }
+        let id = uuid::Uuid::now_v7().to_string();
         let team = match &subagent {
             Some(of) => of.team.as_ref().map(|(seat, _)| seat.clone()),
-            None if tools.iter().any(|t| t.name == "team_add") => Some(crate::team::Seat::lead(&cfg, &events)),
+            None if tools.iter().any(|t| t.name == "team_add") => {
+                Some(crate::team::Seat::lead(&cfg, &events, &id, None))
+            }
             None => None,
         };
-        let id = uuid::Uuid::now_v7().to_string();
         let mut session = Session::assemble(Parts {
             lock: cfg.store.lock_session(&id)?,
             title: subagent.as_ref().map_or_else(|| "New session".into(), |s| s.label.clone()),
@@ -432,8 +434,19 @@ impl Session {
         session
     }
 
-    /// A stored session, exactly as it was: its system prompt, tools and history unchanged.
+    /// A stored session, exactly as it was: its system prompt, tools and history unchanged, and
+    /// its team as it was kept (`team/keep.rs`).
     pub fn resume(cfg: SessionConfig, id: &str, events: UnboundedSender<Event>) -> Result<Session, EngineError> {
+        Session::reopen(cfg, id, events, None)
+    }
+
+    /// A stored session reopened: the person's own, or a team subagent's working for another.
+    pub(crate) fn reopen(
+        cfg: SessionConfig,
+        id: &str,
+        events: UnboundedSender<Event>,
+        subagent: Option<crate::subagent::SubagentOf>,
+    ) -> Result<Session, EngineError> {
         let store = cfg.store.clone();
         let record = store.session(id)?.ok_or_else(|| EngineError::NoSession(id.to_owned()))?;
         // Before anything is read: another process appending meanwhile would interleave turns.
@@ -447,8 +460,16 @@ impl Session {
         let history = stored_history(&store, id)?;
         // A resumed session is asked with its own mode unless the person set another.
         state.mode = cfg.mode;
-        // Its team starts empty: subagents live as long as the process that ran them.
-        let team = tools.iter().any(|t| t.name == "team_add").then(|| crate::team::Seat::lead(&cfg, &events));
+        let mut kept = None;
+        let team = match &subagent {
+            Some(of) => of.team.as_ref().map(|(seat, _)| seat.clone()),
+            None if tools.iter().any(|t| t.name == "team_add") => {
+                let (team, rest) = crate::team::Kept::load(&store, &record.id, &events).map(|k| k.into_team()).unzip();
+                kept = rest;
+                Some(crate::team::Seat::lead(&cfg, &events, &record.id, team))
+            }
+            None => None,
+        };
         let mut session = Session::assemble(Parts {
             lock,
             id: record.id.clone(),
@@ -461,13 +482,18 @@ impl Session {
             state,
             events,
             fresh: false,
-            subagent: None,
+            subagent,
             team,
         });
-        if session.cfg.model.id != record.model {
-            // Resumed on another model: that is a move, made the one way moves are made.
+        if session.cfg.model.id != record.model && session.subagent.is_none() {
+            // Resumed on another model: that is a move, made the one way moves are made. (A
+            // team subagent reopened keeps its tool list: its requests go to the model the tree
+            // gives it.)
             let model = session.cfg.model.clone();
             session.set_model(model)?;
+        }
+        if let Some(rest) = kept {
+            session.reopen_team(rest);
         }
         Ok(session)
     }

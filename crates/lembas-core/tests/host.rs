@@ -349,3 +349,36 @@ async fn a_subagent_the_person_stops_stops_at_once_while_the_main_agent_works() 
     let seen = until(&mut events, |e| matches!(e, Event::Done { .. })).await;
     assert!(matches!(seen.last(), Some(Event::Done { reason: DoneReason::Answered, .. })));
 }
+
+#[tokio::test]
+async fn a_main_agent_moved_to_another_model_takes_that_models_slots() {
+    let add = |name: &str| json!({"name": name, "role": "works", "task": "Work long.", "goal": "g"});
+    let h = Harness::new(vec![
+        Scripted::text("").with_call("team_add", &add("a").to_string()).with_call("team_add", &add("b").to_string()),
+        Scripted::text("Both are at work."),
+        Scripted::text("On the big model, at once."),
+    ])
+    .await;
+    for name in ["a", "b"] {
+        let id = if name == "a" { "s1" } else { "s2" };
+        h.server.route(&format!("You are \"{name}\" ({id})"), vec![Scripted::text("done").with_delay_ms(2000)]);
+    }
+    let mut cfg = h.config(Mode::Auto, 50);
+    let two = lembas_models::Capacity { parallel: Some(2), ..Default::default() };
+    cfg.model.capacity = Some(two);
+    cfg.models = vec![cfg.model.clone(), lembas_models::ModelInfo { id: "big-model".into(), ..Default::default() }];
+    let host = Host::new(h.store.clone());
+    let Opened { handle, mut events } = open(&h, &host, cfg, false);
+    handle.send(Command::prompt("start two helpers"));
+    until(&mut events, |e| matches!(e, Event::Done { .. })).await;
+    // Both subagents now hold fake-model's two slots; on it the main agent would wait for one.
+    handle.send(Command::SetModel { model: "big-model".into() });
+    handle.send(Command::prompt("go on"));
+    let seen = until(&mut events, |e| matches!(e, Event::Done { .. })).await;
+    assert!(!seen.iter().any(|e| matches!(e, Event::Phase { .. }) && format!("{e:?}").contains("WaitingForModel")));
+    let tree = handle.team().expect("a team").tree().expect("a tree");
+    assert_eq!(tree["agents"][0]["model"], "big-model");
+    let states: Vec<&str> =
+        tree["agents"].as_array().unwrap()[1..].iter().map(|a| a["state"].as_str().unwrap()).collect();
+    assert_eq!(states, ["working", "working"], "the main agent's turn ended before either subagent's");
+}

@@ -346,6 +346,22 @@ mod tests {
     }
 
     #[test]
+    fn a_team_is_kept_once_per_session_replaced_and_deleted_with_it() {
+        let store = Store::in_memory().unwrap();
+        store.create_session(&record("s1", "/p", 1)).unwrap();
+        assert_eq!(store.team("s1").unwrap(), None);
+        store.save_team("s1", "{\"n\":1}").unwrap();
+        store.save_team("s1", "{\"n\":2}").unwrap();
+        assert_eq!(store.team("s1").unwrap().as_deref(), Some("{\"n\":2}"));
+        store.delete("s1").unwrap();
+        assert_eq!(store.team("s1").unwrap(), None);
+        // A session deleted before its team was kept keeps nothing, and is no error.
+        store.save_team("s1", "{}").unwrap();
+        let rows: i64 = store.conn().query_row("SELECT COUNT(*) FROM teams", [], |r| r.get(0)).unwrap();
+        assert_eq!(rows, 0);
+    }
+
+    #[test]
     fn a_step_is_written_whole_and_read_back_in_order() {
         let store = Store::in_memory().unwrap();
         store.create_session(&record("s1", "/p", 1)).unwrap();

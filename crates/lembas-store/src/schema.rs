@@ -86,6 +86,12 @@ CREATE TABLE IF NOT EXISTS {p}state_log (
     patch TEXT NOT NULL,
     PRIMARY KEY (session_id, n)
 ) WITHOUT ROWID;
+-- A main session's team (lembas-team's tree and room, and the messages not yet delivered): one
+-- row, replaced as the team changes.
+CREATE TABLE IF NOT EXISTS {p}teams (
+    session_id INTEGER NOT NULL PRIMARY KEY REFERENCES sessions (n) ON DELETE CASCADE,
+    data TEXT NOT NULL
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS {p}state_snapshots (
     session_id INTEGER NOT NULL REFERENCES sessions (n) ON DELETE CASCADE,
     n INTEGER NOT NULL,
@@ -110,7 +116,7 @@ const LATER_COLUMNS: [(&str, &str, &str); 5] = [
 ];
 
 /// The parts of a session, and the columns each is copied with (after its `session_id`).
-const PARTS: [(&str, &str); 8] = [
+const PARTS: [(&str, &str); 9] = [
     ("messages", "seq, role, json, live"),
     ("results", "id, tool, text, packed"),
     ("usage", "at, model, input, output, cached"),
@@ -119,6 +125,7 @@ const PARTS: [(&str, &str); 8] = [
     ("file_backups", "seq, path, before"),
     ("state_log", "n, patch"),
     ("state_snapshots", "n, state"),
+    ("teams", "data"),
 ];
 
 fn has_column(conn: &Connection, table: &str, column: &str) -> rusqlite::Result<bool> {

@@ -264,6 +264,28 @@ impl Store {
         })
     }
 
+    /// Keeps a main session's team as it stands now (JSON), in place of what was kept before.
+    /// A session deleted meanwhile keeps nothing.
+    pub fn save_team(&self, id: &str, data: &str) -> Result<(), StoreError> {
+        self.timed(|| {
+            self.conn().execute(
+                "INSERT OR REPLACE INTO teams (session_id, data) SELECT n, ?2 FROM sessions WHERE id = ?1",
+                params![id, data],
+            )?;
+            Ok(())
+        })
+    }
+
+    /// A main session's team as last kept, if it had one.
+    pub fn team(&self, id: &str) -> Result<Option<String>, StoreError> {
+        Ok(self
+            .conn()
+            .query_row("SELECT data FROM teams WHERE session_id = (SELECT n FROM sessions WHERE id = ?1)", [id], |r| {
+                r.get(0)
+            })
+            .optional()?)
+    }
+
     pub fn rename(&self, id: &str, title: &str) -> Result<(), StoreError> {
         match self.conn().execute("UPDATE sessions SET title = ?2 WHERE id = ?1", params![id, title])? {
             0 => Err(StoreError::NoSession(id.to_owned())),

@@ -15,7 +15,7 @@ mod tree;
 use std::collections::BTreeMap;
 
 use lembas_spec::{Mode, loop_spec};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use lembas_permissions::delegation::team_text as text;
@@ -63,7 +63,7 @@ pub fn check_setting(min: u32, max: u32, cap: u32) -> Result<(), String> {
 }
 
 /// An agent's state (`team.read.states`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum State {
     /// A turn runs.
@@ -111,8 +111,9 @@ impl State {
     }
 }
 
-/// One agent of the tree: the main agent (id and name `lead`) or a subagent.
-#[derive(Debug, Clone, Serialize)]
+/// One agent of the tree: the main agent (id and name `lead`) or a subagent. It serializes
+/// whole, as the store keeps the tree; clients get [`Team::data`].
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Agent {
     pub id: String,
     pub name: String,
@@ -121,7 +122,6 @@ pub struct Agent {
     /// Its parent's id; `None` for the main agent.
     pub parent: Option<String>,
     /// Where it was before its sub-manager ended by itself: it goes back under the replacement.
-    #[serde(skip)]
     pub moved_from: Option<String>,
     /// Its brief, as given or as `team_assign` replaced it.
     pub task: String,
@@ -146,11 +146,12 @@ pub struct Agent {
     /// Rules the main agent allowed it (`team_decide`): (tool, pattern).
     pub grants: Vec<(String, String)>,
     /// Its place in the queue for a slot while it waits.
-    #[serde(skip)]
     pub waiting_since: Option<u64>,
     /// The stored session its conversation is kept in (a subagent's), for its transcript.
     pub session: Option<String>,
-    /// Its progress as its session last said it (`progress.md` §1), while a turn runs.
+    /// Its progress as its session last said it (`progress.md` §1), while a turn runs: of this
+    /// process only, never kept.
+    #[serde(skip)]
     pub progress: Option<Value>,
 }
 
@@ -194,7 +195,7 @@ pub struct ModelSlots {
 }
 
 /// A request a subagent made with `team_request`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Request {
     pub id: String,
     /// The asking agent's id.
@@ -204,8 +205,10 @@ pub struct Request {
     pub open: bool,
 }
 
-/// The tree of one session, its room and its numbers.
-#[derive(Debug, Clone)]
+/// The tree of one session, its room and its numbers. It serializes as the store keeps it:
+/// what runs in this process (`task` subagents, the models' slots) is left out, and given again
+/// by whoever reopens it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Team {
     pub min: u32,
     pub max: u32,
@@ -219,8 +222,10 @@ pub struct Team {
     next_request: u64,
     next_wait: u64,
     /// `task` subagents running in the team, by the model each runs on.
+    #[serde(skip)]
     tasks: Vec<String>,
     /// The models' capacity, by model id; a model not listed has no limit.
+    #[serde(skip)]
     slots: BTreeMap<String, ModelSlots>,
     /// The steps a subagent's turn may take (`team_whoami`'s limits).
     pub subagent_steps: u64,
@@ -466,5 +471,48 @@ mod tests {
         // Its turn over, an agent's phase goes with it.
         team.turn_ended("s1", "done", None, 1);
         assert!(team.agent("s1").unwrap().progress.is_none());
+    }
+
+    #[test]
+    fn a_kept_tree_reopens_with_its_cut_short_turns_to_wake_and_its_paused_agent_gone() {
+        let mut team = Team::new(1, 5, "m", Mode::Edit, 0);
+        team.set_slots("m", ModelSlots { parallel: Some(2), group: None });
+        let add = |team: &mut Team, name: &str| {
+            let args = AddArgs {
+                name: name.into(),
+                role: "r".into(),
+                task: "t".into(),
+                goal: Some("g".into()),
+                ..Default::default()
+            };
+            team.add(LEAD, args, || Ok((false, "m".into())), 0).unwrap();
+        };
+        for name in ["a", "b", "c", "d"] {
+            add(&mut team, name);
+        }
+        // a and b work, c and d wait; a fills its context and pauses; b reports.
+        assert!(team.pause("s1").is_some());
+        team.turn_ended("s2", "b is done", None, 5);
+        team.start_waiting();
+        team.set_progress("s3", Some(serde_json::json!({"phase": "thinking"})));
+        team.send("s3", &["lead".to_owned()], "halfway", 6).unwrap();
+
+        let kept = serde_json::to_string(&team).unwrap();
+        let mut reopened: Team = serde_json::from_str(&kept).unwrap();
+        assert!(reopened.agent("s3").unwrap().progress.is_none(), "progress is this process's only");
+        assert_eq!(reopened.room().len(), team.room().len());
+        reopened.set_slots("m", ModelSlots { parallel: Some(2), group: None });
+        let (woken, told) = reopened.reopen(9);
+        assert_eq!(woken, ["s3", "s4"], "the one working first, then the one in line");
+        assert_eq!(reopened.agent("s1").unwrap().state, State::OutOfContext);
+        assert_eq!(told.len(), 1);
+        assert!(told[0].to == LEAD && told[0].text.contains("[Team report from a to lead:]"), "{told:?}");
+        assert!(woken.iter().all(|id| reopened.agent(id).unwrap().state == State::Finished));
+        assert_eq!(reopened.lead().state, State::Idle);
+        // The numbers go on where they were: the `gone` report follows the room, the next
+        // subagent is s5.
+        assert_eq!(reopened.room().last().unwrap().n, team.room().last().unwrap().n + 1);
+        add(&mut reopened, "e");
+        assert!(reopened.agent("s5").is_some());
     }
 }

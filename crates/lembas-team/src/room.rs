@@ -1,12 +1,12 @@
 //! The room (`team.md` §5, §7): who receives what, and the marks messages arrive under.
 
 use lembas_spec::render;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::{LEAD, State, Team, render_text, spec_text, text};
 
 /// What a room message is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Kind {
     Message,
@@ -21,7 +21,7 @@ pub enum Kind {
 }
 
 /// One message of the room.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Message {
     pub n: u64,
     /// The sender's name, and its id.
@@ -35,7 +35,7 @@ pub struct Message {
     pub at: u64,
     pub kind: Kind,
     /// A request's or decision's id.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request: Option<String>,
 }
 

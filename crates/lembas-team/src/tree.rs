@@ -1,6 +1,6 @@
 //! The tree's shape: its order, subtrees, and the capacity of the models its agents run on.
 
-use crate::{LEAD, State, Team};
+use crate::{Delivery, LEAD, State, Team};
 
 impl Team {
     /// Every agent's id in tree order: an agent, then its subagents in the order added, depth
@@ -120,6 +120,11 @@ impl Team {
         }
     }
 
+    /// The main agent moved to another model: its slots are that model's from its next turn.
+    pub fn set_lead_model(&mut self, model: &str) {
+        self.agents[0].model = model.to_owned();
+    }
+
     /// The main agent has work (the person's words, a report): whether it may run now. When it
     /// may not, it waits in line — first.
     pub fn lead_wants_turn(&mut self) -> bool {
@@ -136,6 +141,38 @@ impl Team {
             agent.waiting_since = None;
             agent.progress = None;
         }
+    }
+
+    /// The tree as a resumed session finds it, its turns having stopped with the process that
+    /// ran them: the main agent is idle; a subagent that was working or waiting for a slot is
+    /// `finished` — answered, in the order they started or lined up, for the engine to wake with
+    /// what it missed; a paused one (its context full, its last turn cut short) has ended out of
+    /// context, and its parent is told `gone` — what is answered beside.
+    pub fn reopen(&mut self, now: u64) -> (Vec<String>, Vec<Delivery>) {
+        self.release(LEAD, State::Idle, now);
+        let mut cut_short: Vec<(u64, String)> = Vec::new();
+        let mut paused = Vec::new();
+        for agent in &self.agents[1..] {
+            match agent.state {
+                State::Working => cut_short.push((0, agent.id.clone())),
+                State::Waiting => cut_short.push((agent.waiting_since.unwrap_or(u64::MAX), agent.id.clone())),
+                State::Paused => paused.push(agent.id.clone()),
+                _ => {}
+            }
+        }
+        // A stable sort: the ones that were working keep the order they were added in, ahead of
+        // those in line.
+        cut_short.sort_by_key(|(order, _)| *order);
+        let mut deliveries = Vec::new();
+        for id in &paused {
+            deliveries.extend(self.turn_ended(id, "", None, now));
+        }
+        let ids: Vec<String> = cut_short.into_iter().map(|(_, id)| id).collect();
+        for id in &ids {
+            let last_active = self.agent(id).map_or(now, |a| a.last_active);
+            self.release(id, State::Finished, last_active);
+        }
+        (ids, deliveries)
     }
 
     /// Who may start now that slots are free, in order: the main agent first, then the others

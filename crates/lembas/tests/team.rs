@@ -320,3 +320,69 @@ async fn a_narrowed_subagent_asks_the_main_agent_and_runs_once_allowed() {
         .any(|t| t.contains("[Team request r1 from w to lead:]\nwrite out.txt — the task"));
     assert!(asked, "the request reached the main agent");
 }
+
+/// The requests of the agent whose system prompt holds `marker` so far.
+fn requests_of(server: &FakeServer, marker: &str) -> Vec<Value> {
+    server.chat_requests().into_iter().filter(|r| system_of(r).contains(marker)).collect()
+}
+
+#[tokio::test]
+async fn a_team_lasts_across_a_resume_and_a_subagent_cut_short_goes_on() {
+    let server = FakeServer::start(vec![
+        Scripted::text("").with_call(
+            "team_add",
+            &add("parser", "reads the notes", "Say what notes.txt says.", Some("know the notes")),
+        ),
+        Scripted::text("Parser is at work."),
+        // The second run: the main agent reads the tree it left, then waits for the report.
+        Scripted::tool_call("team_read", json!({})),
+        Scripted::text("Parser is back at work."),
+        Scripted::text("The note says to remember the milk."),
+    ])
+    .await;
+    server.route(
+        PARSER,
+        vec![
+            Scripted::tool_call("read", json!({"path": "notes.txt"})),
+            // Cut short: this reply never comes, the first process is interrupted meanwhile.
+            Scripted::text("never said").stall_after(0),
+            Scripted::text("notes.txt:1 says: remember the milk.").with_delay_ms(600),
+        ],
+    );
+    let env = Env::new();
+    env.login(&server).await;
+    let mut first = env.cmd(&["run", "--agents", "1-3", "What does the note say?"]).spawn().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while requests_of(&server, PARSER).len() < 2 {
+        assert!(std::time::Instant::now() < deadline, "parser never reached its second step");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let pid = nix::unistd::Pid::from_raw(first.id().unwrap() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    // Its answer was given: it exits once the interrupt stops the wait for its subagent.
+    tokio::time::timeout(std::time::Duration::from_secs(20), first.wait()).await.unwrap().unwrap();
+
+    let out = env.run(&["run", "--continue", "Is it done?"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).trim_end().ends_with("The note says to remember the milk."), "{}", stdout(&out));
+
+    // The subagent went on in its own conversation, as it was, told why it was woken.
+    let parser = requests_of(&server, PARSER);
+    assert_eq!(parser.len(), 3);
+    assert_eq!(system_of(&parser[2]), system_of(&parser[0]), "its prefix as it was");
+    assert!(tool_results(&parser[2])[0].contains("remember the milk"), "its context intact");
+    assert_eq!(
+        user_texts(&parser[2]).last().unwrap(),
+        "The session was closed while you worked, and is open again. Go on with your part from where you stopped."
+    );
+    // The main agent found its tree as it left it, and the report woke it.
+    let main: Vec<Value> =
+        server.chat_requests().into_iter().filter(|r| !system_of(r).contains("You are \"")).collect();
+    assert_eq!(main.len(), 5, "two steps, two steps after the resume, one turn for the report");
+    let read = tool_results(&main[3]).last().unwrap().clone();
+    assert!(read.contains("parser") && read.contains("s1"), "{read}");
+    assert_eq!(
+        user_texts(&main[4]).last().unwrap(),
+        "[Team report from parser to lead:]\nnotes.txt:1 says: remember the milk."
+    );
+}

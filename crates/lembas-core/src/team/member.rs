@@ -28,6 +28,33 @@ impl Session {
     /// runs when the hub starts it.
     pub(crate) fn make_member(&self, seat: &Seat, id: &str, call_id: &str, brief: String) -> Result<(), String> {
         let hub = &seat.hub;
+        let (cfg, of) = self.member_setup(seat, id, call_id)?;
+        let (sender, events) = unbounded_channel();
+        let child = Session::create(cfg, self.ws.clone(), sender, Some(of)).map_err(|e| e.to_string())?;
+        if let Some(agent) = hub.team().agent_mut(id) {
+            agent.session = Some(child.id.clone());
+        }
+        let member = Member {
+            changes: child.changes.clone(),
+            inbox: child.steer_handle(),
+            stop: CancellationToken::new(),
+            parked: Some((child, events)),
+            brief: Some(brief),
+            call_id: call_id.to_owned(),
+        };
+        hub.members.lock().expect("members").insert(id.to_owned(), member);
+        Ok(())
+    }
+
+    /// What subagent `id`'s session is made (or reopened) with, as the tree describes it: its
+    /// model, mode and step limit, approvals asked in its name, and its standing.
+    pub(crate) fn member_setup(
+        &self,
+        seat: &Seat,
+        id: &str,
+        call_id: &str,
+    ) -> Result<(crate::SessionConfig, SubagentOf), String> {
+        let hub = &seat.hub;
         let (agent, manager) = {
             let team = hub.team();
             let agent = team.agent(id).cloned().ok_or("no such subagent")?;
@@ -85,21 +112,7 @@ impl Session {
             granted: self.granted.clone(),
             team: Some((Seat { hub: hub.clone(), me: id.to_owned() }, !agent.request.is_empty())),
         };
-        let (sender, events) = unbounded_channel();
-        let child = Session::create(cfg, self.ws.clone(), sender, Some(of)).map_err(|e| e.to_string())?;
-        if let Some(agent) = hub.team().agent_mut(id) {
-            agent.session = Some(child.id.clone());
-        }
-        let member = Member {
-            changes: child.changes.clone(),
-            inbox: child.steer_handle(),
-            stop: CancellationToken::new(),
-            parked: Some((child, events)),
-            brief: Some(brief),
-            call_id: call_id.to_owned(),
-        };
-        hub.members.lock().expect("members").insert(id.to_owned(), member);
-        Ok(())
+        Ok((cfg, of))
     }
 }
 
@@ -175,6 +188,11 @@ impl Hub {
     ) {
         // What it started in the background ends with its turn (`jobs.lifecycle`).
         session.jobs.stop_all();
+        if self.closed.load(std::sync::atomic::Ordering::SeqCst) {
+            // The main session closed and kept the team as it was: this turn was cut short, and
+            // its session is let go (a resume reopens it).
+            return;
+        }
         let state = self.team().agent(id).map(|a| a.state);
         if state.is_none_or(State::ended) {
             self.schedule();

@@ -11,6 +11,7 @@
 //! - Slots: every turn — the main agent's too — takes a slot of its model first; one that has
 //!   none waits in line, the main agent first.
 
+mod keep;
 mod member;
 mod tools;
 
@@ -24,6 +25,7 @@ use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 use crate::Event;
 use crate::session::Session;
 
+pub(crate) use keep::Kept;
 pub(crate) use member::member_tools;
 pub(crate) use tools::main_only;
 
@@ -87,6 +89,12 @@ pub(crate) struct Hub {
     told: Mutex<Told>,
     /// The subagents the person stopped this session, for the main agent's note.
     stopped_by_person: Mutex<Vec<String>>,
+    /// Where the team is kept (`keep.rs`): the store, the main session's id, what was kept
+    /// last, and whether the session closed (nothing is kept after).
+    store: Arc<lembas_store::Store>,
+    session: String,
+    kept: Mutex<Option<String>>,
+    closed: std::sync::atomic::AtomicBool,
 }
 
 /// Where a session sits in a team: the hub, and its own id there.
@@ -103,20 +111,29 @@ impl std::fmt::Debug for Seat {
 }
 
 impl Seat {
-    /// The main agent's seat in a new team: the session's size setting, its model and mode, and
-    /// what each model the person may use serves at once.
-    pub(crate) fn lead(cfg: &crate::SessionConfig, events: &UnboundedSender<Event>) -> Seat {
-        let (min, max) = cfg.agents;
-        let mut team = Team::new(min, max, &cfg.model.id, cfg.mode, now());
+    /// The main agent's seat in session `session`'s team — a new one (the session's size
+    /// setting), or the one it kept: its model and mode as the session has them now, and what
+    /// each model the person may use serves at once.
+    pub(crate) fn lead(
+        cfg: &crate::SessionConfig,
+        events: &UnboundedSender<Event>,
+        session: &str,
+        kept: Option<Team>,
+    ) -> Seat {
+        let mut team = kept.unwrap_or_else(|| Team::new(cfg.agents.0, cfg.agents.1, &cfg.model.id, cfg.mode, now()));
+        team.set_lead_model(&cfg.model.id);
+        team.set_lead_mode(cfg.mode);
         for model in std::iter::once(&cfg.model).chain(&cfg.models) {
-            let capacity = model.capacity.clone().unwrap_or_default();
-            team.set_slots(
-                &model.id,
-                lembas_team::ModelSlots { parallel: capacity.parallel(), group: capacity.group.clone() },
-            );
+            team.set_slots(&model.id, slots_of(model));
         }
-        Seat { hub: Hub::new(team, events.clone()), me: LEAD.into() }
+        Seat { hub: Hub::new(team, events.clone(), cfg.store.clone(), session), me: LEAD.into() }
     }
+}
+
+/// What a model serves at once, as the tree counts it.
+fn slots_of(model: &lembas_models::ModelInfo) -> lembas_team::ModelSlots {
+    let capacity = model.capacity.clone().unwrap_or_default();
+    lembas_team::ModelSlots { parallel: capacity.parallel(), group: capacity.group.clone() }
 }
 
 /// A `task` subagent of a session that leads a team: it counts toward the size and holds a slot
@@ -142,7 +159,12 @@ impl Drop for TaskSeat {
 }
 
 impl Hub {
-    pub(crate) fn new(team: Team, events: UnboundedSender<Event>) -> Arc<Hub> {
+    pub(crate) fn new(
+        team: Team,
+        events: UnboundedSender<Event>,
+        store: Arc<lembas_store::Store>,
+        session: &str,
+    ) -> Arc<Hub> {
         Arc::new(Hub {
             team: Mutex::new(team),
             mail: Mutex::default(),
@@ -151,7 +173,21 @@ impl Hub {
             events,
             told: Mutex::default(),
             stopped_by_person: Mutex::default(),
+            store,
+            session: session.to_owned(),
+            kept: Mutex::default(),
+            closed: Default::default(),
         })
+    }
+
+    /// The main agent moved to `model`: its turns take that model's slots.
+    pub(crate) fn lead_moved(self: &Arc<Self>, model: &lembas_models::ModelInfo) {
+        {
+            let mut team = self.team();
+            team.set_lead_model(&model.id);
+            team.set_slots(&model.id, slots_of(model));
+        }
+        self.tell();
     }
 
     pub(crate) fn team(&self) -> std::sync::MutexGuard<'_, Team> {
@@ -162,6 +198,7 @@ impl Hub {
     /// subagent: the main agent alone is no team to draw.
     pub(crate) fn tell(self: &Arc<Self>) {
         self.changed.notify_waiters();
+        self.keep();
         let pace = std::time::Duration::from_millis(
             1000 / u64::from(lembas_spec::loop_spec().progress.pace_per_second.max(1)),
         );
