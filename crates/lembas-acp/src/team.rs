@@ -31,12 +31,56 @@ pub(crate) fn answer(server: &Server, method: &str, params: &Value) -> Result<Va
         "_lembas/team/transcript" => {
             let (stored, state) = team.and_then(|t| t.transcript_of(id)).ok_or_else(no_subagent)?;
             let events = server.host.transcript(&stored).map_err(|e| invalid(&e.to_string()))?;
-            Ok(json!({ "id": id, "state": state, "events": events }))
+            Ok(json!({ "id": id, "state": state, "turns": turns_of(events) }))
         }
         "_lembas/team/stop" => {
             let stopped = team.ok_or_else(no_subagent)?.stop(id).map_err(|e| invalid(&e))?;
             Ok(json!({ "stopped": stopped }))
         }
         _ => Err(agent_client_protocol::Error::method_not_found()),
+    }
+}
+
+/// A stored conversation as turns: each begins with the words that started it (`prompt`: the
+/// brief, a message that woke the subagent) and holds what happened after, as lembas' events in
+/// order. `_lembas/session/history`'s own `turns` shape is not in our copy of the spec; this is
+/// ours, and what comes before any prompt (nothing, in a session lembas made) is a turn with a
+/// `null` prompt.
+pub(crate) fn turns_of(events: Vec<lembas_core::Event>) -> Vec<Value> {
+    let mut turns: Vec<Value> = Vec::new();
+    for event in events {
+        match event {
+            lembas_core::Event::Prompt { text, .. } => turns.push(json!({ "prompt": text, "events": [] })),
+            other => {
+                if turns.is_empty() {
+                    turns.push(json!({ "prompt": null, "events": [] }));
+                }
+                let last = turns.last_mut().expect("a turn");
+                last["events"].as_array_mut().expect("events").push(json!(other));
+            }
+        }
+    }
+    turns
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lembas_core::Event;
+
+    #[test]
+    fn a_transcript_is_split_into_turns_at_each_prompt() {
+        let events = vec![
+            Event::Prompt { text: "List the project.".into(), machine: false },
+            Event::Text { delta: "One file.".into() },
+            Event::Prompt { text: "[Team message from lead to scout:]\nAnd its size?".into(), machine: false },
+            Event::Text { delta: "Small.".into() },
+        ];
+        let turns = turns_of(events);
+        assert_eq!(turns.len(), 2);
+        assert_eq!(turns[0]["prompt"], "List the project.");
+        assert_eq!(turns[0]["events"].as_array().unwrap().len(), 1);
+        assert!(turns[1]["prompt"].as_str().unwrap().ends_with("And its size?"));
+        assert_eq!(turns_of(vec![Event::Text { delta: "x".into() }])[0]["prompt"], Value::Null);
     }
 }

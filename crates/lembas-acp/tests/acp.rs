@@ -702,7 +702,8 @@ async fn a_client_of_lembas_protocol_sees_the_team_tree() {
         assert_eq!(team["room"][0]["text"], "One file: notes.txt.", "{team}");
         let transcript = ask("_lembas/team/transcript", json!({"sessionId": id, "id": "s1"})).await?;
         assert_eq!(transcript["state"], "finished");
-        assert!(transcript["events"].to_string().contains("List the project."), "{transcript}");
+        assert_eq!(transcript["turns"][0]["prompt"], "List the project.", "{transcript}");
+        assert!(transcript["turns"][0]["events"].to_string().contains("notes.txt"), "{transcript}");
         let findings = ask("_lembas/team/findings", json!({"sessionId": id, "id": "s1"})).await?;
         assert_eq!(findings, json!({"id": "s1", "findings": []}));
         assert!(ask("_lembas/team/findings", json!({"sessionId": id, "id": "s9"})).await.is_err());
