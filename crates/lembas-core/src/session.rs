@@ -540,6 +540,9 @@ impl Session {
             });
         }
         self.report_context();
+        if let Some(seat) = self.leads_team() {
+            seat.hub.say_pending();
+        }
     }
 
     pub fn workspace(&self) -> &Workspace {

@@ -173,6 +173,7 @@ impl Session {
         // the subagents already working on it.
         let lead = self.leads_team().map(|seat| seat.hub.clone());
         if let Some(hub) = &lead {
+            hub.say_pending();
             let model = self.cfg.model.id.clone();
             hub.lead_turn_begins(|| phases.set(Phase::WaitingForModel { model, reason: ModelWait::Slots })).await;
         }

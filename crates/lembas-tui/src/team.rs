@@ -102,7 +102,12 @@ impl App {
         let messages = room.as_ref().and_then(Value::as_array).cloned().unwrap_or_default();
         if !messages.is_empty() {
             let shown = messages.len().min(ROOM_SHOWN);
-            text.push_str(&format!("\nRoom ({} messages, the last {shown}):", messages.len()));
+            let count = match messages.len() {
+                1 => "1 message".to_owned(),
+                n if n == shown => format!("{n} messages"),
+                n => format!("{n} messages, the last {shown}"),
+            };
+            text.push_str(&format!("\nRoom ({count}):"));
             for m in &messages[messages.len() - shown..] {
                 let first = m["text"].as_str().unwrap_or_default().lines().next().unwrap_or_default().to_owned();
                 let report = if m["kind"] == "report" { " (report)" } else { "" };

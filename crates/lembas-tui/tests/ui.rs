@@ -621,6 +621,11 @@ fn team_shows_the_tree_and_the_rooms_latest_messages() {
     );
     assert!(text.contains("src/parse.rs"), "its progress line: {text}");
     assert!(text.contains("Ended:\n  scout (s0) — looked · done · 2 findings"), "{text}");
-    assert!(text.contains("Room (2 messages, the last 2):\n  #1 lead → parser: start with the lexer\n  #2 parser → lead (report): done"), "{text}");
+    assert!(
+        text.contains(
+            "Room (2 messages):\n  #1 lead → parser: start with the lexer\n  #2 parser → lead (report): done"
+        ),
+        "{text}"
+    );
     assert!(lembas_tui::view::status_line(&app).ends_with("agents 2/4 · 1 subagent working"));
 }

@@ -346,7 +346,7 @@ async fn a_team_lasts_across_a_resume_and_a_subagent_cut_short_goes_on() {
             Scripted::tool_call("read", json!({"path": "notes.txt"})),
             // Cut short: this reply never comes, the first process is interrupted meanwhile.
             Scripted::text("never said").stall_after(0),
-            Scripted::text("notes.txt:1 says: remember the milk.").with_delay_ms(600),
+            Scripted::text("notes.txt:1 says: remember the milk.").with_delay_ms(100),
         ],
     );
     let env = Env::new();

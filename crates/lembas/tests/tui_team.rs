@@ -1,6 +1,7 @@
 //! The team in the terminal UI, in tmux at 80 columns: `/team` draws the tree while a subagent
 //! works, the status bar counts the agents, the person stops the subagent with `/team stop`, and
-//! the main agent is told on its next message.
+//! the main agent is told on its next message; a session quit while its subagent worked finds
+//! its team again when resumed, and the subagent goes on.
 
 mod common;
 
@@ -80,4 +81,62 @@ async fn the_person_watches_the_tree_and_stops_a_subagent() {
     tmux.send(&["C-c"]);
     tmux.send(&["C-c"]);
     tmux.wait_for("LEMBAS-EXITED-0").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resumed_session_finds_its_team_and_the_subagent_cut_short_goes_on() {
+    if !tmux_available() {
+        eprintln!("tmux is not installed: the terminal UI test runs in CI (.ci/run installs tmux)");
+        return;
+    }
+    let server = FakeServer::start(vec![
+        Scripted::tool_call(
+            "team_add",
+            json!({"name": "parser", "role": "reads the notes", "task": "Read notes.txt slowly.", "goal": "know the notes"}),
+        ),
+        Scripted::text("parser is on it."),
+        // After the resume, parser's report wakes the main agent.
+        Scripted::text("parser is back with its report."),
+    ])
+    .await;
+    server.route(
+        "You are \"parser\" (s1)",
+        vec![
+            // Still streaming when the person quits.
+            Scripted::text("word ".repeat(400)).with_delay_ms(50),
+            Scripted::text("The notes say milk."),
+        ],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let (home, project) = make_project(dir.path(), &server, &[("notes.txt", "milk\n")]).await;
+    let tmux = launch("team-quit", &home, &project, "", (80, 24));
+    tmux.wait_for("Trust this project?").await;
+    tmux.send(&["y", "Enter"]);
+    tmux.wait_for("mode: manual").await;
+    tmux.send(&["-l", "read the notes with a helper"]);
+    tmux.send(&["Enter"]);
+    tmux.wait_for("agents 2/4 · 1 subagent working").await;
+    tmux.send(&["C-c"]);
+    tmux.send(&["C-c"]);
+    tmux.wait_for("LEMBAS-EXITED-0").await;
+    drop(tmux);
+
+    let again = launch("team-resume", &home, &project, "--continue", (80, 24));
+    again.wait_for("parser is back with its report.").await;
+    again.send(&["-l", "/team"]);
+    again.send(&["Enter"]);
+    let tree = again.wait_for("parser (s1) — reads the notes · finished").await;
+    assert!(tree.contains("Team: 2 of 4 agents"), "{tree}");
+    assert!(tree.contains("The session closed while parser worked; it goes on where it stopped."), "{tree}");
+    let parser: Vec<_> = server
+        .chat_requests()
+        .into_iter()
+        .filter(|r| r["messages"][0]["content"].as_str().unwrap().contains("You are \"parser\" (s1)"))
+        .collect();
+    assert_eq!(parser.len(), 2, "its cut-short turn, then the one it went on with");
+    let woke = parser[1]["messages"].as_array().unwrap().iter().rev().find(|m| m["role"] == "user").unwrap();
+    assert!(woke["content"].as_str().unwrap().starts_with("The session was closed while you worked"), "{woke}");
+    again.send(&["C-c"]);
+    again.send(&["C-c"]);
+    again.wait_for("LEMBAS-EXITED-0").await;
 }

@@ -136,6 +136,14 @@ impl Hub {
         self.halt(&live);
     }
 
+    /// Says what reopening the team did, once: after the session is drawn, or as its next turn
+    /// starts.
+    pub(crate) fn say_pending(&self) {
+        if let Some(message) = self.pending_notice.lock().expect("notice").take() {
+            let _ = self.events.send(Event::Notice { message });
+        }
+    }
+
     /// Restores what a kept team had besides its tree.
     pub(crate) fn restore(&self, rest: &mut KeptRest) {
         *self.mail.lock().expect("mail") = std::mem::take(&mut rest.mail);
@@ -191,6 +199,22 @@ impl Session {
                 call_id,
             };
             hub.members.lock().expect("members").insert(id, member);
+        }
+        let going_on: Vec<String> = {
+            let team = hub.team();
+            cut_short
+                .iter()
+                .filter_map(|id| team.agent(id).filter(|a| !a.state.ended()).map(|a| a.name.clone()))
+                .collect()
+        };
+        if !going_on.is_empty() {
+            // Said once the front end has drawn the session (or as its next turn starts).
+            *hub.pending_notice.lock().expect("notice") = Some(format!(
+                "The session closed while {} worked; {} on where {} stopped.",
+                going_on.join(", "),
+                if going_on.len() == 1 { "it goes" } else { "they go" },
+                if going_on.len() == 1 { "it" } else { "they" },
+            ));
         }
         for delivery in deliveries {
             if delivery.to == LEAD {

@@ -95,6 +95,8 @@ pub(crate) struct Hub {
     session: String,
     kept: Mutex<Option<String>>,
     closed: std::sync::atomic::AtomicBool,
+    /// What reopening the kept team did, for the person (`Hub::say_pending`).
+    pending_notice: Mutex<Option<String>>,
 }
 
 /// Where a session sits in a team: the hub, and its own id there.
@@ -177,6 +179,7 @@ impl Hub {
             session: session.to_owned(),
             kept: Mutex::default(),
             closed: Default::default(),
+            pending_notice: Mutex::default(),
         })
     }
 
