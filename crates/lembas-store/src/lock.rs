@@ -75,7 +75,25 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert!(store.lock_session("s2").is_ok());
+        // Nor is a session open anywhere deleted from under it.
+        let record = crate::SessionRecord {
+            id: "s1".into(),
+            title: "t".into(),
+            project: "/p".into(),
+            started: "/p".into(),
+            model: "m".into(),
+            created_at: 1,
+            updated_at: 1,
+            system_prompt: "sys".into(),
+            tools: "[]".into(),
+            state: "{}".into(),
+            parent: None,
+        };
+        store.create_session(&record).unwrap();
+        assert!(matches!(store.delete("s1"), Err(StoreError::Busy { .. })));
+        assert!(store.session("s1").unwrap().is_some());
         drop(held);
+        store.delete("s1").unwrap();
         assert!(store.lock_session("s1").is_ok());
         assert!(Store::in_memory().unwrap().lock_session("s1").is_ok());
     }

@@ -293,8 +293,10 @@ impl Store {
         }
     }
 
-    /// Deletes a session, and its subagents' sessions with it.
+    /// Deletes a session, and its subagents' sessions with it — refused while a lembas has the
+    /// session open (its turns, its team's, would go on writing into what is gone).
     pub fn delete(&self, id: &str) -> Result<(), StoreError> {
+        let _held = self.lock_session(id)?;
         let mut conn = self.conn();
         let tx = conn.transaction()?;
         tx.execute(
