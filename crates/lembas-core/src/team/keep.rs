@@ -94,6 +94,21 @@ impl Hub {
         if self.closed.load(Ordering::SeqCst) {
             return;
         }
+        let text = self.kept_text();
+        let mut last = self.kept.lock().expect("kept");
+        if last.as_deref() == Some(text.as_str()) {
+            return;
+        }
+        if let Err(e) = self.store.save_team(&self.session, &text) {
+            let _ = self.events.send(Event::Notice { message: format!("The team could not be kept: {e}") });
+            return;
+        }
+        *last = Some(text);
+    }
+
+    /// The team as the store keeps it. A hub starts out counting its first form as kept: a
+    /// session whose team never changed keeps no row.
+    pub(crate) fn kept_text(&self) -> String {
         let team = self.team().clone();
         let members = self
             .members
@@ -115,16 +130,7 @@ impl Hub {
             members,
             stopped_by_person: self.stopped_by_person.lock().expect("stopped").clone(),
         };
-        let text = serde_json::to_string(&kept).expect("a team serializes");
-        let mut last = self.kept.lock().expect("kept");
-        if last.as_deref() == Some(text.as_str()) {
-            return;
-        }
-        if let Err(e) = self.store.save_team(&self.session, &text) {
-            let _ = self.events.send(Event::Notice { message: format!("The team could not be kept: {e}") });
-            return;
-        }
-        *last = Some(text);
+        serde_json::to_string(&kept).expect("a team serializes")
     }
 
     /// The main session closes: the team is kept as it stands, then every subagent's turn

@@ -167,7 +167,7 @@ impl Hub {
         store: Arc<lembas_store::Store>,
         session: &str,
     ) -> Arc<Hub> {
-        Arc::new(Hub {
+        let hub = Arc::new(Hub {
             team: Mutex::new(team),
             mail: Mutex::default(),
             members: Mutex::default(),
@@ -180,7 +180,9 @@ impl Hub {
             kept: Mutex::default(),
             closed: Default::default(),
             pending_notice: Mutex::default(),
-        })
+        });
+        *hub.kept.lock().expect("kept") = Some(hub.kept_text());
+        hub
     }
 
     /// The main agent moved to `model`: its turns take that model's slots.
