@@ -36,6 +36,8 @@ async fn the_person_watches_the_tree_and_stops_a_subagent() {
     tmux.send(&["Enter"]);
     tmux.wait_for("parser is on it.").await;
     tmux.wait_for("agents 2/4 · 1 subagent working").await;
+    // Its turn over, the main agent has nothing to do but wait for the report.
+    tmux.wait_for("Waiting for subagents: 1 running").await;
 
     tmux.send(&["-l", "/team"]);
     tmux.send(&["Enter"]);

@@ -97,6 +97,9 @@ pub(crate) struct Hub {
     closed: std::sync::atomic::AtomicBool,
     /// What reopening the kept team did, for the person (`Hub::say_pending`).
     pending_notice: Mutex<Option<String>>,
+    /// The main agent's progress while, between its turns, it has nothing to do but wait for
+    /// its subagents' reports (`progress.md`: `waiting_for_subagents`), as last said.
+    lead_waiting: Mutex<Option<lembas_progress::Progress>>,
 }
 
 /// Where a session sits in a team: the hub, and its own id there.
@@ -180,6 +183,7 @@ impl Hub {
             kept: Mutex::default(),
             closed: Default::default(),
             pending_notice: Mutex::default(),
+            lead_waiting: Mutex::default(),
         });
         *hub.kept.lock().expect("kept") = Some(hub.kept_text());
         hub
@@ -204,6 +208,7 @@ impl Hub {
     pub(crate) fn tell(self: &Arc<Self>) {
         self.changed.notify_waiters();
         self.keep();
+        self.say_lead_waiting();
         let pace = std::time::Duration::from_millis(
             1000 / u64::from(lembas_spec::loop_spec().progress.pace_per_second.max(1)),
         );
@@ -233,6 +238,36 @@ impl Hub {
             told.at = Some(std::time::Instant::now());
             let _ = self.events.send(Event::Team { tree });
         }
+    }
+
+    /// Between the main agent's turns, its progress says how many subagents it waits on
+    /// (`waiting_for_subagents`, kept since it began), and goes back to nothing when none is
+    /// left; while its turn runs, the turn says its own.
+    fn say_lead_waiting(&self) {
+        let (idle, running) = {
+            let team = self.team();
+            let running = team.agents()[1..]
+                .iter()
+                .filter(|a| matches!(a.state, State::Working | State::Waiting | State::Paused))
+                .count() as u64;
+            (team.lead().state == State::Idle, running)
+        };
+        let mut said = self.lead_waiting.lock().expect("lead waiting");
+        if !idle {
+            *said = None;
+            return;
+        }
+        let now = (running > 0).then(|| {
+            let phase = lembas_progress::Phase::WaitingForSubagents { running };
+            match said.clone() {
+                Some(since) => lembas_progress::Progress { phase, ..since },
+                None => lembas_progress::Progress::new(phase, crate::now_ms()),
+            }
+        });
+        if now.as_ref().map(|p| &p.phase) != said.as_ref().map(|p| &p.phase) {
+            let _ = self.events.send(Event::Phase { progress: now.clone() });
+        }
+        *said = now;
     }
 
     /// The main agent's mail, in room order, one message apart from the next by a blank line.
