@@ -442,20 +442,22 @@ pub(crate) fn render_text(key: &str, vars: &[(&str, &str)]) -> String {
 mod tests {
     use super::*;
 
+    /// Adds a subagent `name` under the main agent, on model `m`.
+    fn add(team: &mut Team, name: &str) -> Added {
+        let args = AddArgs {
+            name: name.into(),
+            role: "r".into(),
+            task: "t".into(),
+            goal: Some("g".into()),
+            ..Default::default()
+        };
+        team.add(LEAD, args, || Ok((false, "m".into())), 0).unwrap()
+    }
+
     #[test]
     fn the_tree_says_what_each_agent_does_and_how_many_wait_ahead() {
         let mut team = Team::new(1, 4, "m", Mode::Edit, 0);
         team.set_slots("m", ModelSlots { parallel: Some(1), group: None });
-        let add = |team: &mut Team, name: &str| {
-            let args = AddArgs {
-                name: name.into(),
-                role: "r".into(),
-                task: "t".into(),
-                goal: Some("g".into()),
-                ..Default::default()
-            };
-            team.add(LEAD, args, || Ok((false, "m".into())), 0).unwrap()
-        };
         assert!(add(&mut team, "a").working);
         assert!(!add(&mut team, "b").working);
         assert!(!add(&mut team, "c").working);
@@ -477,16 +479,6 @@ mod tests {
     fn a_kept_tree_reopens_with_its_cut_short_turns_to_wake_and_its_paused_agent_gone() {
         let mut team = Team::new(1, 5, "m", Mode::Edit, 0);
         team.set_slots("m", ModelSlots { parallel: Some(2), group: None });
-        let add = |team: &mut Team, name: &str| {
-            let args = AddArgs {
-                name: name.into(),
-                role: "r".into(),
-                task: "t".into(),
-                goal: Some("g".into()),
-                ..Default::default()
-            };
-            team.add(LEAD, args, || Ok((false, "m".into())), 0).unwrap();
-        };
         for name in ["a", "b", "c", "d"] {
             add(&mut team, name);
         }

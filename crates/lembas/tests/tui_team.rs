@@ -9,26 +9,35 @@ use common::tmux::{launch, make_project, tmux_available};
 use lembas_testkit::{FakeServer, Scripted};
 use serde_json::json;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_person_watches_the_tree_and_stops_a_subagent() {
-    if !tmux_available() {
-        eprintln!("tmux is not installed: the terminal UI test runs in CI (.ci/run installs tmux)");
-        return;
-    }
+/// The terminal UI with a subagent at work, and what it runs on.
+struct UiAtWork {
+    server: FakeServer,
+    tmux: common::tmux::Tmux,
+    home: std::path::PathBuf,
+    project: std::path::PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+/// The UI opened (tmux `name`, 80×24) in a trusted project, where the main agent added parser
+/// and said "parser is on it."; parser streams a long reply slowly, then answers `parser_next`;
+/// the main agent's next reply is `lead_next`.
+async fn parser_at_work(name: &str, lead_next: &str, parser_next: Vec<Scripted>) -> UiAtWork {
     let server = FakeServer::start(vec![
         Scripted::tool_call(
             "team_add",
             json!({"name": "parser", "role": "reads the notes", "task": "Read notes.txt slowly.", "goal": "know the notes"}),
         ),
         Scripted::text("parser is on it."),
-        Scripted::text("Understood: parser is gone."),
+        Scripted::text(lead_next),
     ])
     .await;
     // The subagent takes its time: a long reply, a little at a time.
-    server.route("You are \"parser\" (s1)", vec![Scripted::text("word ".repeat(400)).with_delay_ms(50)]);
+    let mut parser = vec![Scripted::text("word ".repeat(400)).with_delay_ms(50)];
+    parser.extend(parser_next);
+    server.route("You are \"parser\" (s1)", parser);
     let dir = tempfile::tempdir().unwrap();
     let (home, project) = make_project(dir.path(), &server, &[("notes.txt", "milk\n")]).await;
-    let tmux = launch("team", &home, &project, "", (80, 24));
+    let tmux = launch(name, &home, &project, "", (80, 24));
     tmux.wait_for("Trust this project?").await;
     tmux.send(&["y", "Enter"]);
     tmux.wait_for("mode: manual").await;
@@ -36,6 +45,16 @@ async fn the_person_watches_the_tree_and_stops_a_subagent() {
     tmux.send(&["Enter"]);
     tmux.wait_for("parser is on it.").await;
     tmux.wait_for("agents 2/4 · 1 subagent working").await;
+    UiAtWork { server, tmux, home, project, _dir: dir }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_person_watches_the_tree_and_stops_a_subagent() {
+    if !tmux_available() {
+        eprintln!("tmux is not installed: the terminal UI test runs in CI (.ci/run installs tmux)");
+        return;
+    }
+    let UiAtWork { server, tmux, .. } = parser_at_work("team", "Understood: parser is gone.", vec![]).await;
     // Its turn over, the main agent has nothing to do but wait for the report.
     tmux.wait_for("Waiting for subagents: 1 running").await;
 
@@ -91,33 +110,10 @@ async fn a_resumed_session_finds_its_team_and_the_subagent_cut_short_goes_on() {
         eprintln!("tmux is not installed: the terminal UI test runs in CI (.ci/run installs tmux)");
         return;
     }
-    let server = FakeServer::start(vec![
-        Scripted::tool_call(
-            "team_add",
-            json!({"name": "parser", "role": "reads the notes", "task": "Read notes.txt slowly.", "goal": "know the notes"}),
-        ),
-        Scripted::text("parser is on it."),
-        // After the resume, parser's report wakes the main agent.
-        Scripted::text("parser is back with its report."),
-    ])
-    .await;
-    server.route(
-        "You are \"parser\" (s1)",
-        vec![
-            // Still streaming when the person quits.
-            Scripted::text("word ".repeat(400)).with_delay_ms(50),
-            Scripted::text("The notes say milk."),
-        ],
-    );
-    let dir = tempfile::tempdir().unwrap();
-    let (home, project) = make_project(dir.path(), &server, &[("notes.txt", "milk\n")]).await;
-    let tmux = launch("team-quit", &home, &project, "", (80, 24));
-    tmux.wait_for("Trust this project?").await;
-    tmux.send(&["y", "Enter"]);
-    tmux.wait_for("mode: manual").await;
-    tmux.send(&["-l", "read the notes with a helper"]);
-    tmux.send(&["Enter"]);
-    tmux.wait_for("agents 2/4 · 1 subagent working").await;
+    // After the resume, parser goes on and its report wakes the main agent.
+    let UiAtWork { server, tmux, home, project, _dir } =
+        parser_at_work("team-quit", "parser is back with its report.", vec![Scripted::text("The notes say milk.")])
+            .await;
     tmux.send(&["C-c"]);
     tmux.send(&["C-c"]);
     tmux.wait_for("LEMBAS-EXITED-0").await;
