@@ -139,8 +139,13 @@ impl Host {
         };
         self.open.lock().expect("open sessions").insert(handle.id.clone(), handle.clone());
         let (ended, closed) = (handle.ended.clone(), handle.closed.clone());
+        let hub = session.leads_team().map(|seat| seat.hub.clone());
         tokio::spawn(async move {
             drive(session, queue, asks, resumed).await;
+            if let Some(hub) = hub {
+                // Closed means let go: its subagents' turns stop and free their sessions too.
+                hub.let_go(std::time::Duration::from_secs(3)).await;
+            }
             let _ = events_tx.send(Event::Closed);
             closed.store(true, Ordering::SeqCst);
             ended.notify_waiters();

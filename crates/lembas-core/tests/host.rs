@@ -382,3 +382,45 @@ async fn a_main_agent_moved_to_another_model_takes_that_models_slots() {
         tree["agents"].as_array().unwrap()[1..].iter().map(|a| a["state"].as_str().unwrap()).collect();
     assert_eq!(states, ["working", "working"], "the main agent's turn ended before either subagent's");
 }
+
+#[tokio::test]
+async fn a_session_closed_while_its_subagent_works_reopens_at_once_with_its_team() {
+    let h = Harness::new(vec![
+        Scripted::tool_call("team_add", json!({"name": "w", "role": "works", "task": "Work long.", "goal": "g"})),
+        Scripted::text("w is at work."),
+        Scripted::text("w is back."),
+    ])
+    .await;
+    // w's command runs when the session closes: stopping it takes a moment.
+    h.server.route(
+        "You are \"w\" (s1)",
+        vec![
+            Scripted::tool_call("bash", json!({"command": "sleep 5", "description": "wait"})),
+            Scripted::text("Done at last."),
+        ],
+    );
+    // A store on disk: sessions are held under locks there, the subagent's too.
+    let dir = tempfile::tempdir().unwrap();
+    let store = std::sync::Arc::new(lembas_store::Store::open(&dir.path().join("sessions.db")).unwrap());
+    let config = || {
+        let mut cfg = h.config(Mode::Auto, 50);
+        cfg.store = store.clone();
+        cfg
+    };
+    let host = Host::new(store.clone());
+    let Opened { handle, mut events } = open(&h, &host, config(), false);
+    let id = handle.id().to_owned();
+    handle.send(Command::prompt("start a helper"));
+    until(&mut events, |e| matches!(e, Event::Done { .. })).await;
+    until(&mut events, |e| matches!(e, Event::Subagent { event, .. } if matches!(**event, Event::ToolStart { .. })))
+        .await;
+    // Closed while w's command runs; opened again straight after, in the same process.
+    handle.close().await;
+    let Opened { handle, mut events } =
+        host.open(OpenSession { cfg: config(), start: Start::Resume(id), attended: false }).unwrap();
+    let seen = until(&mut events, |e| matches!(e, Event::Done { .. })).await;
+    assert!(!seen.iter().any(|e| matches!(e, Event::Notice { message } if message.contains("could not be reopened"))));
+    let tree = handle.team().expect("a team").tree().expect("its tree, kept");
+    assert_eq!(tree["agents"][1]["name"], "w", "{tree}");
+    assert_eq!(tree["agents"][1]["state"], "finished", "it went on, and its report woke the main agent");
+}

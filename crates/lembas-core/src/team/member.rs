@@ -138,10 +138,12 @@ impl Hub {
         }
         let hub = self.clone();
         let id = id.to_owned();
+        let running = TurnRunning::new(self);
         tokio::spawn(async move {
             let (reason, reply, error, events) =
                 hub.forwarded_turn(&id, &mut session, events, &call_id, &prompt, machine, &stop).await;
             hub.turn_done(&id, session, events, reason, reply, error, &stop).await;
+            drop(running);
         });
     }
 
@@ -259,6 +261,43 @@ impl Hub {
     pub(crate) fn finish_turn(&self, id: &str) {
         if let Some(member) = self.members.lock().expect("members").get(id) {
             member.stop.cancel();
+        }
+    }
+}
+
+/// A subagent's turn under way, counted by the hub until it has let go of the subagent's
+/// session (also when its task is dropped).
+struct TurnRunning(Arc<Hub>);
+
+impl TurnRunning {
+    fn new(hub: &Arc<Hub>) -> TurnRunning {
+        hub.turns_running.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        TurnRunning(hub.clone())
+    }
+}
+
+impl Drop for TurnRunning {
+    fn drop(&mut self) {
+        self.0.turns_running.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+        self.0.turn_over.notify_waiters();
+    }
+}
+
+impl Hub {
+    /// Waits, at most `limit`, until no subagent's turn holds its session: after the main
+    /// session closed, so that reopening it finds every subagent's session free.
+    pub(crate) async fn let_go(&self, limit: std::time::Duration) {
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            let over = self.turn_over.notified();
+            tokio::pin!(over);
+            over.as_mut().enable();
+            if self.turns_running.load(std::sync::atomic::Ordering::SeqCst) == 0 {
+                return;
+            }
+            if tokio::time::timeout_at(deadline, over).await.is_err() {
+                return;
+            }
         }
     }
 }

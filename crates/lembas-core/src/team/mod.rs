@@ -100,6 +100,9 @@ pub(crate) struct Hub {
     /// The main agent's progress while, between its turns, it has nothing to do but wait for
     /// its subagents' reports (`progress.md`: `waiting_for_subagents`), as last said.
     lead_waiting: Mutex<Option<lembas_progress::Progress>>,
+    /// Subagents' turns under way (each holds its subagent's session), and a wake when one ends.
+    turns_running: std::sync::atomic::AtomicUsize,
+    turn_over: tokio::sync::Notify,
 }
 
 /// Where a session sits in a team: the hub, and its own id there.
@@ -184,6 +187,8 @@ impl Hub {
             closed: Default::default(),
             pending_notice: Mutex::default(),
             lead_waiting: Mutex::default(),
+            turns_running: Default::default(),
+            turn_over: tokio::sync::Notify::new(),
         });
         *hub.kept.lock().expect("kept") = Some(hub.kept_text());
         hub
