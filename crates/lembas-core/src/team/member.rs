@@ -253,7 +253,7 @@ impl Hub {
         let (hub, id) = (self.clone(), id.to_owned());
         Watch::Phase(Box::new(move |progress| {
             hub.team().set_progress(&id, progress.and_then(|p| serde_json::to_value(p).ok()));
-            hub.tell();
+            hub.draw();
         }))
     }
 

@@ -208,12 +208,19 @@ impl Hub {
         self.team.lock().expect("team")
     }
 
-    /// Tells the front ends how the tree stands, when it changed — and only once it has had a
-    /// subagent: the main agent alone is no team to draw.
+    /// The team changed: it is kept, the idle main agent's progress says whom it waits on, and
+    /// the front ends are told how the tree stands — only once it has had a subagent: the main
+    /// agent alone is no team to draw.
     pub(crate) fn tell(self: &Arc<Self>) {
-        self.changed.notify_waiters();
         self.keep();
         self.say_lead_waiting();
+        self.draw();
+    }
+
+    /// The part of [`Hub::tell`] a subagent's progress needs (progress is never kept): waiters
+    /// woken, and the tree sent at the pace.
+    pub(crate) fn draw(self: &Arc<Self>) {
+        self.changed.notify_waiters();
         let pace = std::time::Duration::from_millis(
             1000 / u64::from(lembas_spec::loop_spec().progress.pace_per_second.max(1)),
         );
@@ -230,7 +237,7 @@ impl Hub {
             runtime.spawn(async move {
                 tokio::time::sleep(wait).await;
                 hub.told.lock().expect("told").pending = false;
-                hub.tell();
+                hub.draw();
             });
             return;
         }
