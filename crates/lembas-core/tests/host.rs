@@ -424,3 +424,36 @@ async fn a_session_closed_while_its_subagent_works_reopens_at_once_with_its_team
     assert_eq!(tree["agents"][1]["name"], "w", "{tree}");
     assert_eq!(tree["agents"][1]["state"], "finished", "it went on, and its report woke the main agent");
 }
+
+#[tokio::test]
+async fn a_kept_team_that_cannot_be_read_is_said_and_the_session_opens_all_the_same() {
+    let h = Harness::new(vec![
+        Scripted::tool_call("team_add", json!({"name": "w", "role": "works", "task": "Work.", "goal": "g"})),
+        Scripted::text("w is at work."),
+        Scripted::text("w reported."),
+        Scripted::text("Still here."),
+    ])
+    .await;
+    h.server.route("You are \"w\" (s1)", vec![Scripted::text("done")]);
+    let host = Host::new(h.store.clone());
+    let Opened { handle, mut events } = open(&h, &host, h.config(Mode::Auto, 50), false);
+    let id = handle.id().to_owned();
+    handle.send(Command::prompt("start a helper"));
+    until(&mut events, |e| matches!(e, Event::Done { .. })).await;
+    until(&mut events, |e| matches!(e, Event::Done { .. })).await;
+    handle.close().await;
+    // What the store keeps of the team is damaged (by hand, a bad disk, a later lembas).
+    h.store.save_team(&id, "{\"team\": 7").unwrap();
+    let Opened { handle, mut events } =
+        host.open(OpenSession { cfg: h.config(Mode::Auto, 50), start: Start::Resume(id), attended: false }).unwrap();
+    handle.send(Command::prompt("are you there?"));
+    let seen = until(&mut events, |e| matches!(e, Event::Done { .. })).await;
+    assert!(
+        seen.iter().any(
+            |e| matches!(e, Event::Notice { message } if message.starts_with("The session's team could not be read"))
+        ),
+        "{seen:#?}"
+    );
+    assert!(matches!(seen.last(), Some(Event::Done { reason: DoneReason::Answered, .. })));
+    assert!(handle.team().expect("the team is still offered").tree().is_none(), "it starts with no subagents");
+}
