@@ -404,6 +404,13 @@ impl Server {
         if let Some(meta) = meta {
             choose(&mut cfg, meta)?;
         }
+        // A LLeMbas client's chat setting stands over the device's own (capability `agents`).
+        if let Some(agents) = options::sent_agents(meta)? {
+            cfg.agents = agents;
+        }
+        if options::subagents_off(meta) {
+            cfg.subagents = false;
+        }
         let root = (self.setup.root_of)(cwd);
         let ProjectSetup { mcp: mut entries, skills } = (self.setup.project_of)(&root);
         for server in
@@ -505,12 +512,13 @@ pub async fn serve(
                 } else {
                     request.protocol_version
                 };
-                // For a LLeMbas client: the link protocol, the subagent tree (`tree`), and
-                // no limits on `serve --stdio` (acp.md). A plain editor ignores it.
+                // For a LLeMbas client: the link protocol, the chat's Subagents setting read
+                // (`agents`) and the subagent tree (`tree`), and no limits on `serve --stdio`
+                // (acp.md). A plain editor ignores it.
                 let mut meta = serde_json::Map::new();
                 meta.insert(
                     "lembas".into(),
-                    serde_json::json!({ "protocol": 3, "capabilities": ["tree"], "limits": null }),
+                    serde_json::json!({ "protocol": 3, "capabilities": ["agents", "tree"], "limits": null }),
                 );
                 responder.respond(
                     InitializeResponse::new(version)
@@ -578,6 +586,19 @@ pub async fn serve(
                         }
                         responder.respond(PromptResponse::new(StopReason::EndTurn))
                     });
+                }
+                // The chat's Subagents setting comes with every prompt (capability `agents`): a
+                // change reaches the main agent as the size note on this message.
+                match options::sent_agents(request.meta.as_ref()) {
+                    Err(e) => return responder.respond_with_error(invalid(&e)),
+                    Ok(Some((min, max))) => {
+                        let mut choice = slot.choice.lock().expect("choice");
+                        if choice.agents != (min, max) {
+                            choice.agents = (min, max);
+                            slot.handle.send(Command::SetAgents { min, max });
+                        }
+                    }
+                    Ok(None) => {}
                 }
                 let (ended, end) = oneshot::channel();
                 slot.prompts.lock().expect("prompts").push_back(ended);

@@ -91,9 +91,55 @@ pub(crate) fn command(choice: &Choice, option: &str, value: &SessionConfigOption
     }
 }
 
+/// The Subagents setting a LLeMbas client sends down (`acp.md` capability `agents`:
+/// `_meta.lembas.agents` on `session/new` and every `session/prompt`): `None` when it sent none.
+/// A Max over the device's cap is lowered to it, and Min with it (`team.md` §2: lowered, never
+/// refused); a pair that is wrong otherwise is refused with the bounds.
+pub(crate) fn sent_agents(
+    meta: Option<&serde_json::Map<String, serde_json::Value>>,
+) -> Result<Option<(u32, u32)>, String> {
+    let Some(agents) = meta.and_then(|m| m.get("lembas")).and_then(|l| l.get("agents")) else {
+        return Ok(None);
+    };
+    let number = |key: &str| {
+        agents
+            .get(key)
+            .and_then(serde_json::Value::as_u64)
+            .ok_or_else(|| format!("_meta.lembas.agents needs whole numbers min and max (got {agents})"))
+    };
+    let cap = u64::from(lembas_core::agents_cap());
+    let (sent_min, sent_max) = (number("min")?, number("max")?);
+    // Only a pair the cap is under is lowered: Max to the cap, Min with it.
+    let (min, max) = if sent_max > cap { (sent_min.min(cap), cap) } else { (sent_min, sent_max) };
+    let (min, max) = (min as u32, max as u32);
+    lembas_core::check_agents(min, max)?;
+    Ok(Some((min, max)))
+}
+
+/// `_meta.lembas.subagents: false`: the instance has subagents switched off for the chat.
+pub(crate) fn subagents_off(meta: Option<&serde_json::Map<String, serde_json::Value>>) -> bool {
+    meta.and_then(|m| m.get("lembas")).and_then(|l| l.get("subagents")) == Some(&serde_json::Value::Bool(false))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_setting_sent_down_is_read_lowered_to_the_cap_or_refused() {
+        let meta = |v: serde_json::Value| serde_json::json!({ "lembas": v }).as_object().cloned();
+        assert_eq!(sent_agents(None), Ok(None));
+        assert_eq!(sent_agents(meta(serde_json::json!({})).as_ref()), Ok(None));
+        assert_eq!(sent_agents(meta(serde_json::json!({"agents": {"min": 2, "max": 3}})).as_ref()), Ok(Some((2, 3))));
+        let cap = lembas_core::agents_cap();
+        let over = meta(serde_json::json!({"agents": {"min": 40, "max": 50}}));
+        assert_eq!(sent_agents(over.as_ref()), Ok(Some((cap, cap))), "lowered, never refused");
+        assert!(sent_agents(meta(serde_json::json!({"agents": {"min": 3, "max": 2}})).as_ref()).is_err());
+        assert!(sent_agents(meta(serde_json::json!({"agents": {"min": 0, "max": 2}})).as_ref()).is_err());
+        assert!(sent_agents(meta(serde_json::json!({"agents": "many"})).as_ref()).is_err());
+        assert!(subagents_off(meta(serde_json::json!({"subagents": false})).as_ref()));
+        assert!(!subagents_off(meta(serde_json::json!({"subagents": true})).as_ref()));
+    }
 
     fn model(id: &str, efforts: &[&str]) -> ModelInfo {
         ModelInfo {

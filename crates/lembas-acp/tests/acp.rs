@@ -758,3 +758,43 @@ async fn a_subagents_call_nobody_in_the_tree_may_allow_is_put_to_the_editor_nami
     })
     .await;
 }
+
+#[tokio::test]
+async fn a_llembas_client_sends_the_chats_subagents_setting_with_the_session_and_every_prompt() {
+    let server = FakeServer::start(vec![Scripted::text("Noted."), Scripted::text("Noted again.")]).await;
+    let (_dir, root) = project();
+    with_client(template(&server, Mode::Edit), true, async move |cx, _seen, _asked| {
+        let meta = |v: serde_json::Value| v.as_object().unwrap().clone();
+        let hello = cx
+            .send_request(InitializeRequest::new(ProtocolVersion::V1).meta(meta(json!({"lembas": {"protocol": 3}}))))
+            .block_task()
+            .await?;
+        let capabilities = &hello.meta.unwrap()["lembas"]["capabilities"];
+        assert!(capabilities.as_array().unwrap().contains(&json!("agents")), "{capabilities}");
+        let session = cx
+            .send_request(
+                NewSessionRequest::new(root.clone()).meta(meta(json!({"lembas": {"agents": {"min": 1, "max": 2}}}))),
+            )
+            .block_task()
+            .await?;
+        cx.send_request(PromptRequest::new(session.session_id.clone(), text("hello"))).block_task().await?;
+        // The person moved the chat's setting between turns: it comes with the next prompt.
+        let moved = PromptRequest::new(session.session_id.clone(), text("and now"))
+            .meta(meta(json!({"lembas": {"agents": {"min": 1, "max": 3}}})));
+        cx.send_request(moved).block_task().await?;
+        let wrong = PromptRequest::new(session.session_id.clone(), text("again"))
+            .meta(meta(json!({"lembas": {"agents": {"min": 0, "max": 3}}})));
+        assert!(cx.send_request(wrong).block_task().await.is_err(), "a pair outside the bounds is refused");
+        Ok(())
+    })
+    .await;
+    let said: Vec<String> = server
+        .chat_requests()
+        .iter()
+        .map(|r| {
+            r["messages"].as_array().unwrap().iter().rev().find(|m| m["role"] == "user").unwrap()["content"].to_string()
+        })
+        .collect();
+    assert!(said[0].contains("The team may have 1 to 2 agents, you included."), "{said:?}");
+    assert!(said[1].contains("The team may have 1 to 3 agents, you included."), "{said:?}");
+}
