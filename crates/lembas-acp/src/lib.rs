@@ -411,6 +411,7 @@ impl Server {
         if options::subagents_off(meta) {
             cfg.subagents = false;
         }
+        cfg.said = options::sent_said(meta);
         let root = (self.setup.root_of)(cwd);
         let ProjectSetup { mcp: mut entries, skills } = (self.setup.project_of)(&root);
         for server in

@@ -116,6 +116,13 @@ pub(crate) fn sent_agents(
     Ok(Some((min, max)))
 }
 
+/// `_meta.lembas.said` on `session/new`: the person's earlier messages of the chat, oldest first
+/// (what is not a string is left out).
+pub(crate) fn sent_said(meta: Option<&serde_json::Map<String, serde_json::Value>>) -> Vec<String> {
+    let said = meta.and_then(|m| m.get("lembas")).and_then(|l| l.get("said")).and_then(serde_json::Value::as_array);
+    said.map(|words| words.iter().filter_map(|w| w.as_str().map(str::to_owned)).collect()).unwrap_or_default()
+}
+
 /// `_meta.lembas.subagents: false`: the instance has subagents switched off for the chat.
 pub(crate) fn subagents_off(meta: Option<&serde_json::Map<String, serde_json::Value>>) -> bool {
     meta.and_then(|m| m.get("lembas")).and_then(|l| l.get("subagents")) == Some(&serde_json::Value::Bool(false))

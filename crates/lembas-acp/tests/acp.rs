@@ -798,3 +798,44 @@ async fn a_llembas_client_sends_the_chats_subagents_setting_with_the_session_and
     assert!(said[0].contains("The team may have 1 to 2 agents, you included."), "{said:?}");
     assert!(said[1].contains("The team may have 1 to 3 agents, you included."), "{said:?}");
 }
+
+#[tokio::test]
+async fn a_chat_carried_on_here_brings_the_models_the_person_named_in_it() {
+    let task = || {
+        Scripted::tool_call("task", json!({"description": "read", "prompt": "Read notes.txt.", "model": "other-model"}))
+    };
+    let server = FakeServer::start(vec![
+        task(),
+        Scripted::text("It says old line."),
+        Scripted::text("Done."),
+        task(),
+        Scripted::text("Not here."),
+    ])
+    .await;
+    let (_dir, root) = project();
+    let mut cfg = template(&server, Mode::Edit);
+    let mut other = cfg.model.clone();
+    other.id = "other-model".into();
+    cfg.models = vec![cfg.model.clone(), other];
+    with_client(cfg, true, async move |cx, _seen, _asked| {
+        let meta = |v: serde_json::Value| v.as_object().unwrap().clone();
+        cx.send_request(InitializeRequest::new(ProtocolVersion::V1).meta(meta(json!({"lembas": {"protocol": 3}}))))
+            .block_task()
+            .await?;
+        // The person asked for other-model earlier in the chat, on another device.
+        let carried = NewSessionRequest::new(root.clone())
+            .meta(meta(json!({"lembas": {"said": ["Let other-model do the reading.", 7]}})));
+        let session = cx.send_request(carried).block_task().await?;
+        cx.send_request(PromptRequest::new(session.session_id.clone(), text("go on"))).block_task().await?;
+        // A chat that never named it.
+        let fresh = cx.send_request(NewSessionRequest::new(root.clone())).block_task().await?;
+        cx.send_request(PromptRequest::new(fresh.session_id.clone(), text("go on"))).block_task().await?;
+        Ok(())
+    })
+    .await;
+    let requests = server.chat_requests();
+    assert_eq!(requests[1]["model"], "other-model", "the subagent ran on the model the person named");
+    let refused = requests.last().unwrap()["messages"].as_array().unwrap().last().unwrap()["content"].to_string();
+    assert!(!refused.contains("It says"), "{refused}");
+    assert_eq!(requests.len(), 5, "the second chat's subagent never ran");
+}

@@ -77,6 +77,10 @@ pub struct SessionConfig {
     pub agents: (u32, u32),
     /// Where skills are found, and where new ones go.
     pub skills: lembas_tools::SkillPlaces,
+    /// The person's earlier messages of a chat a new session carries on (a LLeMbas chat that
+    /// moved to this device, `acp.md` `said`): counted as typed in the session, for the models
+    /// they name (`subagents.md` §2).
+    pub said: Vec<String>,
 }
 
 impl SessionConfig {
@@ -119,6 +123,7 @@ impl SessionConfig {
             models: Vec::new(),
             subagents: true,
             agents: lembas_team::default_setting(),
+            said: Vec::new(),
             skills: Default::default(),
         }
     }
@@ -374,6 +379,11 @@ impl Session {
         });
         // The servers connected by now are in the first list and the prompt (context.md §10
         // rule 4); the front end waited up to `mcp_wait_ms` for them.
+        if session.subagent.is_none() {
+            for words in session.cfg.said.clone() {
+                session.note_named(&words);
+            }
+        }
         session.adopt_mcp_servers();
         session.remake_prompt(None);
         let now = now_ms();
