@@ -14,6 +14,7 @@
 mod commands;
 mod options;
 mod prompt;
+mod status;
 mod team;
 mod updates;
 
@@ -91,6 +92,8 @@ struct Slot {
     mcp: Option<Arc<McpHub>>,
     /// The model and effort it runs with, for its configuration options.
     choice: Arc<Mutex<options::Choice>>,
+    /// A turn runs — the client's or one a report or a job's note started (`_lembas/session/status`).
+    busy: Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// What opening a session answers: its id, mode, `_meta` and configuration options.
@@ -340,6 +343,11 @@ impl Server {
             let mut clients_turn = false;
             while let Some(event) = events.recv().await {
                 match &event {
+                    Event::Prompt { .. } => slot.busy.store(true, std::sync::atomic::Ordering::SeqCst),
+                    Event::Done { .. } => slot.busy.store(false, std::sync::atomic::Ordering::SeqCst),
+                    _ => {}
+                }
+                match &event {
                     Event::Closed => break,
                     // The subagent tree, for a client of lembas' protocol (`acp.md`: the `team`
                     // event); an editor draws the subagents' calls under their tool calls.
@@ -460,6 +468,7 @@ impl Server {
             commands: Arc::default(),
             mcp,
             choice: Arc::new(Mutex::new(choice)),
+            busy: Arc::default(),
         };
         let lembas_client = self.lembas_client.load(std::sync::atomic::Ordering::Relaxed);
         Self::forward(cx.clone(), slot.clone(), opened.events, lembas_client);
@@ -664,13 +673,15 @@ pub async fn serve(
         )
         // lembas' own methods (`acp.md`): last, since an untyped request matches any method.
         .on_receive_request(
-            async move |request: agent_client_protocol::UntypedMessage, responder, _cx| match team::answer(
-                &s8,
-                &request.method,
-                &request.params,
-            ) {
-                Ok(result) => responder.respond(result),
-                Err(e) => responder.respond_with_error(e),
+            async move |request: agent_client_protocol::UntypedMessage, responder, _cx| {
+                let answered = match request.method.as_str() {
+                    "_lembas/session/status" => status::answer(&s8, &request.params),
+                    method => team::answer(&s8, method, &request.params),
+                };
+                match answered {
+                    Ok(result) => responder.respond(result),
+                    Err(e) => responder.respond_with_error(e),
+                }
             },
             agent_client_protocol::on_receive_request!(),
         )

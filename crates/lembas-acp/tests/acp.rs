@@ -839,3 +839,71 @@ async fn a_chat_carried_on_here_brings_the_models_the_person_named_in_it() {
     assert!(!refused.contains("It says"), "{refused}");
     assert_eq!(requests.len(), 5, "the second chat's subagent never ran");
 }
+
+#[tokio::test]
+async fn a_reattaching_client_reads_where_a_session_stands_and_the_tree_it_kept() {
+    let server = FakeServer::start(vec![
+        Scripted::tool_call(
+            "team_add",
+            json!({"name": "scout", "role": "looks around", "task": "List the project.", "goal": "know it"}),
+        ),
+        Scripted::text("scout is on it."),
+        Scripted::text("scout reported."),
+    ])
+    .await;
+    server.route("You are \"scout\" (s1)", vec![Scripted::text("One file: notes.txt.")]);
+    let (_dir, root) = project();
+    let cfg = template(&server, Mode::Auto);
+    let opened = Arc::new(Mutex::new(String::new()));
+    let (first, id_out) = (cfg.clone(), opened.clone());
+    let hello = || {
+        let mut meta = serde_json::Map::new();
+        meta.insert("lembas".into(), json!({"protocol": 3}));
+        InitializeRequest::new(ProtocolVersion::V1).meta(meta)
+    };
+    with_client(first, true, async move |cx, _seen, _asked| {
+        cx.send_request(hello()).block_task().await?;
+        let session = cx.send_request(NewSessionRequest::new(root.clone())).block_task().await?;
+        let id = session.session_id.0.to_string();
+        cx.send_request(PromptRequest::new(session.session_id.clone(), text("look around with a helper")))
+            .block_task()
+            .await?;
+        let status = |id: &str| {
+            let params = json!({ "sessionId": id });
+            cx.send_request(agent_client_protocol::UntypedMessage::new("_lembas/session/status", params).unwrap())
+                .block_task()
+        };
+        // Held here; once scout's report has been answered, nothing runs.
+        let mut now = json!(null);
+        for _ in 0..100 {
+            now = status(&id).await?;
+            if now["tree"]["agents"][1]["state"] == "finished" && now["busy"] == false {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert_eq!((now["exists"].clone(), now["held"].clone()), (json!(true), json!("here")), "{now}");
+        assert_eq!(now["busy"], false, "{now}");
+        assert_eq!(now["title"], "look around with a helper", "{now}");
+        assert_eq!(now["tree"]["agents"][1]["state"], "finished", "{now}");
+        *id_out.lock().unwrap() = id;
+        Ok(())
+    })
+    .await;
+    // Another client, after the first went: the session is stored, held by nobody, its tree kept.
+    let id = opened.lock().unwrap().clone();
+    with_client(cfg, true, async move |cx, _seen, _asked| {
+        cx.send_request(hello()).block_task().await?;
+        let ask = |params: serde_json::Value| {
+            cx.send_request(agent_client_protocol::UntypedMessage::new("_lembas/session/status", params).unwrap())
+                .block_task()
+        };
+        let stored = ask(json!({ "sessionId": id })).await?;
+        assert_eq!((stored["exists"].clone(), stored["held"].clone()), (json!(true), json!("none")), "{stored}");
+        assert_eq!(stored["tree"]["agents"][1]["name"], "scout", "{stored}");
+        let unknown = ask(json!({ "sessionId": "nope" })).await?;
+        assert_eq!((unknown["exists"].clone(), unknown["tree"].clone()), (json!(false), json!(null)), "{unknown}");
+        Ok(())
+    })
+    .await;
+}

@@ -205,6 +205,17 @@ impl Host {
         Ok(self.store.rename(id, title)?)
     }
 
+    /// The team tree a stored session kept (`None`: it had no subagent), as its `team` event
+    /// last drew it — for a client asking after a session that is not open here.
+    pub fn kept_tree(&self, id: &str) -> Result<Option<serde_json::Value>, EngineError> {
+        Ok(self.store.team(id)?.as_deref().and_then(crate::team::kept_tree))
+    }
+
+    /// Whether another lembas (a terminal, another editor) holds the session open now.
+    pub fn held_elsewhere(&self, id: &str) -> bool {
+        matches!(self.store.lock_session(id), Err(lembas_store::StoreError::Busy { .. }))
+    }
+
     pub fn delete(&self, id: &str) -> Result<(), EngineError> {
         Ok(self.store.delete(id)?)
     }

@@ -25,7 +25,7 @@ use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 use crate::Event;
 use crate::session::Session;
 
-pub(crate) use keep::Kept;
+pub(crate) use keep::{Kept, kept_tree};
 pub(crate) use member::member_tools;
 pub(crate) use tools::main_only;
 

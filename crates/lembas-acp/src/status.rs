@@ -1,0 +1,37 @@
+//! `_lembas/session/status` (`acp.md`): where a session stands, for a client that reattaches
+//! after a restart or a dropped link — whether it exists, who holds it, whether a turn runs, its
+//! title, and its subagent tree (capability `tree`) so the client draws it at once.
+
+use serde_json::{Value, json};
+
+use crate::{Server, invalid};
+
+/// The answer for `{ sessionId }`. A session not open here is `held: "terminal"` while another
+/// lembas has it open (the lock on it says so), else `"none"`; its tree is the one it kept.
+/// lembas takes no turn ids (capability `turns` is not listed), so `queued` is empty and the
+/// turn fields are left out.
+pub(crate) fn answer(server: &Server, params: &Value) -> Result<Value, agent_client_protocol::Error> {
+    let id = params["sessionId"].as_str().ok_or_else(|| invalid("sessionId is required"))?;
+    let stored = server.host.session(id).map_err(|e| invalid(&e.to_string()))?;
+    let slot = server.slot(id);
+    let held = match (&slot, &stored) {
+        (Some(_), _) => "here",
+        (None, Some(_)) if server.host.held_elsewhere(id) => "terminal",
+        _ => "none",
+    };
+    let busy = slot.as_ref().is_some_and(|s| s.busy.load(std::sync::atomic::Ordering::SeqCst));
+    let tree = match &slot {
+        Some(slot) => slot.handle.team().and_then(|t| t.tree()),
+        None if stored.is_some() => server.host.kept_tree(id).map_err(|e| invalid(&e.to_string()))?,
+        None => None,
+    };
+    Ok(json!({
+        "sessionId": id,
+        "exists": stored.is_some(),
+        "held": held,
+        "busy": busy,
+        "title": stored.map(|s| s.title),
+        "queued": [],
+        "tree": tree,
+    }))
+}
