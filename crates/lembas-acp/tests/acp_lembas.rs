@@ -15,8 +15,9 @@ mod common;
 
 use common::*;
 
-#[tokio::test]
-async fn a_client_of_lembas_protocol_sees_the_team_tree() {
+/// The fake model for a main agent that adds "scout", which lists the project and reports;
+/// the report wakes the main agent once.
+async fn scout_at_work() -> FakeServer {
     let server = FakeServer::start(vec![
         Scripted::tool_call(
             "team_add",
@@ -27,6 +28,12 @@ async fn a_client_of_lembas_protocol_sees_the_team_tree() {
     ])
     .await;
     server.route("You are \"scout\" (s1)", vec![Scripted::text("One file: notes.txt.")]);
+    server
+}
+
+#[tokio::test]
+async fn a_client_of_lembas_protocol_sees_the_team_tree() {
+    let server = scout_at_work().await;
     let (_dir, root) = project();
     let root2 = root.clone();
     with_client(template(&server, Mode::Auto), true, async move |cx, _seen, _asked| {
@@ -212,16 +219,7 @@ async fn a_chat_carried_on_here_brings_the_models_the_person_named_in_it() {
 
 #[tokio::test]
 async fn a_reattaching_client_reads_where_a_session_stands_and_the_tree_it_kept() {
-    let server = FakeServer::start(vec![
-        Scripted::tool_call(
-            "team_add",
-            json!({"name": "scout", "role": "looks around", "task": "List the project.", "goal": "know it"}),
-        ),
-        Scripted::text("scout is on it."),
-        Scripted::text("scout reported."),
-    ])
-    .await;
-    server.route("You are \"scout\" (s1)", vec![Scripted::text("One file: notes.txt.")]);
+    let server = scout_at_work().await;
     let (_dir, root) = project();
     let cfg = template(&server, Mode::Auto);
     let opened = Arc::new(Mutex::new(String::new()));
