@@ -94,6 +94,8 @@ struct Slot {
     choice: Arc<Mutex<options::Choice>>,
     /// A turn runs — the client's or one a report or a job's note started (`_lembas/session/status`).
     busy: Arc<std::sync::atomic::AtomicBool>,
+    /// The main agent's progress as last said (`_lembas/session/status`).
+    progress: Arc<Mutex<Option<lembas_core::Progress>>>,
 }
 
 /// What opening a session answers: its id, mode, `_meta` and configuration options.
@@ -345,13 +347,16 @@ impl Server {
                 match &event {
                     Event::Prompt { .. } => slot.busy.store(true, std::sync::atomic::Ordering::SeqCst),
                     Event::Done { .. } => slot.busy.store(false, std::sync::atomic::Ordering::SeqCst),
+                    Event::Phase { progress } => *slot.progress.lock().expect("progress") = progress.clone(),
                     _ => {}
                 }
                 match &event {
                     Event::Closed => break,
-                    // The subagent tree, for a client of lembas' protocol (`acp.md`: the `team`
-                    // event); an editor draws the subagents' calls under their tool calls.
-                    Event::Team { .. } if lembas_client => {
+                    // The subagent tree and the main agent's progress, for a client of lembas'
+                    // protocol (`acp.md`: the `team` and `phase` events, capabilities `tree` and
+                    // `progress`; each subagent's progress is in the tree); an editor draws the
+                    // subagents' calls under their tool calls.
+                    Event::Team { .. } | Event::Phase { .. } if lembas_client => {
                         let params = serde_json::json!({ "sessionId": id, "event": event });
                         let sent = agent_client_protocol::UntypedMessage::new("_lembas/event", params)
                             .map(|message| cx.send_notification(message));
@@ -469,6 +474,7 @@ impl Server {
             mcp,
             choice: Arc::new(Mutex::new(choice)),
             busy: Arc::default(),
+            progress: Arc::default(),
         };
         let lembas_client = self.lembas_client.load(std::sync::atomic::Ordering::Relaxed);
         Self::forward(cx.clone(), slot.clone(), opened.events, lembas_client);
@@ -523,12 +529,13 @@ pub async fn serve(
                     request.protocol_version
                 };
                 // For a LLeMbas client: the link protocol, the chat's Subagents setting read
-                // (`agents`) and the subagent tree (`tree`), and no limits on `serve --stdio`
+                // (`agents`), progress (`progress`) and the subagent tree (`tree`), and no limits
+                // on `serve --stdio`
                 // (acp.md). A plain editor ignores it.
                 let mut meta = serde_json::Map::new();
                 meta.insert(
                     "lembas".into(),
-                    serde_json::json!({ "protocol": 3, "capabilities": ["agents", "tree"], "limits": null }),
+                    serde_json::json!({ "protocol": 3, "capabilities": ["agents", "progress", "tree"], "limits": null }),
                 );
                 responder.respond(
                     InitializeResponse::new(version)

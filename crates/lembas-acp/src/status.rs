@@ -1,6 +1,7 @@
 //! `_lembas/session/status` (`acp.md`): where a session stands, for a client that reattaches
 //! after a restart or a dropped link — whether it exists, who holds it, whether a turn runs, its
-//! title, and its subagent tree (capability `tree`) so the client draws it at once.
+//! title, the main agent's progress (capability `progress`) and its subagent tree (capability
+//! `tree`), so the client draws them at once.
 
 use serde_json::{Value, json};
 
@@ -32,6 +33,7 @@ pub(crate) fn answer(server: &Server, params: &Value) -> Result<Value, agent_cli
         "busy": busy,
         "title": stored.map(|s| s.title),
         "queued": [],
+        "progress": slot.as_ref().and_then(|s| s.progress.lock().expect("progress").clone()),
         "tree": tree,
     }))
 }

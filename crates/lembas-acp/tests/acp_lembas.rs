@@ -68,6 +68,26 @@ async fn a_client_of_lembas_protocol_sees_the_team_tree() {
         }
         assert!(states.first().is_some_and(|s| s == "working"), "{states:?}");
         assert_eq!(states.last().map(String::as_str), Some("finished"), "{states:?}");
+        // The main agent's progress comes as the `phase` event (capability `progress`): its phases
+        // while its turns run, and nothing once they ended.
+        let phases = || -> Vec<serde_json::Value> {
+            LEMBAS_EVENTS
+                .lock()
+                .unwrap()
+                .iter()
+                .filter(|p| p["sessionId"] == id.as_str() && p["event"]["type"] == "phase")
+                .map(|p| p["event"]["progress"].clone())
+                .collect()
+        };
+        for _ in 0..100 {
+            if phases().last().is_some_and(|p| p.is_null()) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let phases = phases();
+        assert!(phases.iter().any(|p| p["phase"].is_string()), "{phases:?}");
+        assert!(phases.last().is_some_and(|p| p.is_null()), "{phases:?}");
 
         // On request: the tree and the whole room, a subagent's transcript and findings, a stop.
         let ask = |method: &str, params: serde_json::Value| {
@@ -147,7 +167,9 @@ async fn a_llembas_client_sends_the_chats_subagents_setting_with_the_session_and
             .block_task()
             .await?;
         let capabilities = &hello.meta.unwrap()["lembas"]["capabilities"];
-        assert!(capabilities.as_array().unwrap().contains(&json!("agents")), "{capabilities}");
+        for promised in ["agents", "progress", "tree"] {
+            assert!(capabilities.as_array().unwrap().contains(&json!(promised)), "{capabilities}");
+        }
         let session = cx
             .send_request(
                 NewSessionRequest::new(root.clone()).meta(meta(json!({"lembas": {"agents": {"min": 1, "max": 2}}}))),
@@ -251,7 +273,7 @@ async fn a_reattaching_client_reads_where_a_session_stands_and_the_tree_it_kept(
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
         assert_eq!((now["exists"].clone(), now["held"].clone()), (json!(true), json!("here")), "{now}");
-        assert_eq!(now["busy"], false, "{now}");
+        assert_eq!((now["busy"].clone(), now["progress"].clone()), (json!(false), json!(null)), "{now}");
         assert_eq!(now["title"], "look around with a helper", "{now}");
         assert_eq!(now["tree"]["agents"][1]["state"], "finished", "{now}");
         *id_out.lock().unwrap() = id;
