@@ -530,8 +530,7 @@ pub async fn serve(
                 };
                 // For a LLeMbas client: the link protocol, the chat's Subagents setting read
                 // (`agents`), progress (`progress`) and the subagent tree (`tree`), and no limits
-                // on `serve --stdio`
-                // (acp.md). A plain editor ignores it.
+                // on `serve --stdio` (acp.md). A plain editor ignores it.
                 let mut meta = serde_json::Map::new();
                 meta.insert(
                     "lembas".into(),

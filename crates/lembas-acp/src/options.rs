@@ -91,6 +91,14 @@ pub(crate) fn command(choice: &Choice, option: &str, value: &SessionConfigOption
     }
 }
 
+/// What a LLeMbas client put under `key` of a request's `_meta.lembas`.
+fn lembas_meta<'a>(
+    meta: Option<&'a serde_json::Map<String, serde_json::Value>>,
+    key: &str,
+) -> Option<&'a serde_json::Value> {
+    meta.and_then(|m| m.get("lembas")).and_then(|l| l.get(key))
+}
+
 /// The Subagents setting a LLeMbas client sends down (`acp.md` capability `agents`:
 /// `_meta.lembas.agents` on `session/new` and every `session/prompt`): `None` when it sent none.
 /// A Max over the device's cap is lowered to it, and Min with it (`team.md` §2: lowered, never
@@ -98,7 +106,7 @@ pub(crate) fn command(choice: &Choice, option: &str, value: &SessionConfigOption
 pub(crate) fn sent_agents(
     meta: Option<&serde_json::Map<String, serde_json::Value>>,
 ) -> Result<Option<(u32, u32)>, String> {
-    let Some(agents) = meta.and_then(|m| m.get("lembas")).and_then(|l| l.get("agents")) else {
+    let Some(agents) = lembas_meta(meta, "agents") else {
         return Ok(None);
     };
     let number = |key: &str| {
@@ -119,13 +127,13 @@ pub(crate) fn sent_agents(
 /// `_meta.lembas.said` on `session/new`: the person's earlier messages of the chat, oldest first
 /// (what is not a string is left out).
 pub(crate) fn sent_said(meta: Option<&serde_json::Map<String, serde_json::Value>>) -> Vec<String> {
-    let said = meta.and_then(|m| m.get("lembas")).and_then(|l| l.get("said")).and_then(serde_json::Value::as_array);
+    let said = lembas_meta(meta, "said").and_then(serde_json::Value::as_array);
     said.map(|words| words.iter().filter_map(|w| w.as_str().map(str::to_owned)).collect()).unwrap_or_default()
 }
 
 /// `_meta.lembas.subagents: false`: the instance has subagents switched off for the chat.
 pub(crate) fn subagents_off(meta: Option<&serde_json::Map<String, serde_json::Value>>) -> bool {
-    meta.and_then(|m| m.get("lembas")).and_then(|l| l.get("subagents")) == Some(&serde_json::Value::Bool(false))
+    lembas_meta(meta, "subagents") == Some(&serde_json::Value::Bool(false))
 }
 
 #[cfg(test)]

@@ -156,6 +156,12 @@ pub struct Agent {
 }
 
 impl Agent {
+    /// Where it stands in line for a slot while it waits: the main agent first, then the others
+    /// in the order they began waiting.
+    pub(crate) fn place_in_line(&self) -> u64 {
+        if self.id == LEAD { 0 } else { self.waiting_since.unwrap_or(u64::MAX) }
+    }
+
     /// An agent with nothing done yet: no task, findings, grants or context; under the main
     /// agent, not yet working.
     pub(crate) fn new(id: &str, name: &str, role: &str, mode: Mode, model: &str, now: u64) -> Agent {
@@ -313,6 +319,12 @@ impl Team {
         self.agents.iter().any(|a| a.parent.as_deref() == Some(id) && !a.state.ended())
     }
 
+    /// Subagents at work: working, waiting for a slot, or paused for their last turn — what the
+    /// main agent waits on between its turns.
+    pub fn subagents_at_work(&self) -> usize {
+        self.agents[1..].iter().filter(|a| matches!(a.state, State::Working | State::Waiting | State::Paused)).count()
+    }
+
     /// Whether the tools need nothing more (`requires: team`): Max of 2 or more, or a subagent
     /// still on the team.
     pub fn available(&self) -> bool {
@@ -414,12 +426,11 @@ impl Team {
     fn progress_of(&self, agent: &Agent) -> Value {
         match agent.state {
             State::Waiting => {
-                let mine = if agent.id == LEAD { 0 } else { agent.waiting_since.unwrap_or(u64::MAX) };
+                let mine = agent.place_in_line();
                 let ahead = self
                     .agents
                     .iter()
-                    .filter(|a| a.state == State::Waiting && a.id != agent.id)
-                    .filter(|a| a.id == LEAD || a.waiting_since.unwrap_or(u64::MAX) < mine)
+                    .filter(|a| a.state == State::Waiting && a.id != agent.id && a.place_in_line() < mine)
                     .count() as u64;
                 let queued = lembas_progress::Progress::new(
                     lembas_progress::Phase::Queued { ahead: Some(ahead) },

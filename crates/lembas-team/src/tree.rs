@@ -155,7 +155,7 @@ impl Team {
         for agent in &self.agents[1..] {
             match agent.state {
                 State::Working => cut_short.push((0, agent.id.clone())),
-                State::Waiting => cut_short.push((agent.waiting_since.unwrap_or(u64::MAX), agent.id.clone())),
+                State::Waiting => cut_short.push((agent.place_in_line(), agent.id.clone())),
                 State::Paused => paused.push(agent.id.clone()),
                 _ => {}
             }
@@ -182,7 +182,7 @@ impl Team {
             .agents
             .iter()
             .filter(|a| a.state == State::Waiting)
-            .map(|a| (if a.id == LEAD { 0 } else { a.waiting_since.unwrap_or(u64::MAX) }, a.id.clone()))
+            .map(|a| (a.place_in_line(), a.id.clone()))
             .collect();
         waiting.sort();
         let mut started = Vec::new();

@@ -229,13 +229,8 @@ impl Session {
                 if going_on.len() == 1 { "it" } else { "they" },
             ));
         }
-        for delivery in deliveries {
-            if delivery.to == LEAD {
-                hub.mail.lock().expect("mail").push(delivery.text);
-            } else if let Some(member) = hub.members.lock().expect("members").get(&delivery.to) {
-                member.inbox.lock().expect("inbox").push(delivery.text);
-            }
-        }
+        // Everyone with something to do is woken below, in order.
+        hub.deliver(deliveries);
         if tokio::runtime::Handle::try_current().is_err() {
             // Nobody could run their turns here: they wait, parked, for the next message.
             hub.tell();
@@ -243,12 +238,7 @@ impl Session {
         }
         let others: Vec<String> = hub.members.lock().expect("members").keys().cloned().collect();
         for id in cut_short.iter().chain(others.iter().filter(|id| !cut_short.contains(id))) {
-            let has_work = hub.members.lock().expect("members").get(id).is_some_and(|m| {
-                m.parked.is_some() && (m.brief.is_some() || !m.inbox.lock().expect("inbox").is_empty())
-            });
-            if has_work && hub.team().wake(id) {
-                hub.start(id);
-            }
+            hub.wake_if_waiting(id);
         }
         hub.tell();
     }

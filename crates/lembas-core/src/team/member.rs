@@ -240,11 +240,7 @@ impl Hub {
         }
         self.route(deliveries);
         // Messages that came after its last step wake it again.
-        let waiting =
-            self.members.lock().expect("members").get(id).is_some_and(|m| !m.inbox.lock().expect("inbox").is_empty());
-        if !ended_now && waiting && self.team().wake(id) {
-            self.start(id);
-        }
+        self.wake_if_waiting(id);
         self.schedule();
     }
 

@@ -258,11 +258,7 @@ impl Hub {
     fn say_lead_waiting(&self) {
         let (idle, running) = {
             let team = self.team();
-            let running = team.agents()[1..]
-                .iter()
-                .filter(|a| matches!(a.state, State::Working | State::Waiting | State::Paused))
-                .count() as u64;
-            (team.lead().state == State::Idle, running)
+            (team.lead().state == State::Idle, team.subagents_at_work() as u64)
         };
         let mut said = self.lead_waiting.lock().expect("lead waiting");
         if !idle {
@@ -295,32 +291,42 @@ impl Hub {
     /// Whether any subagent works, waits for a slot, or has mail to wake it: the main agent's
     /// run is not over while one does.
     pub(crate) fn active(&self) -> bool {
-        let team = self.team();
-        team.agents()[1..].iter().any(|a| matches!(a.state, State::Working | State::Waiting | State::Paused))
+        self.team().subagents_at_work() > 0
     }
 
-    /// Hands each message to its recipient.
+    /// Hands each message to its recipient, and wakes a parked subagent that got one.
     pub(crate) fn route(self: &Arc<Self>, deliveries: Vec<Delivery>) {
-        let mut wake = Vec::new();
+        for id in self.deliver(deliveries) {
+            self.wake_if_waiting(&id);
+        }
+        self.tell();
+    }
+
+    /// Puts each message where its recipient takes it — the main agent's mail, a subagent's
+    /// inbox — without waking anyone; answers the subagents that got one.
+    fn deliver(&self, deliveries: Vec<Delivery>) -> Vec<String> {
+        let mut got = Vec::new();
         for d in deliveries {
             if d.to == LEAD {
                 self.mail.lock().expect("mail").push(d.text);
-                continue;
-            }
-            let members = self.members.lock().expect("members");
-            if let Some(member) = members.get(&d.to) {
+            } else if let Some(member) = self.members.lock().expect("members").get(&d.to) {
                 member.inbox.lock().expect("inbox").push(d.text);
-                if member.parked.is_some() {
-                    wake.push(d.to.clone());
-                }
+                got.push(d.to);
             }
         }
-        for id in wake {
-            if self.team().wake(&id) {
-                self.start(&id);
-            }
+        got
+    }
+
+    /// Wakes subagent `id` when it is parked with something to do — its brief, or messages: its
+    /// turn starts once it has a slot.
+    fn wake_if_waiting(self: &Arc<Self>, id: &str) {
+        let has_work =
+            self.members.lock().expect("members").get(id).is_some_and(|m| {
+                m.parked.is_some() && (m.brief.is_some() || !m.inbox.lock().expect("inbox").is_empty())
+            });
+        if has_work && self.team().wake(id) {
+            self.start(id);
         }
-        self.tell();
     }
 
     /// The slots freed: whoever waits and may start now, starts.
