@@ -222,6 +222,7 @@ pub fn line_floor(
     if is_fork_bomb(line) {
         return Some(Floor::Refuse(refused("fork_bomb")));
     }
+    let real = &|p: &Path| crate::words::settled(real(p));
     let mut scopes = Scopes::new(cwd, ctx.home.as_deref());
     let mut ask: Option<String> = None;
     for part in parts {

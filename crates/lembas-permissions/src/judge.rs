@@ -203,6 +203,7 @@ impl Judge {
 
     /// The judgement of `call`, and whether an approval of it holds for this call only.
     pub fn verdict(&self, mode: Mode, call: &Call, cwd: &Path, real: &dyn Fn(&Path) -> PathBuf) -> Verdict {
+        let real = &|p: &Path| crate::words::settled(real(p));
         let parts = call.command.map(split).unwrap_or_default();
         match self.floor(call, &parts, cwd, real) {
             Err(reason) => Verdict { decision: Decision::Refuse(reason), once_only: false },
@@ -476,6 +477,35 @@ mod tests {
         ));
         assert!(matches!(bash(Auto, "cat ~/.config/lembas/credentials.json"), Decision::Refuse(_)));
         assert_eq!(file(Plan, "read", RiskClass::Read, "~/.local/state/lembas/plans/p.md"), Decision::Allow);
+    }
+
+    #[test]
+    fn paths_are_taken_as_the_kernel_takes_them() {
+        // `sshdir -> ~/.ssh`: the kernel follows the link, then takes `..` from where it lands.
+        let linked = |p: &Path| {
+            let text = p.to_string_lossy().replace("/home/ada/app/sshdir", "/home/ada/.ssh");
+            PathBuf::from(text)
+        };
+        let judged = |mode, line: &str| {
+            judge().evaluate(
+                mode,
+                &Call { tool: "bash", risk: RiskClass::Execute, command: Some(line), paths: &[] },
+                Path::new(ROOT),
+                &linked,
+            )
+        };
+        assert_eq!(judged(Mode::Edit, "echo k >> sshdir/../.bashrc"), Decision::Ask);
+        assert!(matches!(judged(Mode::Edit, "echo k >> sshdir/authorized_keys"), Decision::Refuse(_)));
+        assert!(matches!(judged(Mode::Auto, "rm -rf sshdir/.."), Decision::Refuse(_)));
+        // `~+` is the shell's `$PWD`, `~-` its `$OLDPWD`; `~name` someone else's home.
+        assert!(matches!(bash(Mode::Edit, "echo k >> ~+/../.ssh/authorized_keys"), Decision::Refuse(_)));
+        assert!(matches!(bash(Mode::Edit, "cd ~/.ssh && cd /tmp && echo k >> ~-/authorized_keys"), Decision::Refuse(_)));
+        assert!(matches!(bash(Mode::Edit, "cd ~/.ssh; cd /tmp; echo k >> $OLDPWD/authorized_keys"), Decision::Refuse(_)));
+        assert!(matches!(bash(Mode::Edit, "cd ~/.ssh; cd -; cd -; echo k >> authorized_keys"), Decision::Refuse(_)));
+        assert_eq!(bash(Mode::Edit, "echo k >> ~-/x"), Decision::Ask);
+        assert_eq!(bash(Mode::Auto, "echo k >> ~root/.bashrc"), Decision::Ask);
+        assert_eq!(bash(Mode::Edit, "echo k >> ~+/notes.txt"), Decision::Allow);
+        assert_eq!(bash(Mode::Edit, "echo k >> $PWD/notes.txt"), Decision::Allow);
     }
 
     #[test]

@@ -14,6 +14,9 @@ use crate::command::{SUBSTITUTION, SimpleCommand};
 pub struct Scope {
     /// Where the next command runs; `None` once a `cd` went somewhere that cannot be read.
     pub cwd: Option<PathBuf>,
+    /// Where it ran before the last `cd` (`$OLDPWD`, `~-`); `None` when that cannot be told —
+    /// as at the start, where bash takes it from an environment the judge does not see.
+    oldpwd: Option<PathBuf>,
     pub home: Option<PathBuf>,
     /// Variables the line set (`X=…`); `None` for a value that cannot be read.
     vars: HashMap<String, Option<String>>,
@@ -22,7 +25,9 @@ pub struct Scope {
 /// One place a word may name.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Place {
-    /// The path (lexically resolved, absolute).
+    /// The path, absolute, with its `..` left where they stand: the kernel takes a `..` after
+    /// following the link before it (`sshdir/../x` with `sshdir -> ~/.ssh` is `~/x`), so only
+    /// the judge's real-path function may resolve them.
     pub path: PathBuf,
     /// Whether the word may name anything at or under `path` rather than `path` itself.
     pub vague: bool,
@@ -80,7 +85,7 @@ const MAX_ALTERNATIVES: usize = 64;
 
 impl Scope {
     pub fn new(cwd: &Path, home: Option<&Path>) -> Scope {
-        Scope { cwd: Some(cwd.to_path_buf()), home: home.map(Path::to_path_buf), vars: HashMap::new() }
+        Scope { cwd: Some(cwd.to_path_buf()), oldpwd: None, home: home.map(Path::to_path_buf), vars: HashMap::new() }
     }
 
     /// Takes in what one simple command does to the scope of the commands after it: its
@@ -96,10 +101,11 @@ impl Scope {
         }
         if matches!(command.program(), "cd" | "pushd" | "popd") {
             let target = command.argv.iter().skip(1).find(|a| !a.starts_with('-') || *a == "-");
+            let before = self.cwd.clone();
             self.cwd = match (command.program(), target) {
                 ("popd", _) => None,
                 (_, None) => self.home.clone(),
-                (_, Some(t)) if t == "-" => None,
+                (_, Some(t)) if t == "-" => self.oldpwd.clone(),
                 (_, Some(t)) => {
                     let reach = self.reach(t, &command.substitutions_of(t));
                     match reach.places.as_slice() {
@@ -108,6 +114,8 @@ impl Scope {
                     }
                 }
             };
+            // bash sets OLDPWD only when the `cd` succeeds; one that cannot be read may not have.
+            self.oldpwd = if self.cwd.is_some() { before } else { None };
         }
     }
 
@@ -118,6 +126,7 @@ impl Scope {
         match name {
             "HOME" => self.home.as_ref().map(|h| h.display().to_string()),
             "PWD" => self.cwd.as_ref().map(|c| c.display().to_string()),
+            "OLDPWD" => self.oldpwd.as_ref().map(|c| c.display().to_string()),
             _ => None,
         }
     }
@@ -196,11 +205,17 @@ impl Scope {
         if let Some(at) = text.find(SUBSTITUTION) {
             cut(&mut text, at, &mut vague);
         }
-        // `~` at the start.
-        if let Some(rest) = text.strip_prefix('~')
-            && (rest.is_empty() || rest.starts_with('/'))
-        {
-            text = format!("{}{rest}", self.home.as_ref()?.display());
+        // `~`, `~+` (`$PWD`) and `~-` (`$OLDPWD`) at the start; `~name` is another user's home,
+        // which cannot be told here.
+        if let Some(rest) = text.strip_prefix('~') {
+            let (base, rest) = match rest.strip_prefix(['+', '-']) {
+                Some(after) if after.is_empty() || after.starts_with('/') => {
+                    (if rest.starts_with('+') { self.cwd.as_ref() } else { self.oldpwd.as_ref() }, after)
+                }
+                _ if rest.is_empty() || rest.starts_with('/') => (self.home.as_ref(), rest),
+                _ => (None, rest),
+            };
+            text = format!("{}{rest}", base?.display());
         }
         // Variables: known ones read; at the first unknown, the word is cut there — except a
         // `${HOME…}` form, which is taken as (somewhere at or under) the home folder.
@@ -251,8 +266,45 @@ impl Scope {
             text = ".".to_owned();
         }
         let cwd = if Path::new(&text).is_absolute() { Path::new("/") } else { self.cwd.as_deref()? };
-        Some(Place { path: lembas_paths::resolve(cwd, &text), vague })
+        Some(Place { path: join_as_the_kernel_will(cwd, &text), vague })
     }
+}
+
+/// `path` with whatever `..` the real-path function left (one that never follows links, as in
+/// tests and the conformance runner) taken by its text.
+pub(crate) fn settled(path: PathBuf) -> PathBuf {
+    use std::path::Component;
+    if !path.components().any(|c| c == Component::ParentDir) {
+        return path;
+    }
+    let mut out = PathBuf::from("/");
+    for component in path.components() {
+        match component {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::Normal(name) => out.push(name),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// `text` read from `cwd`, with `.` and repeated `/` taken out but every `..` kept in its
+/// place, for the real-path function to take after the link before it.
+fn join_as_the_kernel_will(cwd: &Path, text: &str) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::from("/");
+    let start = if Path::new(text).is_absolute() { None } else { Some(cwd) };
+    for component in start.into_iter().flat_map(Path::components).chain(Path::new(text).components()) {
+        match component {
+            Component::RootDir | Component::Prefix(_) => out = PathBuf::from("/"),
+            Component::CurDir => {}
+            Component::ParentDir => out.push(".."),
+            Component::Normal(name) => out.push(name),
+        }
+    }
+    out
 }
 
 impl SimpleCommand {

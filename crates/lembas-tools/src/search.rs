@@ -156,10 +156,15 @@ pub(crate) fn grep(ws: &Workspace, args: &Args) -> Result<ToolOutput, String> {
         }
     }
     if out.is_empty() {
-        let none = format!("No matches for {pattern} under {}.", root.display());
+        // A model reads the first words: what was left out comes before "no matches".
         return Ok(ToolOutput::Text(match skipped_note {
-            Some(note) => format!("{none}\n{note}"),
-            None => none,
+            Some(note) => format!(
+                "{note}\nNo matches for {pattern} in the {} other file{} under {}.",
+                files.len(),
+                if files.len() == 1 { "" } else { "s" },
+                root.display()
+            ),
+            None => format!("No matches for {pattern} under {}.", root.display()),
         }));
     }
     if truncated {

@@ -95,9 +95,12 @@ pub(crate) fn delegation(case: &Value) -> Result<Value, String> {
             Ok(json!({ "result": request_answer(&strings(case, "request"), tool, risk_of(tool)?, 1) }))
         }
         "switch" => {
-            let mut tree: Vec<(String, String, Mode)> = case["subagents"]
-                .as_array()
-                .ok_or("no \"subagents\"")?
+            // The spec's cases list them as `agents`; ours first said `subagents`.
+            let mut tree: Vec<(String, String, Mode)> = case
+                .get("agents")
+                .or_else(|| case.get("subagents"))
+                .and_then(Value::as_array)
+                .ok_or("no \"agents\"")?
                 .iter()
                 .map(|s| {
                     Ok((
