@@ -14,6 +14,10 @@ pub struct SimpleCommand {
     pub substitutions: Vec<String>,
     /// The same for the redirection targets in `writes`.
     pub write_substitutions: Vec<String>,
+    /// Sources of `<` and `<>`: files the command reads on its standard input.
+    pub reads: Vec<String>,
+    /// The substitutions of the words in `reads`.
+    pub read_substitutions: Vec<String>,
     /// The shell it runs in: the chain of subshells (`( … )`, `$( … )`, a pipeline's members, a
     /// `&` job, `bash -c`) from the call's own shell, whose `cd` and variables stay inside.
     pub shell: Vec<u32>,
@@ -159,7 +163,7 @@ fn unwrap(mut command: SimpleCommand, depth: usize, new_shell: &mut dyn FnMut() 
                 }
                 if command.argv.is_empty() {
                     // Nothing left to run, but what it wrote is still written.
-                    if !command.writes.is_empty() {
+                    if !command.writes.is_empty() || !command.reads.is_empty() {
                         out.push(command);
                     }
                     return;
@@ -177,9 +181,12 @@ fn unwrap(mut command: SimpleCommand, depth: usize, new_shell: &mut dyn FnMut() 
                         let mut shell = command.shell.clone();
                         shell.push(new_shell());
                         split_into(&script, depth + 1, &shell, new_shell, out);
-                        if !command.writes.is_empty() {
+                        if !command.writes.is_empty() || !command.reads.is_empty() {
                             out.push(SimpleCommand {
                                 writes: command.writes,
+                                write_substitutions: command.write_substitutions,
+                                reads: command.reads,
+                                read_substitutions: command.read_substitutions,
                                 shell: command.shell,
                                 ..Default::default()
                             });

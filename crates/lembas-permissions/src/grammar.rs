@@ -275,7 +275,7 @@ impl<'a> Walker<'a> {
         for redirect in redirects {
             self.redirect(redirect, &mut command, &mut after, depth + 1);
         }
-        if simple || !command.writes.is_empty() {
+        if simple || !command.writes.is_empty() || !command.reads.is_empty() {
             self.push(command);
         }
         for n in after {
@@ -309,6 +309,10 @@ impl<'a> Walker<'a> {
                 let duplicate = matches!(operator.as_str(), ">&" | "<&" | ">&-" | "<&-")
                     && (target == "-" || target.chars().all(|c| c.is_ascii_digit()));
                 let writes = matches!(operator.as_str(), ">" | ">>" | "&>" | "&>>" | ">|" | "<>" | ">&");
+                if matches!(operator.as_str(), "<" | "<>") || (operator == "<&" && !duplicate) {
+                    command.reads.push(target.clone());
+                    command.read_substitutions.extend(subs.iter().cloned());
+                }
                 if writes && !duplicate {
                     command.writes.push(target);
                     command.write_substitutions.extend(subs);

@@ -19,6 +19,7 @@ struct Protected {
     git: String,
     lembas: String,
     private: String,
+    credentials: String,
     trust: String,
     unreadable: String,
 }
@@ -83,6 +84,23 @@ pub fn protected(path: &Path, ctx: &Context) -> Option<String> {
         }
     }
     None
+}
+
+/// The person's credentials under `home` (`protected.home`), each with what it holds: no
+/// command reads them in the sandbox, and reading one by name is asked in every mode.
+pub fn credentials(home: &Path) -> Vec<(PathBuf, &'static str)> {
+    spec().protected.home.iter().map(|(rel, what)| (home.join(rel), what.as_str())).collect()
+}
+
+/// Why reading `path` (real, absolute) is asked in every mode, if it is: it is, or is in, one of
+/// the person's credentials — or, when `vague` (a glob, a word cut short), it may name one.
+pub fn credential(path: &Path, vague: bool, ctx: &Context) -> Option<String> {
+    let home = ctx.home.as_deref()?;
+    let (place, what) = credentials(home)
+        .into_iter()
+        .find(|(place, _)| path.starts_with(place) || (vague && place.starts_with(path)))?;
+    let named = if path.starts_with(&place) { path } else { place.as_path() };
+    Some(render(&spec().protected.credentials, &[("path", &named.display().to_string()), ("what", what)]))
 }
 
 fn is_device(target: &str) -> bool {
@@ -293,6 +311,14 @@ pub fn line_floor(
             }
             if r.unknown {
                 ask.get_or_insert_with(|| unreadable(word, "writes"));
+            }
+        }
+        // Reading the person's credentials is asked: the files the command reads by name.
+        for word in &fx.reads {
+            for place in &reach(word, part.substitutions_for_read(word)).places {
+                if let Some(reason) = credential(&place.path, place.vague, ctx) {
+                    ask.get_or_insert(reason);
+                }
             }
         }
         // Reading lembas' private files is refused too: every word that names a place there.
@@ -515,6 +541,28 @@ mod tests {
         assert!(private(Path::new("/home/ada/.local/state/lembas/jobs/x.log"), &c).is_some());
         assert!(private(Path::new("/home/ada/.local/state/lembas/plans/p.md"), &c).is_none());
         assert!(private(Path::new("/home/ada/.local/share/lembas/skills/s/SKILL.md"), &c).is_none());
+    }
+
+    #[test]
+    fn reading_credentials_by_name_is_asked() {
+        for line in [
+            "head ~/.ssh/id_rsa",
+            "cat ~/.aws/credentials",
+            "cat $HOME/.netrc",
+            "tail -n 3 ~/.git-credentials",
+            "base64 < ~/.kube/config",
+            "cp ~/.docker/config.json /tmp/x",
+            "tar -czf /tmp/k.tgz ~/.gnupg",
+            "grep -r secret ~/.config/gcloud",
+            "cat ~/.ss*/id_*",
+            "cd ~/.ssh && cat id_ed25519",
+            "less ~/.azure/accessTokens.json",
+        ] {
+            assert!(asked_line(line), "{line}: {:?}", floor(line));
+        }
+        for line in ["cat ~/.ssh.txt", "ls ~/.ssh", "echo ~/.ssh/id_rsa", "cat ~/.bashrc", "grep -r x src"] {
+            assert_eq!(floor(line), None, "{line}");
+        }
     }
 
     #[test]

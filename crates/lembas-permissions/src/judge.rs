@@ -14,7 +14,7 @@ use lembas_spec::{RiskClass, modes};
 use crate::Mode;
 use crate::command::{SimpleCommand, split};
 use crate::effects::effects;
-use crate::hardline::{Context, Floor, line_floor, private, protected, trust_bearing};
+use crate::hardline::{Context, Floor, credential, line_floor, private, protected, trust_bearing};
 use crate::rules::{Action, RuleSet, Subject};
 use crate::words::{Scope, Scopes};
 
@@ -147,6 +147,22 @@ impl Judge {
         if fx.runs.is_some() || (!fx.deletes.is_empty() && !DELETERS.contains(&part.program())) {
             return PartSaid::Rule(None);
         }
+        // The files it reads are judged by the read rules, as the `read` tool's are: a rule that
+        // allows `head *` does not allow reading what `read` would ask for.
+        let mut read_said = None;
+        for word in &fx.reads {
+            for place in scope.reach(word, &part.substitutions_for_read(word)).places.iter().filter(|p| !p.vague) {
+                let real = real(&place.path);
+                match self.rules.matching("read", self.path_subject(&real)) {
+                    Some(Action::Deny) => return PartSaid::Rule(Some(Action::Deny)),
+                    Some(Action::Ask) => read_said = Some(Action::Ask),
+                    _ => {}
+                }
+            }
+        }
+        if read_said.is_some() {
+            return PartSaid::Rule(read_said);
+        }
         let places: Vec<Option<PathBuf>> = fx
             .writes
             .iter()
@@ -164,7 +180,12 @@ impl Judge {
         let program = part.program();
         let natural = part.writes.iter().all(|w| crate::effects::is_sink(w))
             && (DELETERS.contains(&program) || WRITERS.contains(&program));
-        if places.is_empty() { PartSaid::Rule(action) } else { PartSaid::Writing { places, natural } }
+        match (places.is_empty(), part.argv.is_empty()) {
+            // Only a redirection (`{ cat; } < f`): what it reads was judged above.
+            (true, true) => PartSaid::Rule(Some(Action::Allow)),
+            (true, false) => PartSaid::Rule(action),
+            (false, _) => PartSaid::Writing { places, natural },
+        }
     }
 
     fn said(&self, call: &Call, parts: &[SimpleCommand], cwd: &Path, real: &dyn Fn(&Path) -> PathBuf) -> Said {
@@ -234,6 +255,11 @@ impl Judge {
         }
         if let Some(reason) = call.paths.iter().find_map(|p| private(p, &self.ctx)) {
             return Err(reason);
+        }
+        if call.risk == RiskClass::Read
+            && let Some(reason) = call.paths.iter().find_map(|p| credential(p, false, &self.ctx))
+        {
+            always_ask.get_or_insert(reason);
         }
         if call.risk == RiskClass::Write {
             if let Some(reason) = call.paths.iter().find_map(|p| protected(p, &self.ctx)) {
@@ -379,6 +405,19 @@ mod tests {
             (bash(Edit, "ls | wc -l"), Allow),
             (bash(Auto, "cat .env"), Allow),
             (bash(Edit, "cat .env"), Ask),
+            // The files a command reads are judged by the read rules.
+            (bash(Edit, "head -5 .env"), Ask),
+            (bash(Edit, "grep -n KEY config/.env.local"), Ask),
+            (bash(Edit, "wc -l < server.pem"), Ask),
+            (bash(Plan, "tail .env"), Refuse(plan.clone())),
+            (bash(Edit, "head -5 README.md"), Allow),
+            (bash(Manual, "grep -n env src/a.rs"), Allow),
+            // Credentials read by name are asked in every mode, auto too; plan mode refuses.
+            (bash(Auto, "head ~/.ssh/id_rsa"), Ask),
+            (bash(Auto, "cat ~/.aws/credentials"), Ask),
+            (file(Auto, "read", Read, "~/.kube/config"), Ask),
+            (bash(Plan, "cat ~/.netrc"), Refuse(plan.clone())),
+            (file(Plan, "read", Read, "~/.ssh/id_ed25519"), Refuse(plan.clone())),
             (file(Manual, "edit", Write, "src/a.rs"), Ask),
             (file(Edit, "edit", Write, "src/a.rs"), Allow),
             (file(Auto, "edit", Write, "/etc/hosts"), Ask),

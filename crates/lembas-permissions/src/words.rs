@@ -318,6 +318,16 @@ impl SimpleCommand {
         substitutions_in(&self.writes, &self.write_substitutions, target)
     }
 
+    /// The substitutions of a word the command reads: an input redirection's, else the word of
+    /// `argv` an option or operand named.
+    pub fn substitutions_for_read(&self, word: &str) -> Vec<String> {
+        if self.reads.iter().any(|w| w == word) {
+            substitutions_in(&self.reads, &self.read_substitutions, word)
+        } else {
+            self.substitutions_of(word)
+        }
+    }
+
     /// The substitutions of a word the command writes: a redirection target's, else the word
     /// of `argv` an option or operand named.
     pub fn substitutions_for_write(&self, word: &str) -> Vec<String> {

@@ -118,18 +118,20 @@ pub(crate) fn walker(root: &Path) -> WalkBuilder {
     let mut builder = WalkBuilder::new(root);
     builder.hidden(false).require_git(false).git_global(false).follow_links(false).filter_entry(move |entry| {
         let dir = entry.depth() > 0 && entry.file_type().is_some_and(|t| t.is_dir());
-        let skipped = entry.file_name().to_str().is_some_and(|n| SKIPPED_DIRS.contains(&n))
-            || private.iter().any(|p| entry.path() == p.as_path());
-        !(dir && skipped)
+        let skipped_dir = dir && entry.file_name().to_str().is_some_and(|n| SKIPPED_DIRS.contains(&n));
+        let private = entry.depth() > 0 && private.iter().any(|p| entry.path() == p.as_path());
+        !(skipped_dir || private)
     });
     builder
 }
 
-/// lembas' own folders (its login, sessions, logs): no listing or search walks into them, so
-/// a search of the home folder does not read the login's key.
+/// lembas' own folders (its login, sessions, logs) and the person's credentials (`~/.ssh`,
+/// `~/.netrc`, …): no listing or search walks into them, so a search of the home folder does
+/// not read the login's key or an SSH key.
 static PRIVATE_FOLDERS: std::sync::RwLock<Vec<PathBuf>> = std::sync::RwLock::new(Vec::new());
 
-/// Names lembas' own folders for this process ([`walker`] skips them).
+/// Names lembas' own folders and the person's credentials for this process ([`walker`] skips
+/// them).
 pub fn set_private_folders(folders: Vec<PathBuf>) {
     let real = folders.into_iter().map(|f| std::fs::canonicalize(&f).unwrap_or(f)).collect();
     *PRIVATE_FOLDERS.write().expect("private folders") = real;

@@ -344,7 +344,13 @@ pub fn session_config(
     cfg.rules = rules;
     cfg.lembas_config = Some(home.config.clone());
     cfg.lembas_private = vec![home.data.clone(), home.state.clone()];
-    lembas_tools::set_private_folders(vec![home.config.clone(), home.data.clone(), home.state.clone()]);
+    let credentials = home.user_home.as_deref().map(lembas_permissions::credentials).unwrap_or_default();
+    lembas_tools::set_private_folders(
+        [home.config.clone(), home.data.clone(), home.state.clone()]
+            .into_iter()
+            .chain(credentials.into_iter().map(|(place, _)| place))
+            .collect(),
+    );
     cfg.sandbox = config.sandbox.enabled;
     cfg.sandbox_network = config.sandbox.network;
     cfg.sandbox_writable =
