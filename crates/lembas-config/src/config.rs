@@ -70,11 +70,15 @@ pub struct SandboxSettings {
     /// Whether commands may open network connections (TCP): unset, they may in every mode but
     /// plan; `true` or `false` says it for every mode.
     pub network: Option<bool>,
+    /// Commands that may read the person's credentials (`~/.ssh`, `~/.aws`, …) in the sandbox,
+    /// as bash rule patterns: `["git push *", "ssh *"]`. A line runs with them readable only
+    /// when every part of it matches one.
+    pub credentials: Vec<String>,
 }
 
 impl Default for SandboxSettings {
     fn default() -> Self {
-        SandboxSettings { enabled: true, writable: Vec::new(), network: None }
+        SandboxSettings { enabled: true, writable: Vec::new(), network: None, credentials: Vec::new() }
     }
 }
 

@@ -84,7 +84,10 @@ impl Session {
                     unreachable!("batches hold runnable calls")
                 };
                 let task = task.take();
-                let bash = (name == "bash").then(|| self.command_runner(*approved, &calls[i].id));
+                let bash = (name == "bash").then(|| {
+                    let command = args.get("command").and_then(Value::as_str).unwrap_or_default();
+                    self.command_runner(*approved, &calls[i].id, command)
+                });
                 let call_id = calls[i].id.clone();
                 let events = self.events.clone();
                 let ws = self.ws.clone();

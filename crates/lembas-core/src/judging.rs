@@ -28,7 +28,22 @@ impl Session {
             lembas_private: self.cfg.lembas_private.clone(),
             plans_dir: Some(self.plans_dir()),
             skills_dir: self.cfg.skills.own.clone(),
+            unsealed_home: self.unsealed_home(),
         };
         Judge { rules, ctx }
+    }
+
+    /// Whether the home folder lies in a place commands may write while the sandbox, Landlock
+    /// alone here, cannot keep it read-only (a container's or a CI machine's home in `/tmp`).
+    fn unsealed_home(&self) -> bool {
+        let Some(home) = &self.cfg.user_home else { return false };
+        let real = |p: &std::path::Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+        let home = real(home);
+        self.cfg.sandbox
+            && lembas_tools::sandbox::state(self.cfg.sandbox_launcher.as_deref()).is_err()
+            && [std::env::temp_dir(), PathBuf::from("/var/tmp")]
+                .iter()
+                .chain(&self.cfg.sandbox_writable)
+                .any(|w| home.starts_with(real(w)) && home != real(w))
     }
 }

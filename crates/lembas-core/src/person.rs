@@ -36,7 +36,8 @@ impl Session {
             return;
         }
         // Asked for by the person: run as an approved call is.
-        let runner = self.command_runner(true, &call_id);
+        let command = args.get("command").and_then(serde_json::Value::as_str).unwrap_or_default().to_owned();
+        let runner = self.command_runner(true, &call_id, &command);
         let (text, is_error) = match runner.run(&self.ws, &args, cancel, &self.jobs).await {
             ToolOutput::Text(text) => (text, false),
             ToolOutput::Error(text) => (text, true),

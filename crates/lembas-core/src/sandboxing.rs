@@ -20,8 +20,8 @@ pub(crate) struct CommandRunner {
 }
 
 impl Session {
-    /// Where commands may write in this session's mode.
-    pub(crate) fn sandbox_for(&self, approved: bool) -> Sandbox {
+    /// Where `command` may write and what it may read in this session's mode.
+    pub(crate) fn sandbox_for(&self, approved: bool, command: &str) -> Sandbox {
         if !self.cfg.sandbox {
             return Sandbox::none();
         }
@@ -37,6 +37,15 @@ impl Session {
             plans_dir: Some(self.plans_dir()),
             private_tmp: std::env::temp_dir().join(format!("lembas-{}", self.id)),
             extra: self.cfg.sandbox_writable.clone(),
+            credentials: self
+                .cfg
+                .user_home
+                .as_deref()
+                .map(|home| lembas_permissions::credentials(home).into_iter().map(|(place, _)| place).collect())
+                .unwrap_or_default(),
+            credentials_readable: !self.cfg.sandbox_credentials.is_empty()
+                && lembas_permissions::every_part_matches(command, &self.cfg.sandbox_credentials),
+            launcher: self.cfg.sandbox_launcher.clone(),
             hidden: SandboxHidden {
                 folders: self.cfg.lembas_private.iter().chain(&self.cfg.lembas_config).cloned().collect(),
                 open: [Some(self.ws.root.clone()), Some(self.plans_dir()), self.cfg.skills.own.clone()]
@@ -51,16 +60,16 @@ impl Session {
 
     /// Whether commands run sandboxed, as the session's announcement says it.
     pub(crate) fn sandbox_state(&self) -> String {
-        match (self.cfg.sandbox, lembas_tools::sandbox::support()) {
+        match (self.cfg.sandbox, lembas_tools::sandbox::state(self.cfg.sandbox_launcher.as_deref())) {
             (false, _) => "off".to_owned(),
             (true, Ok(())) => "active".to_owned(),
-            (true, Err(why)) => format!("unavailable: {why}"),
+            (true, Err(why)) => why,
         }
     }
 
-    pub(crate) fn command_runner(&self, approved: bool, call_id: &str) -> CommandRunner {
+    pub(crate) fn command_runner(&self, approved: bool, call_id: &str, command: &str) -> CommandRunner {
         CommandRunner {
-            sandbox: self.sandbox_for(approved),
+            sandbox: self.sandbox_for(approved, command),
             approver: self.cfg.approver.clone(),
             may_leave: self.state.mode != Mode::Plan,
             call_id: call_id.to_owned(),

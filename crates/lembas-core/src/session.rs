@@ -46,6 +46,11 @@ pub struct SessionConfig {
     pub sandbox_writable: Vec<PathBuf>,
     /// Whether commands may use the network (`[sandbox] network`); `None`: all modes but plan.
     pub sandbox_network: Option<bool>,
+    /// The program that makes the sandbox's mounts (lembas itself); `None`: Landlock alone.
+    pub sandbox_launcher: Option<PathBuf>,
+    /// Commands that may read the person's credentials in the sandbox (`[sandbox]
+    /// credentials`, bash rule patterns).
+    pub sandbox_credentials: Vec<String>,
     /// Where jobs keep their output (each session in a folder of its own below it).
     pub jobs_dir: PathBuf,
     /// The editor's files, when the session runs in an editor that offers them (ACP).
@@ -108,6 +113,8 @@ impl SessionConfig {
             sandbox: true,
             sandbox_writable: Vec::new(),
             sandbox_network: None,
+            sandbox_launcher: None,
+            sandbox_credentials: Vec::new(),
             jobs_dir,
             editor_files: None,
             max_steps: crate::default_max_steps(),
@@ -546,6 +553,15 @@ impl Session {
             self.emit(Event::Notice {
                 message: format!(
                     "Commands run without a sandbox: {why}. Only lembas' judgement of each command stands."
+                ),
+            });
+        } else if self.cfg.sandbox
+            && let Err(why) = lembas_tools::sandbox::state(self.cfg.sandbox_launcher.as_deref())
+        {
+            let why = why.trim_start_matches("landlock only: ");
+            self.emit(Event::Notice {
+                message: format!(
+                    "Commands run in a sandbox that cannot keep git's hooks, the project's agent settings or a home folder in /tmp read-only ({why}); writes there that lembas can read are asked."
                 ),
             });
         }

@@ -1,6 +1,8 @@
 //! The judge and the sandbox agree: a command the judge lets run in plan mode never tries to
-//! write anything, so the sandbox (which would stop it) never has to. A write attempt the
-//! sandbox blocks in plan mode is a judgement bug. Lines are made from a fixed sequence of
+//! write anything, so the sandbox (which would stop it) never has to; one it lets run in edit
+//! mode never tries to write what the sandbox keeps read-only inside the project (git's hooks
+//! and configuration, the trust-bearing files) nor to read a credential. A write attempt the
+//! sandbox blocks there is a judgement bug. Lines are made from a fixed sequence of
 //! pseudo-random bytes, so a failure repeats; `fuzz/` runs the same check on fuzzed bytes.
 
 mod plan_lines;
@@ -12,8 +14,11 @@ use lembas_tools::{SandboxPlaces, SandboxReach, ToolOutput, Workspace, run_bash_
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-/// The state of a folder: every file's path and content.
-fn snapshot(root: &Path) -> Vec<(String, Vec<u8>)> {
+/// Every file's path and content.
+type Snapshot = Vec<(String, Vec<u8>)>;
+
+/// The state of a folder (or one file): every file's path and content.
+fn snapshot(root: &Path) -> Snapshot {
     let mut out = Vec::new();
     for entry in ignore::WalkBuilder::new(root).hidden(false).git_ignore(false).build().flatten() {
         if entry.file_type().is_some_and(|t| t.is_file()) {
@@ -58,6 +63,9 @@ async fn what_plan_mode_allows_never_needs_the_sandbox() {
         extra: Vec::new(),
         hidden: Default::default(),
         network: None,
+        credentials: vec![base.join("home/.ssh")],
+        credentials_readable: false,
+        launcher: lembas_testkit::sandbox_launcher(),
     }
     .sandbox(SandboxReach::Plans);
     let before = snapshot(&root);
@@ -91,4 +99,74 @@ async fn what_plan_mode_allows_never_needs_the_sandbox() {
         assert_eq!(snapshot(&root), before, "plan mode allowed `{line}`, and it changed the project");
     }
     assert!(allowed > 30 && allowed < tried, "{allowed} of {tried} lines allowed: the generator lost its mix");
+}
+
+#[tokio::test]
+async fn what_edit_mode_allows_never_meets_the_read_only_places() {
+    if lembas_tools::sandbox::support().is_err() && std::env::var_os("CI").is_none() {
+        return;
+    }
+    let Some(launcher) = lembas_testkit::sandbox_launcher() else {
+        assert!(std::env::var_os("CI").is_none(), "CI builds the launcher (cargo test --workspace)");
+        eprintln!("no sandbox launcher built: run the workspace's tests");
+        return;
+    };
+    let dir = tempfile::tempdir_in(lembas_testkit::outside_temp(Path::new(env!("CARGO_TARGET_TMPDIR")))).unwrap();
+    let base = std::fs::canonicalize(dir.path()).unwrap();
+    let (root, home) = (base.join("proj"), base.join("home"));
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::create_dir_all(root.join(".lembas")).unwrap();
+    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+    std::fs::write(home.join(".ssh/id_ed25519"), "SECRET-KEY").unwrap();
+    std::fs::write(root.join("src/lib.rs"), "fn main() {}\n").unwrap();
+    std::fs::write(root.join(".mcp.json"), "{}").unwrap();
+    for args in [&["init", "-q"][..], &["add", "."]] {
+        assert!(std::process::Command::new("git").args(args).current_dir(&root).status().unwrap().success());
+    }
+    let sealed = [".git/hooks", ".git/config", ".mcp.json", ".lembas"];
+    let state = |root: &Path| sealed.iter().map(|s| snapshot(&root.join(s))).collect::<Vec<_>>();
+    let before = state(&root);
+    let (ws, _) = Workspace::new(&root, &root);
+    let judge = Judge::with_defaults(Context { root: root.clone(), home: Some(home.clone()), ..Context::default() });
+    let sandbox = SandboxPlaces {
+        root: root.clone(),
+        home: Some(home.clone()),
+        plans_dir: Some(base.join("plans")),
+        private_tmp: base.join("tmp"),
+        credentials: vec![home.join(".ssh")],
+        launcher: Some(launcher),
+        ..Default::default()
+    }
+    .sandbox(SandboxReach::Project);
+    assert!(!sandbox.seals.is_empty(), "the project's git folders are sealed");
+    let mut seed: u64 = 0x0ed1_7ed1_7000;
+    let mut allowed = 0;
+    for _ in 0..500 {
+        let bytes: Vec<u8> = (0..12)
+            .map(|_| {
+                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                (seed >> 33) as u8
+            })
+            .collect();
+        let line = plan_lines::line_from(&bytes);
+        let call = Call { tool: "bash", risk: lembas_spec::RiskClass::Execute, command: Some(&line), paths: &[] };
+        if judge.evaluate(Mode::Edit, &call, &root, &Path::to_path_buf) != Decision::Allow {
+            continue;
+        }
+        allowed += 1;
+        let out =
+            run_bash_in(&ws, &json!({ "command": line, "timeout": 10 }), &CancellationToken::new(), None, &sandbox)
+                .await;
+        let text = match out.output {
+            ToolOutput::Text(t) | ToolOutput::Error(t) => t,
+            other => format!("{other:?}"),
+        };
+        assert!(
+            !text.contains("Read-only file system"),
+            "edit mode allowed `{line}`, and the sandbox had to stop it:\n{text}"
+        );
+        assert!(!text.contains("SECRET-KEY"), "edit mode allowed `{line}`, and it read a key:\n{text}");
+        assert_eq!(state(&root), before, "edit mode allowed `{line}`, and it changed a sealed place");
+    }
+    assert!(allowed > 30, "{allowed} lines allowed: the generator lost its mix");
 }

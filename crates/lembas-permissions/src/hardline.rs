@@ -58,6 +58,10 @@ pub struct Context {
     pub plans_dir: Option<PathBuf>,
     /// The person's own skills folder: readable, and a change to it is asked in every mode.
     pub skills_dir: Option<PathBuf>,
+    /// The home folder lies in a place commands may write, and the sandbox cannot keep it
+    /// read-only there (Landlock alone): a command's write into it that can be read is asked
+    /// in every mode.
+    pub unsealed_home: bool,
 }
 
 fn refused(key: &str) -> String {

@@ -305,6 +305,8 @@ impl Judge {
                     Decision::Allow
                 }
                 (_, Said::AllowWriting { .. }) => refused(),
+                // Reading the person's credentials is theirs to allow, in plan mode too.
+                (RiskClass::Read, _) if always_ask => Decision::Ask,
                 _ if always_ask => refused(),
                 (RiskClass::Execute, Said::Allow) => Decision::Allow,
                 (RiskClass::Execute, _) => refused(),
@@ -314,6 +316,13 @@ impl Judge {
             };
         }
         if always_ask {
+            return Decision::Ask;
+        }
+        // Auto mode leaves a command's writes to the sandbox — which here cannot keep a home
+        // folder that lies in a writable place read-only.
+        if let (Said::AllowWriting { places, .. }, true, Some(home)) = (&said, self.ctx.unsealed_home, &self.ctx.home)
+            && places.iter().flatten().any(|p| p.starts_with(home) && !p.starts_with(&self.ctx.root))
+        {
             return Decision::Ask;
         }
         // A command every part of which a rule allows, but that writes: judged as the change
@@ -417,7 +426,7 @@ mod tests {
             (bash(Auto, "cat ~/.aws/credentials"), Ask),
             (file(Auto, "read", Read, "~/.kube/config"), Ask),
             (bash(Plan, "cat ~/.netrc"), Refuse(plan.clone())),
-            (file(Plan, "read", Read, "~/.ssh/id_ed25519"), Refuse(plan.clone())),
+            (file(Plan, "read", Read, "~/.ssh/id_ed25519"), Ask),
             (file(Manual, "edit", Write, "src/a.rs"), Ask),
             (file(Edit, "edit", Write, "src/a.rs"), Allow),
             (file(Auto, "edit", Write, "/etc/hosts"), Ask),
@@ -538,8 +547,14 @@ mod tests {
         assert!(matches!(judged(Mode::Auto, "rm -rf sshdir/.."), Decision::Refuse(_)));
         // `~+` is the shell's `$PWD`, `~-` its `$OLDPWD`; `~name` someone else's home.
         assert!(matches!(bash(Mode::Edit, "echo k >> ~+/../.ssh/authorized_keys"), Decision::Refuse(_)));
-        assert!(matches!(bash(Mode::Edit, "cd ~/.ssh && cd /tmp && echo k >> ~-/authorized_keys"), Decision::Refuse(_)));
-        assert!(matches!(bash(Mode::Edit, "cd ~/.ssh; cd /tmp; echo k >> $OLDPWD/authorized_keys"), Decision::Refuse(_)));
+        assert!(matches!(
+            bash(Mode::Edit, "cd ~/.ssh && cd /tmp && echo k >> ~-/authorized_keys"),
+            Decision::Refuse(_)
+        ));
+        assert!(matches!(
+            bash(Mode::Edit, "cd ~/.ssh; cd /tmp; echo k >> $OLDPWD/authorized_keys"),
+            Decision::Refuse(_)
+        ));
         assert!(matches!(bash(Mode::Edit, "cd ~/.ssh; cd -; cd -; echo k >> authorized_keys"), Decision::Refuse(_)));
         assert_eq!(bash(Mode::Edit, "echo k >> ~-/x"), Decision::Ask);
         assert_eq!(bash(Mode::Auto, "echo k >> ~root/.bashrc"), Decision::Ask);

@@ -24,4 +24,4 @@ pub use arity::always_pattern;
 pub use hardline::{Context, credentials};
 pub use judge::{Call, Decision, Judge, Verdict};
 pub use mode::Mode;
-pub use rules::{Action, RuleSet, Source, Subject, rule_key};
+pub use rules::{Action, RuleSet, Source, Subject, every_part_matches, rule_key};

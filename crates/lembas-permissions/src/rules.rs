@@ -69,6 +69,14 @@ impl CommandPattern {
 }
 
 /// Whether `text` is `parts` joined by runs of characters that hold no line break.
+/// Whether every simple command of `line`, plainly spelled, matches one of `patterns` (bash
+/// rule patterns): what a list such as `[sandbox] credentials` allows a line.
+pub fn every_part_matches(line: &str, patterns: &[String]) -> bool {
+    let patterns: Vec<CommandPattern> = patterns.iter().map(|p| CommandPattern::new(p)).collect();
+    let parts = crate::command::split(line);
+    !parts.is_empty() && parts.iter().all(|part| patterns.iter().any(|p| p.is_match(&part.line())))
+}
+
 fn wildcard(parts: &[String], text: &str) -> bool {
     let [first, middle @ .., last] = parts else {
         return parts.first().is_some_and(|only| only == text);
@@ -228,6 +236,15 @@ mod tests {
         // A star stays on one line, as the regular expressions before it did.
         assert!(!p("cat *", "cat a\nrm -rf /") && !p("echo * done", "echo a\nb done"));
         assert!(!p("ab*ba", "aba"), "the two ends may not overlap");
+    }
+
+    #[test]
+    fn every_part_of_a_line_must_match() {
+        let patterns = ["git push *".to_owned(), "ssh *".to_owned()];
+        assert!(every_part_matches("git push origin main", &patterns));
+        assert!(every_part_matches("git push && ssh host uptime", &patterns));
+        assert!(!every_part_matches("git push; cat ~/.ssh/id_rsa", &patterns));
+        assert!(!every_part_matches("", &patterns));
     }
 
     #[test]

@@ -76,7 +76,8 @@ pub enum Event {
         model: String,
         mode: Mode,
         resumed: bool,
-        /// Whether commands run in the OS sandbox: `active`, `off` (the person's setting), or
+        /// Whether commands run in the OS sandbox: `active`, `off` (the person's setting),
+        /// `landlock only: <why>` (nothing inside a writable place can be kept read-only), or
         /// `unavailable: <why>` (the judgement alone stands).
         #[serde(default)]
         sandbox: String,

@@ -30,3 +30,14 @@ pub fn outside_temp(preferred: &std::path::Path) -> std::path::PathBuf {
     std::fs::create_dir_all(&dir).expect("the scratch folder can be made");
     dir
 }
+
+/// The sandbox's launcher for the tests of crates below the `lembas` binary: `lembas-sandbox`,
+/// which `cargo test --workspace` builds beside the test binaries (`target/<profile>/`). `None`
+/// when it was not built (a crate's tests run alone): those tests then sandbox with Landlock
+/// alone, and say so.
+pub fn sandbox_launcher() -> Option<std::path::PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    // target/<profile>/deps/<test> → target/<profile>/lembas-sandbox
+    let launcher = exe.parent()?.parent()?.join("lembas-sandbox");
+    launcher.is_file().then_some(launcher)
+}

@@ -114,7 +114,7 @@ async fn run(
         return Err("Background jobs are not available here: run it in the foreground.".to_owned());
     }
 
-    let mut bash = tokio::process::Command::new("bash");
+    let mut bash = crate::sandbox::command("bash", sandbox);
     bash.arg("-c")
         .arg(command)
         .current_dir(&cwd)

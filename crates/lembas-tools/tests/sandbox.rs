@@ -47,6 +47,9 @@ impl Places {
                 folders: vec![self.home.join(".config/lembas")],
                 open: vec![self.home.join(".config/lembas/skills")],
             },
+            credentials: [".ssh", ".aws", ".netrc"].iter().map(|c| self.home.join(c)).collect(),
+            credentials_readable: false,
+            launcher: Some(PathBuf::from(env!("CARGO_BIN_EXE_lembas-sandbox"))),
         }
     }
 
@@ -231,4 +234,159 @@ async fn plan_mode_commands_open_no_connections_unless_the_person_says() {
     assert!(!run(places.sandbox(SandboxReach::ProjectAndCaches)).await.contains("connected"));
     places.network = Some(true);
     assert!(run(places.sandbox(SandboxReach::Plans)).await.contains("connected"));
+}
+
+/// Whether this machine can make the mounts (user namespaces); CI's can.
+fn sealing() -> bool {
+    if !active() {
+        return false;
+    }
+    match lembas_tools::sandbox::state(Some(Path::new(env!("CARGO_BIN_EXE_lembas-sandbox")))) {
+        Ok(()) => true,
+        Err(why) if std::env::var_os("CI").is_some() => panic!("CI must seal what commands may not write: {why}"),
+        Err(why) => {
+            eprintln!("no mounts here: {why}");
+            false
+        }
+    }
+}
+
+fn git(dir: &Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new("git").arg("-C").arg(dir).args(args).output().unwrap()
+}
+
+#[tokio::test]
+async fn code_the_judge_cannot_read_cannot_write_what_runs_later() {
+    if !sealing() {
+        return;
+    }
+    let p = places();
+    assert!(git(&p.root, &["init", "-q"]).status.success());
+    std::fs::write(p.root.join("f.txt"), "one").unwrap();
+    for d in [".lembas", ".claude/commands", ".agent/skills", ".agent/plans"] {
+        std::fs::create_dir_all(p.root.join(d)).unwrap();
+    }
+    std::fs::write(p.root.join(".mcp.json"), "{}").unwrap();
+    let config_before = std::fs::read_to_string(p.root.join(".git/config")).unwrap();
+    let write = |path: &str| format!("python3 -c \"open('{path}', 'w').write('evil')\"; ");
+    let line: String = [
+        ".git/hooks/pre-commit",
+        ".git/config",
+        ".mcp.json",
+        ".lembas/permissions.json",
+        ".claude/commands/x.md",
+        ".agent/skills/s.md",
+    ]
+    .iter()
+    .map(|f| write(f))
+    .collect();
+    for reach in [SandboxReach::Project, SandboxReach::ProjectAndCaches] {
+        let (text, blocked) = p.run(&line, reach).await;
+        assert!(text.contains("Read-only file system") && blocked, "{text}");
+        assert!(!p.root.join(".git/hooks/pre-commit").exists(), "{text}");
+        assert_eq!(std::fs::read_to_string(p.root.join(".git/config")).unwrap(), config_before);
+        assert_eq!(std::fs::read_to_string(p.root.join(".mcp.json")).unwrap(), "{}");
+        for f in [".lembas/permissions.json", ".claude/commands/x.md", ".agent/skills/s.md"] {
+            assert!(!p.root.join(f).exists(), "{f}: {text}");
+        }
+    }
+    // The rest of the project, git's own writes and the plans stay writable: a commit works.
+    let line = "echo two > f.txt && echo plan > .agent/plans/p.md && git add -A && \
+                git -c user.name=a -c user.email=a@b commit -qm one && echo committed";
+    let (text, _) = p.run(line, SandboxReach::Project).await;
+    assert!(text.contains("committed"), "{text}");
+    assert!(git(&p.root, &["log", "--oneline"]).stdout.len() > 1);
+}
+
+#[tokio::test]
+async fn a_home_folder_in_a_writable_place_is_read_only_but_for_what_the_mode_opens() {
+    if !sealing() {
+        return;
+    }
+    // As on a CI machine or in a container: the home folder (and the project in it) lie in a
+    // place every command may write, here given as the person's own `[sandbox] writable`.
+    let p = places();
+    let mut places = p.places();
+    let home = p.root.join("home");
+    let project = home.join("src/app");
+    for d in [&project, &home.join(".cargo"), &home.join(".ssh")] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    std::fs::write(home.join("canary"), "alive").unwrap();
+    std::fs::write(home.join(".ssh/id_ed25519"), "KEY").unwrap();
+    places.root = project.clone();
+    places.home = Some(home.clone());
+    places.extra = vec![p.root.clone()];
+    places.credentials = vec![home.join(".ssh")];
+    let (ws, _) = Workspace::new(&project, &project);
+    let run = |reach, line: &str| {
+        let sandbox = places.sandbox(reach);
+        let ws = &ws;
+        let line = line.to_owned();
+        async move {
+            let out = run_bash_in(ws, &json!({ "command": line }), &CancellationToken::new(), None, &sandbox).await;
+            match out.output {
+                ToolOutput::Text(t) | ToolOutput::Error(t) => t,
+                other => format!("{other:?}"),
+            }
+        }
+    };
+    let home_s = home.display().to_string();
+    let attack = format!(
+        "python3 -c \"import shutil; shutil.rmtree('{home_s}', ignore_errors=True)\"; \
+         echo k >> {home_s}/.ssh/authorized_keys; echo x >> {home_s}/.bashrc; \
+         find {home_s} -name canary -exec rm {{}} +; echo done"
+    );
+    for reach in [SandboxReach::Project, SandboxReach::ProjectAndCaches] {
+        let text = run(reach, &attack).await;
+        assert_eq!(std::fs::read_to_string(home.join("canary")).unwrap(), "alive", "{text}");
+        assert!(!home.join(".ssh/authorized_keys").exists() && !home.join(".bashrc").exists(), "{text}");
+        assert!(project.exists(), "{text}");
+    }
+    // What the mode opens inside it stays open: the project, and in auto mode the caches.
+    let text = run(SandboxReach::ProjectAndCaches, &format!("touch made {home_s}/.cargo/lock && echo ok")).await;
+    assert!(text.contains("ok") && project.join("made").exists() && home.join(".cargo/lock").exists(), "{text}");
+    // The credentials are neither written nor read, wherever they lie.
+    let text = run(SandboxReach::ProjectAndCaches, &format!("cat {home_s}/.ssh/id_ed25519")).await;
+    assert!(!text.contains("KEY") && text.contains("Permission denied"), "{text}");
+}
+
+#[tokio::test]
+async fn credentials_are_read_only_by_the_commands_the_person_named() {
+    if !active() {
+        return;
+    }
+    let p = places();
+    std::fs::write(p.home.join(".ssh/id_ed25519"), "SSH-KEY").unwrap();
+    std::fs::write(p.home.join(".netrc"), "machine x password NETRC").unwrap();
+    let home = p.home.display();
+    let line = format!("ls {home}/.ssh; cat {home}/.ssh/id_ed25519 {home}/.netrc");
+    for launcher in [true, false] {
+        let mut places = p.places();
+        if !launcher {
+            places.launcher = None;
+        }
+        let out = run_bash_in(
+            &p.ws,
+            &json!({ "command": line }),
+            &CancellationToken::new(),
+            None,
+            &places.sandbox(SandboxReach::ProjectAndCaches),
+        )
+        .await;
+        let text = format!("{:?}", out.output);
+        assert!(!text.contains("SSH-KEY") && !text.contains("NETRC") && out.maybe_blocked, "{text}");
+        assert!(text.contains("id_ed25519"), "names can still be listed: {text}");
+        places.credentials_readable = true;
+        let out = run_bash_in(
+            &p.ws,
+            &json!({ "command": line }),
+            &CancellationToken::new(),
+            None,
+            &places.sandbox(SandboxReach::ProjectAndCaches),
+        )
+        .await;
+        let text = format!("{:?}", out.output);
+        assert!(text.contains("SSH-KEY") && text.contains("NETRC"), "{text}");
+    }
 }

@@ -62,6 +62,11 @@ pub(crate) fn stdout_failed(e: std::io::Error) -> ! {
 }
 
 fn main() -> ExitCode {
+    // Started again as the sandbox's launcher for one command: that, and nothing else.
+    lembas_tools::sandbox::launcher::run_if_asked();
+    // Nothing lembas starts may read its memory or environment (`/proc/<pid>/environ`, `mem`,
+    // `fd`), nor may a crash leave a core file with the login's key in it.
+    let _ = nix::sys::prctl::set_dumpable(false);
     let cli = Cli::parse();
     let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
         Ok(rt) => rt,

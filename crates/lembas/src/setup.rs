@@ -353,6 +353,10 @@ pub fn session_config(
     );
     cfg.sandbox = config.sandbox.enabled;
     cfg.sandbox_network = config.sandbox.network;
+    // lembas is its own sandbox launcher (`lembas __sandbox …`): the running binary, even when
+    // the one on disk was replaced since it started.
+    cfg.sandbox_launcher = Some(std::path::PathBuf::from("/proc/self/exe"));
+    cfg.sandbox_credentials = config.sandbox.credentials.clone();
     cfg.sandbox_writable =
         config.sandbox.writable.iter().map(|w| config_folder(w, home.user_home.as_deref())).collect();
     cfg.max_steps = config.steps.unwrap_or(cfg.max_steps);

@@ -72,6 +72,12 @@ const WORDS: &[&str] = &[
     "sh",
     "-a",
     "2>/dev/null",
+    // What no command may change, and what none may read by name.
+    ".git/hooks/pre-commit",
+    ".git/config",
+    ".mcp.json",
+    ".lembas/permissions.json",
+    "~/.ssh/id_ed25519",
 ];
 
 const JOINS: &[&str] = &[" ", " ", " ", " | ", " && ", "; ", " > ", " >> ", " 2> ", " &> ", " < "];

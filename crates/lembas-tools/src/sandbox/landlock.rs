@@ -1,0 +1,79 @@
+//! Landlock: where a command may write, which files it may read, and whether it may use TCP —
+//! granted to the calling thread and whatever it starts afterwards.
+
+use std::path::{Path, PathBuf};
+
+use landlock::{ABI, AccessFs, AccessNet, Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetStatus, path_beneath_rules};
+
+use super::Hidden;
+
+/// The Landlock ABI whose write rights the sandbox handles (with truncation and renames across
+/// folders). A kernel with less is used as far as it goes.
+const WRITE_ABI: ABI = ABI::V3;
+
+/// Files every command may write: the sinks and terminals programs expect.
+const DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/pts", "/dev/ptmx", "/dev/shm"];
+
+impl Hidden {
+    /// Every place whose files may be read: Landlock only grants, so "all but these folders" is
+    /// each entry along the way from `/` to a hidden folder except the folder itself (a link
+    /// counts where it lands), and the open places inside. Names stay listable; what a hidden
+    /// folder's files say does not. An entry made later in a folder along the way (`/`, the home
+    /// folder, `~/.config`, …) is not readable until the next command.
+    pub(super) fn readable(&self) -> Vec<PathBuf> {
+        let hidden: Vec<PathBuf> =
+            self.folders.iter().map(|f| std::fs::canonicalize(f).unwrap_or_else(|_| f.clone())).collect();
+        let mut out = Vec::new();
+        cover(Path::new("/"), &hidden, &mut out);
+        out.extend(self.open.iter().filter(|o| hidden.iter().any(|h| o.starts_with(h))).cloned());
+        out
+    }
+}
+
+/// The entries of `dir` that hold nothing hidden, and those along the way into it, recursively.
+fn cover(dir: &Path, hidden: &[PathBuf], out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if hidden.contains(&path) {
+            continue;
+        }
+        if hidden.iter().any(|h| h.starts_with(&path)) {
+            cover(&path, hidden, out);
+            continue;
+        }
+        if entry.file_type().is_ok_and(|t| t.is_symlink()) {
+            // A rule on a link is a rule on where it lands.
+            match std::fs::canonicalize(&path) {
+                Ok(real) if !hidden.iter().any(|h| real.starts_with(h) || h.starts_with(&real)) => {}
+                _ => continue,
+            }
+        }
+        out.push(path);
+    }
+}
+
+/// Restricts the calling thread (and what it starts) to writing under `writable` and, when
+/// `readable` is given, to reading files only there.
+pub(super) fn restrict(
+    writable: &[PathBuf],
+    readable: Option<&[PathBuf]>,
+    network: bool,
+) -> Result<RulesetStatus, landlock::RulesetError> {
+    let write = AccessFs::from_write(WRITE_ABI);
+    let read = AccessFs::ReadFile;
+    let handled = if readable.is_some() { write | read } else { write };
+    let mut ruleset = Ruleset::default().handle_access(handled)?;
+    if !network {
+        // Handled and granted nowhere: no connection, no listening.
+        ruleset = ruleset.handle_access(AccessNet::BindTcp | AccessNet::ConnectTcp)?;
+    }
+    let mut ruleset = ruleset
+        .create()?
+        .add_rules(path_beneath_rules(DEVICES, write))?
+        .add_rules(path_beneath_rules(writable, write))?;
+    if let Some(readable) = readable {
+        ruleset = ruleset.add_rules(path_beneath_rules(readable, read))?;
+    }
+    Ok(ruleset.restrict_self()?.ruleset)
+}

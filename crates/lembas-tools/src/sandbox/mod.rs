@@ -1,0 +1,268 @@
+//! The floor beneath the judgement: commands run in a sandbox that lets them write only where
+//! their mode allows, whatever the judgement missed, and read every file but lembas' own (its
+//! login, sessions, logs and job output) and the person's credentials (`~/.ssh`, `~/.aws`, …) —
+//! the judgement keeps them from being read by name, the sandbox from being read through a name
+//! it never saw. Anything else fails with "Permission denied" or "Read-only file system".
+//!
+//! Two parts (docs/permissions.md): Landlock grants the places a command may write and read
+//! ([`landlock`]); a mount namespace takes back, inside those places, what must stay read-only —
+//! git's hooks and configuration, the files that decide what agents may do, a home folder
+//! that lies in `/tmp` ([`seal`]). Landlock alone is applied from a short-lived thread of
+//! lembas' that restricts itself first; a namespace needs a process of its own, so lembas starts
+//! itself again as the [`launcher`], which makes the mounts, restricts itself and becomes the
+//! command. lembas itself is never restricted, and no `unsafe` `pre_exec` is needed.
+
+mod landlock;
+pub mod launcher;
+pub mod seal;
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use ::landlock::RulesetStatus;
+use serde::{Deserialize, Serialize};
+
+pub use seal::Seal;
+
+/// Where a command may write, or nothing when it runs without a sandbox.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Sandbox {
+    /// The folders and files it may write (besides the devices programs expect); `None`: no
+    /// sandbox.
+    pub writable: Option<Vec<PathBuf>>,
+    /// A temporary folder of its own, given as `TMPDIR`.
+    pub tmpdir: Option<PathBuf>,
+    /// Folders whose files it may not read (lembas' own, the credentials), and places inside
+    /// them it still may.
+    pub hidden: Hidden,
+    /// Whether it may open TCP connections or listen (Landlock's network rights, Linux 6.7+;
+    /// an older kernel leaves the network open).
+    pub network: bool,
+    /// The mounts that keep places inside the writable ones read-only; made by `launcher`.
+    pub seals: Vec<Seal>,
+    /// The program that makes them (lembas itself); `None`: Landlock alone.
+    pub launcher: Option<PathBuf>,
+}
+
+/// Folders whose files a command may not read, with the places inside them it still may (the
+/// plans, the person's skills, a subagent's worktree).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Hidden {
+    pub folders: Vec<PathBuf>,
+    pub open: Vec<PathBuf>,
+}
+
+impl Sandbox {
+    /// No sandbox at all.
+    pub fn none() -> Sandbox {
+        Sandbox::default()
+    }
+
+    pub fn is_active(&self) -> bool {
+        self.writable.is_some() && support().is_ok()
+    }
+
+    /// Whether the command starts through the launcher (there are mounts to make).
+    fn launched(&self) -> bool {
+        self.launcher.is_some() && !self.seals.is_empty() && self.is_active()
+    }
+
+    /// The launcher and its plan, when the command starts through it.
+    fn launch_plan(&self) -> Option<(&Path, String)> {
+        if !self.launched() {
+            return None;
+        }
+        let plan = launcher::Plan {
+            writable: self.writable.clone().unwrap_or_default(),
+            hidden: self.hidden.clone(),
+            network: self.network,
+            seals: self.seals.clone(),
+        };
+        Some((self.launcher.as_deref()?, serde_json::to_string(&plan).ok()?))
+    }
+}
+
+/// Whether this kernel can sandbox commands: `Err` says why not.
+pub fn support() -> Result<(), String> {
+    static SUPPORT: OnceLock<Result<(), String>> = OnceLock::new();
+    SUPPORT
+        .get_or_init(|| {
+            // Try it in a thread that ends right after: the restriction ends with it.
+            std::thread::spawn(|| match landlock::restrict(&[], None, true) {
+                Ok(RulesetStatus::FullyEnforced | RulesetStatus::PartiallyEnforced) => Ok(()),
+                Ok(_) => {
+                    Err("this kernel has no Landlock (it needs Linux 5.13 or later, with Landlock enabled)".to_owned())
+                }
+                Err(e) => Err(format!("Landlock could not be set up: {e}")),
+            })
+            .join()
+            .unwrap_or_else(|_| Err("Landlock could not be tried".to_owned()))
+        })
+        .clone()
+}
+
+/// The command that runs `program` in `sandbox`: through the launcher when the sandbox has
+/// mounts to make, else the program itself (which [`spawn`] restricts with Landlock).
+pub fn command(program: &str, sandbox: &Sandbox) -> tokio::process::Command {
+    let Some((launcher, plan)) = sandbox.launch_plan() else { return tokio::process::Command::new(program) };
+    let mut command = tokio::process::Command::new(launcher);
+    command.arg(launcher::ARG).arg(plan).arg("--").arg(program);
+    command
+}
+
+/// Starts `command` (made by [`command`]) inside `sandbox`, or plainly without one. Must be
+/// called within a tokio runtime: the child is the runtime's to wait on.
+pub fn spawn(mut command: tokio::process::Command, sandbox: &Sandbox) -> std::io::Result<tokio::process::Child> {
+    if let Some(tmp) = &sandbox.tmpdir {
+        let mut folder = std::fs::DirBuilder::new();
+        {
+            use std::os::unix::fs::DirBuilderExt;
+            folder.recursive(true).mode(0o700);
+        }
+        let _ = folder.create(tmp);
+        command.env("TMPDIR", tmp);
+    }
+    if sandbox.launched() {
+        // The launcher restricts itself.
+        return command.spawn();
+    }
+    let Some(writable) = sandbox.writable.clone().filter(|_| support().is_ok()) else {
+        return command.spawn();
+    };
+    let readable = (!sandbox.hidden.folders.is_empty()).then(|| sandbox.hidden.readable());
+    let network = sandbox.network;
+    let runtime = tokio::runtime::Handle::current();
+    std::thread::scope(|scope| {
+        scope
+            .spawn(move || {
+                let _entered = runtime.enter();
+                match landlock::restrict(&writable, readable.as_deref(), network) {
+                    Ok(RulesetStatus::NotEnforced) | Err(_) => Err(std::io::Error::other(
+                        "the sandbox could not be set up for this command, so it was not run",
+                    )),
+                    Ok(_) => command.spawn(),
+                }
+            })
+            .join()
+            .unwrap_or_else(|_| Err(std::io::Error::other("starting the command failed")))
+    })
+}
+
+/// The folders a command may write in a mode, before what the person added:
+/// - plan: the plans folder and a private temporary folder;
+/// - manual and edit: the project and the temporary folders;
+/// - auto (and a command the person approved): those and the usual per-user build and package
+///   caches, so builds and installs work unattended.
+#[derive(Debug, Clone, Default)]
+pub struct SandboxPlaces {
+    pub root: PathBuf,
+    pub home: Option<PathBuf>,
+    pub plans_dir: Option<PathBuf>,
+    /// A temporary folder for plan mode's commands.
+    pub private_tmp: PathBuf,
+    /// More folders the person allowed (`[sandbox] writable` in `config.toml`).
+    pub extra: Vec<PathBuf>,
+    /// lembas' own folders, which no command reads (and, where they lie inside a writable
+    /// place, none writes but for the places opened inside them).
+    pub hidden: Hidden,
+    /// The person's credentials (`~/.ssh`, `~/.aws`, `~/.netrc`, …): never written, and not
+    /// read unless `credentials_readable`.
+    pub credentials: Vec<PathBuf>,
+    /// Whether this command may read the credentials (a person's `[sandbox] credentials` rule).
+    pub credentials_readable: bool,
+    /// Whether commands may use the network: `None` lets them in every reach but plan mode's.
+    pub network: Option<bool>,
+    /// The program that makes the mounts (lembas itself, `/proc/self/exe`); `None`: Landlock
+    /// alone, and nothing inside a writable place can be kept read-only.
+    pub launcher: Option<PathBuf>,
+}
+
+/// The per-user caches builds and package managers write to (under the home folder).
+pub const CACHES: &[&str] =
+    &[".cache", ".cargo", ".rustup", ".npm", ".yarn", ".pnpm-store", ".m2", ".gradle", "go", ".local/share/pnpm"];
+
+/// How far a command may write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reach {
+    /// Plan mode: nothing but plans and a private temporary folder.
+    Plans,
+    /// The project and temporary folders.
+    Project,
+    /// Those and the build and package caches.
+    ProjectAndCaches,
+}
+
+impl SandboxPlaces {
+    pub fn sandbox(&self, reach: Reach) -> Sandbox {
+        let temp = std::env::temp_dir();
+        let mut writable: Vec<PathBuf> = Vec::new();
+        let mut tmpdir = None;
+        match reach {
+            Reach::Plans => {
+                writable.extend(self.plans_dir.clone());
+                writable.push(self.private_tmp.clone());
+                tmpdir = Some(self.private_tmp.clone());
+            }
+            Reach::Project | Reach::ProjectAndCaches => {
+                writable.push(self.root.clone());
+                writable.push(temp);
+                writable.push(PathBuf::from("/var/tmp"));
+                writable.extend(self.plans_dir.clone());
+                if reach == Reach::ProjectAndCaches
+                    && let Some(home) = &self.home
+                {
+                    writable.extend(CACHES.iter().map(|c| home.join(c)));
+                }
+                writable.extend(self.extra.iter().cloned());
+            }
+        }
+        let mut hidden = self.hidden.clone();
+        if !self.credentials_readable {
+            hidden.folders.extend(self.credentials.iter().cloned());
+        }
+        let mut sandbox = Sandbox {
+            writable: Some(writable),
+            tmpdir,
+            hidden,
+            network: self.network.unwrap_or(reach != Reach::Plans),
+            seals: Vec::new(),
+            launcher: None,
+        };
+        if let Some(launcher) = &self.launcher
+            && launcher::namespaces(launcher).is_ok()
+        {
+            sandbox.seals = self.seals(sandbox.writable.as_deref().unwrap_or_default());
+            sandbox.launcher = Some(launcher.clone());
+        }
+        sandbox
+    }
+
+    /// The mounts that keep what lies inside `writable` and must not be written read-only: the
+    /// project's git hooks and configuration and its trust-bearing files, the credentials (never
+    /// writable), and lembas' own folders and the home folder (but for what the mode opens in
+    /// them) — each only where it lies inside a writable place.
+    fn seals(&self, writable: &[PathBuf]) -> Vec<Seal> {
+        let real = |p: &PathBuf| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone());
+        let writable: Vec<PathBuf> = writable.iter().map(real).collect();
+        let mut sealed = seal::project_places(&self.root);
+        sealed.extend(self.credentials.iter().map(real));
+        let shut: Vec<PathBuf> = self.home.iter().chain(&self.hidden.folders).map(real).collect();
+        seal::seals(&writable, &sealed, &shut)
+    }
+}
+
+/// Why commands run with less than the whole sandbox, if they do: `Err("unavailable: …")` when
+/// the kernel has no Landlock, `Err("landlock only: …")` when nothing inside a writable place
+/// can be kept read-only (no user namespaces here, or no launcher).
+pub fn state(launcher: Option<&Path>) -> Result<(), String> {
+    support().map_err(|why| format!("unavailable: {why}"))?;
+    let Some(launcher) = launcher else {
+        return Err("landlock only: no launcher to make the mounts with".to_owned());
+    };
+    launcher::namespaces(launcher).map_err(|why| format!("landlock only: {why}"))
+}
+
+/// Whether a failed command's output looks like the sandbox stopped a write.
+pub fn looks_blocked(output: &str) -> bool {
+    ["Permission denied", "Read-only file system", "Operation not permitted"].iter().any(|s| output.contains(s))
+}
