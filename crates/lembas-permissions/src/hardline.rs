@@ -371,6 +371,7 @@ mod tests {
             lembas_private: vec!["/home/ada/.local/share/lembas".into(), "/home/ada/.local/state/lembas".into()],
             plans_dir: Some("/home/ada/.local/state/lembas/plans".into()),
             skills_dir: Some("/home/ada/.local/share/lembas/skills".into()),
+            unsealed_home: false,
         }
     }
 

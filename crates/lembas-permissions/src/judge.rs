@@ -370,6 +370,7 @@ mod tests {
             lembas_private: vec!["/home/ada/.local/state/lembas".into()],
             plans_dir: Some("/home/ada/.local/state/lembas/plans".into()),
             skills_dir: None,
+            unsealed_home: false,
         })
     }
 

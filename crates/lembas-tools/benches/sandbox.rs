@@ -1,5 +1,6 @@
 //! What the sandbox costs a command: `true` run through the bash tool without a sandbox, in
-//! plan mode's and in auto mode's, median of many runs each. The figure that matters is the
+//! plan mode's, in auto mode's with Landlock alone and with the mount namespace too (through
+//! the launcher), median of many runs each. The figure that matters is the
 //! difference (the command itself is the same); it also covers the mark scan of /proc that
 //! ends what a command left running.
 
@@ -25,24 +26,27 @@ fn median_ms(runtime: &tokio::runtime::Runtime, ws: &Workspace, sandbox: &Sandbo
 fn main() {
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     let dir = tempfile::tempdir().unwrap();
+    // A repository, so the project has places to keep read-only (its hooks and configuration).
+    std::fs::create_dir_all(dir.path().join(".git/hooks")).unwrap();
+    std::fs::write(dir.path().join(".git/config"), "[core]\n").unwrap();
     let (ws, _) = Workspace::new(dir.path(), dir.path());
-    let places = SandboxPlaces {
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let mut places = SandboxPlaces {
         root: ws.root.clone(),
-        home: std::env::var_os("HOME").map(Into::into),
+        home: home.clone(),
         plans_dir: Some(dir.path().join("plans")),
         private_tmp: dir.path().join("tmp"),
-        extra: Vec::new(),
         // Where lembas keeps its files for a person: three folders in the home folder.
-        network: None,
         hidden: lembas_tools::SandboxHidden {
-            folders: std::env::var_os("HOME")
-                .map(|h| {
-                    let h = std::path::PathBuf::from(h);
-                    vec![h.join(".config/lembas"), h.join(".local/state/lembas"), h.join(".local/share/lembas")]
-                })
+            folders: home
+                .as_ref()
+                .map(|h| vec![h.join(".config/lembas"), h.join(".local/state/lembas"), h.join(".local/share/lembas")])
                 .unwrap_or_default(),
             open: vec![ws.root.clone()],
         },
+        credentials: home.as_ref().map(|h| lembas_permissions_free_credentials(h)).unwrap_or_default(),
+        launcher: None,
+        ..Default::default()
     };
     if let Err(why) = lembas_tools::sandbox::support() {
         println!("no sandbox on this machine: {why}");
@@ -51,11 +55,29 @@ fn main() {
     let _ = median_ms(&runtime, &ws, &Sandbox::none(), 20); // warm up
     let plain = median_ms(&runtime, &ws, &Sandbox::none(), runs);
     let plan = median_ms(&runtime, &ws, &places.sandbox(SandboxReach::Plans), runs);
-    let auto = median_ms(&runtime, &ws, &places.sandbox(SandboxReach::ProjectAndCaches), runs);
+    let landlock = median_ms(&runtime, &ws, &places.sandbox(SandboxReach::ProjectAndCaches), runs);
+    // The launcher people run, `lembas-sandbox` beside lembas (`cargo build --release -p lembas`
+    // makes it), or another one named by `LEMBAS_LAUNCHER` (lembas itself, say).
+    places.launcher = std::env::var_os("LEMBAS_LAUNCHER").map(Into::into).or_else(lembas_testkit::sandbox_launcher);
+    if places.launcher.is_none() {
+        println!("no launcher: build it first with `cargo build --release -p lembas`");
+    }
+    let sealed = places.sandbox(SandboxReach::ProjectAndCaches);
+    let whole = median_ms(&runtime, &ws, &sealed, runs);
     println!(
-        "bash `true`, median of {runs}: {plain:.2} ms without a sandbox, {plan:.2} ms in plan mode's, {auto:.2} ms in auto mode's"
+        "bash `true`, median of {runs}: {plain:.2} ms without a sandbox, {plan:.2} ms in plan mode's, \
+         {landlock:.2} ms in auto mode's with Landlock alone, {whole:.2} ms with the namespace too ({} mounts)",
+        sealed.seals.len()
     );
-    println!("the sandbox costs {:.2} ms a command (auto mode's)", auto - plain);
+    match lembas_tools::sandbox::state(sealed.launcher.as_deref()) {
+        Ok(()) => println!(
+            "the sandbox costs {:.2} ms a command (auto mode's: Landlock {:.2} ms, the namespace and its mounts {:.2} ms more)",
+            whole - plain,
+            landlock - plain,
+            whole - landlock
+        ),
+        Err(why) => println!("the sandbox costs {:.2} ms a command ({why})", landlock - plain),
+    }
     let mut scans: Vec<f64> = (0..runs)
         .map(|_| {
             let start = Instant::now();
@@ -71,4 +93,13 @@ fn main() {
         "the scan for what a command left running: {:.2} ms with {processes} processes (included above)",
         scans[runs / 2]
     );
+}
+
+/// The person's credentials as lembas names them (`protected.home`), written out here so the
+/// bench needs nothing but this crate.
+fn lembas_permissions_free_credentials(home: &std::path::Path) -> Vec<std::path::PathBuf> {
+    [".ssh", ".gnupg", ".aws", ".azure", ".config/gcloud", ".kube", ".docker/config.json", ".netrc", ".git-credentials"]
+        .iter()
+        .map(|c| home.join(c))
+        .collect()
 }

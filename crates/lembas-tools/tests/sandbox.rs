@@ -49,7 +49,7 @@ impl Places {
             },
             credentials: [".ssh", ".aws", ".netrc"].iter().map(|c| self.home.join(c)).collect(),
             credentials_readable: false,
-            launcher: Some(PathBuf::from(env!("CARGO_BIN_EXE_lembas-sandbox"))),
+            launcher: lembas_testkit::sandbox_launcher(),
         }
     }
 
@@ -241,7 +241,12 @@ fn sealing() -> bool {
     if !active() {
         return false;
     }
-    match lembas_tools::sandbox::state(Some(Path::new(env!("CARGO_BIN_EXE_lembas-sandbox")))) {
+    let Some(launcher) = lembas_testkit::sandbox_launcher() else {
+        assert!(std::env::var_os("CI").is_none(), "CI builds the launcher (cargo test --workspace)");
+        eprintln!("no sandbox launcher built here: run the workspace's tests");
+        return false;
+    };
+    match lembas_tools::sandbox::state(Some(&launcher)) {
         Ok(()) => true,
         Err(why) if std::env::var_os("CI").is_some() => panic!("CI must seal what commands may not write: {why}"),
         Err(why) => {

@@ -325,6 +325,17 @@ fn config_folder(word: &str, home: Option<&Path>) -> std::path::PathBuf {
     }
 }
 
+/// The program that sets each command's sandbox up: `lembas-sandbox` installed beside lembas
+/// (small, so it starts quickly), else lembas itself (`lembas __sandbox …`) — the running
+/// binary, even when the one on disk was replaced since it started.
+fn sandbox_launcher() -> PathBuf {
+    std::env::current_exe()
+        .ok()
+        .and_then(|exe| Some(exe.parent()?.join("lembas-sandbox")))
+        .filter(|sibling| sibling.is_file())
+        .unwrap_or_else(|| PathBuf::from("/proc/self/exe"))
+}
+
 /// A session's configuration from the person's settings and the chosen model, mode and approver.
 #[allow(clippy::too_many_arguments)]
 pub fn session_config(
@@ -353,9 +364,7 @@ pub fn session_config(
     );
     cfg.sandbox = config.sandbox.enabled;
     cfg.sandbox_network = config.sandbox.network;
-    // lembas is its own sandbox launcher (`lembas __sandbox …`): the running binary, even when
-    // the one on disk was replaced since it started.
-    cfg.sandbox_launcher = Some(std::path::PathBuf::from("/proc/self/exe"));
+    cfg.sandbox_launcher = Some(sandbox_launcher());
     cfg.sandbox_credentials = config.sandbox.credentials.clone();
     cfg.sandbox_writable =
         config.sandbox.writable.iter().map(|w| config_folder(w, home.user_home.as_deref())).collect();

@@ -2,6 +2,7 @@
 
 #![allow(dead_code)]
 
+pub mod probe;
 pub mod tmux;
 
 use std::path::{Path, PathBuf};
