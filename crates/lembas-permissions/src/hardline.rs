@@ -320,7 +320,18 @@ pub fn line_floor(
         // Reading the person's credentials is asked: the files the command reads by name.
         for word in &fx.reads {
             for place in &reach(word, part.substitutions_for_read(word)).places {
-                if let Some(reason) = credential(&place.path, place.vague, ctx) {
+                // A glob is matched against the credentials themselves: `../lemb*/x` cannot
+                // name `~/.ssh`, `~/.s*/id_*` can.
+                let reason = match (place.vague, glob_of(word, scope)) {
+                    (true, Some(glob)) => ctx.home.as_deref().and_then(|home| {
+                        credentials(home)
+                            .into_iter()
+                            .find(|(cred, _)| glob_may_name(&glob, cred))
+                            .and_then(|(cred, _)| credential(&cred, false, ctx))
+                    }),
+                    _ => credential(&place.path, place.vague, ctx),
+                };
+                if let Some(reason) = reason {
                     ask.get_or_insert(reason);
                 }
             }
@@ -340,6 +351,44 @@ pub fn line_floor(
         scope.follow(part);
     }
     ask.map(Floor::Ask)
+}
+
+/// A glob word as an absolute pattern (`~/` and the working folder read in, `..` by its text),
+/// when nothing in it but the glob is unknown.
+fn glob_of(word: &str, scope: &crate::words::Scope) -> Option<String> {
+    if word.contains(['$', '`', '{']) || word.contains(SUBSTITUTION) {
+        return None;
+    }
+    let absolute = match word.strip_prefix("~/") {
+        Some(rest) => format!("{}/{rest}", scope.home.as_ref()?.display()),
+        None if word.starts_with('/') => word.to_owned(),
+        None if word.starts_with('~') => return None,
+        None => format!("{}/{word}", scope.cwd.as_ref()?.display()),
+    };
+    Some(crate::words::settled(PathBuf::from(absolute)).to_string_lossy().into_owned())
+}
+
+/// Whether a file `glob` matches could be `place` or lie inside it: each of its components, as
+/// far as both go, matches the place's.
+fn glob_may_name(glob: &str, place: &Path) -> bool {
+    let place: Vec<String> = place.components().skip(1).map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
+    let glob: Vec<&str> = glob.split('/').filter(|c| !c.is_empty()).collect();
+    glob.iter().zip(&place).all(|(g, p)| component_matches(g.as_bytes(), p.as_bytes()))
+}
+
+/// One file name against one glob component: `*`, `?`, and a `[…]` class taken as any one
+/// character (so it may match more than bash would, never less).
+fn component_matches(glob: &[u8], name: &[u8]) -> bool {
+    match glob.split_first() {
+        None => name.is_empty(),
+        Some((b'*', rest)) => (0..=name.len()).any(|skip| component_matches(rest, &name[skip..])),
+        Some((b'?', rest)) => !name.is_empty() && component_matches(rest, &name[1..]),
+        Some((b'[', rest)) => {
+            let after = rest.iter().position(|&c| c == b']').map_or(rest, |end| &rest[end + 1..]);
+            !name.is_empty() && component_matches(after, &name[1..])
+        }
+        Some((c, rest)) => name.first() == Some(c) && component_matches(rest, &name[1..]),
+    }
 }
 
 /// A command whose program is a substitution that only echoes a name, read as that name.
@@ -560,12 +609,24 @@ mod tests {
             "tar -czf /tmp/k.tgz ~/.gnupg",
             "grep -r secret ~/.config/gcloud",
             "cat ~/.ss*/id_*",
+            "cat ~/.*/credentials",
+            "cat ~/.[a-z]sh/*",
+            "cat ../../.netr?",
             "cd ~/.ssh && cat id_ed25519",
             "less ~/.azure/accessTokens.json",
         ] {
             assert!(asked_line(line), "{line}: {:?}", floor(line));
         }
-        for line in ["cat ~/.ssh.txt", "ls ~/.ssh", "echo ~/.ssh/id_rsa", "cat ~/.bashrc", "grep -r x src"] {
+        for line in [
+            "cat ~/.ssh.txt",
+            "ls ~/.ssh",
+            "echo ~/.ssh/id_rsa",
+            "cat ~/.bashrc",
+            "grep -r x src",
+            "cat ../lemb*/config/cred*",
+            "cat ~/notes/*.md",
+            "head ~/.bash*",
+        ] {
             assert_eq!(floor(line), None, "{line}");
         }
     }
