@@ -100,10 +100,15 @@ impl CommandRunner {
             ));
         }
         let command = args.get("command").and_then(Value::as_str).unwrap_or_default();
+        // Outside, it reads what the sandbox kept from it: the card says which.
+        let reads = match lembas_permissions::credentials_used(command).as_slice() {
+            [] => String::new(),
+            kinds => format!(" (reads your {})", kinds.join(" and ")),
+        };
         let request = ApprovalRequest {
             call_id: self.call_id.clone(),
             tool: "bash".to_owned(),
-            title: format!("again outside the sandbox: {command}"),
+            title: format!("again outside the sandbox{reads}: {command}"),
             reaches: Vec::new(),
             agent: None,
             once_only: true,

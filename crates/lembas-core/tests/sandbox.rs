@@ -70,3 +70,27 @@ async fn the_sandbox_can_be_switched_off() {
     h.start_with(cfg).prompt("make it", &CancellationToken::new()).await;
     assert!(target.exists());
 }
+
+#[tokio::test]
+async fn a_command_that_needs_the_credentials_is_asked_outside_saying_so() {
+    if !sandboxed() {
+        return;
+    }
+    // `git` over SSH reads the person's key: here an SSH command that only reads it.
+    let home = outside();
+    std::fs::create_dir_all(home.path().join(".ssh")).unwrap();
+    let key = home.path().join(".ssh/id_ed25519");
+    std::fs::write(&key, "KEY-MATERIAL").unwrap();
+    let line = format!("git -c core.sshCommand='cat {} #' ls-remote ssh://example.invalid/x", key.display());
+    let h = Harness::new(vec![Scripted::tool_call("bash", json!({ "command": line })), Scripted::text("Done.")]).await;
+    let approver = Arc::new(Answering::new(Approval::Once));
+    let mut cfg = h.config(Mode::Edit, 5);
+    cfg.approver = approver.clone();
+    cfg.user_home = Some(std::fs::canonicalize(home.path()).unwrap());
+    h.start_with(cfg).prompt("list the remote", &CancellationToken::new()).await;
+    let asked: Vec<String> = approver.asked().into_iter().map(|a| a.title).collect();
+    assert_eq!(asked.len(), 2, "{asked:?}");
+    assert!(asked[1].starts_with("again outside the sandbox (reads your SSH keys"), "{asked:?}");
+    let results = tool_results(&h.server.chat_requests()[1]);
+    assert!(results[0].contains("the person let it run again outside it"), "{results:?}");
+}

@@ -107,6 +107,53 @@ pub fn credential(path: &Path, vague: bool, ctx: &Context) -> Option<String> {
     Some(render(&spec().protected.credentials, &[("path", &named.display().to_string()), ("what", what)]))
 }
 
+/// The credentials a command line's programs are made to use — `git push` and `ssh` the SSH
+/// keys and saved passwords, `aws` the cloud credentials, `kubectl` the cluster's — each as
+/// `protected.home` says what it holds: what the card that asks to run it outside the sandbox
+/// names.
+pub fn credentials_used(line: &str) -> Vec<&'static str> {
+    let mut places: Vec<&str> = Vec::new();
+    for part in crate::command::split(line) {
+        // The subcommand: the first word that is neither an option nor the value of one that
+        // takes it (`git -c k=v -C dir push`).
+        let mut words = part.argv.iter().skip(1).map(String::as_str);
+        let mut sub = "";
+        while let Some(word) = words.next() {
+            if matches!(word, "-c" | "-C" | "--git-dir" | "--work-tree" | "--namespace") {
+                words.next();
+            } else if !word.starts_with('-') {
+                sub = word;
+                break;
+            }
+        }
+        places.extend(match part.program() {
+            "ssh" | "scp" | "sftp" | "ssh-add" => &[".ssh"][..],
+            "rsync" if part.argv.iter().any(|a| a.contains(':')) => &[".ssh"],
+            "git" if matches!(sub, "push" | "pull" | "fetch" | "clone" | "ls-remote" | "submodule" | "remote") => {
+                &[".ssh", ".git-credentials"]
+            }
+            "gpg" | "gpg2" => &[".gnupg"],
+            "git" if part.argv.iter().any(|a| a == "-S" || a.starts_with("--gpg-sign")) => &[".gnupg"],
+            "aws" | "sam" | "cdk" => &[".aws"],
+            "az" => &[".azure"],
+            "gcloud" | "gsutil" | "bq" => &[".config/gcloud"],
+            "kubectl" | "helm" | "k9s" | "kustomize" => &[".kube"],
+            "docker" | "podman" if matches!(sub, "push" | "pull" | "login" | "build") => &[".docker/config.json"],
+            "curl" | "wget" | "ftp" if part.argv.iter().any(|a| a.starts_with("--netrc") || a == "-n") => &[".netrc"],
+            _ => &[],
+        });
+    }
+    let mut said: Vec<&'static str> = Vec::new();
+    for place in places {
+        if let Some(what) = spec().protected.home.get(place).map(String::as_str)
+            && !said.contains(&what)
+        {
+            said.push(what);
+        }
+    }
+    said
+}
+
 fn is_device(target: &str) -> bool {
     spec().devices.iter().any(|d| target.starts_with(d.as_str()))
 }
@@ -629,6 +676,15 @@ mod tests {
         ] {
             assert_eq!(floor(line), None, "{line}");
         }
+    }
+
+    #[test]
+    fn the_credentials_a_command_is_made_to_use() {
+        assert_eq!(credentials_used("git push origin main"), ["SSH keys", "saved passwords"]);
+        assert_eq!(credentials_used("git -c core.sshCommand=x -C sub fetch"), ["SSH keys", "saved passwords"]);
+        assert_eq!(credentials_used("cargo test && aws s3 ls"), ["cloud credentials"]);
+        assert_eq!(credentials_used("kubectl get pods | grep x"), ["cluster credentials"]);
+        assert!(credentials_used("git status && cargo build").is_empty());
     }
 
     #[test]

@@ -21,7 +21,7 @@ mod rules;
 pub mod words;
 
 pub use arity::always_pattern;
-pub use hardline::{Context, credentials};
+pub use hardline::{Context, credentials, credentials_used};
 pub use judge::{Call, Decision, Judge, Verdict};
 pub use mode::Mode;
 pub use rules::{Action, RuleSet, Source, Subject, every_part_matches, rule_key};
