@@ -404,6 +404,7 @@ pub struct Project {
 
 impl Startup {
     pub fn load() -> Result<Startup, Failure> {
+        lembas_tools::sandbox::launcher::try_early(sandbox_launcher());
         let home = home()?;
         let config = config(&home)?;
         let login = login(&home)?;

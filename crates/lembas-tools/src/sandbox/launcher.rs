@@ -147,6 +147,17 @@ fn kept_flags(path: &Path) -> MsFlags {
     .fold(MsFlags::empty(), |all, (_, ms)| all | ms)
 }
 
+/// Starts trying, on a thread of its own, whether `launcher` can make namespaces here (and
+/// whether the kernel has Landlock), so that the answer is ready by the time a session says
+/// whether its sandbox is whole — a program started and waited for is a millisecond or two
+/// that lembas' start need not wait.
+pub fn try_early(launcher: PathBuf) {
+    std::thread::spawn(move || {
+        let _ = super::support();
+        let _ = namespaces(&launcher);
+    });
+}
+
 /// Whether `launcher` can make namespaces on this machine: `Err` says why not. Tried once per
 /// process, by starting it (a process of its own: namespaces cannot be tried from a thread).
 pub fn namespaces(launcher: &Path) -> Result<(), String> {

@@ -90,12 +90,36 @@ pub fn project_places(root: &Path) -> Vec<PathBuf> {
             let _ = std::fs::create_dir(&hooks);
         }
         out.extend(["hooks", "config", "config.worktree"].iter().map(|f| dir.join(f)));
+        // Hooks kept elsewhere (husky's `.husky`, a `.githooks` folder): they run all the same.
+        if let Some(elsewhere) = std::fs::read_to_string(dir.join("config")).ok().as_deref().and_then(hooks_path) {
+            out.push(root.join(elsewhere));
+        }
     }
     out.extend([".lembas", ".mcp.json", ".claude", ".codex", ".opencode"].iter().map(|f| root.join(f)));
     // `.agent` also holds the plans, which commands may write: only its trust-bearing parts.
     let agent = root.join(".agent");
     out.extend(AGENT_PARTS.iter().map(|f| agent.join(f)));
     out.into_iter().filter(|p| p.exists()).map(|p| std::fs::canonicalize(&p).unwrap_or(p)).collect()
+}
+
+/// `core.hooksPath` in a git configuration file's text, if it sets one (a path relative to the
+/// work tree, or absolute; `~/` is not read). An `include` is not followed.
+fn hooks_path(config: &str) -> Option<String> {
+    let mut in_core = false;
+    let mut found = None;
+    for line in config.lines().map(str::trim) {
+        if line.starts_with('[') {
+            let name = line.trim_start_matches('[').split([']', ' ', '"']).next().unwrap_or_default();
+            in_core = name.eq_ignore_ascii_case("core");
+        } else if in_core
+            && let Some((key, value)) = line.split_once('=')
+            && key.trim().eq_ignore_ascii_case("hookspath")
+        {
+            let value = value.split(['#', ';']).next().unwrap_or_default().trim().trim_matches('"');
+            found = (!value.is_empty() && !value.starts_with('~')).then(|| value.to_owned());
+        }
+    }
+    found
 }
 
 /// The folders a worktree's `.git` file leads to: its own (`gitdir: …`) and the repository's
@@ -173,6 +197,12 @@ mod tests {
             assert!(places.contains(&root.join(want)), "{want}: {places:?}");
         }
         assert!(!places.iter().any(|p| p.ends_with(".lembas")), "only what exists can be mounted");
+        // Hooks kept in the project (husky) are hooks too.
+        std::fs::create_dir_all(root.join(".husky")).unwrap();
+        std::fs::write(root.join(".git/config"), "[core]\n\tbare = false\n[Core]\n\thooksPath = .husky # husky\n")
+            .unwrap();
+        assert!(project_places(&root).contains(&root.join(".husky")));
+        assert_eq!(hooks_path("[core \"x\"]\n[remote \"o\"]\n\thookspath = y\n"), None);
         // A linked worktree: its .git file, and the common folder's hooks and configuration.
         let wt = root.join("wt");
         std::fs::create_dir_all(root.join(".git/worktrees/wt")).unwrap();
