@@ -13,8 +13,9 @@ use lembas_spec::{RiskClass, modes};
 
 use crate::Mode;
 use crate::command::{SimpleCommand, split};
+use crate::credentials::credential;
 use crate::effects::effects;
-use crate::hardline::{Context, Floor, credential, line_floor, private, protected, trust_bearing};
+use crate::hardline::{Context, Floor, line_floor, private, protected, trust_bearing};
 use crate::rules::{Action, RuleSet, Subject};
 use crate::words::{Scope, Scopes};
 

@@ -4,13 +4,15 @@
 //!
 //! - [`Mode`]: the four modes, loosest first.
 //! - [`command`]: a command line spelled plainly, every part judged.
-//! - [`hardline`]: the floor, refused in every mode, and protected paths.
+//! - [`hardline`]: the floor, refused in every mode, and protected paths; [`credentials`]: the
+//!   person's, asked in every mode when read by name.
 //! - [`RuleSet`]: the rules, most specific first; [`always_pattern`]: what an approval for the
 //!   session covers.
 //! - [`Judge`]: one call's judgment; [`delegation`]: a subagent's.
 
 mod arity;
 pub mod command;
+pub mod credentials;
 pub mod delegation;
 pub mod effects;
 mod grammar;
@@ -21,7 +23,8 @@ mod rules;
 pub mod words;
 
 pub use arity::always_pattern;
-pub use hardline::{Context, credentials, credentials_used};
+pub use credentials::{credentials, credentials_used};
+pub use hardline::Context;
 pub use judge::{Call, Decision, Judge, Verdict};
 pub use mode::Mode;
 pub use rules::{Action, RuleSet, Source, Subject, every_part_matches, rule_key};
