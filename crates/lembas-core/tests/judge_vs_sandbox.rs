@@ -29,6 +29,29 @@ fn snapshot(root: &Path) -> Snapshot {
     out
 }
 
+/// `count` command lines from a fixed sequence of pseudo-random bytes starting at `seed`.
+fn lines(mut seed: u64, count: usize) -> Vec<String> {
+    (0..count)
+        .map(|_| {
+            let bytes: Vec<u8> = (0..12)
+                .map(|_| {
+                    seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    (seed >> 33) as u8
+                })
+                .collect();
+            plan_lines::line_from(&bytes)
+        })
+        .collect()
+}
+
+/// What a command's run said.
+fn said(output: ToolOutput) -> String {
+    match output {
+        ToolOutput::Text(t) | ToolOutput::Error(t) => t,
+        other => format!("{other:?}"),
+    }
+}
+
 #[tokio::test]
 async fn what_plan_mode_allows_never_needs_the_sandbox() {
     if lembas_tools::sandbox::support().is_err() && std::env::var_os("CI").is_none() {
@@ -69,16 +92,8 @@ async fn what_plan_mode_allows_never_needs_the_sandbox() {
     }
     .sandbox(SandboxReach::Plans);
     let before = snapshot(&root);
-    let mut seed: u64 = 0x005e_ed1e_4ba5;
     let (mut allowed, mut tried) = (0, 0);
-    for _ in 0..600 {
-        let bytes: Vec<u8> = (0..12)
-            .map(|_| {
-                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-                (seed >> 33) as u8
-            })
-            .collect();
-        let line = plan_lines::line_from(&bytes);
+    for line in lines(0x005e_ed1e_4ba5, 600) {
         tried += 1;
         let call = Call { tool: "bash", risk: lembas_spec::RiskClass::Execute, command: Some(&line), paths: &[] };
         if judge.evaluate(Mode::Plan, &call, &root, &Path::to_path_buf) != Decision::Allow {
@@ -88,10 +103,7 @@ async fn what_plan_mode_allows_never_needs_the_sandbox() {
         let out =
             run_bash_in(&ws, &json!({ "command": line, "timeout": 10 }), &CancellationToken::new(), None, &sandbox)
                 .await;
-        let text = match out.output {
-            ToolOutput::Text(t) | ToolOutput::Error(t) => t,
-            other => format!("{other:?}"),
-        };
+        let text = said(out.output);
         assert!(
             !text.contains("Read-only file system") && !text.contains("Permission denied"),
             "plan mode allowed `{line}`, and the sandbox had to stop it:\n{text}"
@@ -139,16 +151,8 @@ async fn what_edit_mode_allows_never_meets_the_read_only_places() {
     }
     .sandbox(SandboxReach::Project);
     assert!(!sandbox.seals.is_empty(), "the project's git folders are sealed");
-    let mut seed: u64 = 0x0ed1_7ed1_7000;
     let mut allowed = 0;
-    for _ in 0..500 {
-        let bytes: Vec<u8> = (0..12)
-            .map(|_| {
-                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-                (seed >> 33) as u8
-            })
-            .collect();
-        let line = plan_lines::line_from(&bytes);
+    for line in lines(0x0ed1_7ed1_7000, 500) {
         let call = Call { tool: "bash", risk: lembas_spec::RiskClass::Execute, command: Some(&line), paths: &[] };
         if judge.evaluate(Mode::Edit, &call, &root, &Path::to_path_buf) != Decision::Allow {
             continue;
@@ -157,10 +161,7 @@ async fn what_edit_mode_allows_never_meets_the_read_only_places() {
         let out =
             run_bash_in(&ws, &json!({ "command": line, "timeout": 10 }), &CancellationToken::new(), None, &sandbox)
                 .await;
-        let text = match out.output {
-            ToolOutput::Text(t) | ToolOutput::Error(t) => t,
-            other => format!("{other:?}"),
-        };
+        let text = said(out.output);
         assert!(
             !text.contains("Read-only file system"),
             "edit mode allowed `{line}`, and the sandbox had to stop it:\n{text}"

@@ -366,32 +366,24 @@ async fn credentials_are_read_only_by_the_commands_the_person_named() {
     std::fs::write(p.home.join(".netrc"), "machine x password NETRC").unwrap();
     let home = p.home.display();
     let line = format!("ls {home}/.ssh; cat {home}/.ssh/id_ed25519 {home}/.netrc");
+    let run = |places: &SandboxPlaces| {
+        let sandbox = places.sandbox(SandboxReach::ProjectAndCaches);
+        let (ws, line) = (&p.ws, line.clone());
+        async move {
+            let out = run_bash_in(ws, &json!({ "command": line }), &CancellationToken::new(), None, &sandbox).await;
+            (format!("{:?}", out.output), out.maybe_blocked)
+        }
+    };
     for launcher in [true, false] {
         let mut places = p.places();
         if !launcher {
             places.launcher = None;
         }
-        let out = run_bash_in(
-            &p.ws,
-            &json!({ "command": line }),
-            &CancellationToken::new(),
-            None,
-            &places.sandbox(SandboxReach::ProjectAndCaches),
-        )
-        .await;
-        let text = format!("{:?}", out.output);
-        assert!(!text.contains("SSH-KEY") && !text.contains("NETRC") && out.maybe_blocked, "{text}");
+        let (text, blocked) = run(&places).await;
+        assert!(!text.contains("SSH-KEY") && !text.contains("NETRC") && blocked, "{text}");
         assert!(text.contains("id_ed25519"), "names can still be listed: {text}");
         places.credentials_readable = true;
-        let out = run_bash_in(
-            &p.ws,
-            &json!({ "command": line }),
-            &CancellationToken::new(),
-            None,
-            &places.sandbox(SandboxReach::ProjectAndCaches),
-        )
-        .await;
-        let text = format!("{:?}", out.output);
+        let (text, _) = run(&places).await;
         assert!(text.contains("SSH-KEY") && text.contains("NETRC"), "{text}");
     }
 }
