@@ -36,9 +36,10 @@ come from LEMBAS_API_KEY.";
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
-    /// Run one turn headless and print the answer: `lembas -p "…"` is `lembas run "…"`.
-    #[arg(short = 'p', long = "print", num_args = 1.., value_name = "PROMPT")]
-    pub print: Option<Vec<String>>,
+    /// Run one turn headless and print the answer: `lembas -p …` is `lembas run …`, with every
+    /// flag `run` takes, in any order, and the prompt from standard input when none is given.
+    #[arg(short = 'p', long = "print")]
+    pub print: bool,
     #[command(flatten)]
     pub ui: UiArgs,
 }
@@ -161,27 +162,30 @@ pub struct RunArgs {
     /// 1-1 is the agent alone).
     #[arg(long, value_name = "MIN-MAX", value_parser = parse_agents)]
     pub agents: Option<(u32, u32)>,
-    /// The prompt; `-` reads it from standard input.
-    #[arg(required = true, num_args = 1.., value_name = "PROMPT")]
+    /// The prompt; `-`, or none with standard input not a terminal, reads it from standard
+    /// input.
+    #[arg(num_args = 0.., value_name = "PROMPT")]
     pub prompt: Vec<String>,
 }
 
-impl RunArgs {
-    /// `lembas -p PROMPT`: a run with every default.
-    pub fn one_shot(prompt: Vec<String>) -> RunArgs {
-        RunArgs {
-            model: None,
-            effort: None,
-            mode: None,
-            continue_last: false,
-            resume: None,
-            json: false,
-            output_format: OutputFormat::Text,
-            quiet: false,
-            job_wait: 600,
-            agents: None,
-            prompt,
+/// The command line with `-p`/`--print` read as the `run` it stands for: `lembas --model M -p
+/// "hi" --output-format json` is `lembas run --model M "hi" --output-format json`. Only a `-p`
+/// before any command counts (`lembas run -p` stays an error of `run`'s), and a word after `--`
+/// is a prompt's.
+pub fn print_as_run(args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    let commands: Vec<String> =
+        <Cli as clap::CommandFactory>::command().get_subcommands().map(|c| c.get_name().to_owned()).collect();
+    let at = args.iter().skip(1).position(|a| {
+        a == "-p" || a == "--print" || a == "--" || a.to_str().is_some_and(|w| commands.iter().any(|c| c == w))
+    });
+    match at.map(|i| i + 1) {
+        Some(i) if args[i] == "-p" || args[i] == "--print" => {
+            let mut out = args;
+            out.remove(i);
+            out.insert(1, "run".into());
+            out
         }
+        _ => args,
     }
 }
 

@@ -67,7 +67,7 @@ fn main() -> ExitCode {
     // Nothing lembas starts may read its memory or environment (`/proc/<pid>/environ`, `mem`,
     // `fd`), nor may a crash leave a core file with the login's key in it.
     let _ = nix::sys::prctl::set_dumpable(false);
-    let cli = Cli::parse();
+    let cli = Cli::parse_from(cli::print_as_run(std::env::args_os().collect()));
     let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
@@ -77,10 +77,9 @@ fn main() -> ExitCode {
     };
     let result = runtime.block_on(async {
         match cli.command {
-            None => match cli.print {
-                Some(prompt) => run::run(cli::RunArgs::one_shot(prompt)).await,
-                None => tui::tui(cli.ui).await,
-            },
+            // A `-p` that `print_as_run` could not read as `run` (inside a cluster such as `-cp`).
+            None if cli.print => Err(Failure::new(exit::USAGE, "-p stands for `lembas run`: give it on its own")),
+            None => tui::tui(cli.ui).await,
             Some(Command::Run(args)) => run::run(args).await,
             Some(Command::Sessions { action, json }) => sessions::sessions(action, json),
             Some(Command::Login(args)) => login::login(args).await,

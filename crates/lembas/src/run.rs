@@ -76,7 +76,8 @@ async fn ask_at_terminal(ask: Ask) -> Answer {
 }
 
 fn read_prompt(words: &[String]) -> Result<String, Failure> {
-    let prompt = if words.len() == 1 && words[0] == "-" {
+    let from_stdin = (words.len() == 1 && words[0] == "-") || (words.is_empty() && !std::io::stdin().is_terminal());
+    let prompt = if from_stdin {
         let mut text = String::new();
         std::io::stdin()
             .read_to_string(&mut text)
@@ -85,6 +86,9 @@ fn read_prompt(words: &[String]) -> Result<String, Failure> {
     } else {
         words.join(" ")
     };
+    if words.is_empty() && !from_stdin {
+        return Err(Failure::new(exit::USAGE, "no prompt: give one, or `-` to read it from standard input"));
+    }
     if prompt.trim().is_empty() {
         return Err(Failure::new(exit::USAGE, "the prompt is empty"));
     }

@@ -122,6 +122,33 @@ async fn the_prompt_can_come_from_stdin() {
 }
 
 #[tokio::test]
+async fn print_is_run_with_every_flag_in_any_order() {
+    let server =
+        FakeServer::start(vec![Scripted::text("One."), Scripted::text("Two."), Scripted::text("Three.")]).await;
+    server.set_models(json!([{"id": "small-coder", "object": "model"}, {"id": "other", "object": "model"}]));
+    let env = Env::new();
+    env.login(&server).await;
+    // Flags before and after the prompt, as `run` takes them.
+    let out = env.run(&["--model", "other", "-p", "say", "one", "--output-format", "json"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let end: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    assert_eq!(end["answer"], "One.");
+    assert_eq!(server.chat_requests()[0]["model"], "other");
+    let out = env.run(&["-p", "--mode", "plan", "-q", "say two"]).await;
+    assert_eq!((stdout(&out).as_str(), stderr(&out).as_str()), ("Two.\n", ""));
+    // No prompt: standard input is the prompt.
+    let mut child = env.cmd(&["-p"]).stdin(Stdio::piped()).spawn().unwrap();
+    use tokio::io::AsyncWriteExt;
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"hello from a pipe\n").await.unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().await.unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "Three.\n");
+    assert!(server.chat_requests()[2]["messages"][1]["content"].as_str().unwrap().starts_with("hello from a pipe"));
+}
+
+#[tokio::test]
 async fn bad_arguments_exit_two() {
     let server = FakeServer::start(vec![]).await;
     let env = Env::new();
