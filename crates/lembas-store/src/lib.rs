@@ -238,11 +238,15 @@ impl Store {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
-    /// Sessions, newest first; only one project's when given.
+    /// Sessions, newest first; only one project's when given. A session nobody wrote in (opened
+    /// and left at once) is no conversation: it is not listed, so `--continue` and the pickers
+    /// pass it by.
     pub fn list(&self, project: Option<&str>) -> Result<Vec<SessionSummary>, StoreError> {
         let conn = self.conn();
         let sql = format!(
-            "SELECT {SUMMARY_COLUMNS} FROM sessions s WHERE (?1 IS NULL OR s.project = ?1) AND s.parent IS NULL ORDER BY s.updated_at DESC, s.rowid DESC"
+            "SELECT {SUMMARY_COLUMNS} FROM sessions s WHERE (?1 IS NULL OR s.project = ?1) AND s.parent IS NULL
+             AND EXISTS (SELECT 1 FROM messages m WHERE m.session_id = s.n)
+             ORDER BY s.updated_at DESC, s.rowid DESC"
         );
         let mut stmt = conn.prepare(&sql)?;
         let rows = stmt.query_map([project], summary)?;
@@ -391,11 +395,15 @@ mod tests {
         let store = Store::in_memory().unwrap();
         store.create_session(&record("a1", "/p", 1)).unwrap();
         store.create_session(&record("b2", "/q", 5)).unwrap();
+        store.append("b2", &[msg("user", "hello")], &[], &serde_json::json!({}), None, 5).unwrap();
         store
             .append("a1", &[msg("user", "the tokenizer drops the last token")], &[], &serde_json::json!({}), None, 9)
             .unwrap();
+        // Opened and left before a word was written: no conversation, not listed.
+        store.create_session(&record("c3", "/p", 10)).unwrap();
         let ids: Vec<String> = store.list(None).unwrap().into_iter().map(|s| s.id).collect();
         assert_eq!(ids, ["a1", "b2"], "newest first");
+        assert!(store.summary("c3").unwrap().is_some(), "still there to be resumed by its id");
         assert_eq!(store.list(Some("/q")).unwrap().len(), 1);
         let hits = store.search("tokenizer token").unwrap();
         assert_eq!(hits.len(), 1);
@@ -418,9 +426,10 @@ mod tests {
         store.create_session(&record("main", "/p", 1)).unwrap();
         store.create_session(&SessionRecord { parent: Some("main".into()), ..record("sub", "/p", 2) }).unwrap();
         store.append("sub", &[msg("user", "find the parser")], &[], &serde_json::json!({}), None, 3).unwrap();
+        store.append("main", &[msg("user", "fix the parser")], &[], &serde_json::json!({}), None, 3).unwrap();
         let listed: Vec<String> = store.list(None).unwrap().into_iter().map(|s| s.id).collect();
         assert_eq!(listed, ["main"]);
-        assert!(store.search("parser").unwrap().is_empty(), "a subagent's words are not a session of their own");
+        assert!(store.search("find").unwrap().is_empty(), "a subagent's words are not a session of their own");
         assert_eq!(store.find_id("su").unwrap(), None);
         assert_eq!(store.children("main").unwrap()[0].id, "sub");
         assert_eq!(store.session("sub").unwrap().unwrap().parent.as_deref(), Some("main"));
@@ -446,7 +455,8 @@ mod tests {
         }
         let store = Store::open(&path).unwrap();
         assert_eq!(store.session("old").unwrap().unwrap().parent, None);
-        assert_eq!(store.list(None).unwrap().len(), 3, "with the two the old store held");
+        // The two the old store held; the one made here has no message, so it is not listed.
+        assert_eq!(store.list(None).unwrap().len(), 2);
     }
 
     #[test]

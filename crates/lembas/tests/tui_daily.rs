@@ -159,3 +159,44 @@ async fn changes_are_seen_before_they_are_allowed_and_the_session_is_there_tomor
     tmux.send(&["C-c"]);
     tmux.wait_for("LEMBAS-EXITED-0").await;
 }
+
+#[tokio::test]
+async fn a_session_left_before_a_word_is_not_kept_to_continue() {
+    if !tmux_available() {
+        eprintln!("tmux is not installed: the terminal UI test runs in CI (.ci/run installs tmux)");
+        return;
+    }
+    let server = FakeServer::start(vec![Scripted::text("The first answer.")]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let (home, project) = make_project(dir.path(), &server, &[("notes.txt", "x\n")]).await;
+    // A real conversation, then the UI opened and left at once, twice.
+    let tmux = launch("kept-1", &home, &project, "", (80, 24));
+    tmux.wait_for("Trust this project?").await;
+    tmux.send(&["y", "Enter"]);
+    tmux.wait_for("mode: manual").await;
+    tmux.send(&["-l", "hello"]);
+    tmux.send(&["Enter"]);
+    tmux.wait_for("The first answer.").await;
+    tmux.send(&["C-d"]);
+    tmux.send(&["C-d"]);
+    tmux.wait_for("LEMBAS-EXITED-0").await;
+    drop(tmux);
+    for round in 0..2 {
+        let tmux = launch(&format!("kept-empty-{round}"), &home, &project, "", (80, 24));
+        tmux.wait_for("mode: manual").await;
+        tmux.send(&["C-d"]);
+        tmux.send(&["C-d"]);
+        tmux.wait_for("LEMBAS-EXITED-0").await;
+    }
+    // Only the conversation is listed, and --continue opens it.
+    let listed = std::process::Command::new(env!("CARGO_BIN_EXE_lembas"))
+        .args(["sessions", "--json"])
+        .env("LEMBAS_HOME", &home)
+        .current_dir(&project)
+        .output()
+        .unwrap();
+    let listed: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
+    assert_eq!(listed.as_array().map(Vec::len), Some(1), "{listed}");
+    let tmux = launch("kept-continue", &home, &project, "-c", (80, 24));
+    tmux.wait_for("The first answer.").await;
+}
