@@ -148,6 +148,19 @@ impl Session {
         if confirm && decision == Decision::Allow {
             decision = Decision::Ask;
         }
+        // What the card would show. A call that would fail is answered with its error at once:
+        // there is nothing to ask the person about.
+        let mut preview = None;
+        if decision == Decision::Ask {
+            // Worked out off the async threads, as the tools themselves run: reading a file may
+            // go through an editor that answers on this same runtime.
+            let (ws, name, args) = (self.ws.clone(), name.clone(), args.clone());
+            match tokio::task::spawn_blocking(move || crate::preview::call_preview(&ws, &name, &args)).await {
+                Ok(Err(why)) => return Prepared::Answer(ToolOutput::Error(why)),
+                Ok(Ok(shown)) => preview = shown,
+                Err(_) => {}
+            }
+        }
         let mut approved = false;
         match decision {
             Decision::Allow => {}
@@ -156,15 +169,6 @@ impl Session {
                 return self.denied(call, &name, unattended_refusal(&name, mode.as_str()));
             }
             Decision::Ask => {
-                // Worked out off the async threads, as the tools themselves run: reading a file
-                // may go through an editor that answers on this same runtime.
-                let preview = {
-                    let (ws, name, args) = (self.ws.clone(), name.clone(), args.clone());
-                    tokio::task::spawn_blocking(move || crate::preview::call_preview(&ws, &name, &args))
-                        .await
-                        .ok()
-                        .flatten()
-                };
                 let grants = crate::preview::session_grants(&name, command);
                 let request = ApprovalRequest {
                     call_id: call.id.clone(),

@@ -9,17 +9,15 @@ use serde_json::Value;
 const PREVIEW_LINES: usize = 400;
 
 /// What the call would do: a change to files as its diff (worked out as the tool would, nothing
-/// written), a command in full; `None` when the call's title says it all.
-pub(crate) fn call_preview(ws: &Workspace, name: &str, args: &Value) -> Option<String> {
+/// written), a command in full; `None` when the call's title says it all. `Err` with the tool's
+/// own error when the call would fail: nothing to ask the person about.
+pub(crate) fn call_preview(ws: &Workspace, name: &str, args: &Value) -> Result<Option<String>, String> {
     if name == "bash" {
-        return args.get("command").and_then(Value::as_str).map(str::to_owned);
+        return Ok(args.get("command").and_then(Value::as_str).map(str::to_owned));
     }
-    let changes = match lembas_tools::preview_changes(ws, name, args)? {
-        Ok(changes) => changes,
-        Err(why) => return Some(format!("This call would fail: {why}")),
-    };
-    let described: Vec<String> = changes.iter().map(describe).collect();
-    Some(described.join("\n"))
+    let Some(changes) = lembas_tools::preview_changes(ws, name, args) else { return Ok(None) };
+    let described: Vec<String> = changes?.iter().map(describe).collect();
+    Ok(Some(described.join("\n")))
 }
 
 fn describe(change: &FileChange) -> String {

@@ -366,6 +366,24 @@ async fn an_approval_for_the_session_covers_what_its_arity_says() {
 }
 
 #[tokio::test]
+async fn a_call_that_would_fail_is_answered_at_once_without_a_card() {
+    // src/lib.rs exists and was not read in this session: the write would fail.
+    let h = Harness::new(vec![
+        Scripted::tool_call("write", json!({"path": "src/lib.rs", "content": "pub fn x() {}\n"})),
+        Scripted::text("ok"),
+    ])
+    .await;
+    let approver = Arc::new(Answering::new(lembas_core::Approval::Once));
+    let mut cfg = h.config(Mode::Manual, 50);
+    cfg.approver = approver.clone();
+    h.start_with(cfg).prompt("rewrite it", &CancellationToken::new()).await;
+    assert!(approver.asked().is_empty(), "{:?}", approver.asked());
+    let results = tool_results(&h.server.chat_requests()[1]);
+    assert!(results[0].contains("has not been read"), "{results:?}");
+    assert!(std::fs::read_to_string(h.root.join("src/lib.rs")).unwrap().contains("a - b"));
+}
+
+#[tokio::test]
 async fn a_declined_call_tells_the_model_the_persons_words() {
     let h =
         Harness::new(vec![Scripted::tool_call("bash", json!({"command": "make deploy"})), Scripted::text("ok")]).await;
