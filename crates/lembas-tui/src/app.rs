@@ -47,6 +47,8 @@ pub enum Action {
     Cancel,
     Quit,
     Answer(Approval),
+    /// Esc on an approval card: the call declined and the turn stopped.
+    StopAtCard,
     /// The answer to a question card.
     Reply(String),
     /// The answer to the plan card.

@@ -177,9 +177,10 @@ impl App {
             (Card::Approval(request), KeyCode::Char('a')) if !request.once_only => {
                 Some(Action::Answer(Approval::Always))
             }
-            (Card::Approval(_), KeyCode::Char('n') | KeyCode::Esc) => {
-                Some(Action::Answer(Approval::Deny { feedback: None }))
-            }
+            (Card::Approval(_), KeyCode::Char('n')) => Some(Action::Answer(Approval::Deny { feedback: None })),
+            // As in the other agents: Esc stops the turn and gives the input box back; `n` is
+            // the way to decline and let the model go on.
+            (Card::Approval(_), KeyCode::Esc) => Some(Action::StopAtCard),
             (Card::Approval(_), KeyCode::Char('d')) => return self.write_for_card(Writing::DenyWords, ""),
             (Card::Approval(request), KeyCode::Char('e')) if request.tool == "bash" => {
                 let command = request.preview.clone().unwrap_or(request.title.clone());

@@ -412,6 +412,12 @@ pub async fn run(
                     None
                 }
                 Some(Action::Cancel) => Some(Command::Cancel),
+                Some(Action::StopAtCard) => {
+                    // Stopped first, so the declined call's turn does not go on to the model.
+                    session.send(Command::Cancel);
+                    let decline = Answer::Approval(lembas_core::Approval::Deny { feedback: None });
+                    app.answered().map(|id| Command::Answer { id, answer: decline })
+                }
                 Some(Action::Answer(approval)) => {
                     app.answered().map(|id| Command::Answer { id, answer: Answer::Approval(approval) })
                 }

@@ -161,11 +161,11 @@ pub fn card_lines(app: &App, card: &Card, width: u16, room: u16, theme: Theme) -
                 foot.extend(words(&format!("[a] allows {allows} for the rest of this session"), dim));
             }
             let options = if request.once_only {
-                "[y] once  [n] no  [d] no, say why  · asked every time"
+                "[y] once  [n] no  [d] no, say why  [Esc] stop  · asked every time"
             } else if request.tool == "bash" {
-                "[y] once  [a] this session  [n] no  [d] no, say why  [e] edit the command"
+                "[y] once  [a] this session  [n] no  [d] no, say why  [e] edit the command  [Esc] stop"
             } else {
-                "[y] once  [a] this session  [n] no  [d] no, say why"
+                "[y] once  [a] this session  [n] no  [d] no, say why  [Esc] stop"
             };
             foot.extend(words(options, Style::default()));
             (head, body, foot)

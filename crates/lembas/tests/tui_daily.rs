@@ -200,3 +200,43 @@ async fn a_session_left_before_a_word_is_not_kept_to_continue() {
     let tmux = launch("kept-continue", &home, &project, "-c", (80, 24));
     tmux.wait_for("The first answer.").await;
 }
+
+#[tokio::test]
+async fn esc_on_a_card_stops_the_turn_and_n_declines_and_goes_on() {
+    if !tmux_available() {
+        eprintln!("tmux is not installed: the terminal UI test runs in CI (.ci/run installs tmux)");
+        return;
+    }
+    let server = FakeServer::start(vec![
+        Scripted::tool_call("bash", json!({"command": "make deploy"})),
+        Scripted::text("You stopped me."),
+        Scripted::tool_call("bash", json!({"command": "make release"})),
+        Scripted::text("Not released, as you said."),
+    ])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let (home, project) = make_project(dir.path(), &server, &[("notes.txt", "x\n")]).await;
+    let tmux = launch("esc-card", &home, &project, "", (80, 24));
+    tmux.wait_for("Trust this project?").await;
+    tmux.send(&["y", "Enter"]);
+    tmux.wait_for("mode: manual").await;
+    tmux.send(&["-l", "deploy it"]);
+    tmux.send(&["Enter"]);
+    let card = tmux.wait_for("Allow?").await;
+    assert!(card.contains("[Esc] stop"), "{card}");
+    tmux.send(&["Escape"]);
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    let screen = tmux.screen();
+    assert!(!screen.contains("You stopped me."), "the model was not asked again:\n{screen}");
+    assert_eq!(server.chat_requests().len(), 1, "{screen}");
+    // The input box is the person's again: the next prompt goes.
+    tmux.send(&["-l", "release it"]);
+    tmux.send(&["Enter"]);
+    tmux.wait_for("You stopped me.").await;
+    tmux.send(&["-l", "again"]);
+    tmux.send(&["Enter"]);
+    tmux.wait_for("Allow?").await;
+    // `n` declines, and the turn goes on to the model.
+    tmux.send(&["n"]);
+    tmux.wait_for("Not released, as you said.").await;
+}
