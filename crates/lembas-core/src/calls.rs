@@ -257,12 +257,20 @@ impl Session {
                 turn: false,
                 summary: false,
                 failed: is_error,
+                typed: None,
                 wire: Default::default(),
             });
         }
         if !images.is_empty() {
             let message = Message::User { content: "[The images the results above refer to:]".into(), images };
-            entries.push(Entry { message, turn: false, summary: false, failed: false, wire: Default::default() });
+            entries.push(Entry {
+                message,
+                turn: false,
+                summary: false,
+                failed: false,
+                typed: None,
+                wire: Default::default(),
+            });
         }
         (entries, results)
     }

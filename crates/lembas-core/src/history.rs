@@ -24,6 +24,10 @@ pub(crate) struct Entry {
     /// A tool result that failed or was refused (drawn so when the session is read back).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub failed: bool,
+    /// A prompt's words as the person typed them, when the message holds more (files they
+    /// attached): what an undo gives back to the input box.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub typed: Option<String>,
     /// Its wire form, made once (a message never changes once sent).
     #[serde(skip)]
     pub wire: WireCache,
@@ -48,7 +52,14 @@ impl PartialEq for WireCache {
 
 impl Entry {
     pub fn user(content: String, turn: bool) -> Entry {
-        Entry { message: Message::user(content), turn, summary: false, failed: false, wire: WireCache::default() }
+        Entry {
+            message: Message::user(content),
+            turn,
+            summary: false,
+            failed: false,
+            typed: None,
+            wire: WireCache::default(),
+        }
     }
 
     fn kind(&self) -> Kind {

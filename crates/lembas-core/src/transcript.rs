@@ -99,6 +99,7 @@ pub(crate) fn repair(mut history: Vec<Entry>) -> Vec<Entry> {
             turn: false,
             summary: false,
             failed: true,
+            typed: None,
             wire: Default::default(),
         })
         .collect();

@@ -260,6 +260,7 @@ impl Session {
         let attached = self.attach(&attachments);
         let now = self.facts_now();
         // The note closes the message: what was attached belongs with the words.
+        let typed = (!attached.text.is_empty()).then(|| words.to_owned());
         let words = format!("{words}{}", attached.text);
         let mut content = match self.state.told.note(&now) {
             Some(note) => format!("{words}\n\n{note}"),
@@ -273,6 +274,7 @@ impl Session {
             content = format!("{content}\n\n{}", task.trim_end());
         }
         let mut first = Entry::user(content, true);
+        first.typed = typed;
         if let Message::User { images, .. } = &mut first.message {
             *images = attached.images;
         }
@@ -348,6 +350,7 @@ impl Session {
                 turn: false,
                 summary: false,
                 failed: false,
+                typed: None,
                 wire: Default::default(),
             };
             if reply.tool_calls.is_empty() {
@@ -502,6 +505,7 @@ impl Session {
                 turn: false,
                 summary: false,
                 failed: false,
+                typed: None,
                 wire: Default::default(),
             },
         ];
@@ -564,6 +568,7 @@ impl Session {
             turn: true,
             summary: true,
             failed: false,
+            typed: None,
             wire: Default::default(),
         }];
         // The new prompt says what stands now; the next message says the date again.

@@ -11,6 +11,7 @@ use std::path::PathBuf;
 
 use lembas_model::Message;
 
+use crate::history::Entry;
 use crate::session::{Session, State};
 use crate::{EngineError, Event, now_ms};
 
@@ -76,8 +77,12 @@ impl Session {
             self.cfg.store.take_back(&self.id, checkpoint.seq, &self.state_value(), now_ms())?;
         };
         let taken = &self.history[checkpoint.history_len..];
-        let prompt = match taken.first().map(|e| &e.message) {
-            Some(Message::User { content, .. }) => crate::history::without_note(content).to_owned(),
+        // The words the person typed — not the files they attached, which went with them.
+        let prompt = match taken.first() {
+            Some(Entry { typed: Some(typed), .. }) => typed.clone(),
+            Some(Entry { message: Message::User { content, .. }, .. }) => {
+                crate::history::without_note(content).to_owned()
+            }
             _ => String::new(),
         };
         let ran_commands = taken.iter().any(|e| {

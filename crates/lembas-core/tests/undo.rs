@@ -130,3 +130,14 @@ async fn a_turn_that_never_got_its_message_in_does_not_block_the_undo_before_it(
 fn edit_after_read() -> (Scripted, Scripted) {
     (Scripted::tool_call("read", json!({"path": "src/lib.rs"})), edit("a - b", "a + b"))
 }
+
+#[tokio::test]
+async fn undo_gives_back_the_words_typed_not_the_files_attached() {
+    let h = Harness::new(vec![Scripted::text("It subtracts.")]).await;
+    let (mut session, _rx) = h.start(Mode::Edit);
+    let file = lembas_core::Attachment::File { path: "src/lib.rs".into() };
+    session.prompt_with("what does @src/lib.rs do?", &[file], &CancellationToken::new()).await;
+    let sent = h.server.chat_requests()[0]["messages"][1]["content"].as_str().unwrap().to_owned();
+    assert!(sent.contains("a - b"), "the file went with the words: {sent}");
+    assert_eq!(session.undo().unwrap().prompt, "what does @src/lib.rs do?");
+}
