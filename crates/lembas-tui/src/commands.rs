@@ -25,7 +25,7 @@ pub const COMMANDS: [(&str, &str, &str); 21] = [
     ("team", "[size|stop|open|findings]", "the team's tree; its size; stop, read or see a subagent's findings"),
     ("mcp", "", "where the MCP servers stand"),
     ("settings", "", "change and keep settings in config.toml"),
-    ("clear", "", "forget what is waiting to be written above"),
+    ("clear", "", "start a new session (as /new)"),
     ("exit", "", "leave (asks first while jobs run)"),
     ("quit", "", "the same as /exit"),
 ];
@@ -36,7 +36,7 @@ const KEYS: &str = "Enter sends · Shift-Enter or Ctrl-J a new line · Esc stops
 /// is none, the session's first message already carries the spec's own task, `tasks/init.md`.)
 /// The modes, and what each asks before it acts.
 const MODE_WORDS: [(Mode, &str); 4] = [
-    (Mode::Manual, "asks before any change and any command"),
+    (Mode::Manual, "asks before what the rules do not already allow"),
     (Mode::Edit, "changes files, asks before commands"),
     (Mode::Auto, "acts, asking only where the rules say"),
     (Mode::Plan, "reads and plans; changes nothing"),
@@ -65,14 +65,14 @@ impl App {
         }
         if let Some(command) = words.strip_prefix('/') {
             let (name, arg) = command.split_once(' ').map_or((command, ""), |(n, a)| (n, a.trim()));
+            // Said above what it answers, so one command's output does not run into the next.
+            if !matches!(name, "exit" | "quit") {
+                self.finished.push(Block::User(words.to_owned()));
+            }
             return match name {
                 "exit" | "quit" => self.leave("/exit again"),
                 "help" => {
                     self.finished.push(Block::Notice(self.help()));
-                    None
-                }
-                "clear" => {
-                    self.finished.clear();
                     None
                 }
                 "compact" => Some(Action::Compact),
@@ -97,7 +97,8 @@ impl App {
                 }
                 "rename" if !arg.is_empty() => Some(Action::Rename(arg.to_owned())),
                 "init" => Some(Action::Prompt(INIT.trim().to_owned())),
-                "new" => Some(Action::Open(None)),
+                // Claude Code's /clear: a fresh conversation (the old one stays stored).
+                "new" | "clear" => Some(Action::Open(None)),
                 "settings" => {
                     self.open_settings();
                     None
@@ -243,8 +244,13 @@ impl App {
             }
             None => {
                 let names: Vec<&str> = self.models.iter().map(|m| m.id.as_str()).collect();
-                self.finished
-                    .push(Block::Notice(format!("Models: {}. Choose one with /model NAME.", names.join(", "))));
+                let closest = closest(name, &names);
+                let offer = if closest.is_empty() {
+                    format!("The login offers {}.", names.join(", "))
+                } else {
+                    format!("The closest: {}.", closest.join(", "))
+                };
+                self.finished.push(Block::Error(format!("No model {name}. {offer} /model lists them all.")));
                 None
             }
         }
@@ -307,5 +313,49 @@ impl App {
             let more = if choices.len() > 12 { format!(" … and {} more", choices.len() - 12) } else { String::new() };
             self.finished.push(Block::Notice(format!("{}{more}", shown.join("  "))));
         }
+    }
+}
+
+/// The names nearest to `wanted`, by edit distance (a third of the longer name at most), nearest
+/// first; at most three.
+fn closest<'a>(wanted: &str, names: &[&'a str]) -> Vec<&'a str> {
+    let wanted = wanted.to_lowercase();
+    let mut near: Vec<(usize, &str)> = names
+        .iter()
+        .map(|name| (distance(&wanted, &name.to_lowercase()), *name))
+        .filter(|(d, name)| *d <= wanted.chars().count().max(name.chars().count()).div_ceil(3))
+        .collect();
+    near.sort();
+    near.into_iter().take(3).map(|(_, name)| name).collect()
+}
+
+/// Levenshtein's distance between two words, by characters.
+fn distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (above + 1).min(row[j] + 1).min(diagonal + usize::from(ca != *cb));
+            diagonal = above;
+        }
+    }
+    row[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_mistyped_name_finds_the_names_nearest_it() {
+        let names = ["gpt-4o", "gpt-4o-mini", "qwen3-coder", "llama-3.1-8b"];
+        assert_eq!(closest("gpt-40", &names), ["gpt-4o"]);
+        assert_eq!(closest("qwen-coder", &names), ["qwen3-coder"]);
+        assert!(closest("gpt-9", &names).iter().all(|n| n.starts_with("gpt")));
+        assert!(closest("mistral", &names).is_empty());
+        assert_eq!(distance("kitten", "sitting"), 3);
     }
 }

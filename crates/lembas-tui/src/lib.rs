@@ -432,11 +432,8 @@ pub async fn run(
                 Some(Action::Undo) => Some(Command::Undo),
                 Some(Action::SetModel(model)) => Some(Command::SetModel { model: model.id }),
                 Some(Action::SetEffort(level)) => Some(Command::SetEffort { level }),
-                Some(Action::Rename(title)) => {
-                    session.send(Command::Rename { title });
-                    // Said under its new name.
-                    Some(Command::Announce)
-                }
+                // The engine says the new title (`Event::Title`); the status bar shows it.
+                Some(Action::Rename(title)) => Some(Command::Rename { title }),
                 Some(Action::Mcp) => Some(Command::ReportMcp),
                 Some(Action::SetAgents(min, max)) => {
                     app.agents = (min, max);

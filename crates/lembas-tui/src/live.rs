@@ -161,7 +161,7 @@ pub fn card_lines(app: &App, card: &Card, width: u16, room: u16, theme: Theme) -
                 foot.extend(words(&format!("[a] allows {allows} for the rest of this session"), dim));
             }
             let options = if request.once_only {
-                "[y] once  [n] no  [d] no, say why  [Esc] stop  · asked every time"
+                "[y] once (asked every time)  [n] no  [d] no, say why  [Esc] stop"
             } else if request.tool == "bash" {
                 "[y] once  [a] this session  [n] no  [d] no, say why  [e] edit the command  [Esc] stop"
             } else {

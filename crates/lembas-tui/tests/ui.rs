@@ -247,8 +247,19 @@ fn slash_commands_for_context_model_and_effort() {
     typed(&mut app, "/model b");
     assert!(matches!(app.key(key(KeyCode::Enter)), Some(Action::SetModel(m)) if m.id == "b"));
     assert_eq!((app.model.as_str(), app.context.1), ("b", 64_000));
+    typed(&mut app, "/model bb");
+    assert_eq!(app.key(key(KeyCode::Enter)), None);
+    assert!(
+        matches!(app.finished.last(), Some(Block::Error(e)) if e.starts_with("No model bb. The closest: b")),
+        "{:?}",
+        app.finished.last()
+    );
     typed(&mut app, "/rename Parser work");
     assert_eq!(app.key(key(KeyCode::Enter)), Some(Action::Rename("Parser work".into())));
+    // Each command is said above what it answers.
+    assert!(matches!(app.finished.last(), Some(Block::User(u)) if u == "/rename Parser work"));
+    typed(&mut app, "/clear");
+    assert_eq!(app.key(key(KeyCode::Enter)), Some(Action::Open(None)), "/clear starts afresh, as /new");
     typed(&mut app, "/init");
     assert!(matches!(app.key(key(KeyCode::Enter)), Some(Action::Prompt(p)) if p.contains("AGENTS.md")));
 }
