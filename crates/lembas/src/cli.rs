@@ -168,6 +168,27 @@ pub struct RunArgs {
     pub prompt: Vec<String>,
 }
 
+/// A first word that looks like a mistyped command (`lembas sesions`) rather than a prompt:
+/// the command it comes nearest, when it is the only word and a letter or two off one.
+pub fn mistyped_command(args: &[std::ffi::OsString]) -> Option<String> {
+    let [_, word] = args else { return None };
+    let word = word.to_str()?;
+    if word.starts_with('-') || word.contains(char::is_whitespace) || word.len() < 3 {
+        return None;
+    }
+    let command = <Cli as clap::CommandFactory>::command();
+    let names: Vec<&str> = command.get_subcommands().map(|c| c.get_name()).collect();
+    if names.contains(&word) {
+        return None;
+    }
+    names
+        .into_iter()
+        .map(|name| (strsim::damerau_levenshtein(word, name), name))
+        .filter(|(d, name)| *d > 0 && *d <= (name.len() / 4).clamp(1, 2))
+        .min()
+        .map(|(_, name)| name.to_owned())
+}
+
 /// The command line with `-p`/`--print` read as the `run` it stands for: `lembas --model M -p
 /// "hi" --output-format json` is `lembas run --model M "hi" --output-format json`. Only a `-p`
 /// before any command counts (`lembas run -p` stays an error of `run`'s), and a word after `--`
@@ -202,16 +223,11 @@ pub enum SessionsAction {
     /// Newest first.
     List,
     /// A session's conversation.
-    Show {
-        id: String,
-    },
-    Rename {
-        id: String,
-        title: String,
-    },
-    Delete {
-        id: String,
-    },
+    Show { id: String },
+    /// Give a session a title (its id, or a unique start of it).
+    Rename { id: String, title: String },
+    /// Delete a session and everything kept with it (not while a lembas has it open).
+    Delete { id: String },
     /// Sessions by what was said in them.
     Search {
         #[arg(required = true, num_args = 1..)]

@@ -84,7 +84,17 @@ pub async fn models(refresh: bool, json: bool) -> Result<u8, Failure> {
         login.save(&home).map_err(|e| Failure::new(exit::FAILED, e.to_string()))?;
     }
     if json {
-        out!("{}", serde_json::to_string(&login.models)?);
+        // Each model as the login keeps it, with the effort levels it offers worked out.
+        let models: Vec<serde_json::Value> = login
+            .models
+            .iter()
+            .map(|m| {
+                let mut value = serde_json::to_value(m).unwrap_or_default();
+                value["levels"] = serde_json::json!(m.levels());
+                value
+            })
+            .collect();
+        out!("{}", serde_json::to_string(&models)?);
         return Ok(exit::OK);
     }
     let default = login.default_model().map(|m| m.id.clone());

@@ -67,7 +67,13 @@ fn main() -> ExitCode {
     // Nothing lembas starts may read its memory or environment (`/proc/<pid>/environ`, `mem`,
     // `fd`), nor may a crash leave a core file with the login's key in it.
     let _ = nix::sys::prctl::set_dumpable(false);
-    let cli = Cli::parse_from(cli::print_as_run(std::env::args_os().collect()));
+    let args = cli::print_as_run(std::env::args_os().collect());
+    if let Some(command) = cli::mistyped_command(&args) {
+        let word = args[1].to_string_lossy();
+        eprintln!("lembas: no command '{word}'; did you mean '{command}'? (As a prompt: lembas -- {word})");
+        return ExitCode::from(exit::USAGE);
+    }
+    let cli = Cli::parse_from(args);
     let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {

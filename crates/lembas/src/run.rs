@@ -96,6 +96,10 @@ fn read_prompt(words: &[String]) -> Result<String, Failure> {
 }
 
 pub async fn run(args: RunArgs) -> Result<u8, Failure> {
+    // A word that can never be right is said before anything else (a login included).
+    if let Some(mode) = args.mode.as_deref() {
+        setup::choose_mode(Some(mode))?;
+    }
     let prompt = read_prompt(&args.prompt)?;
     let start = setup::Startup::load()?;
     let (config, login) = (&start.config, &start.login);

@@ -35,6 +35,9 @@ pub async fn tui(args: crate::cli::UiArgs) -> Result<u8, Failure> {
             "lembas without arguments needs a terminal: in a script, use lembas run \"…\"",
         ));
     }
+    if let Some(mode) = args.mode.as_deref() {
+        setup::choose_mode(Some(mode))?;
+    }
     let start = setup::Startup::load()?;
     let (config, login) = (&start.config, &start.login);
     if args.model.is_none() {

@@ -425,3 +425,32 @@ async fn headless_plan_mode_prints_the_plan_and_keeps_it() {
     assert!(std::fs::read_to_string(plans[0].path()).unwrap().contains("migrate"));
     assert!(stderr(&out).contains("waits for your approval"), "{}", stderr(&out));
 }
+
+#[tokio::test]
+async fn a_mistyped_command_is_said_and_bad_words_come_before_the_login() {
+    let env = Env::new();
+    // Not a prompt for the terminal UI: the command it comes nearest.
+    let out = env.run(&["sesions"]).await;
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("did you mean 'sessions'?"), "{}", stderr(&out));
+    assert!(stderr(&env.run(&["modles"]).await).contains("did you mean 'models'?"));
+    // A mode that cannot be is a usage error, logged in or not.
+    assert_eq!(env.run(&["run", "--mode", "yolo", "x"]).await.status.code(), Some(2));
+    assert_eq!(env.run(&["--mode", "yolo", "-p", "x"]).await.status.code(), Some(2));
+    // Every sessions command says what it does.
+    for command in ["rename", "delete"] {
+        let help = stdout(&env.run(&["sessions", command, "--help"]).await);
+        assert!(help.lines().next().is_some_and(|l| l.len() > 10 && !l.starts_with("Usage")), "{help}");
+    }
+}
+
+#[tokio::test]
+async fn models_as_json_carry_their_effort_levels() {
+    let server = FakeServer::start(vec![]).await;
+    server.set_models(json!([{"id": "thinker", "object": "model", "reasoning_efforts": ["low", "high"]}]));
+    let env = Env::new();
+    env.login(&server).await;
+    let out = env.run(&["models", "--json"]).await;
+    let models: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert!(models[0]["levels"].as_array().is_some_and(|l| !l.is_empty()), "{models}");
+}
