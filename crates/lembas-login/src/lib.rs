@@ -8,6 +8,7 @@
 //!
 //! Each returns the [`Login`] to store; storing it replaces any other.
 
+mod local;
 mod usage;
 
 use std::time::Duration;
@@ -16,6 +17,7 @@ use lembas_config::{Login, LoginKind};
 use lembas_model::catalog::{self, Catalog};
 use serde_json::{Value, json};
 
+pub use local::{Found, LOCAL_SERVERS, find_local, local_candidates};
 pub use usage::{MonthUsage, month_usage};
 
 /// Why a login failed, in a sentence for the person.

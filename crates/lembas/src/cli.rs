@@ -238,6 +238,8 @@ pub enum SessionsAction {
 #[derive(Debug, clap::Args)]
 pub struct LoginArgs {
     /// The server: a LLeMbas server, or any OpenAI-compatible one (http://127.0.0.1:8080).
+    /// Without one, a model server running on this machine is looked for where llama-server
+    /// (8080), Ollama (11434), LM Studio (1234) and vLLM (8000) listen, and offered.
     pub url: Option<String>,
     /// Read an API key for the server from standard input.
     #[arg(long, conflicts_with = "token_stdin")]

@@ -27,8 +27,13 @@ pub async fn login(args: LoginArgs) -> Result<u8, Failure> {
         let token = read_secret("token")?;
         login_token(args.server.as_deref().unwrap_or_default(), &token).await
     } else {
-        let Some(url) = args.url.as_deref().or(args.server.as_deref()) else {
-            return Err(Failure::new(exit::USAGE, "name the server: lembas login URL"));
+        let found;
+        let url = match args.url.as_deref().or(args.server.as_deref()) {
+            Some(url) => url,
+            None => {
+                found = local_server().await?;
+                &found
+            }
         };
         let key = if args.key_stdin {
             Some(read_secret("API key")?)
@@ -64,6 +69,39 @@ pub async fn login(args: LoginArgs) -> Result<u8, Failure> {
         }
         Err(e) => Err(Failure::new(exit::LOGIN, e.to_string())),
     }
+}
+
+/// `lembas login` with no URL: a model server on this machine, offered to the person (taken at
+/// once with nobody at the terminal), or why there is none.
+async fn local_server() -> Result<String, Failure> {
+    let candidates = lembas_login::local_candidates(std::env::var("LEMBAS_LOCAL_SERVERS").ok().as_deref());
+    let found = lembas_login::find_local(&candidates, std::time::Duration::from_millis(700)).await;
+    let Some(first) = found.first() else {
+        let tried: Vec<String> = candidates.iter().map(|(name, url)| format!("{name} {url}")).collect();
+        return Err(Failure::new(
+            exit::USAGE,
+            format!(
+                "no model server found on this machine (looked for {}): start one, or name yours: lembas login URL",
+                tried.join(", ")
+            ),
+        ));
+    };
+    let models = crate::count(first.models, "model");
+    if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
+        let others: Vec<String> = found[1..].iter().map(|f| format!("{} {}", f.name, f.url)).collect();
+        if !others.is_empty() {
+            eprintln!("Also running here: {}.", others.join(", "));
+        }
+        eprint!("Found {} at {} ({models}). Log in to it? [Y/n] ", first.name, first.url);
+        let mut answer = String::new();
+        std::io::stdin().read_line(&mut answer).map_err(|e| Failure::new(exit::USAGE, e.to_string()))?;
+        if answer.trim().to_lowercase().starts_with('n') {
+            return Err(Failure::new(exit::USAGE, "name the server: lembas login URL"));
+        }
+    } else {
+        eprintln!("lembas: no URL given; found {} at {} ({models}), and logging in to it", first.name, first.url);
+    }
+    Ok(first.url.clone())
 }
 
 pub fn logout() -> Result<u8, Failure> {

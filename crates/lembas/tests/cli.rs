@@ -454,3 +454,21 @@ async fn models_as_json_carry_their_effort_levels() {
     let models: Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert!(models[0]["levels"].as_array().is_some_and(|l| !l.is_empty()), "{models}");
 }
+
+#[tokio::test]
+async fn login_without_a_url_finds_the_model_server_on_this_machine() {
+    let server = FakeServer::start(vec![Scripted::text("Found you.")]).await;
+    let env = Env::new();
+    let root = server.url().trim_end_matches('/').trim_end_matches("/v1").to_owned();
+    // Where it looks stands in for 8080, 11434, 1234 and 8000 (which a test may not take).
+    let nothing = "nothing=http://127.0.0.1:9";
+    let out = env.cmd(&["login"]).env("LEMBAS_LOCAL_SERVERS", nothing).output().await.unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("no model server found on this machine (looked for nothing"), "{}", stderr(&out));
+    let candidates = format!("{nothing},llama-server={root}");
+    let out = env.cmd(&["login"]).env("LEMBAS_LOCAL_SERVERS", &candidates).output().await.unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains(&format!("found llama-server at {root}")), "{}", stderr(&out));
+    let out = env.run(&["run", "hello"]).await;
+    assert_eq!(stdout(&out), "Found you.\n", "{}", stderr(&out));
+}
