@@ -44,7 +44,11 @@ impl Session {
 
     /// Sends the window's use as an [`crate::Event::Context`].
     pub fn report_context(&self) {
-        self.emit(crate::Event::Context { window: self.window().unwrap_or(0), shares: self.context_shares() });
+        self.emit(crate::Event::Context {
+            window: self.window().unwrap_or(0),
+            shares: self.context_shares(),
+            offer: self.state.offer.as_ref().map(crate::fit::Offer::said),
+        });
     }
 }
 

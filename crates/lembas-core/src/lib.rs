@@ -22,6 +22,7 @@ mod calls;
 mod changes;
 mod context_use;
 mod engine_tools;
+mod fit;
 mod history;
 mod host;
 mod insert;
@@ -90,6 +91,9 @@ pub enum EngineError {
     Compaction(String),
     #[error("{0}")]
     Undo(String),
+    /// The model's window cannot hold even the smallest offer (nothing was sent).
+    #[error("{0}")]
+    Window(String),
 }
 
 /// The step backstop of a prompt (`loop.json` `steps.max`), unless the configuration sets one.

@@ -101,7 +101,12 @@ impl Session {
             instructions: found,
             mcp: &self.state.mcp_instructions,
             subagent: self.subagent.as_ref().map(|s| s.block.as_str()),
-            skills: &lembas_tools::discover_skills(&self.cfg.skills),
+            // Skills are named only where they can be opened (a small window may leave them out).
+            skills: &if self.tools.iter().any(|t| t.name == "skill_view") {
+                lembas_tools::discover_skills(&self.cfg.skills)
+            } else {
+                Vec::new()
+            },
             team: self.leads_team().is_some(),
         })
     }

@@ -186,6 +186,9 @@ pub(crate) struct State {
     /// ones besides the session's own that a subagent may run on. Kept through compaction.
     #[serde(default)]
     pub named: Vec<String>,
+    /// What a small window left out of the offer as the session was made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offer: Option<crate::fit::Offer>,
 }
 
 /// A running session.
@@ -342,6 +345,7 @@ impl Session {
             mcp_listed: Vec::new(),
             mcp_instructions: Default::default(),
             named: Vec::new(),
+            offer: None,
         };
         let mut tools = offered_tools(
             &cfg.model,
@@ -393,6 +397,9 @@ impl Session {
         }
         session.adopt_mcp_servers();
         session.remake_prompt(None);
+        if session.subagent.is_none() {
+            session.state.offer = session.fit_the_window();
+        }
         let now = now_ms();
         session.cfg.store.create_session(&SessionRecord {
             id: session.id.clone(),
@@ -565,6 +572,9 @@ impl Session {
                 ),
             });
         }
+        if let Some(offer) = &self.state.offer {
+            self.emit(Event::Notice { message: format!("{}.", capitalized(&offer.said())) });
+        }
         self.report_context();
         if let Some(seat) = self.leads_team() {
             seat.hub.say_pending();
@@ -595,4 +605,10 @@ impl Session {
     pub(crate) fn window(&self) -> Option<u64> {
         self.cfg.model.context.or(self.cfg.context_window).or(self.state.learned_window)
     }
+}
+
+/// `text` with its first letter a capital.
+fn capitalized(text: &str) -> String {
+    let mut chars = text.chars();
+    chars.next().map(|c| c.to_uppercase().chain(chars).collect()).unwrap_or_default()
 }

@@ -236,6 +236,7 @@ impl Session {
         phases: &mut Phases,
     ) -> Result<(DoneReason, String, u32), (EngineError, u32)> {
         self.emit(Event::Prompt { text: words.to_owned(), machine });
+        self.window_room().map_err(|why| (EngineError::Window(why), 0))?;
         if !machine && self.subagent.is_none() {
             self.note_named(words);
         }

@@ -103,7 +103,7 @@ async fn a_turn_reads_edits_runs_a_command_and_answers_keeping_the_prefix() {
     assert!(events.iter().any(|e| matches!(e, Event::Phase { progress: Some(p) } if p.phase.name() == "running_tool")));
 
     // After the counted request: the window's use by category, adding up to the server's count.
-    let Some(Event::Context { window, shares }) = events.iter().rev().find(|e| matches!(e, Event::Context { .. }))
+    let Some(Event::Context { window, shares, .. }) = events.iter().rev().find(|e| matches!(e, Event::Context { .. }))
     else {
         panic!("no context event")
     };

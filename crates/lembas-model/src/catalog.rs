@@ -101,6 +101,14 @@ pub async fn list_models(base_url: &str, key: Option<&str>) -> Result<Catalog, C
             apply_props(model, props);
         }
     }
+    // How its tokenizer counts: what the first request's size is judged by against the window.
+    if server_props.is_some()
+        && let Some(per_token) = bytes_per_token(&client, root, key).await
+    {
+        for model in catalog.models.iter_mut() {
+            model.bytes_per_token.get_or_insert(per_token);
+        }
+    }
     let props = server_props.as_ref().and_then(context_of);
     for model in catalog.models.iter_mut().filter(|m| m.context.is_none()) {
         model.context = match props {
@@ -112,6 +120,24 @@ pub async fn list_models(base_url: &str, key: Option<&str>) -> Result<Catalog, C
         };
     }
     Ok(catalog)
+}
+
+/// Text like what a session's first request carries — instructions in prose, tool schemas in
+/// JSON, paths and commands — for a server's tokenizer to count.
+const SAMPLE: &str = r#"You are a coding agent working in the person's project. Read files before you change them, keep changes small, and run the project's tests with `cargo test` or `npm test` before you finish. Paths are relative to the project root, such as src/main.rs or crates/lembas-core/src/turn.rs.
+{"name": "edit", "description": "Replace one exact piece of a file with new text.", "parameters": {"type": "object", "properties": {"path": {"type": "string", "description": "The file, relative to the project root."}, "old_string": {"type": "string"}, "new_string": {"type": "string"}, "replace_all": {"type": "boolean", "default": false}}, "required": ["path", "old_string", "new_string"]}}
+{"name": "bash", "description": "Run a command in the project with bash; its output comes back.", "parameters": {"type": "object", "properties": {"command": {"type": "string"}, "timeout": {"type": "integer", "minimum": 1, "maximum": 600}, "background": {"type": "boolean"}}, "required": ["command"]}}"#;
+
+/// How many bytes one token of the server's model holds, by its `/tokenize` count of [`SAMPLE`].
+async fn bytes_per_token(client: &reqwest::Client, root: &str, key: Option<&str>) -> Option<f64> {
+    let response =
+        with_key(client.post(format!("{root}/tokenize")), key).json(&json!({ "content": SAMPLE })).send().await.ok()?;
+    if !response.status().is_success() {
+        return None;
+    }
+    let counted: Value = response.json().await.ok()?;
+    let tokens = counted["tokens"].as_array()?.len();
+    (tokens > 0).then(|| SAMPLE.len() as f64 / tokens as f64)
 }
 
 async fn props_of(client: &reqwest::Client, url: &str, key: Option<&str>) -> Option<Value> {

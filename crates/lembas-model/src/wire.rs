@@ -93,6 +93,11 @@ impl ToolSchema {
     }
 }
 
+/// The tools as a request lists them, as text: what they cost the window.
+pub fn tools_text(tools: &[ToolSchema]) -> String {
+    serde_json::to_string(&tools.iter().map(ToolSchema::to_openai).collect::<Vec<_>>()).unwrap_or_default()
+}
+
 /// A tool as a request lists it.
 #[derive(Serialize)]
 pub(crate) struct OpenAiTool<'a> {

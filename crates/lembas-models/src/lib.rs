@@ -71,6 +71,10 @@ pub struct ModelInfo {
     pub tools: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capacity: Option<Capacity>,
+    /// How many bytes of text one of its tokens holds, as its server counted a sample
+    /// (llama.cpp's `/tokenize`, at login); `None`: not counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes_per_token: Option<f64>,
 }
 
 /// How a client shows a model's levels.
@@ -86,6 +90,14 @@ pub enum Control {
 }
 
 impl ModelInfo {
+    /// About how many tokens `bytes` of text make for this model: by its own tokenizer's
+    /// measure where its server counted a sample, else `ceil(bytes / 2)` — `filesystem.md`'s
+    /// stand-in, an estimate on the safe side.
+    pub fn tokens_in(&self, bytes: usize) -> u64 {
+        let per_token = self.bytes_per_token.filter(|r| r.is_finite() && *r >= 1.0).unwrap_or(2.0);
+        (bytes as f64 / per_token).ceil() as u64
+    }
+
     /// The name people see: the display name, else the id.
     pub fn display_name(&self) -> &str {
         self.name.as_deref().unwrap_or(&self.id)

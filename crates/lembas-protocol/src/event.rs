@@ -150,6 +150,10 @@ pub enum Event {
     Context {
         window: u64,
         shares: Vec<ContextShare>,
+        /// What a small window left out of the session's offer ("small window: team and
+        /// subagents not offered"), or that the window is too small for lembas at all.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        offer: Option<String>,
     },
     /// The progress line's object; `null` when the session does nothing.
     Phase {

@@ -10,7 +10,7 @@ mod script;
 mod server;
 
 pub use script::{Scripted, ScriptedCall};
-pub use server::{FakeServer, Llembas, Recorded};
+pub use server::{FakeServer, Llembas, Recorded, tokens_in};
 
 /// A folder for a test's scratch folders that lies outside the system's temporary folders —
 /// which lembas' sandbox lets commands write, so a test that a command must *not* write

@@ -1,4 +1,4 @@
-//! `lembas-fake-model SCRIPT.json`: the test kit's fake server as a process, for end-to-end tests
+//! `lembas-fake-model SCRIPT.json [PROPS.json]`: the test kit's fake server as a process, for end-to-end tests
 //! that drive the real `lembas` binary (in tmux, say). SCRIPT is a JSON list of scripted replies;
 //! the first line printed is the server's base URL. It runs until killed.
 
@@ -19,6 +19,17 @@ async fn main() {
         std::process::exit(2)
     });
     let server = FakeServer::start(script).await;
+    // A second file, when given: llama.cpp's `/props` (a window, slots) to answer with.
+    if let Some(props) = std::env::args().nth(2) {
+        let text = std::fs::read_to_string(&props).unwrap_or_else(|e| {
+            eprintln!("lembas-fake-model: {props}: {e}");
+            std::process::exit(2)
+        });
+        server.set_props(serde_json::from_str(&text).unwrap_or_else(|e| {
+            eprintln!("lembas-fake-model: {props} is not JSON: {e}");
+            std::process::exit(2)
+        }));
+    }
     println!("{}", server.base_url());
     std::future::pending::<()>().await;
 }

@@ -103,6 +103,7 @@ impl FakeServer {
             .route("/v1/chat/completions", post(chat))
             .route("/v1/models", get(models))
             .route("/props", get(props))
+            .route("/tokenize", post(tokenize))
             .route("/.well-known/lembas.json", get(discovery))
             .route("/api/v1/instance", get(instance))
             .route("/v1/usage", get(usage))
@@ -237,6 +238,27 @@ async fn chat(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes
             return json_response(StatusCode::BAD_REQUEST, json!({ "error": { "message": message, "code": 400 } }));
         }
     }
+    // Like llama.cpp, a request larger than the window `/props` states is refused whole.
+    let window = shared
+        .props
+        .lock()
+        .unwrap()
+        .as_ref()
+        .and_then(|p| p["default_generation_settings"]["n_ctx"].as_u64().or_else(|| p["n_ctx"].as_u64()));
+    if let Some(window) = window {
+        let prompt = serde_json::to_string(&request["messages"]).unwrap_or_default()
+            + &serde_json::to_string(&request["tools"]).unwrap_or_default();
+        let tokens = tokens_in(&prompt) as u64;
+        if tokens > window {
+            let message = format!(
+                "request ({tokens} tokens) exceeds the available context size ({window} tokens), try increasing it"
+            );
+            return json_response(
+                StatusCode::BAD_REQUEST,
+                json!({ "error": { "code": 400, "message": message, "type": "exceed_context_size_error" } }),
+            );
+        }
+    }
     let system = request["messages"][0]["content"].as_str().unwrap_or_default();
     let routed = shared
         .routes
@@ -324,6 +346,22 @@ async fn models(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Respon
     }
     let data = shared.models.lock().unwrap().clone();
     json_response(StatusCode::OK, json!({ "object": "list", "data": data }))
+}
+
+/// The fake server's tokenizer: a token every 3 bytes (a small model's, about).
+pub fn tokens_in(text: &str) -> usize {
+    text.len().div_ceil(3)
+}
+
+/// llama.cpp's `/tokenize`: the text's tokens, by [`tokens_in`] (a server with `/props` only).
+async fn tokenize(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
+    record(&shared, "POST", "/tokenize", &headers, &body);
+    if shared.props.lock().unwrap().is_none() {
+        return json_response(StatusCode::NOT_FOUND, json!({ "error": "not found" }));
+    }
+    let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let text = request["content"].as_str().unwrap_or_default();
+    json_response(StatusCode::OK, json!({ "tokens": (0..tokens_in(text)).collect::<Vec<_>>() }))
 }
 
 async fn props(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {

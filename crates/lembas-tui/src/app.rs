@@ -160,6 +160,8 @@ pub struct App {
     pub team: Option<serde_json::Value>,
     /// What fills the window, by category, as the engine last measured it.
     pub shares: Vec<lembas_core::ContextShare>,
+    /// What a small window left out of the session's offer, as the engine says it.
+    pub offer: Option<String>,
     /// Cached input tokens of the last request.
     pub last_cached: Option<u64>,
     /// Tokens used in this run of the UI (in, out).
@@ -262,6 +264,9 @@ impl App {
         if window == 0 {
             return "The model's context window is not known.".into();
         }
+        if let Some(offer) = self.offer.as_ref().filter(|o| o.starts_with("window too small")) {
+            return format!("Context: {offer}.");
+        }
         let mut bar = String::new();
         let mut legend = String::new();
         if self.shares.iter().any(|s| s.tokens > 0) {
@@ -290,6 +295,9 @@ impl App {
         );
         if let Some(cached) = self.last_cached {
             report.push_str(&format!("\nLast request: {cached} tokens read from the server's cache"));
+        }
+        if let Some(offer) = &self.offer {
+            report.push_str(&format!("\n{offer}"));
         }
         report
     }
@@ -429,8 +437,9 @@ impl App {
                 self.jobs = running - subagents;
                 self.background_subagents = *subagents;
             }
-            Event::Context { window, shares } => {
+            Event::Context { window, shares, offer } => {
                 self.shares = shares.clone();
+                self.offer = offer.clone();
                 // Before the first counted request (a new or resumed session) the engine's
                 // estimate is all there is.
                 if self.context.0 == 0 {

@@ -150,6 +150,10 @@ pub fn status_line(app: &App) -> String {
         Some(percent) => parts.push(format!("context {percent}%")),
         None => parts.push("context: window unknown".into()),
     }
+    if let Some(offer) = &app.offer {
+        // The short form: what a small window left out is for /context to tell.
+        parts.push(offer.split(':').next().unwrap_or(offer).to_owned());
+    }
     if let Some(cost) = app.month.as_ref().and_then(|m| m.cost_text()) {
         parts.push(format!("this month {cost}"));
     }

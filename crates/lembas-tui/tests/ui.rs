@@ -222,6 +222,7 @@ fn slash_commands_for_context_model_and_effort() {
     // Once the engine has measured the categories, the bar is split and each is listed.
     let share = |category: &str, tokens| lembas_core::ContextShare { category: category.into(), tokens };
     app.apply(&Event::Context {
+        offer: None,
         window: 10_000,
         shares: vec![share("system prompt", 1_000), share("tool definitions", 1_000), share("tool results", 500)],
     });

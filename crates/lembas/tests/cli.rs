@@ -472,3 +472,58 @@ async fn login_without_a_url_finds_the_model_server_on_this_machine() {
     let out = env.run(&["run", "hello"]).await;
     assert_eq!(stdout(&out), "Found you.\n", "{}", stderr(&out));
 }
+
+/// The first request's instructions and tools, in the fake server's tokens.
+fn first_request_tokens(server: &FakeServer) -> usize {
+    let request = &server.chat_requests()[0];
+    lembas_testkit::tokens_in(request["messages"][0]["content"].as_str().unwrap_or_default())
+        + lembas_testkit::tokens_in(&serde_json::to_string(&request["tools"]).unwrap())
+}
+
+#[tokio::test]
+async fn a_small_window_gets_a_first_request_half_its_size() {
+    let mut sizes = Vec::new();
+    for window in [4096u64, 8192, 16384, 32768, 0] {
+        let server = FakeServer::start(vec![Scripted::text("Small and fine.")]).await;
+        if window > 0 {
+            // llama.cpp: the window, its slots, and a tokenizer at /tokenize (and a refusal of a
+            // request larger than the window).
+            server.set_props(json!({ "default_generation_settings": { "n_ctx": window }, "total_slots": 4 }));
+        }
+        let env = Env::new();
+        std::fs::write(env.project.join("AGENTS.md"), "Be brief.\n").unwrap();
+        env.login(&server).await;
+        let out = env.run(&["run", "--json", "hello"]).await;
+        let events: Vec<Value> = stdout(&out).lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+        let notices: Vec<&str> =
+            events.iter().filter(|e| e["type"] == "notice").filter_map(|e| e["message"].as_str()).collect();
+        if window == 4096 {
+            // Even the smallest offer is more than half: said plainly, and nothing sent.
+            assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+            let error = events.iter().find(|e| e["type"] == "error").unwrap();
+            assert!(error["message"].as_str().unwrap().contains("too small for lembas"), "{error}");
+            assert!(server.chat_requests().is_empty());
+            sizes.push((window, 0, String::from("none sent")));
+            continue;
+        }
+        assert!(out.status.success(), "{window}: {}", stderr(&out));
+        let tools: Vec<String> = server.chat_requests()[0]["tools"]
+            .as_array()
+            .map(|t| t.iter().map(|t| t["function"]["name"].as_str().unwrap_or_default().to_owned()).collect())
+            .unwrap_or_default();
+        let tokens = first_request_tokens(&server);
+        if window > 0 {
+            assert!(tokens as u64 <= window / 2, "{window}: {tokens} tokens");
+        }
+        let small = notices.iter().find(|n| n.starts_with("Small window")).map(|n| n.to_string());
+        match window {
+            8192 => {
+                assert!(!tools.contains(&"team_add".to_owned()), "{window}: {tools:?}");
+                assert!(small.as_ref().is_some_and(|n| n.contains("team")), "{window}: {notices:?}");
+            }
+            _ => assert!(tools.contains(&"team_add".to_owned()) && small.is_none(), "{window}: {notices:?}"),
+        }
+        sizes.push((window, tokens, small.unwrap_or_else(|| "everything offered".into())));
+    }
+    eprintln!("first request by window: {sizes:#?}");
+}

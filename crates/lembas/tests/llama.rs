@@ -30,11 +30,12 @@ async fn a_real_llama_server_is_logged_in_to_and_answers_a_turn() {
         return;
     };
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    // One slot with the whole window; replies capped so a rambling tiny model ends.
+    // An 8k window with the server's default slots, as people start it; replies capped so a
+    // rambling tiny model ends.
     let server = Server(
         std::process::Command::new(&binary)
             .args(["-m", &model, "--host", "127.0.0.1", "--port", &port.to_string()])
-            .args(["-c", "8192", "-np", "1", "-t", "2", "-n", "128"])
+            .args(["-c", "8192", "-t", "2", "-n", "128"])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()

@@ -209,12 +209,12 @@ async fn a_subagent_whose_context_fills_gets_one_last_turn_and_its_parent_is_tol
         Scripted::text("w ran out of room; its findings will do."),
     ])
     .await;
-    server.set_models(json!([{"id": "small-coder", "object": "model", "context": 1000}]));
+    server.set_models(json!([{"id": "small-coder", "object": "model", "context": 100000}]));
     server.route(
         "You are \"w\" (s1)",
         vec![
             // The step that fills 90 % of the window: it pauses after it.
-            Scripted::tool_call("read", json!({"path": "notes.txt"})).with_usage(900, 10, 0),
+            Scripted::tool_call("read", json!({"path": "notes.txt"})).with_usage(90_000, 10, 0),
             // Its last turn: a finding saved, then its last words.
             Scripted::tool_call("team_findings", json!({"action": "write", "text": "notes.txt says milk"})),
             Scripted::text("Saved what I found."),

@@ -1,0 +1,103 @@
+//! A small window: the first request — instructions and tools — takes at most half of the
+//! model's window, so a local model with 4k–16k tokens can be used at all and still has room to
+//! work. What is offered is decided once, as a main session is made (the prefix then stays as it
+//! is for the whole session): the team goes first, then subagents, then the tools a session
+//! rarely needs. Where even the smallest offer does not fit, the session says so, with the
+//! window it needs, before anything is sent.
+
+use serde::{Deserialize, Serialize};
+
+use crate::session::Session;
+
+/// Tools a session can do without when room is short: they have other ways or are seldom used.
+const RARELY_NEEDED: &[&str] =
+    &["skill_manage", "skills_list", "skill_view", "multiedit", "apply_patch", "job_send", "job_list", "view_image"];
+
+/// What a small window left out of the offer, as the session was made.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Offer {
+    /// The window, in tokens.
+    pub window: u64,
+    /// What was left out, as the person is told it ("team and subagents not offered").
+    pub left_out: Vec<String>,
+    /// The first request's size with what is offered, in tokens (by the model's tokenizer, or
+    /// estimated).
+    pub first_request: u64,
+    /// Even the smallest offer is more than half the window: nothing is sent.
+    pub too_small: bool,
+}
+
+impl Offer {
+    /// The line the status bar and `/context` show.
+    pub(crate) fn said(&self) -> String {
+        if self.too_small {
+            return format!(
+                "window too small: {} tokens; lembas needs {} (its instructions and tools take {}, at most half)",
+                self.window,
+                self.first_request * 2,
+                self.first_request
+            );
+        }
+        format!("small window: {} not offered", self.left_out.join(", "))
+    }
+}
+
+impl Session {
+    /// The first request's instructions and tools, in tokens for this model.
+    fn prefix_tokens(&self) -> u64 {
+        let tools = lembas_model::tools_text(&self.tools);
+        self.cfg.model.tokens_in(self.system_prompt.len() + tools.len())
+    }
+
+    /// Leaves out of a new main session's offer what a small window has no room for (see the
+    /// module's note). Returns what it left out, if anything.
+    pub(crate) fn fit_the_window(&mut self) -> Option<Offer> {
+        let window = self.window()?;
+        let half = window / 2;
+        let mut left_out: Vec<String> = Vec::new();
+        let def = |name: &str| lembas_spec::tool(name);
+        loop {
+            let tokens = self.prefix_tokens();
+            if tokens <= half {
+                return (!left_out.is_empty()).then_some(Offer {
+                    window,
+                    left_out,
+                    first_request: tokens,
+                    too_small: false,
+                });
+            }
+            let mut tools = self.tools.as_ref().clone();
+            if self.team.is_some() {
+                tools.retain(|t| def(&t.name).is_none_or(|d| !d.requires.iter().any(|r| r == "team")));
+                self.team = None;
+                left_out.push("team".into());
+            } else if tools.iter().any(|t| t.name == "task") {
+                tools.retain(|t| t.name != "task");
+                left_out.push("subagents".into());
+            } else if tools.iter().any(|t| RARELY_NEEDED.contains(&t.name.as_str())) {
+                tools.retain(|t| !RARELY_NEEDED.contains(&t.name.as_str()));
+                left_out.push("skills, multiedit, apply_patch, images and job input".into());
+            } else {
+                return Some(Offer { window, left_out, first_request: tokens, too_small: true });
+            }
+            self.tools = std::sync::Arc::new(tools);
+            self.remake_prompt(None);
+        }
+    }
+
+    /// Whether the session may send its first request: `Err` with what to tell the person when
+    /// its window is too small for even the smallest offer.
+    pub(crate) fn window_room(&self) -> Result<(), String> {
+        match &self.state.offer {
+            Some(offer) if offer.too_small => Err(format!(
+                "{}'s context window ({} tokens) is too small for lembas: its instructions and tools take about {} tokens, which must be at most half the window — a window of {} tokens or more is needed. Nothing was sent. Start the server with a larger window (llama-server -c {}, Ollama num_ctx), or choose another model.",
+                self.cfg.model.display_name(),
+                offer.window,
+                offer.first_request,
+                offer.first_request * 2,
+                (offer.first_request * 2).next_power_of_two()
+            )),
+            _ => Ok(()),
+        }
+    }
+}
