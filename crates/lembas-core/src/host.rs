@@ -269,6 +269,7 @@ async fn drive(mut session: Session, mut commands: UnboundedReceiver<Command>, a
                 if gone {
                     break;
                 }
+                words_left_after_a_turn(&session, reason, &mut waiting);
             }
             Command::Compact => {
                 let (done, gone) =
@@ -346,6 +347,20 @@ async fn busy<T>(
 fn steer_left_as_prompts(session: &Session, waiting: &mut VecDeque<Command>) {
     let left = std::mem::take(&mut *session.steer.lock().expect("steer queue"));
     waiting.extend(left.into_iter().map(Command::prompt));
+}
+
+/// Words added during a turn that ended with no step left to take them: sent at once as the
+/// next turn, in the order typed — or, when the person stopped the turn, given back to them.
+fn words_left_after_a_turn(session: &Session, reason: DoneReason, waiting: &mut VecDeque<Command>) {
+    let left = std::mem::take(&mut *session.steer.lock().expect("steer queue"));
+    if left.is_empty() {
+        return;
+    }
+    if reason == DoneReason::Cancelled {
+        session.emit(Event::SteerReturned { texts: left });
+    } else {
+        waiting.push_front(Command::prompt(left.join("\n\n")));
+    }
 }
 
 /// What an idle session was woken by.

@@ -295,7 +295,10 @@ impl Session {
             self.apply_changes();
             let steered = std::mem::take(&mut *self.steer.lock().expect("steer queue"));
             if self.subagent.is_none() {
-                steered.iter().for_each(|w| self.note_named(w));
+                for words in &steered {
+                    self.note_named(words);
+                    self.emit(Event::Steered { text: words.clone() });
+                }
             }
             let mut delivered: Vec<Entry> = if self.team.is_some() && self.subagent.is_some() {
                 // A subagent's messages at one step go in one user message, in room order.

@@ -194,6 +194,16 @@ pub enum Event {
     Notice {
         message: String,
     },
+    /// Words the person added during a turn, delivered to the model at a step boundary (until
+    /// then a front end shows them as queued under the running turn).
+    Steered {
+        text: String,
+    },
+    /// Words added during a turn that was stopped before they were delivered: given back to
+    /// the person (the terminal UI puts them in the input box), not sent.
+    SteerReturned {
+        texts: Vec<String>,
+    },
     /// The last turn was taken back: its words (to offer again) and the files put back.
     Undone {
         prompt: String,

@@ -162,6 +162,8 @@ pub struct App {
     pub shares: Vec<lembas_core::ContextShare>,
     /// What a small window left out of the session's offer, as the engine says it.
     pub offer: Option<String>,
+    /// Words added while a turn runs, waiting for its next step (shown under it).
+    pub queued: Vec<String>,
     /// Cached input tokens of the last request.
     pub last_cached: Option<u64>,
     /// Tokens used in this run of the UI (in, out).
@@ -359,6 +361,10 @@ impl App {
         match event {
             Event::Prompt { text, machine } => {
                 self.flush_live();
+                // Words queued while the last turn ran, now a turn of their own.
+                if !machine {
+                    self.queued.retain(|q| !text.contains(q.as_str()));
+                }
                 if !machine && (self.title.is_empty() || self.title == "New session") {
                     self.title = lembas_core::title_from(text);
                 }
@@ -492,6 +498,23 @@ impl App {
             Event::Notice { message } => {
                 self.flush_live();
                 self.finished.push(Block::Notice(message.clone()));
+            }
+            Event::Steered { text } => {
+                // Taken by the model at this step: out of the queue, into the conversation.
+                if let Some(at) = self.queued.iter().position(|q| q == text) {
+                    self.queued.remove(at);
+                }
+                self.flush_live();
+                self.finished.push(Block::User(text.clone()));
+            }
+            Event::SteerReturned { texts } => {
+                // The turn was stopped before they went: back to the person, not sent.
+                self.queued.retain(|q| !texts.contains(q));
+                let mut words = texts.join("\n");
+                if !self.input.is_empty() {
+                    words = format!("{words}\n{}", self.input.text());
+                }
+                self.input.set(&words);
             }
             Event::Subagent { call_id, event, .. } => self.apply_subagent(call_id, event),
             Event::Undone { prompt, files, ran_commands } => {

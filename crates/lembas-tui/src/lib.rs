@@ -370,7 +370,8 @@ pub async fn run(
                     None
                 }
                 Some(Action::Steer(text)) => {
-                    app.finished.push(Block::User(text.clone()));
+                    // Shown as queued under the turn until the model takes them.
+                    app.queued.push(text.clone());
                     Some(Command::Steer { text })
                 }
                 Some(Action::Open(id)) => {

@@ -27,9 +27,20 @@ pub fn live_height(app: &App, width: u16, height: u16) -> u16 {
     (streaming + bottom).min(most).max(1)
 }
 
-/// What streams now and the calls in flight, as rows.
+/// What streams now, the calls in flight and the words queued for the next step, as rows.
 fn streaming_rows(app: &App, width: u16, theme: Theme) -> Vec<Line<'static>> {
-    app.live.iter().chain(&app.running).flat_map(|block| rows::lines(block_rows(block, width, theme))).collect()
+    let mut rows: Vec<Line<'static>> =
+        app.live.iter().chain(&app.running).flat_map(|block| rows::lines(block_rows(block, width, theme))).collect();
+    let dim = theme.fg(Color::DarkGray);
+    for words in &app.queued {
+        let first = words.lines().next().unwrap_or_default();
+        let shown: String = first.chars().take(usize::from(width.saturating_sub(14))).collect();
+        rows.push(Line::from(vec![
+            Span::styled(format!("› {shown}"), dim),
+            Span::styled("  (queued)", dim.add_modifier(Modifier::ITALIC)),
+        ]));
+    }
+    rows
 }
 
 /// The input box's or the card's height, borders included, in at most `room` rows.

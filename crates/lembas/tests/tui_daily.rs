@@ -240,3 +240,65 @@ async fn esc_on_a_card_stops_the_turn_and_n_declines_and_goes_on() {
     tmux.send(&["n"]);
     tmux.wait_for("Not released, as you said.").await;
 }
+
+#[tokio::test]
+async fn words_typed_during_a_turn_go_at_its_next_step_or_as_the_next_turn_and_esc_gives_them_back() {
+    if !tmux_available() {
+        eprintln!("tmux is not installed: the terminal UI test runs in CI (.ci/run installs tmux)");
+        return;
+    }
+    let server = FakeServer::start(vec![
+        // A few seconds of reply with no tool call: no next step for the words to go to.
+        Scripted::text("Thinking it over, slowly, word by word.").with_delay_ms(300),
+        Scripted::text("Checked the docs too."),
+        Scripted::text("Another slow answer, word after word after word.").with_delay_ms(300),
+        Scripted::text("Only this."),
+    ])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let (home, project) = make_project(dir.path(), &server, &[("notes.txt", "x\n")]).await;
+    let tmux = launch("steer", &home, &project, "", (80, 24));
+    tmux.wait_for("Trust this project?").await;
+    tmux.send(&["y", "Enter"]);
+    tmux.wait_for("mode: manual").await;
+    tmux.send(&["-l", "first question"]);
+    tmux.send(&["Enter"]);
+    tmux.wait_for("Thinking").await;
+    tmux.send(&["-l", "also check the docs"]);
+    tmux.send(&["Enter"]);
+    // Queued under the running turn, then sent as the next turn once it ends.
+    tmux.wait_for("› also check the docs  (queued)").await;
+    tmux.wait_for("Checked the docs too.").await;
+    let requests = server.chat_requests();
+    assert_eq!(requests.len(), 2);
+    let last_user = |r: &serde_json::Value| {
+        let messages = r["messages"].as_array().unwrap().clone();
+        let user = messages.iter().rev().find(|m| m["role"] == "user").unwrap().clone();
+        user["content"].as_str().unwrap_or_default().to_owned()
+    };
+    assert!(last_user(&requests[1]).starts_with("also check the docs"), "{}", last_user(&requests[1]));
+    assert!(!last_user(&requests[0]).contains("also check"), "the first turn did not get them late");
+    // Stopped: the words come back to the input box, unsent.
+    tmux.send(&["-l", "third question"]);
+    tmux.send(&["Enter"]);
+    tmux.wait_for("Another slow").await;
+    tmux.send(&["-l", "never mind that"]);
+    tmux.send(&["Enter"]);
+    tmux.wait_for("(queued)").await;
+    tmux.send(&["Escape"]);
+    tmux.wait_for("stopped by you").await;
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let screen = tmux.screen();
+    let input_box = screen.rsplit("┌ › ").next().unwrap_or_default();
+    assert!(input_box.contains("never mind that"), "back in the input box:\n{screen}");
+    assert_eq!(server.chat_requests().len(), 3, "nothing sent for them:\n{screen}");
+    // And the words sent as a turn are stored like any message: there tomorrow.
+    tmux.send(&["C-u"]);
+    tmux.send(&["C-d"]);
+    tmux.send(&["C-d"]);
+    tmux.wait_for("LEMBAS-EXITED").await;
+    drop(tmux);
+    let tmux = launch("steer-resumed", &home, &project, "-c", (80, 24));
+    tmux.wait_for("Checked the docs too.").await;
+    assert!(tmux.screen().contains("also check the docs"), "{}", tmux.screen());
+}
