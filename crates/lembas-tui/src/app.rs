@@ -164,6 +164,10 @@ pub struct App {
     pub offer: Option<String>,
     /// Words added while a turn runs, waiting for its next step (shown under it).
     pub queued: Vec<String>,
+    /// The completion menu, while a `/command` or an `@path` is being typed.
+    pub menu: Option<crate::menu::Menu>,
+    /// The word whose menu Esc closed: not opened again until the word changes.
+    pub menu_closed: Option<String>,
     /// Cached input tokens of the last request.
     pub last_cached: Option<u64>,
     /// Tokens used in this run of the UI (in, out).

@@ -46,6 +46,8 @@ const INIT: &str = include_str!("../../../spec/prompts/tasks/init_update.md");
 
 impl App {
     pub(crate) fn submit(&mut self) -> Option<Action> {
+        self.menu = None;
+        self.menu_closed = None;
         let text = self.input.take();
         let words = text.trim();
         if words.is_empty() {
@@ -280,38 +282,6 @@ impl App {
                 self.open_picker(Picker::new(title, session_items(&found, crate::now_ms()), None));
             }
             Err(e) => self.finished.push(Block::Error(e)),
-        }
-    }
-
-    /// Tab: completes a `/command` or an `@path` as far as it is unambiguous, and lists the
-    /// choices when there are several.
-    pub fn complete(&mut self) {
-        let before = self.input.before_cursor();
-        let start = before.rfind(char::is_whitespace).map_or(0, |i| i + 1);
-        let word = before[start..].to_owned();
-        let at_start = start == 0 && !self.input.text().contains('\n');
-        let (prefix, choices): (&str, Vec<String>) = if let Some(typed) = word.strip_prefix('/').filter(|_| at_start) {
-            let names =
-                COMMANDS.iter().map(|(name, ..)| (*name).to_owned()).chain(self.customs.iter().map(|c| c.name.clone()));
-            ("/", names.filter(|c| c.starts_with(typed)).collect())
-        } else if let Some(typed) = word.strip_prefix('@') {
-            ("@", self.files.iter().filter(|f| f.starts_with(typed)).take(200).cloned().collect())
-        } else {
-            return;
-        };
-        let Some(first) = choices.first() else { return };
-        let common = choices.iter().fold(first.clone(), |acc, c| {
-            acc.chars().zip(c.chars()).take_while(|(a, b)| a == b).map(|(a, _)| a).collect()
-        });
-        self.input.delete_back(word.chars().count());
-        self.input.push_str(prefix);
-        self.input.push_str(&common);
-        if choices.len() == 1 {
-            self.input.push(' ');
-        } else {
-            let shown: Vec<String> = choices.iter().take(12).map(|c| format!("{prefix}{c}")).collect();
-            let more = if choices.len() > 12 { format!(" … and {} more", choices.len() - 12) } else { String::new() };
-            self.finished.push(Block::Notice(format!("{}{more}", shown.join("  "))));
         }
     }
 }

@@ -38,10 +38,18 @@ impl App {
         if self.card.is_some() {
             return self.card_key(key);
         }
+        if let Some(taken) = self.menu_key(key) {
+            return taken;
+        }
         match key.code {
             KeyCode::Enter if !key.modifiers.intersects(KeyModifiers::SHIFT | KeyModifiers::ALT) => self.submit(),
             KeyCode::Tab => {
-                self.complete();
+                // A menu Esc closed opens again; one with a single choice takes it at once.
+                self.menu_closed = None;
+                self.refresh_menu();
+                if self.menu.as_ref().is_some_and(|m| m.items.len() == 1) {
+                    self.menu_key(key);
+                }
                 None
             }
             KeyCode::Esc if self.busy || self.shell_running => Some(Action::Cancel),
@@ -57,6 +65,7 @@ impl App {
                     Edit::HistoryForward => self.history_forward(),
                     Edit::Taken | Edit::Ignored => {}
                 }
+                self.refresh_menu();
                 None
             }
         }

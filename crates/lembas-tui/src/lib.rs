@@ -13,6 +13,7 @@ mod highlight;
 pub mod keys;
 pub mod live;
 pub mod markdown;
+pub mod menu;
 pub mod picker;
 pub mod rows;
 mod scrollback;

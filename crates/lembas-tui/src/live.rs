@@ -21,7 +21,7 @@ const KEEP_ABOVE: u16 = 2;
 
 /// The rows the live area wants on a screen of `width`×`height`.
 pub fn live_height(app: &App, width: u16, height: u16) -> u16 {
-    let bottom = 3 + box_height(app, width, height.saturating_sub(KEEP_ABOVE + 3));
+    let bottom = 3 + menu_height(app) + box_height(app, width, height.saturating_sub(KEEP_ABOVE + 3));
     let streaming = streaming_rows(app, width, Theme { no_color: true }).len() as u16;
     let most = height.saturating_sub(KEEP_ABOVE).max(bottom.min(height));
     (streaming + bottom).min(most).max(1)
@@ -41,6 +41,32 @@ fn streaming_rows(app: &App, width: u16, theme: Theme) -> Vec<Line<'static>> {
         ]));
     }
     rows
+}
+
+/// The completion menu's rows (none while a card waits).
+fn menu_height(app: &App) -> u16 {
+    match (&app.menu, &app.card) {
+        (Some(menu), None) => menu.items.len().min(crate::menu::MENU_ROWS) as u16,
+        _ => 0,
+    }
+}
+
+/// The completion menu: one choice a row, the chosen one marked.
+fn menu_lines(app: &App, width: u16, theme: Theme) -> Vec<Line<'static>> {
+    let Some(menu) = &app.menu else { return Vec::new() };
+    let (items, chosen) = menu.visible();
+    let label_width = items.iter().map(|i| i.label.chars().count() + 1).max().unwrap_or(0).min(40);
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| {
+            let label = format!(" {}{:<label_width$}", menu.sigil, item.label);
+            let room = usize::from(width).saturating_sub(label.chars().count() + 2);
+            let detail: String = item.detail.chars().take(room).collect();
+            let style = if i == chosen { Style::default().add_modifier(Modifier::REVERSED) } else { Style::default() };
+            Line::from(vec![Span::styled(label, style), Span::styled(format!(" {detail}"), theme.fg(Color::DarkGray))])
+        })
+        .collect()
 }
 
 /// The input box's or the card's height, borders included, in at most `room` rows.
@@ -70,9 +96,10 @@ fn writing_rows(app: &App, inner: u16) -> u16 {
 pub fn draw(frame: &mut Frame, app: &App, now_ms: i64, theme: Theme) {
     let area = frame.area();
     let boxed = box_height(app, area.width, area.height.saturating_sub(3));
-    let [live, progress, input, status, hints] = Layout::vertical([
+    let [live, progress, menu, input, status, hints] = Layout::vertical([
         Constraint::Min(0),
         Constraint::Length(1),
+        Constraint::Length(menu_height(app)),
         Constraint::Length(boxed),
         Constraint::Length(1),
         Constraint::Length(1),
@@ -80,6 +107,7 @@ pub fn draw(frame: &mut Frame, app: &App, now_ms: i64, theme: Theme) {
     .areas(area);
     draw_streaming(frame, app, live, theme);
     frame.render_widget(Paragraph::new(progress_line(app, now_ms)).style(theme.fg(Color::Yellow)), progress);
+    frame.render_widget(Paragraph::new(menu_lines(app, menu.width, theme)), menu);
     match &app.card {
         Some(card) => draw_card(frame, app, card, input, theme),
         None => {

@@ -332,22 +332,41 @@ fn questions_take_a_number_or_words_and_the_plan_a_yes() {
 }
 
 #[test]
-fn tab_completes_commands_and_paths() {
+fn a_menu_completes_commands_and_paths_in_the_live_area() {
     let mut app = App::new("m", Mode::Edit, None, 0);
     app.files = vec!["src/main.rs".into(), "src/model.rs".into(), "README.md".into()];
-    typed(&mut app, "/comp");
+    let before = app.finished.len();
+    // Shown as soon as the word starts, narrowed as it is typed.
+    typed(&mut app, "/");
+    assert!(app.menu.as_ref().is_some_and(|m| m.items.len() > 10), "every command");
+    typed(&mut app, "comp");
+    assert_eq!(app.menu.as_ref().map(|m| m.items[0].label.as_str()), Some("compact"));
     app.key(key(KeyCode::Tab));
     assert_eq!(app.input, "/compact ");
+    assert!(app.menu.is_none());
     app.input.clear();
+    // Paths by subsequence: `@main` finds src/main.rs.
     typed(&mut app, "look at @src/m");
+    let labels = |app: &App| app.menu.as_ref().map(|m| m.items.iter().map(|i| i.label.clone()).collect::<Vec<_>>());
+    assert_eq!(labels(&app), Some(vec!["src/main.rs".to_owned(), "src/model.rs".to_owned()]));
+    app.key(key(KeyCode::Down));
     app.key(key(KeyCode::Tab));
-    assert_eq!(app.input, "look at @src/m", "two files share the prefix");
-    assert!(
-        matches!(app.finished.last(), Some(Block::Notice(n)) if n.contains("@src/main.rs") && n.contains("@src/model.rs"))
-    );
-    typed(&mut app, "a");
-    app.key(key(KeyCode::Tab));
-    assert_eq!(app.input, "look at @src/main.rs ");
+    assert_eq!(app.input, "look at @src/model.rs ");
+    typed(&mut app, "and @main");
+    assert_eq!(labels(&app).unwrap()[0], "src/main.rs");
+    assert_eq!(app.key(key(KeyCode::Enter)), None, "Enter takes a file; it does not send");
+    assert_eq!(app.input, "look at @src/model.rs and @src/main.rs ");
+    // Esc closes it and leaves the words; the scrollback never had any of it.
+    typed(&mut app, "@READ");
+    app.key(key(KeyCode::Esc));
+    assert!(app.menu.is_none());
+    assert!(app.input.text().ends_with("@READ"));
+    assert_eq!(app.finished.len(), before, "{:?}", app.finished);
+    // A command chosen whole runs at once.
+    app.input.clear();
+    typed(&mut app, "/usa");
+    assert_eq!(app.key(key(KeyCode::Enter)), None);
+    assert!(matches!(app.finished.last(), Some(Block::Notice(n)) if n.contains("tokens")), "/usage ran");
 }
 
 #[test]

@@ -302,3 +302,39 @@ async fn words_typed_during_a_turn_go_at_its_next_step_or_as_the_next_turn_and_e
     tmux.wait_for("Checked the docs too.").await;
     assert!(tmux.screen().contains("also check the docs"), "{}", tmux.screen());
 }
+
+#[tokio::test]
+async fn completion_is_a_menu_that_leaves_nothing_in_the_scrollback() {
+    if !tmux_available() {
+        eprintln!("tmux is not installed: the terminal UI test runs in CI (.ci/run installs tmux)");
+        return;
+    }
+    let server = FakeServer::start(vec![Scripted::text("Read them.")]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let (home, project) =
+        make_project(dir.path(), &server, &[("README.md", "# Demo\n"), ("notes.txt", "n\n"), ("src/main.rs", "")])
+            .await;
+    let tmux = launch("menu", &home, &project, "", (80, 24));
+    tmux.wait_for("Trust this project?").await;
+    tmux.send(&["y", "Enter"]);
+    tmux.wait_for("mode: manual").await;
+    // Shown as soon as `@` is typed; `@main` finds src/main.rs.
+    tmux.send(&["-l", "look at @main"]);
+    let menu = tmux.wait_for(" @src/main.rs").await;
+    assert!(!menu.contains("@notes.txt"), "{menu}");
+    tmux.send(&["Tab"]);
+    tmux.send(&["-l", "and /"]);
+    tmux.send(&["Enter"]);
+    tmux.wait_for("Read them.").await;
+    let sent = last_user_message(&server);
+    assert!(sent.starts_with("look at @src/main.rs and /"), "{sent}");
+    // Nothing of the menu stayed above: the scrollback holds the prompt and the answer.
+    let all = tmux.screen();
+    assert_eq!(all.matches("src/main.rs").count(), 1, "{all}");
+    tmux.send(&["-l", "/co"]);
+    let menu = tmux.wait_for("/compact").await;
+    assert!(menu.contains("/context"), "{menu}");
+    tmux.send(&["Escape"]);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!tmux.screen().contains("/compact"), "closed, and gone:\n{}", tmux.screen());
+}
