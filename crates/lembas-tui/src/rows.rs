@@ -136,9 +136,13 @@ pub fn hang(first: &[Span<'static>], rest: &[Span<'static>], body: Vec<Span<'sta
         .into_iter()
         .enumerate()
         .map(|(i, line)| {
+            // Words that fill a row to its last column would join the next row's with no space
+            // between when the terminal's wrap puts them back together (a copy, `capture -J`):
+            // such a row ends as a line does, so its last word and the next stay apart.
+            let full = spans_width(&line.spans) >= room;
             let mut spans = if i == 0 { first.to_vec() } else { rest.to_vec() };
             spans.extend(line.spans);
-            Row { line: Line::from(spans), soft: i + 1 < count }
+            Row { line: Line::from(spans), soft: i + 1 < count && !full }
         })
         .collect()
 }
@@ -209,6 +213,14 @@ mod tests {
         let mut rows = wrapped(Line::from("one two three"), 8);
         rows.extend(wrapped(Line::from("four"), 8));
         assert_eq!(texts(&rows), ["one two", "three", "four"]);
+        assert_eq!(rows.iter().map(|r| r.soft).collect::<Vec<_>>(), [true, false, false]);
+    }
+
+    #[test]
+    fn a_row_its_words_fill_ends_as_a_line_does() {
+        // "aaaa bbbb" in 9 columns: "aaaa" and "bbbb" would join as "aaaabbbb".
+        let rows = hang(&[], &[], vec![Span::raw("aaaa bbbbbbbb cc")], 8);
+        assert_eq!(rows.iter().map(|r| r.line.to_string()).collect::<Vec<_>>(), ["aaaa", "bbbbbbbb", "cc"]);
         assert_eq!(rows.iter().map(|r| r.soft).collect::<Vec<_>>(), [true, false, false]);
     }
 

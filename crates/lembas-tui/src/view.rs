@@ -29,7 +29,20 @@ pub fn block_lines(block: &Block, width: u16, theme: Theme) -> Vec<Line<'static>
 pub fn block_rows(block: &Block, width: u16, theme: Theme) -> Vec<Row> {
     let cols = usize::from(width.max(1));
     let text_rows = |text: &str, style: Style| -> Vec<Row> {
-        text.lines().flat_map(|l| hang(&[], &[], vec![Span::styled(l.to_owned(), style)], cols)).collect()
+        text.lines()
+            .flat_map(|l| {
+                // A table's row (`  /help   these commands`) hangs its wrapped words under its
+                // second column; any other line under its own start.
+                let (lead, body) = l.split_at(second_column(l));
+                let lead_width = unicode_width::UnicodeWidthStr::width(lead);
+                hang(
+                    &[Span::styled(lead.to_owned(), style)],
+                    &[Span::raw(" ".repeat(lead_width))],
+                    vec![Span::styled(body.to_owned(), style)],
+                    cols,
+                )
+            })
+            .collect()
     };
     match block {
         Block::User(text) => {
@@ -120,6 +133,16 @@ pub fn block_rows(block: &Block, width: u16, theme: Theme) -> Vec<Row> {
         Block::Notice(text) => text_rows(text, theme.fg(Color::DarkGray)),
         Block::Error(text) => text_rows(text, theme.fg(Color::Red)),
     }
+}
+
+/// Where a line's second column starts: after the first run of two or more blanks that follows
+/// its first words (`  /help   these commands` → at `these`); 0 for a line that has none.
+fn second_column(line: &str) -> usize {
+    let start = line.len() - line.trim_start().len();
+    let Some(gap) = line[start..].find("  ").map(|at| start + at) else { return 0 };
+    let after = line[gap..].len() - line[gap..].trim_start().len();
+    // Only a gap inside the row counts: one at its end leaves nothing to hang.
+    if gap + after >= line.len() { 0 } else { gap + after }
 }
 
 /// A diff row's colour: an added line green, a removed one red; `None` for the rest, which each
