@@ -164,6 +164,8 @@ pub struct App {
     pub offer: Option<String>,
     /// Words added while a turn runs, waiting for its next step (shown under it).
     pub queued: Vec<String>,
+    /// The option ↑↓ marked on a question card (Enter with nothing written takes it).
+    pub choice: usize,
     /// The completion menu, while a `/command` or an `@path` is being typed.
     pub menu: Option<crate::menu::Menu>,
     /// The word whose menu Esc closed: not opened again until the word changes.
@@ -619,6 +621,7 @@ impl App {
     /// Shows a question card (the engine waits for [`Action::Reply`]).
     pub fn question(&mut self, question: lembas_core::Question) {
         self.card = Some(Card::Question(question));
+        self.choice = 0;
         if self.notify && !self.focused {
             self.to_notify = Some(format!("lembas: {} — a question for you", self.title));
         }

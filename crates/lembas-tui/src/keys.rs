@@ -219,6 +219,17 @@ impl App {
                     }
                 }
             }
+            (Card::Question(q), KeyCode::Up | KeyCode::Down) if !q.options.is_empty() && self.input.is_empty() => {
+                let n = q.options.len();
+                self.choice = if key.code == KeyCode::Up { (self.choice + n - 1) % n } else { (self.choice + 1) % n };
+                return None;
+            }
+            (Card::Question(q), KeyCode::Enter)
+                if !key.modifiers.intersects(KeyModifiers::SHIFT | KeyModifiers::ALT) && self.input.is_empty() =>
+            {
+                // Nothing written: the marked option.
+                q.options.get(self.choice).cloned().map(Action::Reply)
+            }
             (Card::Question(_), KeyCode::Enter)
                 if !key.modifiers.intersects(KeyModifiers::SHIFT | KeyModifiers::ALT)
                     && !self.input.text().trim().is_empty() =>

@@ -137,7 +137,9 @@ pub fn hint_line(app: &App) -> String {
     match (&app.card, app.writing) {
         (_, Some(Writing::EditCommand)) => "Enter runs this command once · Esc goes back to the card".into(),
         (_, Some(_)) => "Enter sends these words · Esc goes back to the card".into(),
-        (Some(Card::Question(_)), None) => "A number picks an option · or write an answer and press Enter".into(),
+        (Some(Card::Question(_)), None) => {
+            "↑↓ and Enter, or a number, pick an option · or write an answer and press Enter".into()
+        }
         (Some(Card::Pick(_)), None) => "↑↓ choose · type to narrow · Enter takes it · Esc leaves".into(),
         (Some(Card::Settings(form)), None) if form.on_agents() => {
             "←→ moves the marked number · Tab the other one · Enter keeps · Esc leaves".into()
@@ -215,11 +217,20 @@ pub fn card_lines(app: &App, card: &Card, width: u16, room: u16, theme: Theme) -
             words("[y] yes  [n] no", Style::default()),
         ),
         Card::Question(q) => {
+            // The option Enter would take is marked, while nothing is written.
+            let marked = app.input.is_empty().then_some(app.choice);
             let options: Vec<Line> = q
                 .options
                 .iter()
                 .enumerate()
-                .flat_map(|(i, o)| words(&format!("[{}] {o}", i + 1), Style::default()))
+                .flat_map(|(i, o)| {
+                    let (mark, style) = if marked == Some(i) {
+                        ("›", Style::default().add_modifier(Modifier::REVERSED))
+                    } else {
+                        (" ", Style::default())
+                    };
+                    words(&format!("{mark}[{}] {o}", i + 1), style)
+                })
                 .collect();
             (words(&q.question, bold), options, Vec::new())
         }

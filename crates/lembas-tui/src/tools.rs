@@ -14,6 +14,8 @@ pub fn title(tool: &str, title: &str, args: &Value) -> String {
         },
         ("glob", Some(pattern)) => pattern.to_owned(),
         // A command is shown as it ran (wrapped, never cut); one of several lines says so.
+        // The question asked, not the tool's name.
+        ("ask_user", _) => text("question").map_or_else(|| title.to_owned(), str::to_owned),
         ("bash", _) => match text("command") {
             Some(command) if command.lines().count() > 1 => format!("{} …", command.lines().next().unwrap_or("")),
             Some(command) => command.to_owned(),
@@ -35,6 +37,10 @@ pub fn body(text: &str) -> &str {
 /// What came of a call, in one line.
 pub fn summary(tool: &str, text: &str, failed: bool) -> String {
     let first = first_line(text);
+    // What the model is told in its own words, said to the person in theirs.
+    if let Some(said) = person_words(tool, body(text)) {
+        return said;
+    }
     if failed {
         return first;
     }
@@ -49,6 +55,35 @@ pub fn summary(tool: &str, text: &str, failed: bool) -> String {
         "grep" => grep_summary(&lines).unwrap_or(first),
         "bash" => bash_summary(&lines),
         _ => first,
+    }
+}
+
+/// The person's words for a result written for the model: an answer they gave, a plan they
+/// approved, a read or a search that changed nothing since the last.
+fn person_words(tool: &str, body: &str) -> Option<String> {
+    // A stub shares its bracket's line (`[#0002 a.rs lines 1-3 of 3 sha …] Unchanged since …`).
+    let said = body.split_once("] ").map_or(body, |(bracket, rest)| if bracket.starts_with('[') { rest } else { body });
+    if said.starts_with("Unchanged since ") {
+        return Some("Unchanged since it was read".into());
+    }
+    if said.starts_with("Same result as ") {
+        return Some("The same as the last time".into());
+    }
+    match tool {
+        "ask_user" => Some(match said.strip_prefix("The person answered: ") {
+            Some(words) => format!("You answered: {}", first_line(words)),
+            None if said.starts_with("Nobody is here") => "Nobody was here to answer".into(),
+            None => "Not answered".into(),
+        }),
+        "plan_submit" => {
+            let mode = said.split_once("the permission mode is now ").and_then(|(_, r)| r.split('.').next());
+            Some(match mode {
+                Some(mode) => format!("Plan approved: now in {mode} mode"),
+                None if said.starts_with("Nobody is here") => "The plan waits for approval".into(),
+                None => "Plan not approved yet".into(),
+            })
+        }
+        _ => None,
     }
 }
 
@@ -155,6 +190,18 @@ pub fn summary_fails(tool: &str, summary: &str) -> bool {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn what_the_model_is_told_is_said_to_the_person_in_their_words() {
+        let stub =
+            "[#0002 notes.txt lines 1-3 of 3 sha 4fdbc441] Unchanged since #0001, which already shows lines 1-3.";
+        assert_eq!(summary("read", stub, false), "Unchanged since it was read");
+        assert_eq!(summary("grep", "[#0004] Same result as #0003.", false), "The same as the last time");
+        assert_eq!(summary("ask_user", "[#0005]\nThe person answered: postgres", false), "You answered: postgres");
+        let approved = "[#0006]\nThe person approved the plan. Plan mode has ended: the permission mode is now edit. Carry out the plan, keeping it current with plan_update.";
+        assert_eq!(summary("plan_submit", approved, false), "Plan approved: now in edit mode");
+        assert_eq!(title("ask_user", "", &serde_json::json!({"question": "Which database?"})), "Which database?");
+    }
 
     #[test]
     fn each_tool_says_what_came_of_it() {

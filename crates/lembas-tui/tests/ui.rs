@@ -660,3 +660,20 @@ fn team_shows_the_tree_and_the_rooms_latest_messages() {
     );
     assert!(lembas_tui::view::status_line(&app).ends_with("agents 2/4 · 1 subagent working"));
 }
+
+#[test]
+fn a_question_cards_options_are_chosen_with_the_arrows() {
+    let mut app = App::new("m", Mode::Edit, None, 0);
+    app.question(lembas_core::Question {
+        question: "Which database?".into(),
+        options: vec!["sqlite".into(), "postgres".into(), "mysql".into()],
+    });
+    app.key(key(KeyCode::Down));
+    app.key(key(KeyCode::Down));
+    app.key(key(KeyCode::Up));
+    assert_eq!(app.key(key(KeyCode::Enter)), Some(Action::Reply("postgres".into())));
+    // Words written win over the marked option.
+    app.question(lembas_core::Question { question: "Name?".into(), options: vec!["a".into()] });
+    typed(&mut app, "zed");
+    assert_eq!(app.key(key(KeyCode::Enter)), Some(Action::Reply("zed".into())));
+}

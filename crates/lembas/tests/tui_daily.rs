@@ -371,3 +371,31 @@ async fn a_wrapped_paragraph_copies_as_its_words_at_any_width() {
         assert!(copied(&tmux).contains(words), "at {width} columns:\n{}", tmux.joined());
     }
 }
+
+#[tokio::test]
+async fn a_question_is_answered_with_the_arrows_and_stays_readable_above() {
+    if !tmux_available() {
+        eprintln!("tmux is not installed: the terminal UI test runs in CI (.ci/run installs tmux)");
+        return;
+    }
+    let server = FakeServer::start(vec![
+        Scripted::tool_call("ask_user", json!({"question": "Which database?", "options": ["sqlite", "postgres"]})),
+        Scripted::text("Postgres it is."),
+    ])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let (home, project) = make_project(dir.path(), &server, &[("notes.txt", "x\n")]).await;
+    let tmux = launch("question", &home, &project, "", (80, 24));
+    tmux.wait_for("Trust this project?").await;
+    tmux.send(&["y", "Enter"]);
+    tmux.wait_for("mode: manual").await;
+    tmux.send(&["-l", "set up storage"]);
+    tmux.send(&["Enter"]);
+    tmux.wait_for("›[1] sqlite").await;
+    tmux.send(&["Down"]);
+    tmux.wait_for("›[2] postgres").await;
+    tmux.send(&["Enter"]);
+    let done = tmux.wait_for("Postgres it is.").await;
+    assert!(done.contains("Which database?") && done.contains("You answered: postgres"), "{done}");
+    assert!(!done.contains("The person answered"), "the model's words stay the model's:\n{done}");
+}
