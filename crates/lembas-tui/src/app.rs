@@ -431,7 +431,7 @@ impl App {
                         // A change shows its diff and a command its output, folded past a dozen
                         // lines; anything else its summary alone.
                         if !failed && (is_change(tool) || tool == "bash") {
-                            *shown = fold(text);
+                            *shown = fold(&without_ending(tool, text));
                         }
                     }
                     self.finished.push(block);
@@ -644,8 +644,10 @@ impl App {
     }
 
     pub(crate) fn switch_mode(&mut self, mode: Mode) -> Option<Action> {
+        // Only auto is asked first: it acts without asking. The other steps are the person's
+        // to take freely, as they cycle with Shift-Tab.
         match self.mode {
-            Some(current) if mode.is_looser_than(current) => {
+            Some(current) if mode == Mode::Auto && mode.is_looser_than(current) => {
                 self.card = Some(Card::LooserMode(mode));
                 None
             }
@@ -711,13 +713,28 @@ pub fn is_change(tool: &str) -> bool {
 /// Lines of a diff or a command's output shown before the rest folds.
 const SHOWN_LINES: usize = 12;
 
+/// A command's output without the line saying how it ended (`(exit code 4)`, `(no output)`),
+/// which the block's summary already says.
+fn without_ending(tool: &str, text: &str) -> String {
+    if tool != "bash" {
+        return text.to_owned();
+    }
+    let mut lines: Vec<&str> = text.lines().collect();
+    if lines.last().is_some_and(|l| (l.starts_with("(exit code ") || *l == "(no output)") && l.ends_with(')')) {
+        lines.pop();
+    }
+    lines.join("\n")
+}
+
 /// A diff or a command's output (without its bracket), its first lines, and a line saying how
-/// many more there are (the transcript view, Ctrl-O, shows them).
+/// many more there are (the transcript view, Ctrl-O, shows them). One line more is shown rather
+/// than folded.
 fn fold(text: &str) -> String {
     let lines: Vec<&str> = crate::tools::body(text).lines().collect();
-    let mut shown: Vec<String> = lines.iter().take(SHOWN_LINES).map(|l| (*l).to_owned()).collect();
-    if lines.len() > SHOWN_LINES {
-        shown.push(format!("… {} more lines (Ctrl-O shows all)", lines.len() - SHOWN_LINES));
+    let keep = if lines.len() == SHOWN_LINES + 1 { lines.len() } else { SHOWN_LINES };
+    let mut shown: Vec<String> = lines.iter().take(keep).map(|l| (*l).to_owned()).collect();
+    if lines.len() > keep {
+        shown.push(format!("… {} more lines (Ctrl-O shows all)", lines.len() - keep));
     }
     shown.join("\n")
 }
@@ -725,6 +742,17 @@ fn fold(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_commands_block_says_its_ending_once_and_folds_no_single_line() {
+        assert_eq!(without_ending("bash", "[#0001]\nbuilt\n(exit code 4)"), "[#0001]\nbuilt");
+        assert_eq!(without_ending("bash", "[#0001]\n(no output)"), "[#0001]");
+        assert_eq!(without_ending("read", "[#0001]\n(no output)"), "[#0001]\n(no output)");
+        let thirteen: String = (1..=13).map(|i| format!("line {i}\n")).collect();
+        assert!(!fold(&thirteen).contains("more line"), "{}", fold(&thirteen));
+        let twenty: String = (1..=20).map(|i| format!("line {i}\n")).collect();
+        assert!(fold(&twenty).ends_with("… 8 more lines (Ctrl-O shows all)"));
+    }
 
     #[test]
     fn a_streaming_reply_settles_at_blank_lines_outside_code() {

@@ -158,7 +158,14 @@ impl App {
                             .iter()
                             .map(|l| Item { label: l.clone(), detail: String::new(), pick: Pick::Effort(l.clone()) })
                             .collect();
-                        self.open_picker(Picker::new("Effort", items, self.effort.clone().as_deref()));
+                        // The level in use: the one chosen, else the model's start level.
+                        let current = self.effort.clone().or_else(|| {
+                            self.models
+                                .iter()
+                                .find(|m| m.display_name() == self.model || m.id == self.model)
+                                .and_then(|m| m.effort.clone())
+                        });
+                        self.open_picker(Picker::new("Effort", items, current.as_deref()));
                         None
                     } else if levels.iter().any(|l| l == arg) {
                         self.effort = Some(arg.to_owned());

@@ -145,6 +145,19 @@ impl Editor {
                 self.area.move_cursor(CursorMove::WordForward);
                 return Edit::Taken;
             }
+            // The shell's Ctrl-W: cut back to the blank before the word, whatever the word is
+            // made of (`prompt[UP]` goes whole, as in readline).
+            KeyCode::Char('w') if ctrl => {
+                let before: Vec<char> = self.before_cursor().chars().collect();
+                let blanks = before.iter().rev().take_while(|c| c.is_whitespace()).count();
+                let word = before.iter().rev().skip(blanks).take_while(|c| !c.is_whitespace()).count();
+                let cut: String = before[before.len() - blanks - word..].iter().collect();
+                self.delete_back(blanks + word);
+                if !cut.is_empty() {
+                    self.area.set_yank_text(cut);
+                }
+                return Edit::Taken;
+            }
             // The shell's Ctrl-U: cut to the line's start (the text area would undo).
             KeyCode::Char('u') if ctrl => {
                 self.area.delete_line_by_head();
@@ -222,6 +235,9 @@ mod tests {
         assert_eq!(e.text(), "Xhello worldY");
         press(&mut e, KeyCode::Char('w'), ctrl);
         assert_eq!(e.text(), "Xhello ");
+        typed(&mut e, "prompt[UP]");
+        press(&mut e, KeyCode::Char('w'), ctrl);
+        assert_eq!(e.text(), "Xhello ", "a word is what lies between blanks");
         press(&mut e, KeyCode::Left, KeyModifiers::NONE);
         press(&mut e, KeyCode::Left, KeyModifiers::NONE);
         press(&mut e, KeyCode::Char('k'), ctrl);

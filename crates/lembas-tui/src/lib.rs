@@ -48,6 +48,29 @@ pub use markdown::markdown_rows;
 pub use rows::{Row, plain};
 pub use view::{Theme, block_lines, block_rows, status_line};
 
+/// A yes-or-no answer from one key (`y` or `n`; Enter, Esc and Ctrl-C say no), as a person
+/// answers such a question in a terminal — no Enter needed after it. The answer is echoed.
+pub fn yes_or_no() -> std::io::Result<bool> {
+    use crossterm::event::{Event as Term, KeyCode, KeyEventKind, read};
+    crossterm::terminal::enable_raw_mode()?;
+    let answer = loop {
+        match read() {
+            Ok(Term::Key(k)) if k.kind == KeyEventKind::Press => match k.code {
+                KeyCode::Char('y' | 'Y') => break Ok(true),
+                KeyCode::Char('c') if k.modifiers.contains(crossterm::event::KeyModifiers::CONTROL) => break Ok(false),
+                KeyCode::Char('n' | 'N') | KeyCode::Enter | KeyCode::Esc => break Ok(false),
+                _ => {}
+            },
+            Ok(_) => {}
+            Err(e) => break Err(e),
+        }
+    };
+    crossterm::terminal::disable_raw_mode()?;
+    let answer = answer?;
+    println!("{}", if answer { "y" } else { "n" });
+    Ok(answer)
+}
+
 /// Height of the live area, in rows.
 pub const LIVE_HEIGHT: u16 = 10;
 

@@ -212,7 +212,12 @@ pub fn card_lines(app: &App, card: &Card, width: u16, room: u16, theme: Theme) -
             (head, body, foot)
         }
         Card::LooserMode(mode) => (
-            words(&format!("Switch to {mode}? It asks less."), Style::default()),
+            words(
+                &format!(
+                    "Switch to {mode}? It changes files and runs commands without asking (the hardline still holds)."
+                ),
+                Style::default(),
+            ),
             Vec::new(),
             words("[y] yes  [n] no", Style::default()),
         ),

@@ -677,3 +677,18 @@ fn a_question_cards_options_are_chosen_with_the_arrows() {
     typed(&mut app, "zed");
     assert_eq!(app.key(key(KeyCode::Enter)), Some(Action::Reply("zed".into())));
 }
+
+#[test]
+fn the_effort_picker_opens_on_the_level_in_use() {
+    let mut app = App::new("thinker", Mode::Edit, None, 0);
+    app.models = vec![lembas_core::ModelInfo {
+        id: "thinker".into(),
+        efforts: Some(vec!["low".into(), "medium".into(), "high".into()]),
+        effort: Some("medium".into()),
+        ..Default::default()
+    }];
+    typed(&mut app, "/effort");
+    app.key(key(KeyCode::Enter));
+    let Some(lembas_tui::Card::Pick(picker)) = &app.card else { panic!("{:?}", app.card) };
+    assert_eq!(picker.items[picker.selected].label, "medium", "the model's start level, in use");
+}

@@ -1,6 +1,6 @@
 //! `lembas` with no arguments: the terminal UI, on the same engine as `lembas run`.
 
-use std::io::{BufRead, IsTerminal, Write};
+use std::io::{IsTerminal, Write};
 use std::sync::Arc;
 
 use lembas_core::{OpenSession, Start};
@@ -22,9 +22,9 @@ fn ask_trust(home: &lembas_config::Home, root: &std::path::Path) -> Result<(), F
         root.display()
     );
     let _ = std::io::stdout().flush();
-    let mut line = String::new();
-    std::io::stdin().lock().read_line(&mut line).map_err(|e| Failure::new(exit::FAILED, e.to_string()))?;
-    trust.set(root, line.trim().eq_ignore_ascii_case("y") || line.trim().eq_ignore_ascii_case("yes"));
+    // One key answers it, as the cards do.
+    let yes = lembas_tui::yes_or_no().map_err(|e| Failure::new(exit::FAILED, e.to_string()))?;
+    trust.set(root, yes);
     trust.save(home).map_err(|e| Failure::new(exit::FAILED, e.to_string()))
 }
 
