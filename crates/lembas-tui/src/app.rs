@@ -164,6 +164,8 @@ pub struct App {
     pub offer: Option<String>,
     /// Words added while a turn runs, waiting for its next step (shown under it).
     pub queued: Vec<String>,
+    /// The opening line was shown (a session opened later is announced as such).
+    pub welcomed: bool,
     /// The option ↑↓ marked on a question card (Enter with nothing written takes it).
     pub choice: usize,
     /// The completion menu, while a `/command` or an `@path` is being typed.
@@ -564,12 +566,18 @@ impl App {
                     self.to_notify = Some(format!("lembas: {} — the reply is ready", self.title));
                 }
             }
-            Event::Session { id, model, mode, title, resumed, .. } => {
+            Event::Session { id, model, mode, title, resumed, sandbox } => {
                 self.session_id = id.clone();
                 self.title = title.clone();
                 self.context.0 = 0;
-                let what = if *resumed { "Resumed" } else { "Session" };
-                self.finished.push(Block::Notice(format!("── {what}: {title} ──")));
+                if !self.welcomed && !*resumed {
+                    // The first thing a person sees: what runs, where, on what, how freely.
+                    self.finished.push(Block::Notice(self.welcome(model, *mode, sandbox)));
+                } else {
+                    let what = if *resumed { "Resumed" } else { "Session" };
+                    self.finished.push(Block::Notice(format!("── {what}: {title} ──")));
+                }
+                self.welcomed = true;
                 self.model = model.clone();
                 self.mode = Some(*mode);
             }
@@ -616,6 +624,23 @@ impl App {
             self.finished.push(block);
         }
         self.busy = false;
+    }
+
+    /// The opening line: lembas' version, the project, the model and the mode — and the sandbox
+    /// when it is less than whole.
+    fn welcome(&self, model: &str, mode: Mode, sandbox: &str) -> String {
+        let folder = match (&self.root, std::env::var_os("HOME").map(std::path::PathBuf::from)) {
+            (Some(root), Some(home)) if root.starts_with(&home) && root != &home => {
+                format!("~/{}", root.strip_prefix(&home).unwrap_or(root).display())
+            }
+            (Some(root), _) => root.display().to_string(),
+            (None, _) => String::new(),
+        };
+        let mut line = format!("lembas {} · {folder} · model {model} · {mode} mode", env!("CARGO_PKG_VERSION"));
+        if !sandbox.is_empty() && sandbox != "active" {
+            line.push_str(&format!("\nsandbox: {sandbox}"));
+        }
+        line
     }
 
     /// Shows a question card (the engine waits for [`Action::Reply`]).

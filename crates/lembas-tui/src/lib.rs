@@ -176,8 +176,7 @@ pub async fn run(
     let theme = Theme { no_color: std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()) };
     let opened = open(begin.resume.as_deref()).map_err(std::io::Error::other)?;
     let (mut session, mut events) = (opened.handle, opened.events);
-    // A new first session is not announced (the screen starts clean), but `/subagents` needs
-    // its id.
+    // `/subagents` needs its id before the announcement comes.
     app.session_id = session.id().to_owned();
     // How full the window starts, for `/context` and the status bar before the first request.
     session.send(Command::ReportContext);
@@ -185,8 +184,9 @@ pub async fn run(
     let mut replay: Option<String> = None;
     if let Some(id) = &begin.resume {
         replay = Some(id.clone());
-        session.send(Command::Announce);
     }
+    // A new session opens with its welcome line; a resumed one with its announcement.
+    session.send(Command::Announce);
     if let Some(prompt) = begin.prompt {
         app.history.push(prompt.clone());
         session.send(Command::prompt(prompt));

@@ -173,7 +173,9 @@ async fn a_session_left_before_a_word_is_not_kept_to_continue() {
     let tmux = launch("kept-1", &home, &project, "", (80, 24));
     tmux.wait_for("Trust this project?").await;
     tmux.send(&["y", "Enter"]);
-    tmux.wait_for("mode: manual").await;
+    // The opening line: version, project, model, mode.
+    let opened = tmux.wait_for("· model fake-model · manual mode").await;
+    assert!(opened.contains(&format!("lembas {} ·", env!("CARGO_PKG_VERSION"))), "{opened}");
     tmux.send(&["-l", "hello"]);
     tmux.send(&["Enter"]);
     tmux.wait_for("The first answer.").await;
