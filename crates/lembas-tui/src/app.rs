@@ -535,6 +535,14 @@ impl App {
                 if *ran_commands {
                     said.push_str(" What its commands changed is not undone.");
                 }
+                // Out of the transcript too (Ctrl-O): from the turn's words on. (The terminal's
+                // scrollback keeps what it was shown.)
+                let first_line = prompt.lines().next().unwrap_or_default();
+                if let Some(at) =
+                    self.transcript.iter().rposition(|b| matches!(b, Block::User(text) if text.starts_with(first_line)))
+                {
+                    self.transcript.truncate(at);
+                }
                 self.finished.push(Block::Notice(said));
                 // Its words come back to the input, to change and send again.
                 if self.input.is_empty() {
@@ -562,6 +570,10 @@ impl App {
                     DoneReason::Failed => " · failed",
                 };
                 self.last_turn = Some(format!("{took} · {} tokens{ended}", self.turn_tokens));
+                // Said where the turn's words are, too: the scrollback and the transcript.
+                if *reason == DoneReason::Cancelled {
+                    self.finished.push(Block::Notice("(stopped by you)".into()));
+                }
                 if self.notify && !self.focused {
                     self.to_notify = Some(format!("lembas: {} — the reply is ready", self.title));
                 }

@@ -30,7 +30,9 @@ pub fn whole_rows(block: &Block, width: u16, theme: Theme) -> Vec<Row> {
             let mut rows = block_rows(&shown, width, theme);
             let diff = crate::app::is_change(tool);
             let otherwise = theme.fg(if *state == ToolState::Failed { Color::Red } else { Color::DarkGray });
-            for line in body.lines() {
+            // A line the summary already says (a failure's first line) is not said twice.
+            let skip = usize::from(body.lines().next().is_some_and(|l| l.trim() == summary.trim()));
+            for line in body.lines().skip(skip) {
                 let style = diff.then(|| diff_style(line, theme)).flatten().unwrap_or(otherwise);
                 rows.extend(hang(
                     &[Span::raw("    ")],
@@ -56,7 +58,13 @@ pub fn whole_rows(block: &Block, width: u16, theme: Theme) -> Vec<Row> {
 /// The whole session as lines, and at its end what the card shown asks about, whole.
 pub fn transcript_lines(app: &App, width: u16, theme: Theme) -> Vec<Line<'static>> {
     let mut rows: Vec<Row> = Vec::new();
+    let mut after_tools = false;
     for block in app.transcript.iter().chain(&app.finished).chain(&app.live).chain(&app.running) {
+        // Words after tool calls stand apart from them, as in the scrollback.
+        if after_tools && matches!(block, Block::Assistant(_) | Block::User(_)) {
+            rows.push(Row::blank());
+        }
+        after_tools = matches!(block, Block::Tool { .. });
         rows.extend(whole_rows(block, width, theme));
     }
     if let Some(Card::Approval(request)) = &app.card

@@ -692,3 +692,25 @@ fn the_effort_picker_opens_on_the_level_in_use() {
     let Some(lembas_tui::Card::Pick(picker)) = &app.card else { panic!("{:?}", app.card) };
     assert_eq!(picker.items[picker.selected].label, "medium", "the model's start level, in use");
 }
+
+#[test]
+fn the_transcript_drops_an_undone_turn_and_marks_a_stopped_one() {
+    let mut app = App::new("m", Mode::Edit, None, 0);
+    app.transcript = vec![
+        Block::User("fix add".into()),
+        Block::Assistant("Fixed.".into()),
+        Block::User("make it multiply".into()),
+        Block::Assistant("Multiplied.".into()),
+    ];
+    app.apply(&Event::Undone { prompt: "make it multiply".into(), files: vec![], ran_commands: false });
+    assert_eq!(app.transcript.len(), 2, "{:?}", app.transcript);
+    app.apply(&Event::Prompt { text: "again".into(), machine: false });
+    app.apply(&Event::Done {
+        reason: DoneReason::Cancelled,
+        text: String::new(),
+        steps: 0,
+        session: "s".into(),
+        usage: Default::default(),
+    });
+    assert!(matches!(app.finished.last(), Some(Block::Notice(n)) if n == "(stopped by you)"));
+}
