@@ -72,7 +72,7 @@ impl Entry {
     }
 
     /// The words search finds it by: what was said, without the notes lembas added.
-    fn words(&self) -> String {
+    pub(crate) fn words(&self) -> String {
         match &self.message {
             Message::User { content, .. } => without_note(content).to_owned(),
             Message::System { content } => content.clone(),

@@ -74,7 +74,7 @@ impl Session {
             }
             // A turn that failed before its first message was kept: nothing of it to take back,
             // so the undo goes to the turn before.
-            self.cfg.store.take_back(&self.id, checkpoint.seq, &self.state_value(), now_ms())?;
+            self.cfg.store.take_back(&self.id, checkpoint.seq, &self.state_value(), &[], now_ms())?;
         };
         let taken = &self.history[checkpoint.history_len..];
         // The words the person typed — not the files they attached, which went with them.
@@ -117,9 +117,11 @@ impl Session {
         state.mcp_instructions = self.state.mcp_instructions.clone();
         state.mode_before_plan = self.state.mode_before_plan;
         self.state = state;
+        // Its words leave the search with it.
+        let forget: Vec<String> = self.history[checkpoint.history_len..].iter().map(Entry::words).collect();
         self.history.truncate(checkpoint.history_len);
         self.turn_seq = None;
-        self.cfg.store.take_back(&self.id, checkpoint.seq, &self.state_value(), now_ms())?;
+        self.cfg.store.take_back(&self.id, checkpoint.seq, &self.state_value(), &forget, now_ms())?;
         self.judge = self.make_judge();
         let undone = Undone { prompt, files, ran_commands };
         self.emit(Event::Undone {

@@ -141,3 +141,15 @@ async fn undo_gives_back_the_words_typed_not_the_files_attached() {
     assert!(sent.contains("a - b"), "the file went with the words: {sent}");
     assert_eq!(session.undo().unwrap().prompt, "what does @src/lib.rs do?");
 }
+
+#[tokio::test]
+async fn an_undone_turn_is_not_found_by_a_search() {
+    let h = Harness::new(vec![Scripted::text("Noted the pelican."), Scripted::text("Noted the zebra.")]).await;
+    let (mut session, _rx) = h.start(Mode::Edit);
+    session.prompt("remember the pelican", &CancellationToken::new()).await;
+    session.prompt("remember the zebra", &CancellationToken::new()).await;
+    assert_eq!(h.store.search("zebra").unwrap().len(), 1);
+    session.undo().unwrap();
+    assert!(h.store.search("zebra").unwrap().is_empty(), "the undone turn's words left the search");
+    assert_eq!(h.store.search("pelican").unwrap().len(), 1, "the turn before is still found");
+}

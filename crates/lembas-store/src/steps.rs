@@ -365,8 +365,18 @@ impl Store {
 
     /// Takes back everything from the message `seq` on: those messages, the checkpoint there
     /// and its backups; the session's state becomes `state`. One transaction.
-    pub fn take_back(&self, id: &str, seq: i64, state: &Value, now: i64) -> Result<(), StoreError> {
+    ///
+    /// `forget` are the words of the messages taken back, as they were written for search:
+    /// each one's latest copy leaves the search too (an undone turn is not found again).
+    pub fn take_back(&self, id: &str, seq: i64, state: &Value, forget: &[String], now: i64) -> Result<(), StoreError> {
         self.write_session(id, |tx| {
+            for words in forget.iter().filter(|w| !w.trim().is_empty()) {
+                tx.execute(
+                    "DELETE FROM said WHERE rowid = (SELECT MAX(rowid) FROM said
+                     WHERE session_id = (SELECT n FROM sessions WHERE id = ?1) AND text = ?2)",
+                    params![id, words],
+                )?;
+            }
             let went_to: Option<Option<i64>> = tx
                 .query_row(
                     "SELECT state_n FROM checkpoints WHERE session_id = (SELECT n FROM sessions WHERE id = ?1) AND seq = ?2",
@@ -538,7 +548,7 @@ mod tests {
         while let Some((seq, began)) = points.pop() {
             let checkpoint = store.last_checkpoint("s").unwrap().unwrap();
             assert_eq!((checkpoint.seq, &checkpoint.state), (seq, &began));
-            store.take_back("s", seq, &began, 2).unwrap();
+            store.take_back("s", seq, &began, &[], 2).unwrap();
             assert_eq!(store.session("s").unwrap().unwrap().state, began.to_string());
         }
         assert_eq!(store.last_checkpoint("s").unwrap(), None);
@@ -663,7 +673,7 @@ mod tests {
             )
             .unwrap();
         assert_eq!(store.last_checkpoint("s").unwrap().unwrap().state, json!({"then": 1}));
-        store.take_back("s", 1, &json!({"then": 1}), 2).unwrap();
+        store.take_back("s", 1, &json!({"then": 1}), &[], 2).unwrap();
         assert_eq!(store.session("s").unwrap().unwrap().state, "{\"then\":1}");
     }
 }
