@@ -638,6 +638,17 @@ impl App {
         self.busy = false;
     }
 
+    /// Gives the running call `call_id`'s block another title (a command the person corrected).
+    pub(crate) fn retitle(&mut self, call_id: &str, title: &str) {
+        for block in self.running.iter_mut() {
+            if let Block::Tool { call_id: id, title: shown, .. } = block
+                && id == call_id
+            {
+                *shown = title.to_owned();
+            }
+        }
+    }
+
     /// The opening line: lembas' version, the project, the model and the mode — and the sandbox
     /// when it is less than whole.
     fn welcome(&self, model: &str, mode: Mode, sandbox: &str) -> String {

@@ -163,7 +163,13 @@ impl App {
                             Action::Answer(Approval::Deny { feedback: (!words.is_empty()).then_some(words) })
                         }
                         Writing::EditCommand if words.is_empty() => return None,
-                        Writing::EditCommand => Action::Answer(Approval::Edited { command: words }),
+                        Writing::EditCommand => {
+                            // The block shows the command that runs, not the one asked about.
+                            if let Card::Approval(request) = &card {
+                                self.retitle(&request.call_id, &words);
+                            }
+                            Action::Answer(Approval::Edited { command: words })
+                        }
                         Writing::PlanFeedback => {
                             Action::Plan(PlanVerdict::Declined { feedback: (!words.is_empty()).then_some(words) })
                         }

@@ -124,6 +124,14 @@ fn an_edit_card_shows_its_diff_and_what_the_session_answer_allows() {
 fn a_long_command_is_shown_whole_at_80_columns_and_can_be_corrected() {
     let mut app = app();
     let command = "for f in alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu; do echo \"$f\" >> out.txt; done && rm -rf build/cache/of/something/long";
+    // The call's block, running while its card waits.
+    app.apply(&lembas_core::Event::ToolStart {
+        call_id: "c".into(),
+        tool: "bash".into(),
+        title: "for f in alpha beta…".into(),
+        args: serde_json::json!({ "command": command }),
+        paths: Vec::new(),
+    });
     app.ask(ApprovalRequest {
         call_id: "c".into(),
         tool: "bash".into(),
@@ -145,6 +153,11 @@ fn a_long_command_is_shown_whole_at_80_columns_and_can_be_corrected() {
     app.key(ctrl('u'));
     typed(&mut app, "make clean");
     assert_eq!(app.key(key(KeyCode::Enter)), Some(Action::Answer(Approval::Edited { command: "make clean".into() })));
+    let title = app.running.iter().find_map(|b| match b {
+        lembas_tui::Block::Tool { title, .. } => Some(title.clone()),
+        _ => None,
+    });
+    assert_eq!(title.as_deref(), Some("make clean"), "the block says the command that runs");
 }
 
 #[test]
