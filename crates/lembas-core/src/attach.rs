@@ -43,6 +43,13 @@ impl Session {
                 }
                 Attachment::File { path } => match self.attach_file(path) {
                     Ok((id, text, stored)) => {
+                        // The person sees what went with their words, as a read they did.
+                        let name = lembas_paths::prompt_name(
+                            &self.ws.resolve(path),
+                            &self.ws.root,
+                            self.cfg.user_home.as_deref(),
+                        );
+                        self.emit(Event::Notice { message: format!("Attached {name}.") });
                         attached.text.push_str(&format!("\n\n{text}"));
                         attached.results.push(NewResult { id: id.0, tool: "read".into(), text: stored });
                     }

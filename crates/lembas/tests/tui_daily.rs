@@ -330,9 +330,11 @@ async fn completion_is_a_menu_that_leaves_nothing_in_the_scrollback() {
     tmux.wait_for("Read them.").await;
     let sent = last_user_message(&server);
     assert!(sent.starts_with("look at @src/main.rs and /"), "{sent}");
-    // Nothing of the menu stayed above: the scrollback holds the prompt and the answer.
+    // Nothing of the menu stayed above: the scrollback holds the prompt, what went with it and
+    // the answer.
     let all = tmux.screen();
-    assert_eq!(all.matches("src/main.rs").count(), 1, "{all}");
+    assert!(all.contains("Attached src/main.rs."), "{all}");
+    assert_eq!(all.matches("src/main.rs").count(), 2, "{all}");
     tmux.send(&["-l", "/co"]);
     let menu = tmux.wait_for("/compact").await;
     assert!(menu.contains("/context"), "{menu}");
