@@ -44,12 +44,23 @@ fn lines(mut seed: u64, count: usize) -> Vec<String> {
         .collect()
 }
 
-/// What a command's run said.
-fn said(output: ToolOutput) -> String {
-    match output {
+/// What `line` said when run in `sandbox` — if the judge lets `mode` run it at all.
+async fn run_if_allowed(
+    judge: &Judge,
+    mode: Mode,
+    ws: &Workspace,
+    sandbox: &lembas_tools::Sandbox,
+    line: &str,
+) -> Option<String> {
+    let call = Call { tool: "bash", risk: lembas_spec::RiskClass::Execute, command: Some(line), paths: &[] };
+    if judge.evaluate(mode, &call, &ws.root, &Path::to_path_buf) != Decision::Allow {
+        return None;
+    }
+    let args = json!({ "command": line, "timeout": 10 });
+    Some(match run_bash_in(ws, &args, &CancellationToken::new(), None, sandbox).await.output {
         ToolOutput::Text(t) | ToolOutput::Error(t) => t,
         other => format!("{other:?}"),
-    }
+    })
 }
 
 #[tokio::test]
@@ -95,15 +106,8 @@ async fn what_plan_mode_allows_never_needs_the_sandbox() {
     let (mut allowed, mut tried) = (0, 0);
     for line in lines(0x005e_ed1e_4ba5, 600) {
         tried += 1;
-        let call = Call { tool: "bash", risk: lembas_spec::RiskClass::Execute, command: Some(&line), paths: &[] };
-        if judge.evaluate(Mode::Plan, &call, &root, &Path::to_path_buf) != Decision::Allow {
-            continue;
-        }
+        let Some(text) = run_if_allowed(&judge, Mode::Plan, &ws, &sandbox, &line).await else { continue };
         allowed += 1;
-        let out =
-            run_bash_in(&ws, &json!({ "command": line, "timeout": 10 }), &CancellationToken::new(), None, &sandbox)
-                .await;
-        let text = said(out.output);
         assert!(
             !text.contains("Read-only file system") && !text.contains("Permission denied"),
             "plan mode allowed `{line}`, and the sandbox had to stop it:\n{text}"
@@ -153,15 +157,8 @@ async fn what_edit_mode_allows_never_meets_the_read_only_places() {
     assert!(!sandbox.seals.is_empty(), "the project's git folders are sealed");
     let mut allowed = 0;
     for line in lines(0x0ed1_7ed1_7000, 500) {
-        let call = Call { tool: "bash", risk: lembas_spec::RiskClass::Execute, command: Some(&line), paths: &[] };
-        if judge.evaluate(Mode::Edit, &call, &root, &Path::to_path_buf) != Decision::Allow {
-            continue;
-        }
+        let Some(text) = run_if_allowed(&judge, Mode::Edit, &ws, &sandbox, &line).await else { continue };
         allowed += 1;
-        let out =
-            run_bash_in(&ws, &json!({ "command": line, "timeout": 10 }), &CancellationToken::new(), None, &sandbox)
-                .await;
-        let text = said(out.output);
         assert!(
             !text.contains("Read-only file system"),
             "edit mode allowed `{line}`, and the sandbox had to stop it:\n{text}"

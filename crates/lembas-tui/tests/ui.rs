@@ -615,13 +615,7 @@ fn a_turn_cancelled_before_its_first_step_keeps_its_footer() {
     app.key(key(KeyCode::Char('x')));
     app.key(key(KeyCode::Enter));
     app.apply(&Event::Prompt { text: "x".into(), machine: false });
-    app.apply(&Event::Done {
-        reason: DoneReason::Cancelled,
-        text: String::new(),
-        steps: 0,
-        session: "s".into(),
-        usage: Default::default(),
-    });
+    app.apply(&cancelled());
     assert!(app.last_turn.as_deref().is_some_and(|t| t.contains("stopped by you")), "{:?}", app.last_turn);
 }
 
@@ -705,12 +699,17 @@ fn the_transcript_drops_an_undone_turn_and_marks_a_stopped_one() {
     app.apply(&Event::Undone { prompt: "make it multiply".into(), files: vec![], ran_commands: false });
     assert_eq!(app.transcript.len(), 2, "{:?}", app.transcript);
     app.apply(&Event::Prompt { text: "again".into(), machine: false });
-    app.apply(&Event::Done {
+    app.apply(&cancelled());
+    assert!(matches!(app.finished.last(), Some(Block::Notice(n)) if n == "(stopped by you)"));
+}
+
+/// A turn's end, stopped by the person before its first step.
+fn cancelled() -> Event {
+    Event::Done {
         reason: DoneReason::Cancelled,
         text: String::new(),
         steps: 0,
         session: "s".into(),
         usage: Default::default(),
-    });
-    assert!(matches!(app.finished.last(), Some(Block::Notice(n)) if n == "(stopped by you)"));
+    }
 }
