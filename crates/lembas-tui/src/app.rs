@@ -4,7 +4,9 @@
 use lembas_core::Mode;
 use lembas_core::ModelInfo;
 use lembas_core::Progress;
-use lembas_core::{Approval, ApprovalRequest, DoneReason, Event};
+use lembas_core::{Approval, ApprovalRequest};
+
+mod events;
 
 /// How a tool call stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -210,25 +212,6 @@ pub(crate) const MODES: [Mode; 4] = [Mode::Manual, Mode::Edit, Mode::Auto, Mode:
 /// The marks that tell the categories apart in `/context`'s bar (colour is not always there).
 const SHARE_MARKS: [char; 6] = ['█', '▓', '▒', '■', '▪', '◆'];
 
-/// `/mcp`: each server and where it stands.
-fn mcp_report(servers: &[lembas_core::ServerStatus]) -> String {
-    if servers.is_empty() {
-        return "No MCP servers are configured: add them under [mcp_servers.NAME] in config.toml, or in the project's .mcp.json (read once you trust the project).".into();
-    }
-    let mut lines = vec!["MCP servers:".to_owned()];
-    for server in servers {
-        let state = match &server.state {
-            lembas_core::ServerState::Connecting => "connecting…".to_owned(),
-            lembas_core::ServerState::Ready { tools } => {
-                format!("connected, {tools} tool{}", if *tools == 1 { "" } else { "s" })
-            }
-            lembas_core::ServerState::Failed { reason } => format!("not connected: {reason}"),
-        };
-        lines.push(format!("  {} — {state}", server.name));
-    }
-    lines.join("\n")
-}
-
 impl App {
     pub fn new(model: &str, mode: Mode, effort: Option<String>, window: u64) -> App {
         App {
@@ -312,24 +295,6 @@ impl App {
         report
     }
 
-    fn flush_live(&mut self) {
-        if let Some(block) = self.live.take() {
-            self.finished.push(block);
-        }
-    }
-
-    /// A reply streams into the live area; what of it is settled — whole blocks before a blank
-    /// line, outside code, with the next block begun — goes on to the scrollback, so the live
-    /// area holds (and redraws) only the block being written.
-    fn settle_streamed(&mut self) {
-        let Some(Block::Assistant(text)) = &mut self.live else { return };
-        if let Some(at) = settled_len(text) {
-            let rest = text.split_off(at);
-            let settled = std::mem::replace(text, rest);
-            self.finished.push(Block::Assistant(settled.trim_end().to_owned()));
-        }
-    }
-
     /// Ctrl-O: opens the transcript view (every block whole, scrolled to its end), or closes it.
     pub(crate) fn expand(&mut self) {
         self.viewing = match self.viewing {
@@ -338,263 +303,10 @@ impl App {
         };
     }
 
-    /// What a subagent's event changes: its task's block shows what it does now, and its
-    /// tokens count toward the turn's (never toward the main agent's window).
-    fn apply_subagent(&mut self, call_id: &str, event: &Event) {
-        match event {
-            Event::ToolStart { tool, title, .. } => {
-                let block =
-                    self.running.iter_mut().find(|b| matches!(b, Block::Tool { call_id: id, .. } if id == call_id));
-                if let Some(Block::Tool { summary, .. }) = block {
-                    *summary = if title.is_empty() { format!("→ {tool}") } else { format!("→ {tool} {title}") };
-                }
-            }
-            Event::Usage { input, output, .. } => {
-                self.turn_tokens += input + output;
-                self.used.0 += input;
-                self.used.1 += output;
-            }
-            _ => {}
-        }
-    }
-
     /// Subagents working now: those the turn waits for, and those in the background.
     pub fn subagents_running(&self) -> usize {
         let waited = self.running.iter().filter(|b| matches!(b, Block::Tool { tool, .. } if tool == "task")).count();
         waited + self.background_subagents
-    }
-
-    /// What an engine event changes.
-    pub fn apply(&mut self, event: &Event) {
-        match event {
-            Event::Prompt { text, machine } => {
-                self.flush_live();
-                // Words queued while the last turn ran, now a turn of their own.
-                if !machine {
-                    self.queued.retain(|q| !text.contains(q.as_str()));
-                }
-                if !machine && (self.title.is_empty() || self.title == "New session") {
-                    self.title = lembas_core::title_from(text);
-                }
-                self.finished.push(if *machine { Block::Notice(text.clone()) } else { Block::User(text.clone()) });
-                self.busy = true;
-                self.turn_started = Some(std::time::Instant::now());
-                self.turn_tokens = 0;
-            }
-            Event::Text { delta } => {
-                match &mut self.live {
-                    Some(Block::Assistant(text)) => text.push_str(delta),
-                    _ => {
-                        self.flush_live();
-                        self.live = Some(Block::Assistant(delta.clone()));
-                    }
-                }
-                self.settle_streamed();
-            }
-            Event::Reasoning { delta } => match &mut self.live {
-                Some(Block::Thinking(text)) => text.push_str(delta),
-                _ => {
-                    self.flush_live();
-                    self.live = Some(Block::Thinking(delta.clone()));
-                }
-            },
-            Event::ToolStart { call_id, tool, title, args, .. } => {
-                self.flush_live();
-                // A command the person runs themselves is not a turn: words sent meanwhile are a
-                // prompt of their own, and Esc stops the command.
-                if call_id.starts_with("person-") {
-                    self.shell_running = true;
-                }
-                self.running.push(Block::Tool {
-                    call_id: call_id.clone(),
-                    tool: tool.clone(),
-                    title: crate::tools::title(tool, title, args),
-                    state: ToolState::Running,
-                    summary: String::new(),
-                    shown: String::new(),
-                    body: String::new(),
-                });
-            }
-            Event::ToolEnd { call_id, text, .. } | Event::ToolDenied { call_id, reason: text, .. } => {
-                // A refused call failed; an ended one says whether it did.
-                let failed = !matches!(event, Event::ToolEnd { is_error: false, .. });
-                if call_id.starts_with("person-") {
-                    self.shell_running = false;
-                }
-                let position =
-                    self.running.iter().position(|b| matches!(b, Block::Tool { call_id: id, .. } if id == call_id));
-                if let Some(position) = position {
-                    let mut block = self.running.remove(position);
-                    if let Block::Tool { tool, state, summary, shown, body, .. } = &mut block {
-                        *summary = crate::tools::summary(tool, text, failed);
-                        let ran_badly = failed || crate::tools::summary_fails(tool, summary);
-                        *state = if ran_badly { ToolState::Failed } else { ToolState::Done };
-                        *body = crate::tools::body(text).to_owned();
-                        // A change shows its diff and a command its output, folded past a dozen
-                        // lines; anything else its summary alone.
-                        if !failed && (is_change(tool) || tool == "bash") {
-                            *shown = fold(&without_ending(tool, text));
-                        }
-                    }
-                    self.finished.push(block);
-                }
-            }
-            Event::Usage { input, output, cached } => {
-                self.context.0 = *input;
-                self.turn_tokens += input + output;
-                self.used.0 += input;
-                self.used.1 += output;
-                self.last_cached = *cached;
-            }
-            Event::Team { tree } => self.team = Some(tree.clone()),
-            Event::Jobs { running, subagents } => {
-                self.jobs = running - subagents;
-                self.background_subagents = *subagents;
-            }
-            Event::Context { window, shares, offer } => {
-                self.shares = shares.clone();
-                self.offer = offer.clone();
-                // Before the first counted request (a new or resumed session) the engine's
-                // estimate is all there is.
-                if self.context.0 == 0 {
-                    self.context = (shares.iter().map(|s| s.tokens).sum(), *window);
-                }
-            }
-            Event::Phase { progress } => self.progress = progress.clone(),
-            Event::Mode { mode } => self.mode = Some(*mode),
-            Event::Model { model, effort } => {
-                if *model != self.model {
-                    self.levels = None;
-                }
-                self.model = model.clone();
-                self.effort = effort.clone();
-            }
-            Event::Title { title } => self.title = title.clone(),
-            Event::Ask { id, ask } => {
-                self.asks.push_back((*id, ask.clone()));
-                self.next_card();
-            }
-            // Answered (here, or elsewhere) or given up: its card goes.
-            Event::Answered { id } => {
-                if self.asking == Some(*id) {
-                    self.asking = None;
-                    if !matches!(self.card, Some(Card::LooserMode(_))) {
-                        self.card = None;
-                    }
-                    self.next_card();
-                } else {
-                    self.asks.retain(|(waiting, _)| waiting != id);
-                }
-            }
-            Event::Closed => {}
-            Event::Levels { levels } => {
-                self.levels = Some(levels.clone());
-                if self.effort.as_ref().is_some_and(|e| !levels.contains(e)) {
-                    self.effort = None;
-                }
-            }
-            Event::Plan { plan } => {
-                self.flush_live();
-                let shown = plan_update(self.last_plan.as_deref(), &plan.render());
-                self.last_plan = Some(plan.render());
-                self.finished.push(Block::Notice(shown));
-            }
-            Event::Compacted { .. } => {
-                self.flush_live();
-                self.finished.push(Block::Notice("The conversation was summarised to make room.".into()));
-            }
-            Event::Notice { message } => {
-                self.flush_live();
-                self.finished.push(Block::Notice(message.clone()));
-            }
-            Event::Steered { text } => {
-                // Taken by the model at this step: out of the queue, into the conversation.
-                if let Some(at) = self.queued.iter().position(|q| q == text) {
-                    self.queued.remove(at);
-                }
-                self.flush_live();
-                self.finished.push(Block::User(text.clone()));
-            }
-            Event::SteerReturned { texts } => {
-                // The turn was stopped before they went: back to the person, not sent.
-                self.queued.retain(|q| !texts.contains(q));
-                let mut words = texts.join("\n");
-                if !self.input.is_empty() {
-                    words = format!("{words}\n{}", self.input.text());
-                }
-                self.input.set(&words);
-            }
-            Event::Subagent { call_id, event, .. } => self.apply_subagent(call_id, event),
-            Event::Undone { prompt, files, ran_commands } => {
-                let mut said = match files.len() {
-                    0 => "Undone: the last turn is out of the conversation; it changed no file.".to_owned(),
-                    _ => {
-                        format!("Undone: the last turn is out of the conversation, and put back: {}.", files.join(", "))
-                    }
-                };
-                if *ran_commands {
-                    said.push_str(" What its commands changed is not undone.");
-                }
-                // Out of the transcript too (Ctrl-O): from the turn's words on. (The terminal's
-                // scrollback keeps what it was shown.)
-                let first_line = prompt.lines().next().unwrap_or_default();
-                if let Some(at) =
-                    self.transcript.iter().rposition(|b| matches!(b, Block::User(text) if text.starts_with(first_line)))
-                {
-                    self.transcript.truncate(at);
-                }
-                self.finished.push(Block::Notice(said));
-                // Its words come back to the input, to change and send again.
-                if self.input.is_empty() {
-                    self.input.set(prompt);
-                }
-            }
-            Event::McpServers { servers } => self.finished.push(Block::Notice(mcp_report(servers))),
-            Event::Error { message } => {
-                self.flush_live();
-                self.finished.push(Block::Error(message.clone()));
-            }
-            Event::Done { reason, .. } => {
-                self.close_blocks();
-                // The footer says how the turn ended; its last phase ("Stopped", "Retrying") goes.
-                self.progress = None;
-                let took = self
-                    .turn_started
-                    .take()
-                    .map(|t| lembas_core::progress::elapsed(t.elapsed().as_secs() as i64))
-                    .unwrap_or_default();
-                let ended = match reason {
-                    DoneReason::Answered => "",
-                    DoneReason::Limit => " · stopped at a limit",
-                    DoneReason::Cancelled => " · stopped by you",
-                    DoneReason::Failed => " · failed",
-                };
-                self.last_turn = Some(format!("{took} · {} tokens{ended}", self.turn_tokens));
-                // Said where the turn's words are, too: the scrollback and the transcript.
-                if *reason == DoneReason::Cancelled {
-                    self.finished.push(Block::Notice("(stopped by you)".into()));
-                }
-                if self.notify && !self.focused {
-                    self.to_notify = Some(format!("lembas: {} — the reply is ready", self.title));
-                }
-            }
-            Event::Session { id, model, mode, title, resumed, sandbox } => {
-                self.session_id = id.clone();
-                self.title = title.clone();
-                self.context.0 = 0;
-                if !self.welcomed && !*resumed {
-                    // The first thing a person sees: what runs, where, on what, how freely.
-                    self.finished.push(Block::Notice(self.welcome(model, *mode, sandbox)));
-                } else {
-                    let what = if *resumed { "Resumed" } else { "Session" };
-                    self.finished.push(Block::Notice(format!("── {what}: {title} ──")));
-                }
-                self.welcomed = true;
-                self.model = model.clone();
-                self.mode = Some(*mode);
-            }
-            Event::Step { .. } => {}
-        }
     }
 
     /// The next waiting ask as a card, when none is shown: one card at a time (subagents side by
@@ -623,47 +335,6 @@ impl App {
     pub fn end_replay(&mut self) {
         self.close_blocks();
         self.last_turn = None;
-    }
-
-    /// What streamed is finished; calls that never ended (a cancelled turn) are finished as
-    /// stopped.
-    fn close_blocks(&mut self) {
-        self.flush_live();
-        for mut block in std::mem::take(&mut self.running) {
-            if let Block::Tool { state, .. } = &mut block {
-                *state = ToolState::Failed;
-            }
-            self.finished.push(block);
-        }
-        self.busy = false;
-    }
-
-    /// Gives the running call `call_id`'s block another title (a command the person corrected).
-    pub(crate) fn retitle(&mut self, call_id: &str, title: &str) {
-        for block in self.running.iter_mut() {
-            if let Block::Tool { call_id: id, title: shown, .. } = block
-                && id == call_id
-            {
-                *shown = title.to_owned();
-            }
-        }
-    }
-
-    /// The opening line: lembas' version, the project, the model and the mode — and the sandbox
-    /// when it is less than whole.
-    fn welcome(&self, model: &str, mode: Mode, sandbox: &str) -> String {
-        let folder = match (&self.root, std::env::var_os("HOME").map(std::path::PathBuf::from)) {
-            (Some(root), Some(home)) if root.starts_with(&home) && root != &home => {
-                format!("~/{}", root.strip_prefix(&home).unwrap_or(root).display())
-            }
-            (Some(root), _) => root.display().to_string(),
-            (None, _) => String::new(),
-        };
-        let mut line = format!("lembas {} · {folder} · model {model} · {mode} mode", env!("CARGO_PKG_VERSION"));
-        if !sandbox.is_empty() && sandbox != "active" {
-            line.push_str(&format!("\nsandbox: {sandbox}"));
-        }
-        line
     }
 
     /// Shows a question card (the engine waits for [`Action::Reply`]).
@@ -704,41 +375,6 @@ impl App {
     }
 }
 
-/// How much of a streaming reply is settled: up to the start of the last line that begins a
-/// new block at the margin after a blank line, outside a code fence. `None` when nothing is.
-pub(crate) fn settled_len(text: &str) -> Option<usize> {
-    let mut in_fence = false;
-    let mut after_blank = false;
-    let mut offset = 0;
-    let mut settled = None;
-    for line in text.split_inclusive('\n') {
-        let starts_block = line.chars().next().is_some_and(|c| !c.is_whitespace());
-        if !in_fence && after_blank && starts_block && offset > 0 {
-            settled = Some(offset);
-        }
-        let fence = line.trim_start().starts_with("```") || line.trim_start().starts_with("~~~");
-        if fence {
-            in_fence = !in_fence;
-        }
-        after_blank = line.trim().is_empty() && line.ends_with('\n');
-        offset += line.len();
-    }
-    settled
-}
-
-/// A plan as shown: whole the first time (or when it is another plan), then only the lines an
-/// update changed or added.
-pub(crate) fn plan_update(before: Option<&str>, now: &str) -> String {
-    let Some(before) = before.filter(|b| b.lines().next() == now.lines().next()) else { return now.to_owned() };
-    let old: std::collections::HashSet<&str> = before.lines().collect();
-    let changed: Vec<&str> = now.lines().filter(|l| !l.trim().is_empty() && !old.contains(l)).collect();
-    let title = now.lines().next().unwrap_or("Plan");
-    match changed.len() {
-        0 => format!("{title} — unchanged"),
-        _ => format!("{title} — updated:\n{}", changed.join("\n")),
-    }
-}
-
 /// The files a prompt mentions as `@path` that the project has (its root-relative paths), each
 /// once, in order.
 pub fn mentioned_files(text: &str, files: &[String]) -> Vec<String> {
@@ -758,73 +394,9 @@ pub fn is_change(tool: &str) -> bool {
     lembas_core::tools::changes_files(tool)
 }
 
-/// Lines of a diff or a command's output shown before the rest folds.
-const SHOWN_LINES: usize = 12;
-
-/// A command's output without the line saying how it ended (`(exit code 4)`, `(no output)`),
-/// which the block's summary already says.
-fn without_ending(tool: &str, text: &str) -> String {
-    if tool != "bash" {
-        return text.to_owned();
-    }
-    let mut lines: Vec<&str> = text.lines().collect();
-    if lines.last().is_some_and(|l| (l.starts_with("(exit code ") || *l == "(no output)") && l.ends_with(')')) {
-        lines.pop();
-    }
-    lines.join("\n")
-}
-
-/// A diff or a command's output (without its bracket), its first lines, and a line saying how
-/// many more there are (the transcript view, Ctrl-O, shows them). One line more is shown rather
-/// than folded.
-fn fold(text: &str) -> String {
-    let lines: Vec<&str> = crate::tools::body(text).lines().collect();
-    let keep = if lines.len() == SHOWN_LINES + 1 { lines.len() } else { SHOWN_LINES };
-    let mut shown: Vec<String> = lines.iter().take(keep).map(|l| (*l).to_owned()).collect();
-    if lines.len() > keep {
-        shown.push(format!("… {} more lines (Ctrl-O shows all)", lines.len() - keep));
-    }
-    shown.join("\n")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_commands_block_says_its_ending_once_and_folds_no_single_line() {
-        assert_eq!(without_ending("bash", "[#0001]\nbuilt\n(exit code 4)"), "[#0001]\nbuilt");
-        assert_eq!(without_ending("bash", "[#0001]\n(no output)"), "[#0001]");
-        assert_eq!(without_ending("read", "[#0001]\n(no output)"), "[#0001]\n(no output)");
-        let thirteen: String = (1..=13).map(|i| format!("line {i}\n")).collect();
-        assert!(!fold(&thirteen).contains("more line"), "{}", fold(&thirteen));
-        let twenty: String = (1..=20).map(|i| format!("line {i}\n")).collect();
-        assert!(fold(&twenty).ends_with("… 8 more lines (Ctrl-O shows all)"));
-    }
-
-    #[test]
-    fn a_streaming_reply_settles_at_blank_lines_outside_code() {
-        assert_eq!(settled_len("one\n\ntw"), Some(5));
-        assert_eq!(settled_len("one\n\n"), None, "the next block has not begun");
-        assert_eq!(settled_len("one\n\n  indented"), None, "an indented line may belong to what came before");
-        assert_eq!(settled_len("```\ncode\n\nmore"), None, "a blank line in code settles nothing");
-        assert_eq!(settled_len("```\ncode\n```\n\nafter"), Some(14));
-        let mut app = App::default();
-        for delta in ["# Title\n\nfirst para", "graph\n\n2. second", " item"] {
-            app.apply(&Event::Text { delta: delta.into() });
-        }
-        assert_eq!(app.finished, [Block::Assistant("# Title".into()), Block::Assistant("first paragraph".into())]);
-        assert_eq!(app.live, Some(Block::Assistant("2. second item".into())));
-    }
-
-    #[test]
-    fn a_plan_update_shows_what_changed() {
-        let first = "Plan: store\n\n1. Schema\n   [ ] 1.1 tables\n   [ ] 1.2 indexes";
-        assert_eq!(plan_update(None, first), first);
-        let later = "Plan: store\n\n1. Schema\n   [x] 1.1 tables\n   [ ] 1.2 indexes\n   [ ] 1.3 migrations";
-        assert_eq!(plan_update(Some(first), later), "Plan: store — updated:\n   [x] 1.1 tables\n   [ ] 1.3 migrations");
-        assert_eq!(plan_update(Some(first), "Plan: another\n1. x"), "Plan: another\n1. x");
-    }
 
     #[test]
     fn only_the_projects_files_are_attached_once_each() {
