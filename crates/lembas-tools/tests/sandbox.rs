@@ -387,3 +387,28 @@ async fn credentials_are_read_only_by_the_commands_the_person_named() {
         assert!(text.contains("SSH-KEY") && text.contains("NETRC"), "{text}");
     }
 }
+
+#[tokio::test]
+async fn a_plan_the_launcher_cannot_be_given_still_leaves_the_command_sandboxed() {
+    if !active() {
+        return;
+    }
+    use std::os::unix::ffi::OsStrExt;
+    let p = places();
+    // A repository: there are places to keep read-only, so the launcher would be used.
+    std::fs::create_dir_all(p.root.join(".git/hooks")).unwrap();
+    std::fs::write(p.root.join(".git/config"), "[core]\n").unwrap();
+    let mut places = p.places();
+    // A folder whose name is not UTF-8 cannot be written into the launcher's plan.
+    places.extra = vec![p.outside.join(std::ffi::OsStr::from_bytes(b"caf\xe9"))];
+    let target = p.outside.join("escaped");
+    let out = run_bash_in(
+        &p.ws,
+        &json!({ "command": format!("echo x > {}", target.display()) }),
+        &CancellationToken::new(),
+        None,
+        &places.sandbox(SandboxReach::Project),
+    )
+    .await;
+    assert!(!exists(&target), "{:?}", out.output);
+}

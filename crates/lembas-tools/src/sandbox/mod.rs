@@ -122,8 +122,11 @@ pub fn spawn(mut command: tokio::process::Command, sandbox: &Sandbox) -> std::io
         let _ = folder.create(tmp);
         command.env("TMPDIR", tmp);
     }
-    if sandbox.launched() {
-        // The launcher restricts itself.
+    // Started through the launcher, it restricts itself. (A plan that could not be written —
+    // a path that is not UTF-8 — left `command` the program itself: Landlock alone, below.)
+    let through_launcher =
+        sandbox.launcher.as_deref().is_some_and(|launcher| command.as_std().get_program() == launcher.as_os_str());
+    if through_launcher && sandbox.launched() {
         return command.spawn();
     }
     let Some(writable) = sandbox.writable.clone().filter(|_| support().is_ok()) else {
