@@ -403,3 +403,79 @@ async fn a_question_is_answered_with_the_arrows_and_stays_readable_above() {
     assert!(done.contains("Which database?") && done.contains("You answered: postgres"), "{done}");
     assert!(!done.contains("The person answered"), "the model's words stay the model's:\n{done}");
 }
+
+#[tokio::test]
+async fn undo_gives_back_the_typed_words_and_a_call_that_would_fail_asks_nothing() {
+    if !tmux_available() {
+        eprintln!("tmux is not installed: the terminal UI test runs in CI (.ci/run installs tmux)");
+        return;
+    }
+    let server = FakeServer::start(vec![
+        Scripted::text("It is a demo."),
+        // notes.txt exists and was not read: the write would fail, so no card.
+        Scripted::tool_call("write", json!({"path": "notes.txt", "content": "overwritten\n"})),
+        Scripted::text("I must read it first."),
+    ])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let (home, project) =
+        make_project(dir.path(), &server, &[("README.md", "# Demo\n"), ("notes.txt", "keep\n")]).await;
+    let tmux = launch("undo-fail", &home, &project, "", (80, 24));
+    tmux.wait_for("Trust this project?").await;
+    tmux.send(&["y"]);
+    tmux.wait_for("manual mode").await;
+    // A blank after the path closes the menu; Enter on the menu's `/undo` runs it.
+    tmux.send(&["-l", "what is @README.md "]);
+    tmux.send(&["Enter"]);
+    tmux.wait_for("It is a demo.").await;
+    tmux.send(&["-l", "/undo"]);
+    tmux.send(&["Enter"]);
+    tmux.wait_for("Undone:").await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let screen = tmux.screen();
+    let input_box = screen.rsplit("┌ › ").next().unwrap_or_default();
+    assert!(input_box.contains("what is @README.md"), "the words typed:\n{screen}");
+    assert!(!input_box.contains("# Demo") && !input_box.contains("sha "), "not the file:\n{screen}");
+    tmux.send(&["C-u"]);
+    tmux.send(&["-l", "rewrite the notes"]);
+    tmux.send(&["Enter"]);
+    let done = tmux.wait_for("I must read it first.").await;
+    assert!(!done.contains("Allow?"), "no card for a call that would fail:\n{done}");
+    assert_eq!(std::fs::read_to_string(project.join("notes.txt")).unwrap(), "keep\n");
+}
+
+#[tokio::test]
+async fn the_transcript_shows_each_thing_once_and_marks_a_stopped_turn() {
+    if !tmux_available() {
+        eprintln!("tmux is not installed: the terminal UI test runs in CI (.ci/run installs tmux)");
+        return;
+    }
+    let server = FakeServer::start(vec![
+        Scripted::tool_call("read", json!({"path": "missing.txt"})),
+        Scripted::text("There is no such file."),
+        Scripted::text("A long answer, word after word after word after word.").with_delay_ms(300),
+    ])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let (home, project) = make_project(dir.path(), &server, &[("notes.txt", "x\n")]).await;
+    let tmux = launch("transcript", &home, &project, "", (80, 24));
+    tmux.wait_for("Trust this project?").await;
+    tmux.send(&["y"]);
+    tmux.wait_for("manual mode").await;
+    tmux.send(&["-l", "read missing.txt"]);
+    tmux.send(&["Enter"]);
+    tmux.wait_for("There is no such file.").await;
+    tmux.send(&["-l", "and now at length"]);
+    tmux.send(&["Enter"]);
+    tmux.wait_for("A long").await;
+    tmux.send(&["Escape"]);
+    tmux.wait_for("(stopped by you)").await;
+    tmux.send(&["C-o"]);
+    let view = tmux.wait_for("missing.txt").await;
+    let failure = view.lines().filter(|l| l.contains("not found") || l.contains("does not exist")).count();
+    assert!(failure <= 1, "a failure's line once:\n{view}");
+    assert!(view.contains("(stopped by you)"), "{view}");
+    let lines: Vec<&str> = view.lines().collect();
+    let reply = lines.iter().position(|l| l.contains("There is no such file.")).unwrap();
+    assert!(lines[reply - 1].trim().is_empty(), "a blank line between the tool block and the reply:\n{view}");
+}
