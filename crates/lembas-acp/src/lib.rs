@@ -18,7 +18,7 @@ mod status;
 mod team;
 mod updates;
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -36,8 +36,8 @@ use agent_client_protocol::v1::schema::{
 use agent_client_protocol::{Agent, Client, ConnectTo};
 use lembas_core::Mode;
 use lembas_core::{
-    Answer, Approval, ApprovalRequest, Ask, Command, DoneReason, Event, Host, McpHub, OpenSession, PlanVerdict,
-    ServerEntry, SessionConfig, SessionHandle, Start,
+    Answer, Approval, ApprovalRequest, Ask, Command, DoneReason, Event, Host, McpHub, OpenSession, PlanVerdict, Said,
+    ServerEntry, SessionConfig, SessionHandle, Start, Submission, SubmissionId,
 };
 use tokio::sync::oneshot;
 
@@ -82,13 +82,14 @@ impl Setup {
 type WaitingCommand = (commands::Awaited, oneshot::Sender<String>);
 
 /// A session the server holds: its handle on the host, the client's prompts waiting for their
-/// turn's end (in the order sent), and its MCP servers.
+/// turn's end (by submission: the same `turnId` sent twice waits for one turn), and its MCP
+/// servers.
 #[derive(Clone)]
 struct Slot {
     handle: SessionHandle,
-    prompts: Arc<Mutex<VecDeque<oneshot::Sender<DoneReason>>>>,
+    prompts: Arc<Mutex<HashMap<SubmissionId, Vec<oneshot::Sender<DoneReason>>>>>,
     /// lembas commands typed as prompts, waiting for the event that ends each.
-    commands: Arc<Mutex<VecDeque<WaitingCommand>>>,
+    commands: Arc<Mutex<HashMap<SubmissionId, WaitingCommand>>>,
     mcp: Option<Arc<McpHub>>,
     /// The model and effort it runs with, for its configuration options.
     choice: Arc<Mutex<options::Choice>>,
@@ -96,6 +97,26 @@ struct Slot {
     busy: Arc<std::sync::atomic::AtomicBool>,
     /// The main agent's progress as last said (`_lembas/session/status`).
     progress: Arc<Mutex<Option<lembas_core::Progress>>>,
+}
+
+impl Slot {
+    /// What `event`, said for `submission`, answers: a lembas command typed as a prompt that it
+    /// ends, or the client's prompts whose turn it ends.
+    fn answered(&self, submission: &SubmissionId, event: &Event) {
+        let ended = {
+            let mut waiting = self.commands.lock().expect("commands");
+            let said = waiting.get(submission).and_then(|(awaited, _)| awaited.ended_by(event));
+            said.zip(waiting.remove(submission))
+        };
+        if let Some((said, (_, reply))) = ended {
+            let _ = reply.send(said);
+        }
+        if let Event::Done { reason, .. } = event {
+            for waiting in self.prompts.lock().expect("prompts").remove(submission).unwrap_or_default() {
+                let _ = waiting.send(*reason);
+            }
+        }
+    }
 }
 
 /// What opening a session answers: its id, mode, `_meta` and configuration options.
@@ -336,14 +357,12 @@ impl Server {
     fn forward(
         cx: ConnectionTo<Client>,
         slot: Slot,
-        mut events: tokio::sync::mpsc::UnboundedReceiver<Event>,
+        mut events: tokio::sync::mpsc::UnboundedReceiver<Said>,
         lembas_client: bool,
     ) {
         tokio::spawn(async move {
             let id = slot.handle.id().to_owned();
-            // Whether the running turn is the client's (a job's note wakes the session too).
-            let mut clients_turn = false;
-            while let Some(event) = events.recv().await {
+            while let Some(Said { submission, event }) = events.recv().await {
                 match &event {
                     Event::Prompt { .. } => slot.busy.store(true, std::sync::atomic::Ordering::SeqCst),
                     Event::Done { .. } => slot.busy.store(false, std::sync::atomic::Ordering::SeqCst),
@@ -375,26 +394,14 @@ impl Server {
                             return;
                         }
                     }
+                    Event::Agents { min, max } => slot.choice.lock().expect("choice").agents = (*min, *max),
                     Event::Ask { id: ask_id, ask } => {
                         tokio::spawn(ask_client(cx.clone(), id.clone(), slot.handle.clone(), *ask_id, ask.clone()));
                     }
-                    Event::Prompt { machine, .. } => clients_turn = !machine,
-                    _ if !clients_turn => {
-                        let mut waiting = slot.commands.lock().expect("commands");
-                        if let Some(said) = waiting.front().and_then(|(awaited, _)| awaited.ended_by(&event))
-                            && let Some((_, reply)) = waiting.pop_front()
-                        {
-                            let _ = reply.send(said);
-                        }
-                    }
-                    Event::Done { reason, .. } if clients_turn => {
-                        clients_turn = false;
-                        let waiting = slot.prompts.lock().expect("prompts").pop_front();
-                        if let Some(waiting) = waiting {
-                            let _ = waiting.send(*reason);
-                        }
-                    }
                     _ => {}
+                }
+                if let Some(submission) = &submission {
+                    slot.answered(submission, &event);
                 }
                 for update in updates(&event) {
                     if cx.send_notification(SessionNotification::new(id.clone(), update)).is_err() {
@@ -588,8 +595,9 @@ pub async fn serve(
                     // One of lembas' commands: done when its event says so, and said as the
                     // agent's words.
                     let (done, said) = oneshot::channel();
-                    slot.commands.lock().expect("commands").push_back((awaited, done));
-                    slot.handle.send(command);
+                    let submission = SubmissionId::fresh("acp");
+                    slot.commands.lock().expect("commands").insert(submission.clone(), (awaited, done));
+                    slot.handle.submit(Submission { id: submission, command });
                     let id = request.session_id.clone();
                     return cx.clone().spawn(async move {
                         let said = said.await.unwrap_or_default();
@@ -616,9 +624,13 @@ pub async fn serve(
                     }
                     Ok(None) => {}
                 }
+                // The client's `turnId` (capability `turns`) is the submission's id: sent again
+                // after a dropped link, it is answered by the same turn.
+                let turn = prompt::turn_id(request.meta.as_ref());
+                let submission = turn.clone().map_or_else(|| SubmissionId::fresh("acp"), SubmissionId);
                 let (ended, end) = oneshot::channel();
-                slot.prompts.lock().expect("prompts").push_back(ended);
-                slot.handle.send(Command::Prompt { text, attachments });
+                slot.prompts.lock().expect("prompts").entry(submission.clone()).or_default().push(ended);
+                slot.handle.submit(Submission { id: submission, command: Command::Prompt { text, attachments } });
                 // Answered when its turn ends, outside the dispatch loop, so a cancel reaches it.
                 cx.spawn(async move {
                     let stop = match end.await {
@@ -626,7 +638,11 @@ pub async fn serve(
                         Ok(DoneReason::Limit) => StopReason::MaxTurnRequests,
                         Ok(DoneReason::Cancelled) | Err(_) => StopReason::Cancelled,
                     };
-                    responder.respond(PromptResponse::new(stop))
+                    let mut answer = PromptResponse::new(stop);
+                    if let Some(turn) = turn {
+                        answer = answer.meta(prompt::turn_meta(&turn));
+                    }
+                    responder.respond(answer)
                 })
             },
             agent_client_protocol::on_receive_request!(),
@@ -662,7 +678,8 @@ pub async fn serve(
                                 let model = choice.model.id.clone();
                                 choice.changed(&model, level.as_deref());
                             }
-                            // No event answers a size: the slot keeps it from here.
+                            // The session's `agents` event confirms it; the slot keeps it from
+                            // here so the next prompt's setting is compared with it.
                             Command::SetAgents { min, max } => {
                                 choice.agents = (*min, *max);
                                 slot.choice.lock().expect("choice").agents = (*min, *max);

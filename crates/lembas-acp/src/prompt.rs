@@ -57,6 +57,19 @@ fn short_name(uri: &str) -> String {
     local_file(uri).unwrap_or_else(|| uri.to_owned())
 }
 
+/// The `turnId` a LLeMbas client gave its prompt (`_meta.lembas.turnId`, capability `turns`).
+pub fn turn_id(meta: Option<&serde_json::Map<String, serde_json::Value>>) -> Option<String> {
+    let id = meta?.get("lembas")?.get("turnId")?.as_str()?;
+    (!id.is_empty()).then(|| id.to_owned())
+}
+
+/// The `_meta` of a prompt's answer that names its turn.
+pub fn turn_meta(turn: &str) -> serde_json::Map<String, serde_json::Value> {
+    let mut meta = serde_json::Map::new();
+    meta.insert("lembas".into(), serde_json::json!({ "turnId": turn }));
+    meta
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -297,3 +297,32 @@ async fn a_reattaching_client_reads_where_a_session_stands_and_the_tree_it_kept(
     })
     .await;
 }
+
+#[tokio::test]
+async fn a_prompt_sent_again_under_its_turn_id_gets_the_same_turns_answer() {
+    let server = FakeServer::start(vec![Scripted::text("Built.").with_delay_ms(150), Scripted::text("Other.")]).await;
+    let (_dir, root) = project();
+    with_client(template(&server, Mode::Edit), true, async move |cx, _seen, _asked| {
+        let meta = |v: serde_json::Value| v.as_object().unwrap().clone();
+        cx.send_request(InitializeRequest::new(ProtocolVersion::V1).meta(meta(json!({"lembas": {"protocol": 3}}))))
+            .block_task()
+            .await?;
+        let session = cx.send_request(NewSessionRequest::new(root.clone())).block_task().await?;
+        let run = || {
+            PromptRequest::new(session.session_id.clone(), text("check the build"))
+                .meta(meta(json!({"lembas": {"turnId": "run7"}})))
+        };
+        // Sent twice while it runs (a link that dropped and re-sent it), and once after.
+        let first = cx.send_request(run());
+        let again = cx.send_request(run());
+        for answer in [first.block_task().await?, again.block_task().await?, cx.send_request(run()).block_task().await?]
+        {
+            assert_eq!(answer.meta.unwrap()["lembas"]["turnId"], json!("run7"));
+        }
+        let other = cx.send_request(PromptRequest::new(session.session_id.clone(), text("other"))).block_task().await?;
+        assert!(other.meta.is_none(), "a prompt without a turnId is answered without one");
+        Ok(())
+    })
+    .await;
+    assert_eq!(server.chat_requests().len(), 2, "one turn for run7, one for the other prompt");
+}

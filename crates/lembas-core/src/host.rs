@@ -17,13 +17,14 @@ use std::sync::{Arc, Mutex};
 
 use lembas_model::CancellationToken;
 use lembas_protocol::{
-    Answer, Approval, ApprovalRequest, Ask, Command, DoneReason, Event, Found, PlanVerdict, Question, Reply,
-    StoredSession,
+    Answer, Approval, ApprovalRequest, Ask, Command, DoneReason, Event, Found, PlanVerdict, Question, Reply, Said,
+    StoredSession, Submission, SubmissionId,
 };
 use lembas_store::Store;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use tokio::sync::oneshot;
 
+use crate::sink::EventSink;
 use crate::{Approver, EngineError, Session, SessionConfig};
 
 /// Which session to open.
@@ -50,12 +51,12 @@ impl std::fmt::Debug for OpenSession {
     }
 }
 
-/// An open session: the handle that takes commands, and the stream of its events, which ends
-/// with [`Event::Closed`] once the session is closed.
+/// An open session: the handle that takes commands, and the stream of its events, each marked
+/// with the submission it answers, which ends with [`Event::Closed`] once the session is closed.
 #[derive(Debug)]
 pub struct Opened {
     pub handle: SessionHandle,
-    pub events: UnboundedReceiver<Event>,
+    pub events: UnboundedReceiver<Said>,
 }
 
 /// Where a front end sends an open session its commands. Cloneable; when every handle is gone,
@@ -65,7 +66,7 @@ pub struct SessionHandle {
     id: String,
     /// Its team, where one is offered: what a client reads of the tree and the room.
     team: Option<crate::TeamView>,
-    commands: UnboundedSender<Command>,
+    commands: UnboundedSender<Submission>,
     ended: Arc<tokio::sync::Notify>,
     closed: Arc<std::sync::atomic::AtomicBool>,
 }
@@ -80,9 +81,18 @@ impl SessionHandle {
         self.team.as_ref()
     }
 
-    /// Sends a command; `false` when the session has closed.
-    pub fn send(&self, command: Command) -> bool {
-        self.commands.send(command).is_ok()
+    /// Sends a command under an id of the host's making, which the events answering it carry;
+    /// `None` when the session has closed.
+    pub fn send(&self, command: Command) -> Option<SubmissionId> {
+        let id = SubmissionId::fresh("h");
+        self.submit(Submission { id: id.clone(), command }).then_some(id)
+    }
+
+    /// Sends a command under the sender's own id; `false` when the session has closed. A
+    /// prompt whose id this session already took up is not a second turn: its events go on, or
+    /// its answer is said again.
+    pub fn submit(&self, submission: Submission) -> bool {
+        self.commands.send(submission).is_ok()
     }
 
     /// Closes the session (after the running turn, if one runs) and waits until it has: the
@@ -91,7 +101,7 @@ impl SessionHandle {
         let ended = self.ended.notified();
         tokio::pin!(ended);
         ended.as_mut().enable();
-        if self.closed.load(Ordering::SeqCst) || !self.send(Command::Close { wait_for_jobs: None }) {
+        if self.closed.load(Ordering::SeqCst) || self.send(Command::Close { wait_for_jobs: None }).is_none() {
             return;
         }
         if !self.closed.load(Ordering::SeqCst) {
@@ -121,12 +131,12 @@ impl Host {
     /// command asks (a front end that shows the session sends [`Command::Announce`]).
     pub fn open(&self, request: OpenSession) -> Result<Opened, EngineError> {
         let OpenSession { mut cfg, start, attended } = request;
-        let (events_tx, events) = unbounded_channel();
+        let (events_tx, events) = EventSink::channel();
         let asks = Arc::new(HostAsks::new(events_tx.clone(), attended));
         cfg.approver = asks.clone();
         let (resumed, session) = match start {
-            Start::New { root, cwd } => (false, Session::start(cfg, &root, &cwd, events_tx.clone())?),
-            Start::Resume(id) => (true, Session::resume(cfg, &id, events_tx.clone())?),
+            Start::New { root, cwd } => (false, Session::start_saying(cfg, &root, &cwd, events_tx.clone())?),
+            Start::Resume(id) => (true, Session::reopen(cfg, &id, events_tx.clone(), None)?),
         };
         let (commands, queue) = unbounded_channel();
         let team = session.leads_team().map(crate::TeamView::of);
@@ -146,6 +156,7 @@ impl Host {
                 // Closed means let go: its subagents' turns stop and free their sessions too.
                 hub.let_go(std::time::Duration::from_secs(3)).await;
             }
+            events_tx.carry(None);
             let _ = events_tx.send(Event::Closed);
             closed.store(true, Ordering::SeqCst);
             ended.notify_waiters();
@@ -222,16 +233,18 @@ impl Host {
 }
 
 /// The session's task: commands one after another; while a turn runs, those that act at once
-/// do, the rest wait.
-async fn drive(mut session: Session, mut commands: UnboundedReceiver<Command>, asks: Arc<HostAsks>, resumed: bool) {
-    let mut waiting: VecDeque<Command> = VecDeque::new();
+/// do, the rest wait. What the session says while it carries a submission out is marked with
+/// its id.
+async fn drive(mut session: Session, mut commands: UnboundedReceiver<Submission>, asks: Arc<HostAsks>, resumed: bool) {
+    let mut waiting: VecDeque<Submission> = VecDeque::new();
     let mut last: Option<DoneReason> = None;
     loop {
-        let command = match waiting.pop_front() {
-            Some(command) => command,
+        session.events.carry(None);
+        let Submission { id, command } = match waiting.pop_front() {
+            Some(submission) => submission,
             None => {
                 let next = tokio::select! {
-                    command = commands.recv() => Next::Command(command),
+                    submission = commands.recv() => Next::Command(submission),
                     // Between commands, a background job that ends wakes the session with its
                     // note.
                     () = session.job_ended() => Next::JobEnded,
@@ -240,7 +253,7 @@ async fn drive(mut session: Session, mut commands: UnboundedReceiver<Command>, a
                     Next::Command(None) => break,
                     Next::JobEnded => {
                         let (reason, gone) =
-                            busy(&mut session, &asks, &mut commands, &mut waiting, async |s, cancel| {
+                            busy(&mut session, &asks, &mut commands, &mut waiting, None, async |s, cancel| {
                                 s.deliver_job_notes(cancel).await
                             })
                             .await;
@@ -250,21 +263,26 @@ async fn drive(mut session: Session, mut commands: UnboundedReceiver<Command>, a
                         }
                         continue;
                     }
-                    Next::Command(Some(command)) => command,
+                    Next::Command(Some(submission)) => submission,
                 }
             }
         };
+        session.events.carry(Some(id.clone()));
         // Words for a turn that has ended are a prompt of their own.
         let command = match command {
             Command::Steer { text } => Command::prompt(text),
             other => other,
         };
         match command {
+            // The same prompt sent again (a link that dropped and re-sent it) is not a second
+            // turn: its answer is said again.
+            Command::Prompt { .. } if session.answered_before(&id) => {}
             Command::Prompt { text, attachments } => {
-                let (reason, gone) = busy(&mut session, &asks, &mut commands, &mut waiting, async |s, cancel| {
-                    s.prompt_with(&text, &attachments, cancel).await
-                })
-                .await;
+                let (reason, gone) =
+                    busy(&mut session, &asks, &mut commands, &mut waiting, Some(&id), async |s, cancel| {
+                        s.prompt_with(&text, &attachments, cancel).await
+                    })
+                    .await;
                 last = Some(reason);
                 if gone {
                     break;
@@ -273,8 +291,10 @@ async fn drive(mut session: Session, mut commands: UnboundedReceiver<Command>, a
             }
             Command::Compact => {
                 let (done, gone) =
-                    busy(&mut session, &asks, &mut commands, &mut waiting, async |s, cancel| s.compact(cancel).await)
-                        .await;
+                    busy(&mut session, &asks, &mut commands, &mut waiting, Some(&id), async |s, cancel| {
+                        s.compact(cancel).await
+                    })
+                    .await;
                 if let Err(e) = done {
                     session.emit(Event::Error { message: e.to_string() });
                 }
@@ -284,10 +304,11 @@ async fn drive(mut session: Session, mut commands: UnboundedReceiver<Command>, a
                 steer_left_as_prompts(&session, &mut waiting);
             }
             Command::Shell { line } => {
-                let ((), gone) = busy(&mut session, &asks, &mut commands, &mut waiting, async |s, cancel| {
-                    s.person_command(&line, cancel).await
-                })
-                .await;
+                let ((), gone) =
+                    busy(&mut session, &asks, &mut commands, &mut waiting, Some(&id), async |s, cancel| {
+                        s.person_command(&line, cancel).await
+                    })
+                    .await;
                 if gone {
                     break;
                 }
@@ -298,7 +319,7 @@ async fn drive(mut session: Session, mut commands: UnboundedReceiver<Command>, a
                 // their notes wake it, first.
                 if let (Some(secs), Some(DoneReason::Answered)) = (wait_for_jobs, last) {
                     let limit = std::time::Duration::from_secs(secs);
-                    busy(&mut session, &asks, &mut commands, &mut waiting, async |s, cancel| {
+                    busy(&mut session, &asks, &mut commands, &mut waiting, Some(&id), async |s, cancel| {
                         s.settle(cancel, limit).await
                     })
                     .await;
@@ -306,7 +327,7 @@ async fn drive(mut session: Session, mut commands: UnboundedReceiver<Command>, a
                 break;
             }
             Command::Cancel | Command::Steer { .. } => {}
-            Command::Answer { id, answer } => asks.answer(id, answer),
+            Command::Answer { id: ask, answer } => asks.answer(ask, answer, &id),
             Command::Undo => {
                 if let Err(e) = session.undo() {
                     session.emit(Event::Error { message: e.to_string() });
@@ -326,17 +347,18 @@ async fn drive(mut session: Session, mut commands: UnboundedReceiver<Command>, a
     asks.give_up(true);
 }
 
-/// Runs `work` on the session as its busy time (a turn, a compaction, a command), taking in
-/// commands meanwhile: what it answered, and whether every handle went while it ran (then the
-/// session closes).
+/// Runs `work` on the session as its busy time (a turn, a compaction, a command) for the
+/// submission `running` (`None`: a job's note woke it), taking in commands meanwhile: what it
+/// answered, and whether every handle went while it ran (then the session closes).
 async fn busy<T>(
     session: &mut Session,
     asks: &HostAsks,
-    commands: &mut UnboundedReceiver<Command>,
-    waiting: &mut VecDeque<Command>,
+    commands: &mut UnboundedReceiver<Submission>,
+    waiting: &mut VecDeque<Submission>,
+    running: Option<&SubmissionId>,
     work: impl AsyncFnOnce(&mut Session, &CancellationToken) -> T,
 ) -> (T, bool) {
-    let mut busy = Busy::new(session, asks, commands, waiting);
+    let mut busy = Busy::new(session, asks, commands, waiting, running.cloned());
     let done = busy.run(session, work).await;
     (done, busy.gone)
 }
@@ -344,14 +366,14 @@ async fn busy<T>(
 /// Words sent to steer while the session was busy with something that is not a turn (a
 /// compaction, a command the person ran) have no step to go to: each is a prompt of its own,
 /// after what already waits.
-fn steer_left_as_prompts(session: &Session, waiting: &mut VecDeque<Command>) {
+fn steer_left_as_prompts(session: &Session, waiting: &mut VecDeque<Submission>) {
     let left = std::mem::take(&mut *session.steer.lock().expect("steer queue"));
-    waiting.extend(left.into_iter().map(Command::prompt));
+    waiting.extend(left.into_iter().map(|text| Submission { id: steered(), command: Command::prompt(text) }));
 }
 
 /// Words added during a turn that ended with no step left to take them: sent at once as the
 /// next turn, in the order typed — or, when the person stopped the turn, given back to them.
-fn words_left_after_a_turn(session: &Session, reason: DoneReason, waiting: &mut VecDeque<Command>) {
+fn words_left_after_a_turn(session: &Session, reason: DoneReason, waiting: &mut VecDeque<Submission>) {
     let left = std::mem::take(&mut *session.steer.lock().expect("steer queue"));
     if left.is_empty() {
         return;
@@ -359,13 +381,18 @@ fn words_left_after_a_turn(session: &Session, reason: DoneReason, waiting: &mut 
     if reason == DoneReason::Cancelled {
         session.emit(Event::SteerReturned { texts: left });
     } else {
-        waiting.push_front(Command::prompt(left.join("\n\n")));
+        waiting.push_front(Submission { id: steered(), command: Command::prompt(left.join("\n\n")) });
     }
+}
+
+/// The id of a prompt the host makes of steering words no turn took.
+fn steered() -> SubmissionId {
+    SubmissionId::fresh("steered")
 }
 
 /// What an idle session was woken by.
 enum Next {
-    Command(Option<Command>),
+    Command(Option<Submission>),
     JobEnded,
 }
 
@@ -373,11 +400,13 @@ enum Next {
 struct Busy<'a> {
     cancel: CancellationToken,
     steer: Arc<Mutex<Vec<String>>>,
-    changes: Arc<Mutex<Vec<Command>>>,
+    changes: Arc<Mutex<Vec<Submission>>>,
     asks: &'a HostAsks,
-    commands: &'a mut UnboundedReceiver<Command>,
+    commands: &'a mut UnboundedReceiver<Submission>,
     /// Commands that wait for the turn to end.
-    waiting: &'a mut VecDeque<Command>,
+    waiting: &'a mut VecDeque<Submission>,
+    /// The submission being carried out: the same one sent again is not taken twice.
+    running: Option<SubmissionId>,
     /// Every handle is gone: the turn was cancelled, and the session closes after it.
     gone: bool,
     /// The session's team, which the person may stop a subagent of at once.
@@ -388,8 +417,9 @@ impl<'a> Busy<'a> {
     fn new(
         session: &Session,
         asks: &'a HostAsks,
-        commands: &'a mut UnboundedReceiver<Command>,
-        waiting: &'a mut VecDeque<Command>,
+        commands: &'a mut UnboundedReceiver<Submission>,
+        waiting: &'a mut VecDeque<Submission>,
+        running: Option<SubmissionId>,
     ) -> Busy<'a> {
         Busy {
             cancel: CancellationToken::new(),
@@ -398,6 +428,7 @@ impl<'a> Busy<'a> {
             asks,
             commands,
             waiting,
+            running,
             gone: false,
             team: session.leads_team().map(crate::TeamView::of),
         }
@@ -417,12 +448,12 @@ impl<'a> Busy<'a> {
             loop {
                 tokio::select! {
                     done = &mut work => break done,
-                    command = self.commands.recv(), if !self.gone => match command {
+                    submission = self.commands.recv(), if !self.gone => match submission {
                         None => {
                             self.gone = true;
                             self.cancel.cancel();
                         }
-                        Some(command) => self.take(command),
+                        Some(submission) => self.take(submission),
                     },
                 }
             }
@@ -431,7 +462,8 @@ impl<'a> Busy<'a> {
         done
     }
 
-    fn take(&mut self, command: Command) {
+    fn take(&mut self, submission: Submission) {
+        let Submission { id, command } = submission;
         match command {
             Command::Cancel => {
                 self.cancel.cancel();
@@ -439,8 +471,10 @@ impl<'a> Busy<'a> {
                 // stop; a background subagent's card stays.
                 self.asks.give_up(false);
             }
+            // What is being carried out, sent again: it goes on, and its events answer both.
+            _ if self.running.as_ref() == Some(&id) => {}
             Command::Steer { text } => self.steer.lock().expect("steer queue").push(text),
-            Command::Answer { id, answer } => self.asks.answer(id, answer),
+            Command::Answer { id: ask, answer } => self.asks.answer(ask, answer, &id),
             // A subagent the person stops stops now, whatever the main agent's turn is doing.
             Command::StopSubagent { name } if self.team.as_ref().is_some_and(|t| t.stop_named(&name).is_ok()) => {}
             setting @ (Command::SetMode { .. }
@@ -448,18 +482,46 @@ impl<'a> Busy<'a> {
             | Command::SetEffort { .. }
             | Command::Rename { .. }
             | Command::SetAgents { .. }
-            | Command::StopSubagent { .. }) => self.changes.lock().expect("changes").push(setting),
-            other => self.waiting.push_back(other),
+            | Command::StopSubagent { .. }) => {
+                self.changes.lock().expect("changes").push(Submission { id, command: setting })
+            }
+            command => self.waiting.push_back(Submission { id, command }),
         }
     }
 }
 
 impl Session {
-    /// Applies the settings changed while a turn ran.
+    /// Applies the settings changed while a turn ran, each answered under its own submission.
     pub(crate) fn apply_changes(&mut self) {
         let changes = std::mem::take(&mut *self.changes.lock().expect("changes"));
-        for change in changes {
-            self.apply_setting(change);
+        for Submission { id, command } in changes {
+            let was = self.events.carry(Some(id));
+            self.apply_setting(command);
+            self.events.carry(was);
+        }
+    }
+
+    /// Whether the prompt `id` already ran in this session; if so its answer is said again.
+    fn answered_before(&self, id: &SubmissionId) -> bool {
+        let answer = self.cfg.store.turn_answer(&self.id, id.as_str()).ok().flatten();
+        match answer.and_then(|json| serde_json::from_str::<Event>(&json).ok()) {
+            Some(done) => {
+                self.emit(done);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Keeps how the turn the person's submission started ended, for [`Session::answered_before`].
+    pub(crate) fn record_answer(&self, done: &Event) {
+        if self.subagent.is_some() {
+            return;
+        }
+        if let Some(id) = self.events.carrying()
+            && let Ok(json) = serde_json::to_string(done)
+        {
+            let _ = self.cfg.store.record_turn(&self.id, id.as_str(), &json);
         }
     }
 
@@ -514,7 +576,7 @@ impl Session {
 /// The approver the host gives every session: what would be asked becomes an [`Event::Ask`],
 /// and the answer comes back as [`Command::Answer`].
 struct HostAsks {
-    events: UnboundedSender<Event>,
+    events: EventSink,
     attended: bool,
     next: AtomicU64,
     /// What waits for an answer, and whether it comes from background work (which a cancelled
@@ -523,7 +585,7 @@ struct HostAsks {
 }
 
 impl HostAsks {
-    fn new(events: UnboundedSender<Event>, attended: bool) -> HostAsks {
+    fn new(events: EventSink, attended: bool) -> HostAsks {
         HostAsks { events, attended, next: AtomicU64::new(1), pending: Mutex::default() }
     }
 
@@ -555,11 +617,13 @@ impl HostAsks {
         }
     }
 
-    fn answer(&self, id: u64, answer: Answer) {
+    /// The answer to ask `id`, sent as `submission` (the event that takes its card away answers
+    /// that submission).
+    fn answer(&self, id: u64, answer: Answer, submission: &SubmissionId) {
         let reply = self.pending.lock().expect("asks").remove(&id);
         if let Some((reply, _)) = reply {
             let _ = reply.send(answer);
-            let _ = self.events.send(Event::Answered { id });
+            let _ = self.events.answer(submission, Event::Answered { id });
         }
     }
 

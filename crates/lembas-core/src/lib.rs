@@ -36,6 +36,7 @@ mod preview;
 mod prompt;
 mod sandboxing;
 mod session;
+mod sink;
 mod subagent;
 mod team;
 mod transcript;
@@ -48,7 +49,8 @@ pub use host::{Host, OpenSession, Opened, SessionHandle, Start};
 pub use lembas_mcp::{McpHub, ServerEntry};
 pub use lembas_protocol::{
     Answer, Approval, ApprovalRequest, Ask, Attachment, Command, ContextShare, DoneReason, Event, FileDiff, Found,
-    Plan, PlanPhase, PlanVerdict, Question, Reply, ServerState, ServerStatus, Status, StoredSession, Task, TurnUsage,
+    Plan, PlanPhase, PlanVerdict, Question, Reply, Said, ServerState, ServerStatus, Status, StoredSession, Submission,
+    SubmissionId, Task, TurnUsage,
 };
 pub use lembas_protocol::{Mode, ModelInfo, MonthUsage, Progress, progress, tools};
 pub use lembas_tools::{EditorFiles, SkillPlaces};

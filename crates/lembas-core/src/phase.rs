@@ -5,18 +5,17 @@ use std::time::{Duration, Instant};
 
 use lembas_progress::{Phase, Progress};
 use lembas_spec::loop_spec;
-use tokio::sync::mpsc::UnboundedSender;
 
 use crate::{Event, now_ms};
 
 pub(crate) struct Phases {
     current: Option<Progress>,
     last_sent: Instant,
-    events: UnboundedSender<Event>,
+    events: crate::sink::EventSink,
 }
 
 impl Phases {
-    pub fn new(events: UnboundedSender<Event>) -> Self {
+    pub fn new(events: crate::sink::EventSink) -> Self {
         Phases { current: None, last_sent: Instant::now(), events }
     }
 

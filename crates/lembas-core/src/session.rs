@@ -204,7 +204,7 @@ pub struct Session {
     pub(crate) tools: Arc<Vec<ToolSchema>>,
     pub(crate) history: Vec<Entry>,
     pub(crate) state: State,
-    pub(crate) events: UnboundedSender<Event>,
+    pub(crate) events: crate::sink::EventSink,
     /// Words the person added while a turn runs, delivered at the next step.
     pub(crate) steer: Arc<Mutex<Vec<String>>>,
     /// The output of commands the person ran themselves (`!`), for the next prompt.
@@ -212,7 +212,7 @@ pub struct Session {
     /// How many commands the person ran themselves (their calls' ids).
     pub(crate) person_runs: u64,
     /// Settings changed while a turn runs (mode, model, effort, title), applied at the next step.
-    pub(crate) changes: Arc<Mutex<Vec<crate::Command>>>,
+    pub(crate) changes: Arc<Mutex<Vec<lembas_protocol::Submission>>>,
     pub(crate) fresh: bool,
     pub(crate) judge: Judge,
     pub(crate) jobs: Jobs,
@@ -258,7 +258,7 @@ struct Parts {
     tools: Arc<Vec<ToolSchema>>,
     history: Vec<Entry>,
     state: State,
-    events: UnboundedSender<Event>,
+    events: crate::sink::EventSink,
     /// Not yet given a title from the person's first words.
     fresh: bool,
     subagent: Option<crate::subagent::SubagentOf>,
@@ -306,12 +306,23 @@ pub(crate) fn offered_tools(model: &ModelInfo, task: bool) -> Vec<ToolSchema> {
 }
 
 impl Session {
-    /// A new session in the project at `root`, started in `started`.
+    /// A new session in the project at `root`, started in `started`, saying its events to
+    /// `events`.
     pub fn start(
         cfg: SessionConfig,
         root: &Path,
         started: &Path,
-        events: UnboundedSender<Event>,
+        events: UnboundedSender<lembas_protocol::Said>,
+    ) -> Result<Session, EngineError> {
+        Session::start_saying(cfg, root, started, crate::sink::EventSink::new(events))
+    }
+
+    /// [`Session::start`], into a sink the host marks with what it carries out.
+    pub(crate) fn start_saying(
+        cfg: SessionConfig,
+        root: &Path,
+        started: &Path,
+        events: crate::sink::EventSink,
     ) -> Result<Session, EngineError> {
         let (mut ws, note) = Workspace::new(root, started);
         ws.editor = cfg.editor_files.clone();
@@ -327,7 +338,7 @@ impl Session {
     pub(crate) fn create(
         cfg: SessionConfig,
         ws: Workspace,
-        events: UnboundedSender<Event>,
+        events: crate::sink::EventSink,
         subagent: Option<crate::subagent::SubagentOf>,
     ) -> Result<Session, EngineError> {
         let state = State {
@@ -460,15 +471,19 @@ impl Session {
 
     /// A stored session, exactly as it was: its system prompt, tools and history unchanged, and
     /// its team as it was kept (`team/keep.rs`).
-    pub fn resume(cfg: SessionConfig, id: &str, events: UnboundedSender<Event>) -> Result<Session, EngineError> {
-        Session::reopen(cfg, id, events, None)
+    pub fn resume(
+        cfg: SessionConfig,
+        id: &str,
+        events: UnboundedSender<lembas_protocol::Said>,
+    ) -> Result<Session, EngineError> {
+        Session::reopen(cfg, id, crate::sink::EventSink::new(events), None)
     }
 
     /// A stored session reopened: the person's own, or a team subagent's working for another.
     pub(crate) fn reopen(
         cfg: SessionConfig,
         id: &str,
-        events: UnboundedSender<Event>,
+        events: crate::sink::EventSink,
         subagent: Option<crate::subagent::SubagentOf>,
     ) -> Result<Session, EngineError> {
         let store = cfg.store.clone();

@@ -18,7 +18,7 @@ use lembas_model::CancellationToken;
 use lembas_spec::{loop_spec, render};
 use lembas_tools::ToolOutput;
 use serde_json::Value;
-use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
+use tokio::sync::mpsc::UnboundedReceiver;
 
 use crate::approve::Approver;
 use crate::session::Session;
@@ -96,7 +96,7 @@ pub(crate) struct TaskRun {
     child: Session,
     prompt: String,
     label: String,
-    events: UnboundedReceiver<Event>,
+    events: UnboundedReceiver<lembas_protocol::Said>,
     pub background: bool,
     /// Its own checkout, when it was asked for one.
     worktree: Option<Worktree>,
@@ -222,7 +222,7 @@ impl Session {
             granted: self.granted.clone(),
             team: None,
         };
-        let (sender, events) = unbounded_channel();
+        let (sender, events) = crate::sink::EventSink::channel();
         let child = Session::create(cfg, ws, sender, Some(of)).map_err(|e| e.to_string())?;
         let background = args.get("background").and_then(Value::as_bool).unwrap_or(false);
         let seat = self.leads_team().map(|s| crate::team::TaskSeat::take(&s.hub, &child.cfg.model.id));
@@ -278,14 +278,14 @@ pub(crate) enum Watch {
 /// to, until its prompt is done (or its session is gone); answers the last error it said, if
 /// any, and the channel, for a subagent woken again later.
 pub(crate) async fn forward(
-    mut events: UnboundedReceiver<Event>,
-    parent: UnboundedSender<Event>,
+    mut events: UnboundedReceiver<lembas_protocol::Said>,
+    parent: crate::sink::EventSink,
     call_id: String,
     label: String,
     mut watch: Option<Watch>,
-) -> (Option<String>, UnboundedReceiver<Event>) {
+) -> (Option<String>, UnboundedReceiver<lembas_protocol::Said>) {
     let mut error = None;
-    while let Some(event) = events.recv().await {
+    while let Some(lembas_protocol::Said { event, .. }) = events.recv().await {
         if let Event::Error { message } = &event {
             error = Some(message.clone());
         }
@@ -310,8 +310,8 @@ pub(crate) async fn forward(
 /// The forwarder's answer once the subagent's events are all passed on; should it never see
 /// the end, the report does not wait for it past a moment.
 pub(crate) async fn forwarded(
-    forwarding: tokio::task::JoinHandle<(Option<String>, UnboundedReceiver<Event>)>,
-) -> (Option<String>, Option<UnboundedReceiver<Event>>) {
+    forwarding: tokio::task::JoinHandle<(Option<String>, UnboundedReceiver<lembas_protocol::Said>)>,
+) -> (Option<String>, Option<UnboundedReceiver<lembas_protocol::Said>>) {
     match tokio::time::timeout(std::time::Duration::from_secs(2), forwarding).await {
         Ok(Ok((error, events))) => (error, Some(events)),
         _ => (None, None),
@@ -322,10 +322,10 @@ pub(crate) async fn forwarded(
 /// and its context intact (`team.md`: `job_send` restarts a finished subagent).
 pub(crate) struct Parked {
     child: Session,
-    events: UnboundedReceiver<Event>,
+    events: UnboundedReceiver<lembas_protocol::Said>,
     label: String,
     call_id: String,
-    parent: UnboundedSender<Event>,
+    parent: crate::sink::EventSink,
 }
 
 /// The parked subagents of a session, by job id.
@@ -371,10 +371,10 @@ fn run_in_background(
     mut child: Session,
     prompt: String,
     label: String,
-    events: UnboundedReceiver<Event>,
+    events: UnboundedReceiver<lembas_protocol::Said>,
     worktree: Option<Worktree>,
     call_id: String,
-    parent: UnboundedSender<Event>,
+    parent: crate::sink::EventSink,
     stop: CancellationToken,
     log: lembas_tools::AgentLog,
     id: String,
@@ -425,7 +425,7 @@ impl TaskRun {
     pub(crate) async fn run(
         self,
         call_id: String,
-        parent: UnboundedSender<Event>,
+        parent: crate::sink::EventSink,
         cancel: &CancellationToken,
     ) -> ToolOutput {
         let TaskRun { mut child, prompt, label, events, worktree, seat, .. } = self;
@@ -443,7 +443,7 @@ impl TaskRun {
     pub(crate) fn start_job(
         self,
         call_id: String,
-        parent: UnboundedSender<Event>,
+        parent: crate::sink::EventSink,
         jobs: &lembas_tools::Jobs,
         parked: &ParkedAgents,
     ) -> ToolOutput {

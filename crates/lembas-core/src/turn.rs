@@ -223,7 +223,9 @@ impl Session {
             DoneReason::Failed => {}
         }
         let usage = std::mem::take(&mut self.turn_usage);
-        self.emit(Event::Done { reason, text: text.clone(), steps, session: self.id.clone(), usage });
+        let done = Event::Done { reason, text: text.clone(), steps, session: self.id.clone(), usage };
+        self.record_answer(&done);
+        self.emit(done);
         (reason, text)
     }
 

@@ -16,13 +16,14 @@ fn open(h: &Harness, host: &Host, cfg: SessionConfig, attended: bool) -> Opened 
 }
 
 /// Events until one matches `until` (that one included); fails after ten seconds.
-async fn until(events: &mut UnboundedReceiver<Event>, mut until: impl FnMut(&Event) -> bool) -> Vec<Event> {
+async fn until(events: &mut UnboundedReceiver<lembas_core::Said>, mut until: impl FnMut(&Event) -> bool) -> Vec<Event> {
     let mut seen = Vec::new();
     loop {
         let event = tokio::time::timeout(Duration::from_secs(10), events.recv())
             .await
             .unwrap_or_else(|_| panic!("waited in vain; saw {seen:#?}"))
-            .expect("the session's events ended");
+            .expect("the session's events ended")
+            .event;
         let done = until(&event);
         seen.push(event);
         if done {

@@ -42,8 +42,8 @@ async fn undo_puts_the_files_back_and_takes_the_turn_out_of_the_conversation() {
     assert!(std::fs::read_to_string(h.root.join("src/lib.rs")).unwrap().contains("a + b"), "as the first turn left it");
     assert!(!h.root.join("src/extra.rs").exists(), "made in the undone turn: gone");
     assert_eq!(h.store.messages(session.id()).unwrap().len(), stored_before - 6, "the turn's six messages");
-    while let Ok(event) = rx.try_recv() {
-        if let Event::Undone { prompt, .. } = event {
+    while let Ok(said) = rx.try_recv() {
+        if let Event::Undone { prompt, .. } = said.event {
             assert_eq!(prompt, "make it multiply");
         }
     }

@@ -178,6 +178,12 @@ pub enum Event {
         #[serde(default)]
         effort: Option<String>,
     },
+    /// The team's size setting changed (`team.md` §2): at least `min` agents, at most `max`, the
+    /// main agent included.
+    Agents {
+        min: u32,
+        max: u32,
+    },
     /// The session's title changed (given from the first prompt, or renamed).
     Title {
         title: String,

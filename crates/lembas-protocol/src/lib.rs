@@ -7,6 +7,7 @@ mod command;
 mod event;
 mod plan;
 mod stored;
+mod submission;
 pub mod tools;
 mod usage;
 
@@ -18,4 +19,5 @@ pub use lembas_progress::{self as progress, Progress};
 pub use lembas_spec::Mode;
 pub use plan::{Plan, PlanPhase, Status, Task};
 pub use stored::{Found, StoredSession};
+pub use submission::{Said, Submission, SubmissionId};
 pub use usage::MonthUsage;

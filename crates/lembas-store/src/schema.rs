@@ -92,6 +92,14 @@ CREATE TABLE IF NOT EXISTS {p}teams (
     session_id INTEGER NOT NULL PRIMARY KEY REFERENCES sessions (n) ON DELETE CASCADE,
     data TEXT NOT NULL
 ) WITHOUT ROWID;
+-- How the turn each submission started ended (the event that said so, as JSON): the same
+-- submission sent again is answered with it.
+CREATE TABLE IF NOT EXISTS {p}turns (
+    session_id INTEGER NOT NULL REFERENCES sessions (n) ON DELETE CASCADE,
+    submission TEXT NOT NULL,
+    answer TEXT NOT NULL,
+    PRIMARY KEY (session_id, submission)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS {p}state_snapshots (
     session_id INTEGER NOT NULL REFERENCES sessions (n) ON DELETE CASCADE,
     n INTEGER NOT NULL,
@@ -116,7 +124,7 @@ const LATER_COLUMNS: [(&str, &str, &str); 5] = [
 ];
 
 /// The parts of a session, and the columns each is copied with (after its `session_id`).
-const PARTS: [(&str, &str); 9] = [
+const PARTS: [(&str, &str); 10] = [
     ("messages", "seq, role, json, live"),
     ("results", "id, tool, text, packed"),
     ("usage", "at, model, input, output, cached"),
@@ -126,6 +134,7 @@ const PARTS: [(&str, &str); 9] = [
     ("state_log", "n, patch"),
     ("state_snapshots", "n, state"),
     ("teams", "data"),
+    ("turns", "submission, answer"),
 ];
 
 fn has_column(conn: &Connection, table: &str, column: &str) -> rusqlite::Result<bool> {

@@ -286,6 +286,30 @@ impl Store {
             .optional()?)
     }
 
+    /// Keeps how the turn a submission started ended (`answer`: the event that said so), so the
+    /// same submission sent again is answered with it instead of running a second turn.
+    pub fn record_turn(&self, id: &str, submission: &str, answer: &str) -> Result<(), StoreError> {
+        self.timed(|| {
+            self.conn().execute(
+                "INSERT OR REPLACE INTO turns (session_id, submission, answer) VALUES ((SELECT n FROM sessions WHERE id = ?1), ?2, ?3)",
+                params![id, submission, answer],
+            )?;
+            Ok(())
+        })
+    }
+
+    /// How the turn `submission` started ended, if this session ran one.
+    pub fn turn_answer(&self, id: &str, submission: &str) -> Result<Option<String>, StoreError> {
+        Ok(self
+            .conn()
+            .query_row(
+                "SELECT answer FROM turns WHERE session_id = (SELECT n FROM sessions WHERE id = ?1) AND submission = ?2",
+                params![id, submission],
+                |r| r.get(0),
+            )
+            .optional()?)
+    }
+
     pub fn rename(&self, id: &str, title: &str) -> Result<(), StoreError> {
         match self.conn().execute("UPDATE sessions SET title = ?2 WHERE id = ?1", params![id, title])? {
             0 => Err(StoreError::NoSession(id.to_owned())),

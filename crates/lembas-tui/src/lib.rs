@@ -36,7 +36,7 @@ use crossterm::event::{
 };
 use crossterm::terminal::{Clear, ClearType, EnterAlternateScreen, LeaveAlternateScreen};
 use futures::StreamExt;
-use lembas_core::{Answer, Command, Event, Host, Opened};
+use lembas_core::{Answer, Command, Event, Host, Opened, Said, SubmissionId};
 use ratatui::backend::CrosstermBackend;
 use ratatui::{Terminal, TerminalOptions, Viewport};
 use tokio::sync::mpsc;
@@ -180,13 +180,10 @@ pub async fn run(
     app.session_id = session.id().to_owned();
     // How full the window starts, for `/context` and the status bar before the first request.
     session.send(Command::ReportContext);
-    // A session opened to be shown: its conversation is drawn under its announcement.
-    let mut replay: Option<String> = None;
-    if let Some(id) = &begin.resume {
-        replay = Some(id.clone());
-    }
-    // A new session opens with its welcome line; a resumed one with its announcement.
-    session.send(Command::Announce);
+    // A new session opens with its welcome line; a resumed one with its announcement, and its
+    // conversation drawn under it once the announcement that answers this command comes.
+    let announced = session.send(Command::Announce);
+    let mut replay: Option<(SubmissionId, String)> = begin.resume.clone().zip(announced).map(|(id, asked)| (asked, id));
     if let Some(prompt) = begin.prompt {
         app.history.push(prompt.clone());
         session.send(Command::prompt(prompt));
@@ -319,11 +316,11 @@ pub async fn run(
                         batch.push(more);
                     }
                     let mut turn_ended = false;
-                    for event in batch {
+                    for Said { submission, event } in batch {
                         turn_ended |= matches!(event, Event::Done { .. });
                         app.apply(&event);
                         if let Event::Session { id, .. } = &event
-                            && replay.as_deref() == Some(id.as_str())
+                            && replay.as_ref().is_some_and(|(asked, _)| submission.as_ref() == Some(asked))
                         {
                             replay = None;
                             match host.transcript(id) {
@@ -411,8 +408,9 @@ pub async fn run(
                             Err(e) => app.finished.push(Block::Error(e)),
                         }
                     }
-                    replay = id;
-                    Some(Command::Announce)
+                    let announced = session.send(Command::Announce);
+                    replay = id.zip(announced).map(|(id, asked)| (asked, id));
+                    None
                 }
                 Some(Action::List { words, all }) => {
                     let project = if all { None } else { app.root.as_deref() };

@@ -269,6 +269,8 @@ fn slash_commands_for_context_model_and_effort() {
 fn a_finished_reply_notifies_only_when_the_terminal_is_not_focused() {
     let mut app = App::new("m", Mode::Edit, None, 0);
     app.apply(&Event::Prompt { text: "fix the parser".into(), machine: false });
+    // The engine names a session from its first prompt.
+    app.apply(&Event::Title { title: "fix the parser".into() });
     app.apply(&Event::Done {
         reason: DoneReason::Answered,
         text: String::new(),

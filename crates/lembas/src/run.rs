@@ -3,7 +3,7 @@
 
 use std::io::{IsTerminal, Read, Write};
 
-use lembas_core::{Answer, Approval, Ask, Command, DoneReason, Event, OpenSession, Start};
+use lembas_core::{Answer, Approval, Ask, Command, DoneReason, Event, OpenSession, Said, Start};
 
 use crate::cli::{OutputFormat, RunArgs, exit};
 use crate::{Failure, setup};
@@ -143,7 +143,7 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
         let mut plan: Option<lembas_core::Plan> = None;
         // How the last turn ended: the exit status.
         let mut last: Option<DoneReason> = None;
-        while let Some(event) = rx.recv().await {
+        while let Some(Said { event, .. }) = rx.recv().await {
             match &event {
                 Event::Closed => break,
                 Event::Done { reason, .. } => last = Some(*reason),

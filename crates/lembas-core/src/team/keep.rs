@@ -15,7 +15,6 @@ use std::sync::atomic::Ordering;
 use lembas_model::CancellationToken;
 use lembas_team::{LEAD, Team};
 use serde::{Deserialize, Serialize};
-use tokio::sync::mpsc::unbounded_channel;
 
 use super::{Hub, Member, now};
 use crate::Event;
@@ -52,11 +51,7 @@ struct KeptMember {
 impl Kept {
     /// The team kept for session `id`; a kept team that cannot be read is said and dropped (the
     /// session itself opens all the same).
-    pub(crate) fn load(
-        store: &lembas_store::Store,
-        id: &str,
-        events: &tokio::sync::mpsc::UnboundedSender<Event>,
-    ) -> Option<Kept> {
+    pub(crate) fn load(store: &lembas_store::Store, id: &str, events: &crate::sink::EventSink) -> Option<Kept> {
         let text = match store.team(id) {
             Ok(text) => text?,
             Err(e) => {
@@ -182,7 +177,7 @@ impl Session {
             let call_id = kept.as_ref().map_or_else(|| format!("team-{id}"), |k| k.call_id.clone());
             let reopened = stored.ok_or_else(|| "no stored session".to_owned()).and_then(|stored| {
                 let (cfg, of) = self.member_setup(&seat, &id, &call_id)?;
-                let (sender, events) = unbounded_channel();
+                let (sender, events) = crate::sink::EventSink::channel();
                 let child = Session::reopen(cfg, &stored, sender, Some(of)).map_err(|e| e.to_string())?;
                 Ok((child, events))
             });

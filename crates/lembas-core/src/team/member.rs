@@ -6,12 +6,12 @@ use std::sync::Arc;
 use lembas_model::CancellationToken;
 use lembas_spec::{loop_spec, render};
 use lembas_team::{LEAD, State};
-use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
+use tokio::sync::mpsc::UnboundedReceiver;
 
 use super::{Hub, Member, Seat, now};
+use crate::DoneReason;
 use crate::session::Session;
 use crate::subagent::{OnBehalf, SubagentOf, Watch, forward, forwarded};
-use crate::{DoneReason, Event};
 
 /// The tools a subagent of the team has besides its agent's: the room, who it is, its findings,
 /// ending; asking the main agent only with request options (`subagents.md` §8).
@@ -29,7 +29,7 @@ impl Session {
     pub(crate) fn make_member(&self, seat: &Seat, id: &str, call_id: &str, brief: String) -> Result<(), String> {
         let hub = &seat.hub;
         let (cfg, of) = self.member_setup(seat, id, call_id)?;
-        let (sender, events) = unbounded_channel();
+        let (sender, events) = crate::sink::EventSink::channel();
         let child = Session::create(cfg, self.ws.clone(), sender, Some(of)).map_err(|e| e.to_string())?;
         if let Some(agent) = hub.team().agent_mut(id) {
             agent.session = Some(child.id.clone());
@@ -155,12 +155,12 @@ impl Hub {
         self: &Arc<Self>,
         id: &str,
         session: &mut Session,
-        events: UnboundedReceiver<Event>,
+        events: UnboundedReceiver<lembas_protocol::Said>,
         call_id: &str,
         prompt: &str,
         machine: bool,
         stop: &CancellationToken,
-    ) -> (DoneReason, String, Option<String>, Option<UnboundedReceiver<Event>>) {
+    ) -> (DoneReason, String, Option<String>, Option<UnboundedReceiver<lembas_protocol::Said>>) {
         let name = self.team().agent(id).map(|a| a.name.clone()).unwrap_or_default();
         let watch = self.watch(id);
         let forwarding = tokio::spawn(forward(events, self.events.clone(), call_id.to_owned(), name, Some(watch)));
@@ -169,7 +169,7 @@ impl Hub {
         (reason, reply, error, events)
     }
 
-    fn park(&self, id: &str, session: Session, events: UnboundedReceiver<Event>) {
+    fn park(&self, id: &str, session: Session, events: UnboundedReceiver<lembas_protocol::Said>) {
         if let Some(member) = self.members.lock().expect("members").get_mut(id) {
             member.parked = Some((session, events));
         }
@@ -182,7 +182,7 @@ impl Hub {
         self: &Arc<Self>,
         id: &str,
         mut session: Session,
-        events: Option<UnboundedReceiver<Event>>,
+        events: Option<UnboundedReceiver<lembas_protocol::Said>>,
         mut reason: DoneReason,
         mut reply: String,
         mut error: Option<String>,

@@ -20,7 +20,7 @@ use std::sync::{Arc, Mutex};
 
 use lembas_model::CancellationToken;
 use lembas_team::{Delivery, LEAD, State, Team};
-use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
+use tokio::sync::mpsc::UnboundedReceiver;
 
 use crate::Event;
 use crate::session::Session;
@@ -56,13 +56,13 @@ struct Member {
     inbox: Arc<Mutex<Vec<String>>>,
     stop: CancellationToken,
     /// Its session while no turn runs (`None` while one does).
-    parked: Option<(Session, UnboundedReceiver<Event>)>,
+    parked: Option<(Session, UnboundedReceiver<lembas_protocol::Said>)>,
     /// What its next turn starts with when nothing else waits (its brief).
     brief: Option<String>,
     /// The call that made it: its events are marked with it.
     call_id: String,
     /// Its session's settings queue: a mode made stricter reaches it at its next step.
-    changes: Arc<Mutex<Vec<crate::Command>>>,
+    changes: Arc<Mutex<Vec<lembas_protocol::Submission>>>,
 }
 
 /// What the front ends were last told of the tree.
@@ -83,7 +83,7 @@ pub(crate) struct Hub {
     /// Something the main agent may wait on changed: mail, a slot, a subagent's state.
     pub changed: tokio::sync::Notify,
     /// The main session's events: the subagents' are passed on there.
-    events: UnboundedSender<Event>,
+    events: crate::sink::EventSink,
     /// The tree as the front ends were last told it, when, and whether a later telling is
     /// already on its way (`acp.md`: at most four a second).
     told: Mutex<Told>,
@@ -124,7 +124,7 @@ impl Seat {
     /// each model the person may use serves at once.
     pub(crate) fn lead(
         cfg: &crate::SessionConfig,
-        events: &UnboundedSender<Event>,
+        events: &crate::sink::EventSink,
         session: &str,
         kept: Option<Team>,
     ) -> Seat {
@@ -169,7 +169,7 @@ impl Drop for TaskSeat {
 impl Hub {
     pub(crate) fn new(
         team: Team,
-        events: UnboundedSender<Event>,
+        events: crate::sink::EventSink,
         store: Arc<lembas_store::Store>,
         session: &str,
     ) -> Arc<Hub> {
@@ -385,7 +385,10 @@ impl Hub {
         for id in &changed {
             let strict = self.team().agent(id).map(|a| a.mode);
             if let (Some(member), Some(mode)) = (members.get(id), strict) {
-                member.changes.lock().expect("changes").push(crate::Command::SetMode { mode });
+                member.changes.lock().expect("changes").push(lembas_protocol::Submission {
+                    id: lembas_protocol::SubmissionId::fresh("lead-mode"),
+                    command: crate::Command::SetMode { mode },
+                });
             }
         }
         drop(members);

@@ -10,6 +10,7 @@ use lembas_tools::ToolOutput;
 use serde_json::Value;
 
 use super::{Hub, Seat, now};
+use crate::Event;
 use crate::session::Session;
 
 fn field<'a>(args: &'a Value, key: &str) -> Option<&'a str> {
@@ -159,6 +160,7 @@ impl Session {
             team.max = max;
         }
         seat.hub.tell();
+        self.emit(Event::Agents { min, max });
         Ok(())
     }
 

@@ -59,16 +59,16 @@ impl Harness {
         Session::start(cfg, &self.root, &self.root, tx).unwrap()
     }
 
-    pub fn start(&self, mode: Mode) -> (Session, UnboundedReceiver<Event>) {
+    pub fn start(&self, mode: Mode) -> (Session, UnboundedReceiver<lembas_core::Said>) {
         let (tx, rx) = unbounded_channel();
         (Session::start(self.config(mode, 50), &self.root, &self.root, tx).unwrap(), rx)
     }
 }
 
-pub fn drain(rx: &mut UnboundedReceiver<Event>) -> Vec<Event> {
+pub fn drain(rx: &mut UnboundedReceiver<lembas_core::Said>) -> Vec<Event> {
     let mut out = Vec::new();
-    while let Ok(e) = rx.try_recv() {
-        out.push(e);
+    while let Ok(said) = rx.try_recv() {
+        out.push(said.event);
     }
     out
 }

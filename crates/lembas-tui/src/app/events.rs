@@ -50,9 +50,6 @@ impl App {
                 if !machine {
                     self.queued.retain(|q| !text.contains(q.as_str()));
                 }
-                if !machine && (self.title.is_empty() || self.title == "New session") {
-                    self.title = lembas_core::title_from(text);
-                }
                 self.finished.push(if *machine { Block::Notice(text.clone()) } else { Block::User(text.clone()) });
                 self.busy = true;
                 self.turn_started = Some(std::time::Instant::now());
@@ -147,6 +144,7 @@ impl App {
                 self.effort = effort.clone();
             }
             Event::Title { title } => self.title = title.clone(),
+            Event::Agents { min, max } => self.agents = (*min, *max),
             Event::Ask { id, ask } => {
                 self.asks.push_back((*id, ask.clone()));
                 self.next_card();
