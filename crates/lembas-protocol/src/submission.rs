@@ -5,8 +5,6 @@
 //! A prompt's id is kept with its turn: the same id sent again is not a second turn (a link that
 //! dropped and re-sent it gets the first one's answer).
 
-use std::sync::atomic::{AtomicU64, Ordering};
-
 use serde::{Deserialize, Serialize};
 
 use crate::{Command, Event};
@@ -17,10 +15,10 @@ use crate::{Command, Event};
 pub struct SubmissionId(pub String);
 
 impl SubmissionId {
-    /// A new id, unique within this process: `prefix` (who sent it) and a count.
+    /// A new id, unique across processes and time (a prompt's id is kept with its turn, and
+    /// the same id sent again is answered by that turn): `prefix` (who made it) and a UUIDv7.
     pub fn fresh(prefix: &str) -> SubmissionId {
-        static COUNT: AtomicU64 = AtomicU64::new(1);
-        SubmissionId(format!("{prefix}-{}", COUNT.fetch_add(1, Ordering::Relaxed)))
+        SubmissionId(format!("{prefix}-{}", uuid::Uuid::now_v7()))
     }
 
     pub fn as_str(&self) -> &str {
@@ -63,5 +61,29 @@ impl Said {
     /// Whether this answers (or belongs to) the submission `id`.
     pub fn answers(&self, id: &SubmissionId) -> bool {
         self.submission.as_ref() == Some(id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fresh_ids_differ_from_any_made_before_even_by_another_process() {
+        let (a, b) = (SubmissionId::fresh("h"), SubmissionId::fresh("h"));
+        assert_ne!(a, b);
+        assert!(a.as_str().starts_with("h-") && a.as_str().len() == 2 + 36, "{a}");
+    }
+
+    #[test]
+    fn a_submission_and_what_answers_it_read_as_flat_json() {
+        let sent = Submission { id: "run7".into(), command: Command::prompt("hi") };
+        let json = serde_json::to_value(&sent).unwrap();
+        assert_eq!(json, serde_json::json!({"id": "run7", "command": "prompt", "text": "hi"}));
+        assert_eq!(serde_json::from_value::<Submission>(json).unwrap(), sent);
+        let said = Said { submission: Some("run7".into()), event: Event::Step { n: 1 } };
+        let json = serde_json::to_value(&said).unwrap();
+        assert_eq!(json, serde_json::json!({"submission": "run7", "type": "step", "n": 1}));
+        assert_eq!(serde_json::from_value::<Said>(json).unwrap(), said);
     }
 }
