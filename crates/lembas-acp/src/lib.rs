@@ -87,6 +87,8 @@ type WaitingCommand = (commands::Awaited, oneshot::Sender<String>);
 #[derive(Clone)]
 struct Slot {
     handle: SessionHandle,
+    /// Its team, where one is offered: what a client reads of the tree and the room.
+    team: Option<lembas_core::TeamView>,
     prompts: Arc<Mutex<HashMap<SubmissionId, Vec<oneshot::Sender<DoneReason>>>>>,
     /// lembas commands typed as prompts, waiting for the event that ends each.
     commands: Arc<Mutex<HashMap<SubmissionId, WaitingCommand>>>,
@@ -475,6 +477,7 @@ impl Server {
         let id = opened.handle.id().to_owned();
         *files_session.lock().expect("session id") = id.clone();
         let slot = Slot {
+            team: self.host.team(&id),
             handle: opened.handle,
             prompts: Arc::default(),
             commands: Arc::default(),

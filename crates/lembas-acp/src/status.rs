@@ -22,7 +22,7 @@ pub(crate) fn answer(server: &Server, params: &Value) -> Result<Value, agent_cli
     };
     let busy = slot.as_ref().is_some_and(|s| s.busy.load(std::sync::atomic::Ordering::SeqCst));
     let tree = match &slot {
-        Some(slot) => slot.handle.team().and_then(|t| t.tree()),
+        Some(slot) => slot.team.as_ref().and_then(|t| t.tree()),
         None if stored.is_some() => server.host.kept_tree(id).map_err(|e| invalid(&e.to_string()))?,
         None => None,
     };

@@ -16,7 +16,7 @@ pub(crate) fn answer(server: &Server, method: &str, params: &Value) -> Result<Va
     }
     let session = params["sessionId"].as_str().unwrap_or_default();
     let slot = server.slot(session).ok_or_else(|| invalid("no such session"))?;
-    let team = slot.handle.team();
+    let team = slot.team.as_ref();
     let id = params["id"].as_str().unwrap_or_default();
     let no_subagent = || invalid(&format!("this session has no subagent {id}"));
     match method {

@@ -13,15 +13,17 @@ use std::future::Future;
 use std::path::PathBuf;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
+
+pub use lembas_client::{Opened, SessionHandle};
 use std::sync::{Arc, Mutex};
 
 use lembas_model::CancellationToken;
 use lembas_protocol::{
-    Answer, Approval, ApprovalRequest, Ask, Command, DoneReason, Event, Found, PlanVerdict, Question, Reply, Said,
+    Answer, Approval, ApprovalRequest, Ask, Command, DoneReason, Event, Found, PlanVerdict, Question, Reply,
     StoredSession, Submission, SubmissionId,
 };
 use lembas_store::Store;
-use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
+use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 use tokio::sync::oneshot;
 
 use crate::sink::EventSink;
@@ -51,69 +53,11 @@ impl std::fmt::Debug for OpenSession {
     }
 }
 
-/// An open session: the handle that takes commands, and the stream of its events, each marked
-/// with the submission it answers, which ends with [`Event::Closed`] once the session is closed.
-#[derive(Debug)]
-pub struct Opened {
-    pub handle: SessionHandle,
-    pub events: UnboundedReceiver<Said>,
-}
-
-/// Where a front end sends an open session its commands. Cloneable; when every handle is gone,
-/// the session's running turn is cancelled and the session closes.
-#[derive(Clone, Debug)]
-pub struct SessionHandle {
-    id: String,
-    /// Its team, where one is offered: what a client reads of the tree and the room.
-    team: Option<crate::TeamView>,
-    commands: UnboundedSender<Submission>,
-    ended: Arc<tokio::sync::Notify>,
-    closed: Arc<std::sync::atomic::AtomicBool>,
-}
-
-impl SessionHandle {
-    pub fn id(&self) -> &str {
-        &self.id
-    }
-
-    /// The session's team, where one is offered.
-    pub fn team(&self) -> Option<&crate::TeamView> {
-        self.team.as_ref()
-    }
-
-    /// Sends a command under an id of the host's making, which the events answering it carry;
-    /// `None` when the session has closed.
-    pub fn send(&self, command: Command) -> Option<SubmissionId> {
-        let id = SubmissionId::fresh("h");
-        self.submit(Submission { id: id.clone(), command }).then_some(id)
-    }
-
-    /// Sends a command under the sender's own id; `false` when the session has closed. A
-    /// prompt whose id this session already took up is not a second turn: its events go on, or
-    /// its answer is said again.
-    pub fn submit(&self, submission: Submission) -> bool {
-        self.commands.send(submission).is_ok()
-    }
-
-    /// Closes the session (after the running turn, if one runs) and waits until it has: the
-    /// store is written and the session's hold on it released.
-    pub async fn close(&self) {
-        let ended = self.ended.notified();
-        tokio::pin!(ended);
-        ended.as_mut().enable();
-        if self.closed.load(Ordering::SeqCst) || self.send(Command::Close { wait_for_jobs: None }).is_none() {
-            return;
-        }
-        if !self.closed.load(Ordering::SeqCst) {
-            ended.await;
-        }
-    }
-}
-
 /// Serves sessions to front ends: opens them, and reads stored ones.
 pub struct Host {
     store: Arc<Store>,
-    open: Mutex<HashMap<String, SessionHandle>>,
+    /// The sessions open here, and each one's team where one is offered.
+    open: Mutex<HashMap<String, (SessionHandle, Option<crate::TeamView>)>>,
 }
 
 impl std::fmt::Debug for Host {
@@ -140,15 +84,8 @@ impl Host {
         };
         let (commands, queue) = unbounded_channel();
         let team = session.leads_team().map(crate::TeamView::of);
-        let handle = SessionHandle {
-            id: session.id().to_owned(),
-            team,
-            commands,
-            ended: Arc::default(),
-            closed: Arc::default(),
-        };
-        self.open.lock().expect("open sessions").insert(handle.id.clone(), handle.clone());
-        let (ended, closed) = (handle.ended.clone(), handle.closed.clone());
+        let (handle, closing) = SessionHandle::new(session.id().to_owned(), commands);
+        self.open.lock().expect("open sessions").insert(handle.id().to_owned(), (handle.clone(), team));
         let hub = session.leads_team().map(|seat| seat.hub.clone());
         tokio::spawn(async move {
             drive(session, queue, asks, resumed).await;
@@ -158,8 +95,7 @@ impl Host {
             }
             events_tx.carry(None);
             let _ = events_tx.send(Event::Closed);
-            closed.store(true, Ordering::SeqCst);
-            ended.notify_waiters();
+            closing.closed();
         });
         Ok(Opened { handle, events })
     }
@@ -167,8 +103,15 @@ impl Host {
     /// The handle of a session open here, if it is.
     pub fn handle(&self, id: &str) -> Option<SessionHandle> {
         let mut open = self.open.lock().expect("open sessions");
-        open.retain(|_, h| !h.closed.load(Ordering::SeqCst));
-        open.get(id).cloned()
+        open.retain(|_, (h, _)| !h.is_closed());
+        open.get(id).map(|(h, _)| h.clone())
+    }
+
+    /// The team of a session open here, where one is offered: what a client reads of the tree
+    /// and the room.
+    pub fn team(&self, id: &str) -> Option<crate::TeamView> {
+        let open = self.open.lock().expect("open sessions");
+        open.get(id).filter(|(h, _)| !h.is_closed()).and_then(|(_, team)| team.clone())
     }
 
     /// A stored session's conversation as the events that draw it — the same events, titles
@@ -335,6 +278,9 @@ async fn drive(mut session: Session, mut commands: UnboundedReceiver<Submission>
             }
             Command::ReportContext => session.report_context(),
             Command::ReportMcp => session.report_mcp(),
+            Command::ReportTeam => {
+                report_team(session.leads_team().map(crate::TeamView::of).as_ref(), &session.events, &id)
+            }
             Command::Announce => session.announce(resumed),
             setting @ (Command::SetMode { .. }
             | Command::SetModel { .. }
@@ -385,6 +331,15 @@ fn words_left_after_a_turn(session: &Session, reason: DoneReason, waiting: &mut 
     }
 }
 
+/// Answers `asked` with the team as it stands: its tree, when it has subagents, and its room.
+fn report_team(team: Option<&crate::TeamView>, events: &EventSink, asked: &SubmissionId) {
+    if let Some(tree) = team.and_then(crate::TeamView::tree) {
+        let _ = events.answer(asked, Event::Team { tree });
+    }
+    let messages = team.map_or(serde_json::Value::Null, |t| t.room(0));
+    let _ = events.answer(asked, Event::Room { messages });
+}
+
 /// The id of a prompt the host makes of steering words no turn took.
 fn steered() -> SubmissionId {
     SubmissionId::fresh("steered")
@@ -409,8 +364,10 @@ struct Busy<'a> {
     running: Option<SubmissionId>,
     /// Every handle is gone: the turn was cancelled, and the session closes after it.
     gone: bool,
-    /// The session's team, which the person may stop a subagent of at once.
+    /// The session's team, which the person may stop a subagent of, or read, at once.
     team: Option<crate::TeamView>,
+    /// What the session says, for the commands answered at once.
+    events: EventSink,
 }
 
 impl<'a> Busy<'a> {
@@ -431,6 +388,7 @@ impl<'a> Busy<'a> {
             running,
             gone: false,
             team: session.leads_team().map(crate::TeamView::of),
+            events: session.events.clone(),
         }
     }
 
@@ -475,6 +433,7 @@ impl<'a> Busy<'a> {
             _ if self.running.as_ref() == Some(&id) => {}
             Command::Steer { text } => self.steer.lock().expect("steer queue").push(text),
             Command::Answer { id: ask, answer } => self.asks.answer(ask, answer, &id),
+            Command::ReportTeam => report_team(self.team.as_ref(), &self.events, &id),
             // A subagent the person stops stops now, whatever the main agent's turn is doing.
             Command::StopSubagent { name } if self.team.as_ref().is_some_and(|t| t.stop_named(&name).is_ok()) => {}
             setting @ (Command::SetMode { .. }
@@ -700,5 +659,27 @@ impl Approver for HostAsks {
                 _ => declined,
             }
         })
+    }
+}
+
+impl lembas_client::Sessions for Host {
+    fn sessions(&self, project: Option<&str>) -> Result<Vec<StoredSession>, lembas_client::Failure> {
+        Ok(Host::sessions(self, project)?)
+    }
+
+    fn search(&self, words: &str) -> Result<Vec<Found>, lembas_client::Failure> {
+        Ok(Host::search(self, words)?)
+    }
+
+    fn session(&self, id: &str) -> Result<Option<StoredSession>, lembas_client::Failure> {
+        Ok(Host::session(self, id)?)
+    }
+
+    fn subagents(&self, id: &str) -> Result<Vec<StoredSession>, lembas_client::Failure> {
+        Ok(Host::subagents(self, id)?)
+    }
+
+    fn transcript(&self, id: &str) -> Result<Vec<Event>, lembas_client::Failure> {
+        Ok(Host::transcript(self, id)?)
     }
 }

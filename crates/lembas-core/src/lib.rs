@@ -64,18 +64,18 @@ pub use undo::Undone;
 /// How the agents setting is shown (`loop.json` `subagents.setting`: `label`, `min`, `max`,
 /// `hint`, `short`, `own`), word for word.
 pub fn agents_setting_text(key: &str) -> &'static str {
-    lembas_spec::loop_spec().other["subagents"]["setting"][key].as_str().unwrap_or_default()
+    lembas_protocol::agents::setting_text(key)
 }
 
 /// The most agents a team may have (`team.agents.cap`).
 pub fn agents_cap() -> u32 {
-    lembas_team::cap()
+    lembas_protocol::agents::cap()
 }
 
 /// Checks a team size setting against the bounds (`team.md` §2): refused with them, never
 /// clamped.
 pub fn check_agents(min: u32, max: u32) -> Result<(), String> {
-    lembas_team::check_setting(min, max, lembas_team::cap())
+    lembas_protocol::agents::check(min, max)
 }
 
 /// Why the engine could not do what it was asked.

@@ -338,7 +338,7 @@ async fn a_subagent_the_person_stops_stops_at_once_while_the_main_agent_works() 
     handle.send(Command::prompt("start a helper"));
     until(&mut events, |e| matches!(e, Event::Step { n: 2 })).await;
     handle.send(Command::StopSubagent { name: "w".into() });
-    let team = handle.team().expect("a team is offered").clone();
+    let team = host.team(handle.id()).expect("a team is offered").clone();
     let state = || team.tree().and_then(|t| t["ended"].as_array().and_then(|e| e.first().map(|a| a["state"].clone())));
     for _ in 0..20 {
         if state().is_some() {
@@ -377,7 +377,7 @@ async fn a_main_agent_moved_to_another_model_takes_that_models_slots() {
     handle.send(Command::prompt("go on"));
     let seen = until(&mut events, |e| matches!(e, Event::Done { .. })).await;
     assert!(!seen.iter().any(|e| matches!(e, Event::Phase { .. }) && format!("{e:?}").contains("WaitingForModel")));
-    let tree = handle.team().expect("a team").tree().expect("a tree");
+    let tree = host.team(handle.id()).expect("a team").tree().expect("a tree");
     assert_eq!(tree["agents"][0]["model"], "big-model");
     let states: Vec<&str> =
         tree["agents"].as_array().unwrap()[1..].iter().map(|a| a["state"].as_str().unwrap()).collect();
@@ -421,7 +421,7 @@ async fn a_session_closed_while_its_subagent_works_reopens_at_once_with_its_team
         host.open(OpenSession { cfg: config(), start: Start::Resume(id), attended: false }).unwrap();
     let seen = until(&mut events, |e| matches!(e, Event::Done { .. })).await;
     assert!(!seen.iter().any(|e| matches!(e, Event::Notice { message } if message.contains("could not be reopened"))));
-    let tree = handle.team().expect("a team").tree().expect("its tree, kept");
+    let tree = host.team(handle.id()).expect("a team").tree().expect("its tree, kept");
     assert_eq!(tree["agents"][1]["name"], "w", "{tree}");
     assert_eq!(tree["agents"][1]["state"], "finished", "it went on, and its report woke the main agent");
 }
@@ -456,5 +456,5 @@ async fn a_kept_team_that_cannot_be_read_is_said_and_the_session_opens_all_the_s
         "{seen:#?}"
     );
     assert!(matches!(seen.last(), Some(Event::Done { reason: DoneReason::Answered, .. })));
-    assert!(handle.team().expect("the team is still offered").tree().is_none(), "it starts with no subagents");
+    assert!(host.team(handle.id()).expect("the team is still offered").tree().is_none(), "it starts with no subagents");
 }

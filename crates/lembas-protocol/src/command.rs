@@ -94,6 +94,9 @@ pub enum Command {
     ReportContext,
     /// Say where the MCP servers stand ([`crate::Event::McpServers`]).
     ReportMcp,
+    /// Say the team as it stands: its tree ([`crate::Event::Team`], when it has subagents) and its
+    /// room ([`crate::Event::Room`]). Answered at once, during a turn too.
+    ReportTeam,
     /// Say the session again ([`crate::Event::Session`]).
     Announce,
     /// Close the session: its events end. With `wait_for_jobs`, background jobs may first run

@@ -138,6 +138,11 @@ pub enum Event {
     Team {
         tree: serde_json::Value,
     },
+    /// The team's room as it stands, every message oldest first (asked for with `report_team`;
+    /// `null`: the session has no team).
+    Room {
+        messages: serde_json::Value,
+    },
     /// How many background jobs run now (sent when the number changes).
     Jobs {
         running: usize,

@@ -2,6 +2,7 @@
 //! ACP server and the link: the [`Event`]s an open session says, and the [`Command`]s it
 //! takes. Types only (serde, the spec's own types); no runtime, no I/O.
 
+pub mod agents;
 mod ask;
 mod command;
 mod event;

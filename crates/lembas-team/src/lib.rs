@@ -47,21 +47,6 @@ pub fn default_setting() -> (u32, u32) {
     (spec_number("agents.min") as u32, spec_number("agents.max") as u32)
 }
 
-/// The most agents any team may have (`team.agents.cap`).
-pub fn cap() -> u32 {
-    spec_number("agents.cap") as u32
-}
-
-/// Checks a size setting against the bounds: refused with them, never clamped.
-pub fn check_setting(min: u32, max: u32, cap: u32) -> Result<(), String> {
-    if min < 1 || max < min || max > cap {
-        return Err(format!(
-            "The agents setting must keep 1 ≤ min ≤ max ≤ {cap} (min {min}, max {max} given); the count includes the main agent."
-        ));
-    }
-    Ok(())
-}
-
 /// An agent's state (`team.read.states`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -11,10 +11,10 @@
 use std::time::{Duration, Instant};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use lembas_core::Event;
-use lembas_core::Mode;
-use lembas_core::Progress;
-use lembas_core::progress::Phase;
+use lembas_protocol::Event;
+use lembas_protocol::Mode;
+use lembas_protocol::Progress;
+use lembas_protocol::progress::Phase;
 use lembas_tui::{App, Block, Theme, block_rows, draw, live_height};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;

@@ -1,10 +1,10 @@
 //! The UI's state, and what engine events and keys do to it — no terminal here, so every
 //! behaviour is a plain test.
 
-use lembas_core::Mode;
-use lembas_core::ModelInfo;
-use lembas_core::Progress;
-use lembas_core::{Approval, ApprovalRequest};
+use lembas_protocol::Mode;
+use lembas_protocol::ModelInfo;
+use lembas_protocol::Progress;
+use lembas_protocol::{Approval, ApprovalRequest};
 
 mod events;
 
@@ -54,7 +54,7 @@ pub enum Action {
     /// The answer to a question card.
     Reply(String),
     /// The answer to the plan card.
-    Plan(lembas_core::PlanVerdict),
+    Plan(lembas_protocol::PlanVerdict),
     /// Settings changed in `/settings`: kept in config.toml and applied.
     Settings(Vec<crate::settings::Change>),
     SetMode(Mode),
@@ -94,7 +94,7 @@ pub enum Card {
     Approval(ApprovalRequest),
     LooserMode(Mode),
     /// `ask_user`: a number picks an option; words typed and Enter answer freely.
-    Question(lembas_core::Question),
+    Question(lembas_protocol::Question),
     /// Plan mode's `plan_submit`: the plan, to approve or not.
     Plan(String),
     /// A list to choose from (a model, a level, a mode, a session).
@@ -161,7 +161,7 @@ pub struct App {
     /// The team tree as the engine last said it (`subagents.md` §12's data).
     pub team: Option<serde_json::Value>,
     /// What fills the window, by category, as the engine last measured it.
-    pub shares: Vec<lembas_core::ContextShare>,
+    pub shares: Vec<lembas_protocol::ContextShare>,
     /// What a small window left out of the session's offer, as the engine says it.
     pub offer: Option<String>,
     /// Words added while a turn runs, waiting for its next step (shown under it).
@@ -179,7 +179,7 @@ pub struct App {
     /// Tokens used in this run of the UI (in, out).
     pub used: (u64, u64),
     /// The month's use on a LLeMbas server that counts it (none on a plain model server).
-    pub month: Option<lembas_core::MonthUsage>,
+    pub month: Option<lembas_protocol::MonthUsage>,
     /// The terminal has focus (for notifications).
     pub focused: bool,
     /// Notify (bell and OSC 9) when a reply finishes or a card waits while unfocused.
@@ -191,7 +191,7 @@ pub struct App {
     /// The session's id (its subagents are found by it).
     pub session_id: String,
     /// What the session asked that waits for a card, and the ask the card shown answers.
-    asks: std::collections::VecDeque<(u64, lembas_core::Ask)>,
+    asks: std::collections::VecDeque<(u64, lembas_protocol::Ask)>,
     asking: Option<u64>,
     /// The sessions last listed, by number, for `/resume N`.
     pub listed: Vec<String>,
@@ -318,9 +318,9 @@ impl App {
         let Some((id, ask)) = self.asks.pop_front() else { return };
         self.asking = Some(id);
         match ask {
-            lembas_core::Ask::Approval(request) => self.ask(request),
-            lembas_core::Ask::Question(question) => self.question(question),
-            lembas_core::Ask::Plan { plan, .. } => self.plan(plan),
+            lembas_protocol::Ask::Approval(request) => self.ask(request),
+            lembas_protocol::Ask::Question(question) => self.question(question),
+            lembas_protocol::Ask::Plan { plan, .. } => self.plan(plan),
         }
     }
 
@@ -338,7 +338,7 @@ impl App {
     }
 
     /// Shows a question card (the engine waits for [`Action::Reply`]).
-    pub fn question(&mut self, question: lembas_core::Question) {
+    pub fn question(&mut self, question: lembas_protocol::Question) {
         self.card = Some(Card::Question(question));
         self.choice = 0;
         if self.notify && !self.focused {
@@ -391,7 +391,7 @@ pub fn mentioned_files(text: &str, files: &[String]) -> Vec<String> {
 
 /// Whether a tool changes files (its block shows a coloured diff), as its definition says.
 pub fn is_change(tool: &str) -> bool {
-    lembas_core::tools::changes_files(tool)
+    lembas_protocol::tools::changes_files(tool)
 }
 
 #[cfg(test)]

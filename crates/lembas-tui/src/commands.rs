@@ -1,6 +1,6 @@
 //! Slash commands: what `/help` lists, what Tab completes, and what each does when submitted.
 
-use lembas_core::{Mode, ModelInfo};
+use lembas_protocol::{Mode, ModelInfo};
 
 use crate::app::{Action, App, Block};
 use crate::picker::{Item, Pick, Picker, session_items};
@@ -279,7 +279,7 @@ impl App {
 
     /// `/sessions` and `/search`: a picker of the stored sessions (newest first), or of those
     /// whose words match (with the words around the match); `/resume N` takes the Nth.
-    pub fn show_sessions(&mut self, found: Result<Vec<(lembas_core::StoredSession, Option<String>)>, String>) {
+    pub fn show_sessions(&mut self, found: Result<Vec<(lembas_protocol::StoredSession, Option<String>)>, String>) {
         match found {
             Ok(found) if found.is_empty() => self.finished.push(Block::Notice("No session found.".into())),
             Ok(found) => {

@@ -1,7 +1,7 @@
 //! What a key does: to a card when one waits, else to the input box.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use lembas_core::{Approval, Mode, PlanVerdict};
+use lembas_protocol::{Approval, Mode, PlanVerdict};
 
 use crate::app::{Action, App, Card, MODES};
 use crate::editor::Edit;

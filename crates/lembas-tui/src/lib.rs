@@ -36,7 +36,8 @@ use crossterm::event::{
 };
 use crossterm::terminal::{Clear, ClearType, EnterAlternateScreen, LeaveAlternateScreen};
 use futures::StreamExt;
-use lembas_core::{Answer, Command, Event, Host, Opened, Said, SubmissionId};
+use lembas_client::{Opened, Sessions};
+use lembas_protocol::{Answer, Command, Event, Said, SubmissionId};
 use ratatui::backend::CrosstermBackend;
 use ratatui::{Terminal, TerminalOptions, Viewport};
 use tokio::sync::mpsc;
@@ -81,7 +82,7 @@ pub type Open = Box<dyn Fn(Option<&str>) -> Result<Opened, String> + Send + Sync
 /// Asks the server for the month's use (a LLeMbas login); asked when the UI opens and after
 /// each turn.
 pub type MonthSource =
-    Arc<dyn Fn() -> Pin<Box<dyn Future<Output = Option<lembas_core::MonthUsage>> + Send>> + Send + Sync>;
+    Arc<dyn Fn() -> Pin<Box<dyn Future<Output = Option<lembas_protocol::MonthUsage>> + Send>> + Send + Sync>;
 
 /// The bell and a desktop notification (OSC 9) naming the session — never the reply's text.
 /// Inside tmux the notification is passed through to the outer terminal.
@@ -156,7 +157,7 @@ impl std::fmt::Debug for Begin {
 /// session it was on when it closed, when that session holds a conversation to go on with.
 pub async fn run(
     open: Open,
-    host: Arc<Host>,
+    host: Arc<dyn Sessions>,
     mut app: App,
     month: Option<MonthSource>,
     begin: Begin,
@@ -183,13 +184,15 @@ pub async fn run(
     // A new session opens with its welcome line; a resumed one with its announcement, and its
     // conversation drawn under it once the announcement that answers this command comes.
     let announced = session.send(Command::Announce);
+    // `/team` asked: the room that answers it is shown.
+    let mut team_asked: Option<SubmissionId> = None;
     let mut replay: Option<(SubmissionId, String)> = begin.resume.clone().zip(announced).map(|(id, asked)| (asked, id));
     if let Some(prompt) = begin.prompt {
         app.history.push(prompt.clone());
         session.send(Command::prompt(prompt));
     }
     if begin.pick_session {
-        app.show_sessions(listed(&host, None, app.root.as_deref()));
+        app.show_sessions(listed(host.as_ref(), None, app.root.as_deref()));
     }
 
     crossterm::terminal::enable_raw_mode()?;
@@ -319,6 +322,13 @@ pub async fn run(
                     for Said { submission, event } in batch {
                         turn_ended |= matches!(event, Event::Done { .. });
                         app.apply(&event);
+                        if let Event::Room { messages } = &event
+                            && submission.is_some()
+                            && submission == team_asked
+                        {
+                            team_asked = None;
+                            app.show_team((!messages.is_null()).then(|| messages.clone()));
+                        }
                         if let Event::Session { id, .. } = &event
                             && replay.as_ref().is_some_and(|(asked, _)| submission.as_ref() == Some(asked))
                         {
@@ -352,7 +362,7 @@ pub async fn run(
                             Some(root) => root.join(path).display().to_string(),
                             None => path,
                         })
-                        .map(|path| lembas_core::Attachment::File { path })
+                        .map(|path| lembas_protocol::Attachment::File { path })
                         .collect();
                     Some(Command::Prompt { text, attachments })
                 }
@@ -414,15 +424,13 @@ pub async fn run(
                 }
                 Some(Action::List { words, all }) => {
                     let project = if all { None } else { app.root.as_deref() };
-                    app.show_sessions(listed(&host, words.as_deref(), project));
+                    app.show_sessions(listed(host.as_ref(), words.as_deref(), project));
                     None
                 }
                 Some(Action::Team) => {
-                    // The tree as it stands now (its events come at most four a second).
-                    if let Some(now) = session.team().and_then(|t| t.tree()) {
-                        app.team = Some(now);
-                    }
-                    app.show_team(session.team().map(|t| t.room(0)));
+                    // The tree and room as they stand now (the tree's own events come at most
+                    // four a second), shown when the room that answers this comes.
+                    team_asked = session.send(Command::ReportTeam);
                     None
                 }
                 Some(Action::Transcript { name, session }) => {
@@ -438,7 +446,7 @@ pub async fn run(
                 Some(Action::StopAtCard) => {
                     // Stopped first, so the declined call's turn does not go on to the model.
                     session.send(Command::Cancel);
-                    let decline = Answer::Approval(lembas_core::Approval::Deny { feedback: None });
+                    let decline = Answer::Approval(lembas_protocol::Approval::Deny { feedback: None });
                     app.answered().map(|id| Command::Answer { id, answer: decline })
                 }
                 Some(Action::Answer(approval)) => {
@@ -492,10 +500,10 @@ pub async fn run(
 /// The stored sessions (newest first), or those whose words match (best first): the project's
 /// at `project`, or every project's.
 fn listed(
-    host: &Host,
+    host: &dyn Sessions,
     words: Option<&str>,
     project: Option<&std::path::Path>,
-) -> Result<Vec<(lembas_core::StoredSession, Option<String>)>, String> {
+) -> Result<Vec<(lembas_protocol::StoredSession, Option<String>)>, String> {
     let project = project.map(|p| p.display().to_string());
     let found: Result<Vec<_>, _> = match words {
         Some(w) => host.search(w).map(|hits| {

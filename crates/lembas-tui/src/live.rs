@@ -328,8 +328,8 @@ fn settings_lines(form: &crate::settings::Form, cols: usize, theme: Theme) -> Ve
         .collect();
     lines.push(agents_line(form, theme));
     // What the numbers count (`subagents.setting.hint`, or `short` where a line has no room).
-    let hint = lembas_core::agents_setting_text("hint");
-    let hint = if hint.chars().count() + 2 <= cols { hint } else { lembas_core::agents_setting_text("short") };
+    let hint = lembas_protocol::agents::setting_text("hint");
+    let hint = if hint.chars().count() + 2 <= cols { hint } else { lembas_protocol::agents::setting_text("short") };
     lines.extend(rows::lines(hang(
         &[Span::raw("  ")],
         &[Span::raw("  ")],
@@ -359,10 +359,10 @@ fn agents_line(form: &crate::settings::Form, theme: Theme) -> Line<'static> {
     let changed = if (range.min, range.max) != range.was { " (changed)" } else { "" };
     Line::from(vec![
         Span::raw(if here { "▸ " } else { "  " }),
-        Span::raw(format!("{:<15}", lembas_core::agents_setting_text("label"))),
-        Span::raw(format!("{} ", lembas_core::agents_setting_text("min"))),
+        Span::raw(format!("{:<15}", lembas_protocol::agents::setting_text("label"))),
+        Span::raw(format!("{} ", lembas_protocol::agents::setting_text("min"))),
         Span::styled(format!("‹ {} ›", range.min), marked(0)),
-        Span::raw(format!("  {} ", lembas_core::agents_setting_text("max"))),
+        Span::raw(format!("  {} ", lembas_protocol::agents::setting_text("max"))),
         Span::styled(format!("‹ {} ›", range.max), marked(1)),
         Span::raw(format!("  of 1–{}", range.cap)),
         Span::styled(changed.to_owned(), theme.fg(Color::DarkGray)),

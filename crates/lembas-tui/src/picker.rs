@@ -2,7 +2,7 @@
 //! modes, stored sessions.
 
 use crossterm::event::{KeyCode, KeyEvent};
-use lembas_core::{Mode, StoredSession};
+use lembas_protocol::{Mode, StoredSession};
 
 use crate::app::{Action, App, Card};
 

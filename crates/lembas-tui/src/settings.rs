@@ -4,7 +4,7 @@
 //! once.
 
 use crossterm::event::{KeyCode, KeyEvent};
-use lembas_core::{Mode, ModelInfo};
+use lembas_protocol::{Mode, ModelInfo};
 
 use crate::app::{Action, App, Card};
 
@@ -108,7 +108,7 @@ impl Form {
             agents: Range {
                 min: app.agents.0,
                 max: app.agents.1,
-                cap: lembas_core::agents_cap(),
+                cap: lembas_protocol::agents::cap(),
                 handle: 0,
                 was: app.agents,
             },
@@ -257,9 +257,9 @@ mod tests {
         form.step(-5, &[]);
         assert_eq!(form.agents.max, 3, "Max stops at Min");
         form.step(100, &[]);
-        assert_eq!(form.agents.max, lembas_core::agents_cap(), "and at the cap");
+        assert_eq!(form.agents.max, lembas_protocol::agents::cap(), "and at the cap");
         form.agents.handle = 0;
         form.step(-100, &[]);
-        assert_eq!(form.changes(), [Change::Agents(1, lembas_core::agents_cap())]);
+        assert_eq!(form.changes(), [Change::Agents(1, lembas_protocol::agents::cap())]);
     }
 }

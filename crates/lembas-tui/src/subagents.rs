@@ -2,7 +2,7 @@
 //! §11) — read from the store, so it shows what a working subagent has done so far as well as
 //! what an ended one did.
 
-use lembas_core::Event;
+use lembas_protocol::Event;
 
 use crate::app::{App, Block};
 
@@ -11,7 +11,7 @@ impl App {
     /// `pick` (`transcript` reads one by id).
     pub fn show_subagents(
         &mut self,
-        children: Result<Vec<lembas_core::StoredSession>, String>,
+        children: Result<Vec<lembas_protocol::StoredSession>, String>,
         pick: Option<usize>,
         transcript: impl Fn(&str) -> Result<Vec<Event>, String>,
     ) {

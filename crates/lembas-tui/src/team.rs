@@ -25,7 +25,7 @@ fn agent_line(agent: &Value, depth: usize) -> String {
     let state = text("state").replace('_', " ");
     let who = if text("id") == "lead" { "lead".to_owned() } else { format!("{} ({})", text("name"), text("id")) };
     // What it does now: its progress line (`progress.md`), as the main agent's is drawn.
-    let doing = serde_json::from_value::<lembas_core::Progress>(agent["progress"].clone())
+    let doing = serde_json::from_value::<lembas_protocol::Progress>(agent["progress"].clone())
         .map(|p| format!(" · {}", p.line(crate::now_ms())))
         .unwrap_or_default();
     format!("{}{who} — {} · {state} · {} · {mode}{context}{doing}", "  ".repeat(depth), text("position"), text("model"))

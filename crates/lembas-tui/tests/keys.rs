@@ -3,7 +3,7 @@
 mod common;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use lembas_core::{Approval, ApprovalRequest, Mode, ModelInfo};
+use lembas_protocol::{Approval, ApprovalRequest, Mode, ModelInfo};
 use lembas_tui::settings::Change;
 use lembas_tui::{Action, App, Card};
 
@@ -75,7 +75,7 @@ fn ctrl_c_clears_what_is_written_before_it_counts_toward_quitting() {
 #[test]
 fn leaving_while_jobs_run_names_them_first() {
     let mut app = app();
-    app.apply(&lembas_core::Event::Jobs { running: 3, subagents: 1 });
+    app.apply(&lembas_protocol::Event::Jobs { running: 3, subagents: 1 });
     app.input.set("/exit");
     assert_eq!(app.key(key(KeyCode::Enter)), None);
     let said = format!("{:?}", app.finished.last());
@@ -84,7 +84,7 @@ fn leaving_while_jobs_run_names_them_first() {
     assert_eq!(app.key(key(KeyCode::Enter)), Some(Action::Quit));
     // Ctrl-C twice says it too.
     let mut app = self::app();
-    app.apply(&lembas_core::Event::Jobs { running: 1, subagents: 0 });
+    app.apply(&lembas_protocol::Event::Jobs { running: 1, subagents: 0 });
     app.key(ctrl('c'));
     assert!(app.hint.as_deref().is_some_and(|h| h.contains("1 background job still running")), "{:?}", app.hint);
 }
@@ -125,7 +125,7 @@ fn a_long_command_is_shown_whole_at_80_columns_and_can_be_corrected() {
     let mut app = app();
     let command = "for f in alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu; do echo \"$f\" >> out.txt; done && rm -rf build/cache/of/something/long";
     // The call's block, running while its card waits.
-    app.apply(&lembas_core::Event::ToolStart {
+    app.apply(&lembas_protocol::Event::ToolStart {
         call_id: "c".into(),
         tool: "bash".into(),
         title: "for f in alpha beta…".into(),

@@ -6,7 +6,7 @@
 mod common;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use lembas_core::{ApprovalRequest, Event, Mode, ModelInfo, Question, StoredSession};
+use lembas_protocol::{ApprovalRequest, Event, Mode, ModelInfo, Question, StoredSession};
 use lembas_tui::{App, Block, Theme, block_lines, draw, live_height, plain};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -136,7 +136,7 @@ fn conversation() -> App {
     app.apply(&Event::Notice { message: "The conversation was summarised to make room.".into() });
     app.apply(&Event::Error { message: "The model server refused: 400 bad request".into() });
     app.apply(&Event::Done {
-        reason: lembas_core::DoneReason::Answered,
+        reason: lembas_protocol::DoneReason::Answered,
         text: String::new(),
         steps: 7,
         session: "s".into(),
@@ -229,7 +229,7 @@ fn question_plan_and_mode_cards() {
     snap("card_plan", &app);
     // Only auto is asked first: from edit, Shift-Tab comes to it.
     let mut app = self::app();
-    app.mode = Some(lembas_core::Mode::Edit);
+    app.mode = Some(lembas_protocol::Mode::Edit);
     app.key(KeyEvent::new(KeyCode::BackTab, KeyModifiers::SHIFT));
     snap("card_looser_mode", &app);
 }

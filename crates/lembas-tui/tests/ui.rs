@@ -4,10 +4,10 @@
 mod common;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use lembas_core::Mode;
-use lembas_core::Progress;
-use lembas_core::progress::Phase;
-use lembas_core::{Approval, ApprovalRequest, DoneReason, Event, FileDiff, PlanVerdict};
+use lembas_protocol::Mode;
+use lembas_protocol::Progress;
+use lembas_protocol::progress::Phase;
+use lembas_protocol::{Approval, ApprovalRequest, DoneReason, Event, FileDiff, PlanVerdict};
 use lembas_tui::{Action, App, Block, Card, Theme, block_lines, plain};
 
 fn key(code: KeyCode) -> KeyEvent {
@@ -203,12 +203,12 @@ fn long_lines_wrap_and_no_color_means_no_color() {
 fn slash_commands_for_context_model_and_effort() {
     let mut app = App::new("a", Mode::Edit, None, 10_000);
     app.models = vec![
-        lembas_core::ModelInfo {
+        lembas_protocol::ModelInfo {
             id: "a".into(),
             efforts: Some(vec!["low".into(), "high".into()]),
             ..Default::default()
         },
-        lembas_core::ModelInfo { id: "b".into(), context: Some(64_000), ..Default::default() },
+        lembas_protocol::ModelInfo { id: "b".into(), context: Some(64_000), ..Default::default() },
     ];
     app.apply(&Event::Usage { input: 2_500, output: 10, cached: Some(2_000) });
     typed(&mut app, "/context");
@@ -220,7 +220,7 @@ fn slash_commands_for_context_model_and_effort() {
     assert!(report.contains(&format!("[{}{}]", "█".repeat(7), "░".repeat(23))), "{report}");
 
     // Once the engine has measured the categories, the bar is split and each is listed.
-    let share = |category: &str, tokens| lembas_core::ContextShare { category: category.into(), tokens };
+    let share = |category: &str, tokens| lembas_protocol::ContextShare { category: category.into(), tokens };
     app.apply(&Event::Context {
         offer: None,
         window: 10_000,
@@ -304,7 +304,7 @@ fn a_finished_reply_notifies_only_when_the_terminal_is_not_focused() {
 #[test]
 fn questions_take_a_number_or_words_and_the_plan_a_yes() {
     let mut app = App::new("m", Mode::Plan, None, 0);
-    app.question(lembas_core::Question {
+    app.question(lembas_protocol::Question {
         question: "Which database?".into(),
         options: vec!["sqlite".into(), "postgres".into()],
     });
@@ -314,7 +314,7 @@ fn questions_take_a_number_or_words_and_the_plan_a_yes() {
         "{shown}"
     );
     assert_eq!(app.key(key(KeyCode::Char('2'))), Some(Action::Reply("postgres".into())));
-    app.question(lembas_core::Question { question: "Name?".into(), options: vec![] });
+    app.question(lembas_protocol::Question { question: "Name?".into(), options: vec![] });
     typed(&mut app, "lembas");
     assert_eq!(app.key(key(KeyCode::Enter)), Some(Action::Reply("lembas".into())));
     app.plan("Plan: Store\n\n1. Do\n   [ ] 1.1 add sqlite".into());
@@ -423,7 +423,7 @@ fn long_output_folds_and_ctrl_o_shows_it_whole() {
 
 #[test]
 fn slash_mcp_asks_the_engine_and_shows_each_server() {
-    use lembas_core::{ServerState, ServerStatus};
+    use lembas_protocol::{ServerState, ServerStatus};
     let mut app = App::new("a", Mode::Edit, None, 10_000);
     typed(&mut app, "/mcp");
     assert_eq!(app.key(key(KeyCode::Enter)), Some(Action::Mcp));
@@ -449,7 +449,7 @@ fn slash_mcp_asks_the_engine_and_shows_each_server() {
 fn the_months_cost_is_in_the_status_bar_and_usage_says_it_all() {
     let mut app = App::new("a", Mode::Edit, None, 10_000);
     assert!(!lembas_tui::status_line(&app).contains("month"), "nothing before the server says");
-    app.month = Some(lembas_core::MonthUsage {
+    app.month = Some(lembas_protocol::MonthUsage {
         from: Some("2026-12-01".into()),
         tokens_in: 5000,
         tokens_out: 700,
@@ -469,76 +469,6 @@ fn the_months_cost_is_in_the_status_bar_and_usage_says_it_all() {
     app.month.as_mut().unwrap().cost_by_currency.clear();
     assert!(!lembas_tui::status_line(&app).contains("month"));
     assert!(app.usage_report().contains("cost nothing priced"));
-}
-
-#[test]
-fn subagents_lists_the_sessions_subagents_and_shows_one_read_only() {
-    use lembas_store::{NewMessage, SessionRecord, Store};
-    let store = std::sync::Arc::new(Store::in_memory().unwrap());
-    let host = lembas_core::Host::new(store.clone());
-    let show = |app: &mut App, pick: Option<usize>| {
-        let children = host.subagents(&app.session_id).map_err(|e| e.to_string());
-        app.show_subagents(children, pick, |id| host.transcript(id).map_err(|e| e.to_string()));
-    };
-    let record = |id: &str, title: &str, parent: Option<&str>| SessionRecord {
-        id: id.into(),
-        title: title.into(),
-        project: "/p".into(),
-        started: "/p".into(),
-        model: "m".into(),
-        created_at: 1,
-        updated_at: 1,
-        system_prompt: "s".into(),
-        tools: "[]".into(),
-        state: "{}".into(),
-        parent: parent.map(Into::into),
-    };
-    store.create_session(&record("main", "fix it", None)).unwrap();
-    let mut app = App::new("m", Mode::Edit, None, 0);
-    app.apply(&Event::Session {
-        id: "main".into(),
-        title: "fix it".into(),
-        model: "m".into(),
-        mode: lembas_core::Mode::Edit,
-        resumed: false,
-        sandbox: "active".into(),
-    });
-    show(&mut app, None);
-    assert!(matches!(app.finished.last(), Some(Block::Notice(n)) if n.contains("No subagents")));
-
-    store.create_session(&record("sub", "find the parser", Some("main"))).unwrap();
-    let message = |json: serde_json::Value| NewMessage {
-        role: json["role"].as_str().unwrap().into(),
-        json: json.to_string(),
-        text: String::new(),
-    };
-    let call = serde_json::json!({"id": "c1", "name": "grep", "arguments": "{\"pattern\":\"fn parse\"}"});
-    store
-        .append(
-            "sub",
-            &[
-                message(serde_json::json!({"role": "user", "content": "Where is parse?", "turn": true})),
-                message(serde_json::json!({"role": "assistant", "content": "", "tool_calls": [call]})),
-                message(serde_json::json!({"role": "tool", "tool_call_id": "c1", "content": "[#0001]\nsrc/parse.rs:3: fn parse"})),
-                message(serde_json::json!({"role": "assistant", "content": "parse is at src/parse.rs:3."})),
-            ],
-            &[],
-            &serde_json::json!({}),
-            None,
-            2,
-        )
-        .unwrap();
-    show(&mut app, None);
-    assert!(matches!(app.finished.last(), Some(Block::Notice(n)) if n.contains(" 1. find the parser — 4 messages")));
-    app.finished.clear();
-    show(&mut app, Some(1));
-    let shown: String = app.finished.iter().flat_map(lines).collect::<Vec<_>>().join("\n");
-    assert!(shown.contains("subagent \"find the parser\", read-only"), "{shown}");
-    assert!(shown.contains("› Where is parse?"), "its brief is drawn as the words that started it: {shown}");
-    assert!(shown.contains("grep \"fn parse\"") && shown.contains("1 match in 1 file"), "{shown}");
-    assert!(shown.contains("parse is at src/parse.rs:3."), "{shown}");
-    show(&mut app, Some(2));
-    assert!(matches!(app.finished.last(), Some(Block::Error(e)) if e.contains("no subagent 2")));
 }
 
 #[test]
@@ -593,8 +523,8 @@ fn what_the_session_asks_comes_as_events_one_card_at_a_time() {
         ..Default::default()
     };
     // Two subagents ask at once: the second waits for the first card.
-    app.apply(&Event::Ask { id: 1, ask: lembas_core::Ask::Approval(request("make a")) });
-    app.apply(&Event::Ask { id: 2, ask: lembas_core::Ask::Approval(request("make b")) });
+    app.apply(&Event::Ask { id: 1, ask: lembas_protocol::Ask::Approval(request("make a")) });
+    app.apply(&Event::Ask { id: 2, ask: lembas_protocol::Ask::Approval(request("make b")) });
     assert!(matches!(&app.card, Some(Card::Approval(r)) if r.title == "make a"));
     assert_eq!(app.key(key(KeyCode::Char('y'))), Some(Action::Answer(Approval::Once)));
     assert_eq!(app.answered(), Some(1));
@@ -604,8 +534,8 @@ fn what_the_session_asks_comes_as_events_one_card_at_a_time() {
     assert_eq!(app.card, None);
     assert_eq!(app.answered(), None);
     // One given up before its card was shown never shows.
-    app.apply(&Event::Ask { id: 3, ask: lembas_core::Ask::Plan { call_id: "c3".into(), plan: "Plan".into() } });
-    app.apply(&Event::Ask { id: 4, ask: lembas_core::Ask::Plan { call_id: "c4".into(), plan: "Other".into() } });
+    app.apply(&Event::Ask { id: 3, ask: lembas_protocol::Ask::Plan { call_id: "c3".into(), plan: "Plan".into() } });
+    app.apply(&Event::Ask { id: 4, ask: lembas_protocol::Ask::Plan { call_id: "c4".into(), plan: "Other".into() } });
     app.apply(&Event::Answered { id: 4 });
     app.apply(&Event::Answered { id: 3 });
     assert_eq!(app.card, None);
@@ -660,7 +590,7 @@ fn team_shows_the_tree_and_the_rooms_latest_messages() {
 #[test]
 fn a_question_cards_options_are_chosen_with_the_arrows() {
     let mut app = App::new("m", Mode::Edit, None, 0);
-    app.question(lembas_core::Question {
+    app.question(lembas_protocol::Question {
         question: "Which database?".into(),
         options: vec!["sqlite".into(), "postgres".into(), "mysql".into()],
     });
@@ -669,7 +599,7 @@ fn a_question_cards_options_are_chosen_with_the_arrows() {
     app.key(key(KeyCode::Up));
     assert_eq!(app.key(key(KeyCode::Enter)), Some(Action::Reply("postgres".into())));
     // Words written win over the marked option.
-    app.question(lembas_core::Question { question: "Name?".into(), options: vec!["a".into()] });
+    app.question(lembas_protocol::Question { question: "Name?".into(), options: vec!["a".into()] });
     typed(&mut app, "zed");
     assert_eq!(app.key(key(KeyCode::Enter)), Some(Action::Reply("zed".into())));
 }
@@ -677,7 +607,7 @@ fn a_question_cards_options_are_chosen_with_the_arrows() {
 #[test]
 fn the_effort_picker_opens_on_the_level_in_use() {
     let mut app = App::new("thinker", Mode::Edit, None, 0);
-    app.models = vec![lembas_core::ModelInfo {
+    app.models = vec![lembas_protocol::ModelInfo {
         id: "thinker".into(),
         efforts: Some(vec!["low".into(), "medium".into(), "high".into()]),
         effort: Some("medium".into()),

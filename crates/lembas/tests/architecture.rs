@@ -1,4 +1,4 @@
-//! The architecture, checked: front ends reach sessions only through the engine and the
+//! The architecture, checked: front ends reach sessions only through the host's handle and the
 //! protocol; the pure crates do no I/O; only the engine (and the start-up that opens it) touches
 //! the store; no source file grows past 800 lines. Read from the workspace's own files.
 
@@ -44,8 +44,40 @@ fn sources(dir: &Path) -> Vec<PathBuf> {
 /// The front ends: they render events and send commands.
 const FRONT_ENDS: &[&str] = &["lembas-tui", "lembas-acp"];
 
-/// What a front end may depend on among lembas' crates.
-const SEAM: &[&str] = &["lembas-core", "lembas-protocol"];
+/// What a front end may depend on among lembas' crates besides the pure ones: the host's handle
+/// and the protocol.
+const SEAM: &[&str] = &["lembas-client", "lembas-protocol"];
+
+/// Front ends that still reach the engine itself, each with why. The list only shrinks.
+const NOT_YET_ON_THE_SEAM: &[(&str, &str)] = &[(
+    "lembas-acp",
+    "it builds each session's configuration itself (the client's MCP servers, the editor's files, the chat's model and agents) and reads the team through the engine's TeamView",
+)];
+
+/// Every dependency of each of lembas' crates, as cargo reads them: its name, and whether only
+/// its tests and benchmarks use it.
+fn resolved_dependencies() -> BTreeMap<String, Vec<(String, bool)>> {
+    let out = std::process::Command::new(env!("CARGO"))
+        .args(["metadata", "--format-version", "1", "--no-deps", "--offline"])
+        .current_dir(workspace())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let metadata: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    metadata["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            let deps = p["dependencies"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|d| (d["name"].as_str().unwrap().to_owned(), d["kind"] == "dev"));
+            (p["name"].as_str().unwrap().to_owned(), deps.collect())
+        })
+        .collect()
+}
 
 /// The pure crates: spec data, context rules, paths, permissions, progress, models, protocol.
 const PURE: &[&str] = &[
@@ -74,18 +106,33 @@ const STORE_USERS: &[(&str, &str)] =
     &[("lembas-core", "the engine"), ("lembas", "the start-up opens the store and hands it to the host")];
 
 #[test]
-fn front_ends_reach_sessions_through_the_engine_and_the_protocol_only() {
+fn front_ends_reach_sessions_through_the_handle_and_the_protocol_only() {
+    let resolved = resolved_dependencies();
     let mut wrong = BTreeMap::new();
     for front in FRONT_ENDS {
-        let ours: Vec<String> = dependencies(front)
-            .into_iter()
-            .filter(|d| d.starts_with("lembas") && !SEAM.contains(&d.as_str()))
+        let not_yet = NOT_YET_ON_THE_SEAM.iter().any(|(name, _)| name == front);
+        let ours: Vec<&String> = resolved[*front]
+            .iter()
+            // Tests may script the model; a front end not yet on the seam is held to its own code.
+            .filter(|(d, dev)| !(*dev && (d == "lembas-testkit" || not_yet)))
+            .map(|(d, _)| d)
+            .filter(|d| d.starts_with("lembas") && !SEAM.contains(&d.as_str()) && !PURE.contains(&d.as_str()))
+            .filter(|d| !(not_yet && d.as_str() == "lembas-core"))
             .collect();
         if !ours.is_empty() {
-            wrong.insert(*front, ours);
+            wrong.insert(*front, format!("depends on {ours:?}"));
+        }
+        if not_yet {
+            continue;
+        }
+        let root = workspace().join("crates").join(front);
+        for file in ["src", "tests", "benches"].iter().flat_map(|dir| sources(&root.join(dir))) {
+            if std::fs::read_to_string(&file).unwrap().contains("lembas_core") {
+                wrong.insert(*front, format!("{} names lembas_core", file.display()));
+            }
         }
     }
-    assert!(wrong.is_empty(), "front ends depend on more than {SEAM:?}: {wrong:?}");
+    assert!(wrong.is_empty(), "a front end reaches past {SEAM:?} and the pure crates: {wrong:?}");
 }
 
 #[test]

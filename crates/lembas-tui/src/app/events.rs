@@ -1,7 +1,7 @@
 //! What the engine's events do to the UI's state: blocks streamed and settled, tool calls run and
 //! ended, cards asked, turns ended, sessions announced.
 
-use lembas_core::{DoneReason, Event, Mode};
+use lembas_protocol::{DoneReason, Event, Mode};
 
 use super::{App, Block, Card, ToolState, is_change};
 
@@ -121,6 +121,8 @@ impl App {
                 self.last_cached = *cached;
             }
             Event::Team { tree } => self.team = Some(tree.clone()),
+            // Shown by the loop when it answers the person's `/team`.
+            Event::Room { .. } => {}
             Event::Jobs { running, subagents } => {
                 self.jobs = running - subagents;
                 self.background_subagents = *subagents;
@@ -255,7 +257,7 @@ impl App {
         let took = self
             .turn_started
             .take()
-            .map(|t| lembas_core::progress::elapsed(t.elapsed().as_secs() as i64))
+            .map(|t| lembas_protocol::progress::elapsed(t.elapsed().as_secs() as i64))
             .unwrap_or_default();
         let ended = match reason {
             DoneReason::Answered => "",
@@ -330,18 +332,18 @@ impl App {
 }
 
 /// `/mcp`: each server and where it stands.
-fn mcp_report(servers: &[lembas_core::ServerStatus]) -> String {
+fn mcp_report(servers: &[lembas_protocol::ServerStatus]) -> String {
     if servers.is_empty() {
         return "No MCP servers are configured: add them under [mcp_servers.NAME] in config.toml, or in the project's .mcp.json (read once you trust the project).".into();
     }
     let mut lines = vec!["MCP servers:".to_owned()];
     for server in servers {
         let state = match &server.state {
-            lembas_core::ServerState::Connecting => "connecting…".to_owned(),
-            lembas_core::ServerState::Ready { tools } => {
+            lembas_protocol::ServerState::Connecting => "connecting…".to_owned(),
+            lembas_protocol::ServerState::Ready { tools } => {
                 format!("connected, {tools} tool{}", if *tools == 1 { "" } else { "s" })
             }
-            lembas_core::ServerState::Failed { reason } => format!("not connected: {reason}"),
+            lembas_protocol::ServerState::Failed { reason } => format!("not connected: {reason}"),
         };
         lines.push(format!("  {} — {state}", server.name));
     }
