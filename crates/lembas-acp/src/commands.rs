@@ -3,7 +3,7 @@
 //! the event that says it was done, shown to the person as the agent's words.
 
 use agent_client_protocol::v1::schema::{AvailableCommand, AvailableCommandsUpdate, SessionUpdate};
-use lembas_core::{Command, Event, ServerState};
+use lembas_protocol::{Command, Event, ServerState};
 
 /// The commands an editor offers, and what each does.
 pub const COMMANDS: &[(&str, &str)] = &[

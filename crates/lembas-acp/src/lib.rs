@@ -19,7 +19,7 @@ mod team;
 mod updates;
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use agent_client_protocol::schema::ProtocolVersion;
@@ -34,49 +34,14 @@ use agent_client_protocol::v1::schema::{
     ToolCallContent, ToolCallUpdate, ToolCallUpdateFields, WriteTextFileRequest,
 };
 use agent_client_protocol::{Agent, Client, ConnectTo};
-use lembas_core::Mode;
-use lembas_core::{
-    Answer, Approval, ApprovalRequest, Ask, Command, DoneReason, Event, Host, McpHub, OpenSession, PlanVerdict, Said,
-    ServerEntry, SessionConfig, SessionHandle, Start, Submission, SubmissionId,
+use lembas_client::{Choices, Host, OpenRequest, OpenedSession, SessionHandle, TeamReads};
+use lembas_protocol::{
+    Answer, Approval, ApprovalRequest, Ask, Command, DoneReason, Event, Mode, PlanVerdict, Said, Submission,
+    SubmissionId,
 };
 use tokio::sync::oneshot;
 
 pub use updates::{kind_of, replay, updates};
-
-/// How a session's project root is found from the directory the client names.
-pub type RootOf = fn(&Path) -> PathBuf;
-
-/// What a project root gives its sessions, as the person set it up: the MCP servers configured
-/// for it, and where its sessions find skills.
-#[derive(Debug, Clone, Default)]
-pub struct ProjectSetup {
-    pub mcp: Vec<ServerEntry>,
-    pub skills: lembas_core::SkillPlaces,
-}
-
-/// A project root's setup, read when a session opens there (once: where the project stands
-/// with the person decides both).
-pub type ProjectOf = Arc<dyn Fn(&Path) -> ProjectSetup + Send + Sync>;
-
-/// What the server needs from the program around it besides the session template.
-#[derive(Clone)]
-pub struct Setup {
-    pub root_of: RootOf,
-    pub project_of: ProjectOf,
-}
-
-impl std::fmt::Debug for Setup {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Setup").finish_non_exhaustive()
-    }
-}
-
-impl Setup {
-    /// Roots as given, and no configured MCP servers.
-    pub fn plain(root_of: RootOf) -> Setup {
-        Setup { root_of, project_of: Arc::new(|_| ProjectSetup::default()) }
-    }
-}
 
 /// A command typed as a prompt, and where to say how it went.
 type WaitingCommand = (commands::Awaited, oneshot::Sender<String>);
@@ -88,17 +53,16 @@ type WaitingCommand = (commands::Awaited, oneshot::Sender<String>);
 struct Slot {
     handle: SessionHandle,
     /// Its team, where one is offered: what a client reads of the tree and the room.
-    team: Option<lembas_core::TeamView>,
+    team: Option<Arc<dyn TeamReads>>,
     prompts: Arc<Mutex<HashMap<SubmissionId, Vec<oneshot::Sender<DoneReason>>>>>,
     /// lembas commands typed as prompts, waiting for the event that ends each.
     commands: Arc<Mutex<HashMap<SubmissionId, WaitingCommand>>>,
-    mcp: Option<Arc<McpHub>>,
     /// The model and effort it runs with, for its configuration options.
     choice: Arc<Mutex<options::Choice>>,
     /// A turn runs — the client's or one a report or a job's note started (`_lembas/session/status`).
     busy: Arc<std::sync::atomic::AtomicBool>,
     /// The main agent's progress as last said (`_lembas/session/status`).
-    progress: Arc<Mutex<Option<lembas_core::Progress>>>,
+    progress: Arc<Mutex<Option<lembas_protocol::Progress>>>,
 }
 
 impl Slot {
@@ -125,9 +89,7 @@ impl Slot {
 type Opening = (String, Mode, serde_json::Map<String, serde_json::Value>, Vec<SessionConfigOption>);
 
 struct Server {
-    template: SessionConfig,
-    setup: Setup,
-    host: Arc<Host>,
+    host: Arc<dyn Host>,
     sessions: Mutex<HashMap<String, Slot>>,
     /// What the client said it does with files: (reads them, writes them).
     client_fs: Mutex<(bool, bool)>,
@@ -151,7 +113,7 @@ impl std::fmt::Debug for ClientFiles {
     }
 }
 
-impl lembas_core::EditorFiles for ClientFiles {
+impl lembas_client::EditorFiles for ClientFiles {
     fn read(&self, path: &Path) -> Option<Result<String, String>> {
         if !self.reads {
             return None;
@@ -296,34 +258,41 @@ async fn ask_client(cx: ConnectionTo<Client>, session_id: String, handle: Sessio
 
 /// What `session/new`'s `_meta` chooses (`acp.md`): `mode`; the model by `lembas_model` (an
 /// instance's name) or `model` (a ref the device knows); `effort`, one of the model's levels — a
-/// level the model does not offer is read as its start level. An unknown mode or model is an error.
-fn choose(cfg: &mut SessionConfig, meta: &serde_json::Map<String, serde_json::Value>) -> Result<(), String> {
+/// level the model does not offer is read as its start level; for a LLeMbas client, the chat's
+/// Subagents setting, whether subagents are off, and the person's earlier words. An unknown mode
+/// or model is an error.
+fn choose(meta: Option<&serde_json::Map<String, serde_json::Value>>) -> Result<Choices, String> {
+    let Some(meta) = meta else { return Ok(Choices::default()) };
     let word = |key: &str| meta.get(key).and_then(|v| v.as_str());
-    if let Some(mode) = word("mode") {
-        cfg.mode = Mode::parse(mode).ok_or_else(|| format!("no such mode {mode}: use manual, edit, auto or plan"))?;
-    }
-    if let Some(name) = word("lembas_model").or_else(|| word("model")) {
-        let found =
-            cfg.models.iter().chain(std::iter::once(&cfg.model)).find(|m| m.id == name || m.display_name() == name);
-        cfg.model = found.cloned().ok_or_else(|| {
-            let known: Vec<&str> = cfg.models.iter().map(|m| m.id.as_str()).collect();
-            format!("no model {name}; the login's models: {}", known.join(", "))
-        })?;
-    }
-    if let Some(level) = word("effort") {
-        cfg.effort = Some(cfg.model.effective_level(level));
-    }
-    Ok(())
+    let mode = match word("mode") {
+        Some(mode) => {
+            Some(Mode::parse(mode).ok_or_else(|| format!("no such mode {mode}: use manual, edit, auto or plan"))?)
+        }
+        None => None,
+    };
+    Ok(Choices {
+        mode,
+        model: word("lembas_model").or_else(|| word("model")).map(str::to_owned),
+        effort: word("effort").map(str::to_owned),
+        // A LLeMbas client's chat setting stands over the device's own (capability `agents`).
+        agents: options::sent_agents(Some(meta))?,
+        subagents_off: options::subagents_off(Some(meta)),
+        said: options::sent_said(Some(meta)),
+    })
 }
 
 /// What `session/new` answers in its `_meta` (`acp.md`): the model, mode and effort the session
 /// runs with. `instance` is false: no LLeMbas instance is behind an editor's link.
-fn chosen(cfg: &SessionConfig) -> serde_json::Map<String, serde_json::Value> {
-    let effort = cfg.effort.clone().unwrap_or_else(|| cfg.model.start_level());
+fn chosen(
+    model: &lembas_protocol::ModelInfo,
+    mode: Mode,
+    effort: Option<&str>,
+) -> serde_json::Map<String, serde_json::Value> {
+    let effort = effort.map_or_else(|| model.start_level(), str::to_owned);
     let mut meta = serde_json::Map::new();
     meta.insert(
         "lembas".into(),
-        serde_json::json!({ "model": cfg.model.id, "mode": cfg.mode, "effort": effort, "instance": false }),
+        serde_json::json!({ "model": model.id, "mode": mode, "effort": effort, "instance": false }),
     );
     meta
 }
@@ -422,36 +391,12 @@ impl Server {
         client_servers: &[McpServer],
         meta: Option<&serde_json::Map<String, serde_json::Value>>,
     ) -> Result<Opening, String> {
-        let mut cfg = self.template.clone();
-        if let Some(meta) = meta {
-            choose(&mut cfg, meta)?;
-        }
-        // A LLeMbas client's chat setting stands over the device's own (capability `agents`).
-        if let Some(agents) = options::sent_agents(meta)? {
-            cfg.agents = agents;
-        }
-        if options::subagents_off(meta) {
-            cfg.subagents = false;
-        }
-        cfg.said = options::sent_said(meta);
-        let root = (self.setup.root_of)(cwd);
-        let ProjectSetup { mcp: mut entries, skills } = (self.setup.project_of)(&root);
-        for server in
-            client_servers.iter().map(|s| ServerEntry::from_client(&serde_json::to_value(s).unwrap_or_default()))
-        {
-            entries.retain(|e| e.name != server.name);
-            entries.push(server);
-        }
-        // They connect while the session opens; its first request waits for them a little.
-        cfg.mcp = lembas_core::connect_mcp(entries, &root);
-        cfg.skills = skills;
-        let mcp = cfg.mcp.clone();
         let (reads, writes) = *self.client_fs.lock().expect("client fs");
         let files_session = Arc::new(Mutex::new(String::new()));
-        if reads || writes {
-            cfg.editor_files =
-                Some(Arc::new(ClientFiles { cx: cx.clone(), session_id: files_session.clone(), reads, writes }));
-        }
+        let editor_files = (reads || writes).then(|| {
+            Arc::new(ClientFiles { cx: cx.clone(), session_id: files_session.clone(), reads, writes })
+                as Arc<dyn lembas_client::EditorFiles>
+        });
         if let Some(id) = resume {
             // Loaded again while open here: the open one gives way (and its hold on the session).
             let before = self.sessions.lock().expect("sessions").remove(id);
@@ -460,28 +405,26 @@ impl Server {
                 before.handle.close().await;
             }
         }
-        let mode = cfg.mode;
-        let said = chosen(&cfg);
-        let choice = options::Choice {
-            models: cfg.models.clone(),
-            model: cfg.model.clone(),
-            effort: cfg.effort.clone(),
-            agents: cfg.agents,
+        let request = OpenRequest {
+            cwd: cwd.to_path_buf(),
+            resume: resume.map(str::to_owned),
+            attended: true,
+            choices: choose(meta)?,
+            mcp_servers: client_servers.iter().map(|s| serde_json::to_value(s).unwrap_or_default()).collect(),
+            editor_files,
         };
+        let OpenedSession { opened, mode, model, models, effort, agents, team } =
+            self.host.open(request).map_err(|e| e.to_string())?;
+        let said = chosen(&model, mode, effort.as_deref());
+        let choice = options::Choice { models, model, effort, agents };
         let offered = choice.options();
-        let start = match resume {
-            Some(id) => Start::Resume(id.to_owned()),
-            None => Start::New { root, cwd: cwd.to_path_buf() },
-        };
-        let opened = self.host.open(OpenSession { cfg, start, attended: true }).map_err(|e| e.to_string())?;
         let id = opened.handle.id().to_owned();
         *files_session.lock().expect("session id") = id.clone();
         let slot = Slot {
-            team: self.host.team(&id),
+            team,
             handle: opened.handle,
             prompts: Arc::default(),
             commands: Arc::default(),
-            mcp,
             choice: Arc::new(Mutex::new(choice)),
             busy: Arc::default(),
             progress: Arc::default(),
@@ -494,18 +437,14 @@ impl Server {
 }
 
 /// Serves ACP on `transport` until the client closes it; then every running turn is cancelled
-/// (what was answered stays stored). Sessions open on `host`; `template` is each one's
-/// configuration (what it asks goes to the client).
+/// (what was answered stays stored). Sessions open on `host`, which fills in what the client does
+/// not choose from the person's set-up (what a session asks goes to the client).
 pub async fn serve(
     transport: impl ConnectTo<Agent> + 'static,
-    host: Arc<Host>,
-    template: SessionConfig,
-    setup: Setup,
+    host: Arc<dyn Host>,
 ) -> Result<(), agent_client_protocol::Error> {
     let server = Arc::new(Server {
         host,
-        template,
-        setup,
         sessions: Mutex::new(HashMap::new()),
         client_fs: Mutex::new((false, false)),
         lembas_client: std::sync::atomic::AtomicBool::new(false),
@@ -729,17 +668,11 @@ pub async fn serve(
     for slot in &slots {
         let _ = tokio::time::timeout(std::time::Duration::from_secs(5), slot.handle.close()).await;
     }
-    for hub in slots.iter().filter_map(|s| s.mcp.as_ref()) {
-        hub.shutdown().await;
-    }
+    server.host.shut_down().await;
     result
 }
 
 /// [`serve`] on standard input and output: `lembas serve --stdio`.
-pub async fn serve_stdio(
-    host: Arc<Host>,
-    template: SessionConfig,
-    setup: Setup,
-) -> Result<(), agent_client_protocol::Error> {
-    serve(agent_client_protocol::Stdio::new(), host, template, setup).await
+pub async fn serve_stdio(host: Arc<dyn Host>) -> Result<(), agent_client_protocol::Error> {
+    serve(agent_client_protocol::Stdio::new(), host).await
 }

@@ -7,7 +7,7 @@
 use agent_client_protocol::v1::schema::{
     SessionConfigOption, SessionConfigOptionCategory, SessionConfigOptionValue, SessionConfigSelectOption,
 };
-use lembas_core::{Command, ModelInfo};
+use lembas_protocol::{Command, ModelInfo};
 
 /// What a session runs with, as its options show it.
 #[derive(Debug, Clone)]
@@ -45,15 +45,15 @@ impl Choice {
                     .category(SessionConfigOptionCategory::ThoughtLevel),
             );
         }
-        let numbers: Vec<SessionConfigSelectOption> = (1..=lembas_core::agents_cap())
+        let numbers: Vec<SessionConfigSelectOption> = (1..=lembas_protocol::agents::cap())
             .map(|n| SessionConfigSelectOption::new(n.to_string(), n.to_string()))
             .collect();
-        let label = lembas_core::agents_setting_text("label");
+        let label = lembas_protocol::agents::setting_text("label");
         for (id, key, value) in [("agents_min", "min", self.agents.0), ("agents_max", "max", self.agents.1)] {
-            let name = format!("{label}: {}", lembas_core::agents_setting_text(key));
+            let name = format!("{label}: {}", lembas_protocol::agents::setting_text(key));
             options.push(
                 SessionConfigOption::select(id, name, value.to_string(), numbers.clone())
-                    .description(lembas_core::agents_setting_text("hint")),
+                    .description(lembas_protocol::agents::setting_text("hint")),
             );
         }
         options
@@ -84,7 +84,7 @@ pub(crate) fn command(choice: &Choice, option: &str, value: &SessionConfigOption
         "agents_min" | "agents_max" => {
             let n: u32 = value.parse().map_err(|_| format!("{value} is not a number of agents"))?;
             let (min, max) = if option == "agents_min" { (n, choice.agents.1) } else { (choice.agents.0, n) };
-            lembas_core::check_agents(min, max)?;
+            lembas_protocol::agents::check(min, max)?;
             Ok(Command::SetAgents { min, max })
         }
         other => Err(format!("no option {other}: the options are model, effort, agents_min and agents_max")),
@@ -115,12 +115,12 @@ pub(crate) fn sent_agents(
             .and_then(serde_json::Value::as_u64)
             .ok_or_else(|| format!("_meta.lembas.agents needs whole numbers min and max (got {agents})"))
     };
-    let cap = u64::from(lembas_core::agents_cap());
+    let cap = u64::from(lembas_protocol::agents::cap());
     let (sent_min, sent_max) = (number("min")?, number("max")?);
     // Only a pair the cap is under is lowered: Max to the cap, Min with it.
     let (min, max) = if sent_max > cap { (sent_min.min(cap), cap) } else { (sent_min, sent_max) };
     let (min, max) = (min as u32, max as u32);
-    lembas_core::check_agents(min, max)?;
+    lembas_protocol::agents::check(min, max)?;
     Ok(Some((min, max)))
 }
 
@@ -146,7 +146,7 @@ mod tests {
         assert_eq!(sent_agents(None), Ok(None));
         assert_eq!(sent_agents(meta(serde_json::json!({})).as_ref()), Ok(None));
         assert_eq!(sent_agents(meta(serde_json::json!({"agents": {"min": 2, "max": 3}})).as_ref()), Ok(Some((2, 3))));
-        let cap = lembas_core::agents_cap();
+        let cap = lembas_protocol::agents::cap();
         let over = meta(serde_json::json!({"agents": {"min": 40, "max": 50}}));
         assert_eq!(sent_agents(over.as_ref()), Ok(Some((cap, cap))), "lowered, never refused");
         assert!(sent_agents(meta(serde_json::json!({"agents": {"min": 3, "max": 2}})).as_ref()).is_err());

@@ -1,7 +1,7 @@
 //! A `session/prompt`'s content blocks as the host's prompt: the words, and what goes with them.
 
 use agent_client_protocol::v1::schema::{ContentBlock, EmbeddedResourceResource};
-use lembas_core::Attachment;
+use lembas_protocol::Attachment;
 
 /// The words of a prompt (its text blocks), and its pictures, files and embedded texts as
 /// attachments. A link to something other than a local file stays in the words as `@URI`.

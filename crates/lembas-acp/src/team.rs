@@ -46,11 +46,11 @@ pub(crate) fn answer(server: &Server, method: &str, params: &Value) -> Result<Va
 /// order. `_lembas/session/history`'s own `turns` shape is not in our copy of the spec; this is
 /// ours, and what comes before any prompt (nothing, in a session lembas made) is a turn with a
 /// `null` prompt.
-pub(crate) fn turns_of(events: Vec<lembas_core::Event>) -> Vec<Value> {
+pub(crate) fn turns_of(events: Vec<lembas_protocol::Event>) -> Vec<Value> {
     let mut turns: Vec<Value> = Vec::new();
     for event in events {
         match event {
-            lembas_core::Event::Prompt { text, .. } => turns.push(json!({ "prompt": text, "events": [] })),
+            lembas_protocol::Event::Prompt { text, .. } => turns.push(json!({ "prompt": text, "events": [] })),
             other => {
                 if turns.is_empty() {
                     turns.push(json!({ "prompt": null, "events": [] }));
@@ -66,7 +66,7 @@ pub(crate) fn turns_of(events: Vec<lembas_core::Event>) -> Vec<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use lembas_core::Event;
+    use lembas_protocol::Event;
 
     #[test]
     fn a_transcript_is_split_into_turns_at_each_prompt() {

@@ -6,7 +6,7 @@ use agent_client_protocol::v1::schema::{
     SessionUpdate, TextContent, ToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate,
     ToolCallUpdateFields, ToolKind,
 };
-use lembas_core::{Event, Status};
+use lembas_protocol::{Event, Status};
 
 fn text(t: &str) -> ContentBlock {
     ContentBlock::Text(TextContent::new(t.to_owned()))
@@ -15,13 +15,15 @@ fn text(t: &str) -> ContentBlock {
 /// What kind of tool call a client draws, from the tool's definition: its `block`, and for a
 /// plain tool block one that runs something is an execution.
 pub fn kind_of(tool: &str) -> ToolKind {
-    match lembas_core::tools::block(tool) {
+    match lembas_protocol::tools::block(tool) {
         "read" => ToolKind::Read,
         "edit" => ToolKind::Edit,
         "search" => ToolKind::Search,
         "shell" => ToolKind::Execute,
         "plan" | "task" => ToolKind::Think,
-        _ if lembas_core::tools::tool(tool).is_some_and(|t| t.risk == lembas_core::tools::RiskClass::Execute) => {
+        _ if lembas_protocol::tools::tool(tool)
+            .is_some_and(|t| t.risk == lembas_protocol::tools::RiskClass::Execute) =>
+        {
             ToolKind::Execute
         }
         _ => ToolKind::Other,
@@ -104,7 +106,7 @@ pub fn replay(events: &[Event]) -> Vec<SessionUpdate> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use lembas_core::FileDiff;
+    use lembas_protocol::FileDiff;
 
     #[test]
     fn events_map_to_the_updates_a_client_draws() {

@@ -4,6 +4,10 @@
 //! engine's host to each front end, so a front end compiles against this crate and
 //! `lembas-protocol` alone and cannot reach around the host.
 
+mod open;
+
+pub use open::{Choices, EditorFiles, Host, OpenRequest, OpenedSession, TeamReads};
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 

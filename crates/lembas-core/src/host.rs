@@ -491,22 +491,10 @@ impl Session {
                 self.set_mode(mode);
                 None
             }
-            Command::SetModel { model } => {
-                let found = self
-                    .cfg
-                    .models
-                    .iter()
-                    .chain(std::iter::once(&self.cfg.model))
-                    .find(|m| m.id == model || m.display_name() == model)
-                    .cloned();
-                match found {
-                    Some(info) => self.set_model(info).err().map(|e| e.to_string()),
-                    None => Some(format!(
-                        "no model {model}; the login's models: {}",
-                        self.cfg.models.iter().map(|m| m.id.as_str()).collect::<Vec<_>>().join(", ")
-                    )),
-                }
-            }
+            Command::SetModel { model } => match self.cfg.model_named(&model) {
+                Ok(info) => self.set_model(info).err().map(|e| e.to_string()),
+                Err(e) => Some(e),
+            },
             Command::SetEffort { level } => {
                 let levels = self.levels();
                 match level {

@@ -28,6 +28,7 @@ mod host;
 mod insert;
 mod judging;
 mod mcp;
+mod opener;
 mod person;
 mod phase;
 mod prefix;
@@ -55,6 +56,7 @@ pub use lembas_protocol::{
 pub use lembas_protocol::{Mode, ModelInfo, MonthUsage, Progress, progress, tools};
 pub use lembas_tools::{EditorFiles, SkillPlaces};
 pub use mcp::connect_mcp;
+pub use opener::{Opener, ProjectOf, ProjectSetup, RootOf};
 pub use prompt::{Instruction, PromptParts, instructions, system_prompt, title_from};
 pub use session::{Session, SessionConfig, local_today};
 pub use team::TeamView;

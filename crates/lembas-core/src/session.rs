@@ -89,6 +89,16 @@ pub struct SessionConfig {
 }
 
 impl SessionConfig {
+    /// The login's model `name` names (its id, or the name people see); an unknown one is
+    /// refused naming the login's models.
+    pub(crate) fn model_named(&self, name: &str) -> Result<ModelInfo, String> {
+        let found = self.models.iter().chain([&self.model]).find(|m| m.is_named(name));
+        found.cloned().ok_or_else(|| {
+            let known: Vec<&str> = self.models.iter().map(|m| m.id.as_str()).collect();
+            format!("no model {name}; the login's models: {}", known.join(", "))
+        })
+    }
+
     /// A configuration with lembas' defaults for everything not given: nobody to ask, the
     /// default rules, the spec's step backstop, no budgets, compaction at 85 % of the window,
     /// no instruction files beyond the project's, today's local date.

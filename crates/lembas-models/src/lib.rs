@@ -103,6 +103,11 @@ impl ModelInfo {
         self.name.as_deref().unwrap_or(&self.id)
     }
 
+    /// Whether `name` names this model: its id, or the name people see.
+    pub fn is_named(&self, name: &str) -> bool {
+        self.id == name || self.display_name() == name
+    }
+
     fn efforts(&self) -> Vec<String> {
         match &self.efforts {
             Some(list) => list.clone(),

@@ -30,13 +30,7 @@ impl FileTimes {
     }
 }
 
-/// Files as an editor holds them: read and written through the editor when it offers it, so the
-/// agent reads unsaved buffers. Each call answers `None` when the editor does not do that.
-/// Called from blocking threads (file tools run off the async runtime).
-pub trait EditorFiles: Send + Sync + std::fmt::Debug {
-    fn read(&self, path: &Path) -> Option<Result<String, String>>;
-    fn write(&self, path: &Path, content: &str) -> Option<Result<(), String>>;
-}
+pub use lembas_client::EditorFiles;
 
 /// The project root and the session's view of its files.
 #[derive(Debug, Clone)]

@@ -160,10 +160,7 @@ impl App {
                             .collect();
                         // The level in use: the one chosen, else the model's start level.
                         let current = self.effort.clone().or_else(|| {
-                            self.models
-                                .iter()
-                                .find(|m| m.display_name() == self.model || m.id == self.model)
-                                .and_then(|m| m.effort.clone())
+                            self.models.iter().find(|m| m.is_named(&self.model)).and_then(|m| m.effort.clone())
                         });
                         self.open_picker(Picker::new("Effort", items, current.as_deref()));
                         None
@@ -245,7 +242,7 @@ impl App {
 
     /// `/model ID`: the model by its id or name.
     pub(crate) fn choose_model(&mut self, name: &str) -> Option<Action> {
-        match self.models.iter().find(|m| m.id == name || m.display_name() == name) {
+        match self.models.iter().find(|m| m.is_named(name)) {
             Some(model) => {
                 self.model = model.display_name().to_owned();
                 self.context.1 = model.context.unwrap_or(self.context.1);
@@ -269,11 +266,7 @@ impl App {
     /// them, else those it offers.
     pub(crate) fn effort_levels(&self) -> Vec<String> {
         self.levels.clone().unwrap_or_else(|| {
-            self.models
-                .iter()
-                .find(|m| m.display_name() == self.model || m.id == self.model)
-                .map(ModelInfo::levels)
-                .unwrap_or_default()
+            self.models.iter().find(|m| m.is_named(&self.model)).map(ModelInfo::levels).unwrap_or_default()
         })
     }
 

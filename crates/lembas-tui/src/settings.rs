@@ -78,7 +78,7 @@ fn effort_choices(levels: Vec<String>) -> Vec<String> {
 
 /// The levels another model offers (its server has not narrowed them yet).
 fn levels(models: &[ModelInfo], model: &str) -> Vec<String> {
-    let offered = models.iter().find(|m| m.id == model || m.display_name() == model).map(ModelInfo::levels);
+    let offered = models.iter().find(|m| m.is_named(model)).map(ModelInfo::levels);
     effort_choices(offered.unwrap_or_default())
 }
 

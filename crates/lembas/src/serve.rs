@@ -17,15 +17,15 @@ pub async fn serve() -> Result<u8, Failure> {
     // and finds skills there, as where the project stands allows — read when the session opens
     // (a trust file that cannot be read leaves it untrusted).
     let (home, config) = (start.home.clone(), start.config.clone());
-    let project_of: lembas_acp::ProjectOf = Arc::new(move |root| {
+    let project_of: lembas_core::ProjectOf = Arc::new(move |root| {
         let standing = setup::standing(&home, root).unwrap_or(lembas_config::Standing::Untrusted);
-        lembas_acp::ProjectSetup {
+        lembas_core::ProjectSetup {
             mcp: setup::mcp_entries(&config, root, standing),
             skills: setup::skill_places(&home, &config, root, standing),
         }
     });
-    let setup = lembas_acp::Setup { root_of: setup::project_root, project_of };
-    let result = lembas_acp::serve_stdio(start.host.clone(), template, setup).await;
+    let opener = lembas_core::Opener::new(start.host.clone(), template, setup::project_root, project_of);
+    let result = lembas_acp::serve_stdio(Arc::new(opener)).await;
     start.finish(None).await;
     result.map(|()| exit::OK).map_err(|e| Failure::new(exit::FAILED, e.to_string()))
 }

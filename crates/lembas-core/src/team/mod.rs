@@ -520,3 +520,25 @@ impl TeamView {
         Ok(ids)
     }
 }
+
+impl lembas_client::TeamReads for TeamView {
+    fn tree(&self) -> Option<serde_json::Value> {
+        TeamView::tree(self)
+    }
+
+    fn room(&self, since: u64) -> serde_json::Value {
+        TeamView::room(self, since)
+    }
+
+    fn findings(&self, id: &str) -> Option<serde_json::Value> {
+        TeamView::findings(self, id)
+    }
+
+    fn transcript_of(&self, id: &str) -> Option<(String, serde_json::Value)> {
+        TeamView::transcript_of(self, id)
+    }
+
+    fn stop(&self, id: &str) -> Result<Vec<String>, String> {
+        TeamView::stop(self, id)
+    }
+}

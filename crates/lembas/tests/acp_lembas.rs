@@ -11,9 +11,9 @@ use lembas_core::Mode;
 use lembas_testkit::{FakeServer, Scripted};
 use serde_json::json;
 
-mod common;
+mod acp_common;
 
-use common::*;
+use acp_common::*;
 
 /// The fake model for a main agent that adds "scout", which lists the project and reports;
 /// the report wakes the main agent once.

@@ -16,9 +16,9 @@ use lembas_core::Mode;
 use lembas_testkit::{FakeServer, Scripted};
 use serde_json::json;
 
-mod common;
+mod acp_common;
 
-use common::*;
+use acp_common::*;
 
 #[tokio::test]
 async fn a_prompt_streams_text_and_tool_calls_and_asks_before_an_edit() {

@@ -93,9 +93,7 @@ pub async fn with_editor<F, Fut>(
     let host = Arc::new(lembas_core::Host::new(cfg.store.clone()));
     let server = tokio::spawn(lembas_acp::serve(
         ByteStreams::new(agent_write.compat_write(), agent_read.compat()),
-        host,
-        cfg,
-        lembas_acp::Setup::plain(same_dir),
+        Arc::new(lembas_core::Opener::plain(host, cfg, same_dir)),
     ));
     let seen: Arc<Mutex<Vec<SessionUpdate>>> = Arc::default();
     let asked: Arc<Mutex<usize>> = Arc::default();
