@@ -463,35 +463,7 @@ pub async fn serve(
         .v1()
         .name("lembas")
         .on_receive_request(
-            async move |request: InitializeRequest, responder, _cx| {
-                let fs = &request.client_capabilities.fs;
-                *s1.client_fs.lock().expect("client fs") = (fs.read_text_file, fs.write_text_file);
-                let speaks_lembas = request.meta.as_ref().is_some_and(|m| m.contains_key("lembas"));
-                s1.lembas_client.store(speaks_lembas, std::sync::atomic::Ordering::Relaxed);
-                let capabilities = AgentCapabilities::new()
-                    .load_session(true)
-                    .prompt_capabilities(PromptCapabilities::new().image(true).embedded_context(true))
-                    .mcp_capabilities(McpCapabilities::new().http(true));
-                let version = if request.protocol_version > ProtocolVersion::V1 {
-                    ProtocolVersion::V1
-                } else {
-                    request.protocol_version
-                };
-                // For a LLeMbas client: the link protocol, the chat's Subagents setting read
-                // (`agents`), progress (`progress`) and the subagent tree (`tree`), and no limits
-                // on `serve --stdio` (acp.md). A plain editor ignores it.
-                let mut meta = serde_json::Map::new();
-                meta.insert(
-                    "lembas".into(),
-                    serde_json::json!({ "protocol": 3, "capabilities": ["agents", "progress", "tree"], "limits": null }),
-                );
-                responder.respond(
-                    InitializeResponse::new(version)
-                        .agent_capabilities(capabilities)
-                        .agent_info(Implementation::new("lembas", env!("CARGO_PKG_VERSION")))
-                        .meta(meta),
-                )
-            },
+            async move |request: InitializeRequest, responder, _cx| initialize(&s1, request, responder),
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
@@ -528,65 +500,7 @@ pub async fn serve(
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            async move |request: PromptRequest, responder, cx| {
-                let Some(slot) = s4.slot(&request.session_id.0) else {
-                    return responder.respond_with_error(invalid("no such session"));
-                };
-                let (text, attachments) = prompt::prompt_parts(&request.prompt);
-                if let Some((command, awaited)) = commands::parse(&text) {
-                    // One of lembas' commands: done when its event says so, and said as the
-                    // agent's words.
-                    let (done, said) = oneshot::channel();
-                    let submission = SubmissionId::fresh("acp");
-                    slot.commands.lock().expect("commands").insert(submission.clone(), (awaited, done));
-                    slot.handle.submit(Submission { id: submission, command });
-                    let id = request.session_id.clone();
-                    return cx.clone().spawn(async move {
-                        let said = said.await.unwrap_or_default();
-                        if !said.is_empty() {
-                            let chunk = ContentChunk::new(ContentBlock::Text(TextContent::new(said)));
-                            cx.send_notification(SessionNotification::new(
-                                id,
-                                SessionUpdate::AgentMessageChunk(chunk),
-                            ))?;
-                        }
-                        responder.respond(PromptResponse::new(StopReason::EndTurn))
-                    });
-                }
-                // The chat's Subagents setting comes with every prompt (capability `agents`): a
-                // change reaches the main agent as the size note on this message.
-                match options::sent_agents(request.meta.as_ref()) {
-                    Err(e) => return responder.respond_with_error(invalid(&e)),
-                    Ok(Some((min, max))) => {
-                        let mut choice = slot.choice.lock().expect("choice");
-                        if choice.agents != (min, max) {
-                            choice.agents = (min, max);
-                            slot.handle.send(Command::SetAgents { min, max });
-                        }
-                    }
-                    Ok(None) => {}
-                }
-                // The client's `turnId` (capability `turns`) is the submission's id: sent again
-                // after a dropped link, it is answered by the same turn.
-                let turn = prompt::turn_id(request.meta.as_ref());
-                let submission = turn.clone().map_or_else(|| SubmissionId::fresh("acp"), SubmissionId);
-                let (ended, end) = oneshot::channel();
-                slot.prompts.lock().expect("prompts").entry(submission.clone()).or_default().push(ended);
-                slot.handle.submit(Submission { id: submission, command: Command::Prompt { text, attachments } });
-                // Answered when its turn ends, outside the dispatch loop, so a cancel reaches it.
-                cx.spawn(async move {
-                    let stop = match end.await {
-                        Ok(DoneReason::Answered | DoneReason::Failed) => StopReason::EndTurn,
-                        Ok(DoneReason::Limit) => StopReason::MaxTurnRequests,
-                        Ok(DoneReason::Cancelled) | Err(_) => StopReason::Cancelled,
-                    };
-                    let mut answer = PromptResponse::new(stop);
-                    if let Some(turn) = turn {
-                        answer = answer.meta(prompt::turn_meta(&turn));
-                    }
-                    responder.respond(answer)
-                })
-            },
+            async move |request: PromptRequest, responder, cx| prompt_request(&s4, request, responder, cx),
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
@@ -605,34 +519,7 @@ pub async fn serve(
         )
         .on_receive_request(
             async move |request: SetSessionConfigOptionRequest, responder, _cx| {
-                let Some(slot) = s7.slot(&request.session_id.0) else {
-                    return responder.respond_with_error(invalid("no such session"));
-                };
-                let mut choice = slot.choice.lock().expect("choice").clone();
-                let option = request.config_id.0.to_string();
-                match options::command(&choice, &option, &request.value) {
-                    Ok(command) => {
-                        // Answered with the options as they will be; the session's `model`
-                        // event confirms them (during a turn, at its next step).
-                        match &command {
-                            Command::SetModel { model } => choice.changed(model, None),
-                            Command::SetEffort { level } => {
-                                let model = choice.model.id.clone();
-                                choice.changed(&model, level.as_deref());
-                            }
-                            // The session's `agents` event confirms it; the slot keeps it from
-                            // here so the next prompt's setting is compared with it.
-                            Command::SetAgents { min, max } => {
-                                choice.agents = (*min, *max);
-                                slot.choice.lock().expect("choice").agents = (*min, *max);
-                            }
-                            _ => {}
-                        }
-                        slot.handle.send(command);
-                        responder.respond(SetSessionConfigOptionResponse::new(choice.options()))
-                    }
-                    Err(e) => responder.respond_with_error(invalid(&e)),
-                }
+                set_config_option(&s7, request, responder)
             },
             agent_client_protocol::on_receive_request!(),
         )
@@ -670,6 +557,141 @@ pub async fn serve(
     }
     server.host.shut_down().await;
     result
+}
+
+/// `session/prompt`: a lembas command typed as a prompt runs and is answered by the event that
+/// ends it; words go to the session as a turn under the client's `turnId` (or an id of ours),
+/// answered with the stop reason when that turn ends.
+fn prompt_request(
+    server: &Server,
+    request: PromptRequest,
+    responder: agent_client_protocol::v1::Responder<PromptResponse>,
+    cx: ConnectionTo<Client>,
+) -> Result<(), agent_client_protocol::Error> {
+    let Some(slot) = server.slot(&request.session_id.0) else {
+        return responder.respond_with_error(invalid("no such session"));
+    };
+    let (text, attachments) = prompt::prompt_parts(&request.prompt);
+    if let Some((command, awaited)) = commands::parse(&text) {
+        // One of lembas' commands: done when its event says so, and said as the
+        // agent's words.
+        let (done, said) = oneshot::channel();
+        let submission = SubmissionId::fresh("acp");
+        slot.commands.lock().expect("commands").insert(submission.clone(), (awaited, done));
+        slot.handle.submit(Submission { id: submission, command });
+        let id = request.session_id.clone();
+        return cx.clone().spawn(async move {
+            let said = said.await.unwrap_or_default();
+            if !said.is_empty() {
+                let chunk = ContentChunk::new(ContentBlock::Text(TextContent::new(said)));
+                cx.send_notification(SessionNotification::new(id, SessionUpdate::AgentMessageChunk(chunk)))?;
+            }
+            responder.respond(PromptResponse::new(StopReason::EndTurn))
+        });
+    }
+    // The chat's Subagents setting comes with every prompt (capability `agents`): a
+    // change reaches the main agent as the size note on this message.
+    match options::sent_agents(request.meta.as_ref()) {
+        Err(e) => return responder.respond_with_error(invalid(&e)),
+        Ok(Some((min, max))) => {
+            let mut choice = slot.choice.lock().expect("choice");
+            if choice.agents != (min, max) {
+                choice.agents = (min, max);
+                slot.handle.send(Command::SetAgents { min, max });
+            }
+        }
+        Ok(None) => {}
+    }
+    // The client's `turnId` (capability `turns`) is the submission's id: sent again
+    // after a dropped link, it is answered by the same turn.
+    let turn = prompt::turn_id(request.meta.as_ref());
+    let submission = turn.clone().map_or_else(|| SubmissionId::fresh("acp"), SubmissionId);
+    let (ended, end) = oneshot::channel();
+    slot.prompts.lock().expect("prompts").entry(submission.clone()).or_default().push(ended);
+    slot.handle.submit(Submission { id: submission, command: Command::Prompt { text, attachments } });
+    // Answered when its turn ends, outside the dispatch loop, so a cancel reaches it.
+    cx.spawn(async move {
+        let stop = match end.await {
+            Ok(DoneReason::Answered | DoneReason::Failed) => StopReason::EndTurn,
+            Ok(DoneReason::Limit) => StopReason::MaxTurnRequests,
+            Ok(DoneReason::Cancelled) | Err(_) => StopReason::Cancelled,
+        };
+        let mut answer = PromptResponse::new(stop);
+        if let Some(turn) = turn {
+            answer = answer.meta(prompt::turn_meta(&turn));
+        }
+        responder.respond(answer)
+    })
+}
+
+/// `session/set_config_option`: the model, effort or team size, answered with the options as
+/// they will be.
+fn set_config_option(
+    server: &Server,
+    request: SetSessionConfigOptionRequest,
+    responder: agent_client_protocol::v1::Responder<SetSessionConfigOptionResponse>,
+) -> Result<(), agent_client_protocol::Error> {
+    let Some(slot) = server.slot(&request.session_id.0) else {
+        return responder.respond_with_error(invalid("no such session"));
+    };
+    let mut choice = slot.choice.lock().expect("choice").clone();
+    let option = request.config_id.0.to_string();
+    match options::command(&choice, &option, &request.value) {
+        Ok(command) => {
+            // Answered with the options as they will be; the session's `model`
+            // event confirms them (during a turn, at its next step).
+            match &command {
+                Command::SetModel { model } => choice.changed(model, None),
+                Command::SetEffort { level } => {
+                    let model = choice.model.id.clone();
+                    choice.changed(&model, level.as_deref());
+                }
+                // The session's `agents` event confirms it; the slot keeps it from
+                // here so the next prompt's setting is compared with it.
+                Command::SetAgents { min, max } => {
+                    choice.agents = (*min, *max);
+                    slot.choice.lock().expect("choice").agents = (*min, *max);
+                }
+                _ => {}
+            }
+            slot.handle.send(command);
+            responder.respond(SetSessionConfigOptionResponse::new(choice.options()))
+        }
+        Err(e) => responder.respond_with_error(invalid(&e)),
+    }
+}
+
+/// `initialize`: what the client does with files, whether it speaks lembas' protocol, and what
+/// lembas offers.
+fn initialize(
+    server: &Server,
+    request: InitializeRequest,
+    responder: agent_client_protocol::v1::Responder<InitializeResponse>,
+) -> Result<(), agent_client_protocol::Error> {
+    let fs = &request.client_capabilities.fs;
+    *server.client_fs.lock().expect("client fs") = (fs.read_text_file, fs.write_text_file);
+    let speaks_lembas = request.meta.as_ref().is_some_and(|m| m.contains_key("lembas"));
+    server.lembas_client.store(speaks_lembas, std::sync::atomic::Ordering::Relaxed);
+    let capabilities = AgentCapabilities::new()
+        .load_session(true)
+        .prompt_capabilities(PromptCapabilities::new().image(true).embedded_context(true))
+        .mcp_capabilities(McpCapabilities::new().http(true));
+    let version =
+        if request.protocol_version > ProtocolVersion::V1 { ProtocolVersion::V1 } else { request.protocol_version };
+    // For a LLeMbas client: the link protocol, the chat's Subagents setting read
+    // (`agents`), progress (`progress`) and the subagent tree (`tree`), and no limits
+    // on `serve --stdio` (acp.md). A plain editor ignores it.
+    let mut meta = serde_json::Map::new();
+    meta.insert(
+        "lembas".into(),
+        serde_json::json!({ "protocol": 3, "capabilities": ["agents", "progress", "tree"], "limits": null }),
+    );
+    responder.respond(
+        InitializeResponse::new(version)
+            .agent_capabilities(capabilities)
+            .agent_info(Implementation::new("lembas", env!("CARGO_PKG_VERSION")))
+            .meta(meta),
+    )
 }
 
 /// [`serve`] on standard input and output: `lembas serve --stdio`.
