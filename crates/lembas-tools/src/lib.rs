@@ -13,6 +13,7 @@
 mod bash;
 mod edit;
 mod files;
+pub mod handlers;
 mod jobs;
 mod patch;
 pub mod reaper;
@@ -108,19 +109,10 @@ impl<'a> Args<'a> {
 /// Runs one of the file and search tools by name. `bash` is separate ([`run_bash`]): it is
 /// async and has a timeout and a process group.
 pub fn run_file_tool(ws: &Workspace, name: &str, args: &Value) -> ToolOutput {
-    let result = match name {
-        "read" => files::read(ws, &Args(args)),
-        "write" => edit::write(ws, &Args(args)),
-        "edit" => edit::edit(ws, &Args(args)),
-        "multiedit" => edit::multiedit(ws, &Args(args)),
-        "apply_patch" => patch::apply_patch(ws, &Args(args)),
-        "glob" => search::glob(ws, &Args(args)),
-        "grep" => search::grep(ws, &Args(args)),
-        "list" => files::list(ws, &Args(args)),
-        "view_image" => files::view_image(ws, &Args(args)),
-        other => Err(format!("There is no tool called {other}.")),
-    };
-    result.unwrap_or_else(ToolOutput::Error)
+    match handlers::file_tool(name) {
+        Some(tool) => tool.run(ws, args),
+        None => ToolOutput::Error(format!("There is no tool called {name}.")),
+    }
 }
 
 /// What a change to files (`write`, `edit`, `multiedit`, `apply_patch`) would do, worked out
@@ -131,14 +123,7 @@ pub fn preview_changes(
     name: &str,
     args: &Value,
 ) -> Option<Result<Vec<lembas_context::FileChange>, String>> {
-    let one = |r: Result<(PathBuf, lembas_context::FileChange), String>| r.map(|(_, change)| vec![change]);
-    Some(match name {
-        "write" => one(edit::write_change(ws, &Args(args))),
-        "edit" => one(edit::edit_change(ws, &Args(args))),
-        "multiedit" => one(edit::multiedit_change(ws, &Args(args))),
-        "apply_patch" => patch::patch_changes(ws, &Args(args)),
-        _ => return None,
-    })
+    handlers::file_tool(name)?.preview(ws, args)
 }
 
 /// The project's files (what `glob` would see), relative to `root`, sorted — for completing
@@ -156,12 +141,12 @@ pub fn project_files(root: &std::path::Path, max: usize) -> Vec<String> {
 /// The paths a call reaches, resolved: what two calls in one step compare to run in order, and
 /// what permissions judge.
 pub fn paths_of(ws: &Workspace, name: &str, args: &Value) -> Vec<PathBuf> {
-    let a = Args(args);
-    match name {
-        "read" | "write" | "edit" | "multiedit" | "view_image" | "show" | "list" | "glob" | "grep" => {
-            a.opt_str("path").ok().flatten().map(|p| vec![ws.resolve(p)]).unwrap_or_default()
+    match handlers::file_tool(name) {
+        Some(tool) => tool.paths(ws, args),
+        // `show` puts a file of the project before the person.
+        None if name == "show" => {
+            Args(args).opt_str("path").ok().flatten().map(|p| vec![ws.resolve(p)]).unwrap_or_default()
         }
-        "apply_patch" => a.str("patch").map(|p| patch::paths_in(ws, p)).unwrap_or_default(),
-        _ => Vec::new(),
+        None => Vec::new(),
     }
 }
