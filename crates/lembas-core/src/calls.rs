@@ -47,6 +47,18 @@ impl Session {
             }
         }
 
+        let outputs = self.run_batches(calls, &mut prepared, cancel, phases).await;
+        self.insert_outputs(calls, prepared, outputs).await
+    }
+
+    /// Runs the calls that are to run, batch by batch; each one's output, by call.
+    async fn run_batches(
+        &mut self,
+        calls: &[ToolCall],
+        prepared: &mut [Prepared],
+        cancel: &CancellationToken,
+        phases: &mut Phases,
+    ) -> Vec<Option<ToolOutput>> {
         let mut outputs: Vec<Option<ToolOutput>> = vec![None; calls.len()];
         let placing: Vec<crate::batches::Placing<'_>> = prepared
             .iter()
@@ -88,73 +100,31 @@ impl Session {
                     let command = args.get("command").and_then(Value::as_str).unwrap_or_default();
                     self.command_runner(*approved, &calls[i].id, command)
                 });
-                let call_id = calls[i].id.clone();
-                let events = self.events.clone();
-                let ws = self.ws.clone();
-                let (name, args) = (name.clone(), args.clone());
-                let cancel = cancel.clone();
-                let jobs = self.jobs.clone();
-                let parked = self.parked.clone();
-                let mcp = self.cfg.mcp.clone();
-                let skills = self.cfg.skills.clone();
-                async move {
-                    if cancel.is_cancelled() {
-                        return ToolOutput::Error("Not run: the turn was interrupted.".into());
-                    }
-                    if let Some(task) = task {
-                        return if task.background {
-                            task.start_job(call_id, events, &jobs, &parked)
-                        } else {
-                            task.run(call_id, events, &cancel).await
-                        };
-                    }
-                    match name.as_str() {
-                        "bash" => {
-                            let runner = bash.expect("made for bash");
-                            return runner.run(&ws, &args, &cancel, &jobs).await;
-                        }
-                        "job_list" | "job_output" | "job_send" | "job_stop" => {
-                            // A message to a background subagent that has reported wakes it.
-                            if name == "job_send"
-                                && let (Some(id), Some(input)) =
-                                    (args.get("id").and_then(Value::as_str), args.get("input").and_then(Value::as_str))
-                                && let Some(woke) = crate::subagent::wake(&parked, &jobs, id, input)
-                            {
-                                return woke;
-                            }
-                            return job_tool(&jobs, &name, &args).await;
-                        }
-                        "skills_list" | "skill_view" | "skill_manage" => {
-                            return tokio::task::spawn_blocking(move || {
-                                lembas_tools::run_skill_tool(&skills, &name, &args)
-                            })
-                            .await
-                            .unwrap_or_else(|e| ToolOutput::Error(format!("The tool failed: {e}")));
-                        }
-                        mcp_name if lembas_mcp::is_mcp_name(mcp_name) => {
-                            let Some(hub) = mcp else {
-                                return ToolOutput::Error(format!("No MCP server offers {mcp_name} in this session."));
-                            };
-                            let out = hub.call(mcp_name, args, &cancel).await;
-                            return match out {
-                                out if out.is_error => ToolOutput::Error(out.text),
-                                out if out.images.is_empty() => ToolOutput::Text(out.text),
-                                out => ToolOutput::TextAndImages { text: out.text, images: out.images },
-                            };
-                        }
-                        _ => {}
-                    }
-                    tokio::task::spawn_blocking(move || run_file_tool(&ws, &name, &args))
-                        .await
-                        .unwrap_or_else(|e| ToolOutput::Error(format!("The tool failed: {e}")))
-                }
+                let tools = CallTools {
+                    events: self.events.clone(),
+                    ws: self.ws.clone(),
+                    jobs: self.jobs.clone(),
+                    parked: self.parked.clone(),
+                    mcp: self.cfg.mcp.clone(),
+                    skills: self.cfg.skills.clone(),
+                };
+                run_one(tools, calls[i].id.clone(), name.clone(), args.clone(), task, bash, cancel.clone())
             });
             for (i, output) in batch.iter().zip(futures::future::join_all(runs).await) {
                 outputs[*i] = Some(output);
             }
         }
+        outputs
+    }
 
-        // Insertion, in call order: ids, brackets, stubs and caps.
+    /// The outputs inserted in call order through the context ledger: ids, brackets, stubs and
+    /// caps; the tool messages and the results to store.
+    async fn insert_outputs(
+        &mut self,
+        calls: &[ToolCall],
+        prepared: Vec<Prepared>,
+        outputs: Vec<Option<ToolOutput>>,
+    ) -> (Vec<Entry>, Vec<NewResult>) {
         let mut entries = Vec::with_capacity(calls.len());
         let mut results = Vec::with_capacity(calls.len());
         // Images go to the model in a message of their own after the results (a tool message
@@ -181,55 +151,12 @@ impl Session {
                 Prepared::Answer(answer) => (call.name.clone(), Value::Null, answer),
             };
             let is_error = output.is_error();
-            let output = match output {
-                ToolOutput::Image { call_path, mime, data, .. } => {
-                    use base64::Engine as _;
-                    images.push(format!(
-                        "data:{mime};base64,{}",
-                        base64::engine::general_purpose::STANDARD.encode(&data)
-                    ));
-                    ToolOutput::Text(format!(
-                        "{call_path}: {mime}, {} bytes. The image follows this result.",
-                        data.len()
-                    ))
-                }
-                ToolOutput::TextAndImages { text, images: pictures } if self.cfg.model.vision == Some(true) => {
-                    let n = pictures.len();
-                    images.extend(pictures);
-                    let follow = if n == 1 { "The image follows" } else { "The images follow" };
-                    ToolOutput::Text(format!("{text}\n({follow} this result.)"))
-                }
-                ToolOutput::TextAndImages { text, .. } => {
-                    ToolOutput::Text(format!("{text}\n(Images not sent: this model does not take images.)"))
-                }
-                other => other,
-            };
+            let output = self.for_the_model(output, &mut images);
             let read_file = match &output {
                 ToolOutput::Read { file, .. } => Some(file.clone()),
                 _ => None,
             };
-            let mut skill_notes = String::new();
-            let diffs = match &output {
-                ToolOutput::Changes(changes) => {
-                    let paths: Vec<PathBuf> = changes
-                        .iter()
-                        .map(|c| match c {
-                            lembas_context::FileChange::Created { path, .. }
-                            | lembas_context::FileChange::Changed { path, .. }
-                            | lembas_context::FileChange::Deleted { path } => self.ws.resolve(path),
-                        })
-                        .collect();
-                    self.model_changed(&paths);
-                    for path in &paths {
-                        if let Some(note) = lembas_tools::skill_written_note(&self.cfg.skills, path) {
-                            skill_notes.push('\n');
-                            skill_notes.push_str(&note);
-                        }
-                    }
-                    changes.iter().map(|c| self.file_diff(c)).collect()
-                }
-                _ => Vec::new(),
-            };
+            let (diffs, skill_notes) = self.changed_files(&output);
             let (mut text, mut stored) = if name == "recall" && !is_error {
                 let answer = self.recall_text(id, &args);
                 (answer.clone(), answer)
@@ -274,4 +201,121 @@ impl Session {
         }
         (entries, results)
     }
+
+    /// An output as the model reads it: a picture becomes a line that says it follows (the
+    /// picture goes in `images`, sent after the results), and pictures a model that does not
+    /// see cannot take are said to be left out.
+    fn for_the_model(&self, output: ToolOutput, images: &mut Vec<String>) -> ToolOutput {
+        match output {
+            ToolOutput::Image { call_path, mime, data, .. } => {
+                use base64::Engine as _;
+                images.push(format!("data:{mime};base64,{}", base64::engine::general_purpose::STANDARD.encode(&data)));
+                ToolOutput::Text(format!("{call_path}: {mime}, {} bytes. The image follows this result.", data.len()))
+            }
+            ToolOutput::TextAndImages { text, images: pictures } if self.cfg.model.vision == Some(true) => {
+                let n = pictures.len();
+                images.extend(pictures);
+                let follow = if n == 1 { "The image follows" } else { "The images follow" };
+                ToolOutput::Text(format!("{text}\n({follow} this result.)"))
+            }
+            ToolOutput::TextAndImages { text, .. } => {
+                ToolOutput::Text(format!("{text}\n(Images not sent: this model does not take images.)"))
+            }
+            other => other,
+        }
+    }
+
+    /// What a call that changed files did: each change's diff for the person, and the notes
+    /// for the model about skills it wrote (the files are marked as the model's changes).
+    fn changed_files(&mut self, output: &ToolOutput) -> (Vec<crate::FileDiff>, String) {
+        let ToolOutput::Changes(changes) = output else { return (Vec::new(), String::new()) };
+        let paths: Vec<PathBuf> = changes
+            .iter()
+            .map(|c| match c {
+                lembas_context::FileChange::Created { path, .. }
+                | lembas_context::FileChange::Changed { path, .. }
+                | lembas_context::FileChange::Deleted { path } => self.ws.resolve(path),
+            })
+            .collect();
+        self.model_changed(&paths);
+        let mut skill_notes = String::new();
+        for path in &paths {
+            if let Some(note) = lembas_tools::skill_written_note(&self.cfg.skills, path) {
+                skill_notes.push('\n');
+                skill_notes.push_str(&note);
+            }
+        }
+        (changes.iter().map(|c| self.file_diff(c)).collect(), skill_notes)
+    }
+}
+
+/// What a call running beside others takes of its session.
+struct CallTools {
+    events: crate::sink::EventSink,
+    ws: lembas_tools::Workspace,
+    jobs: lembas_tools::Jobs,
+    parked: crate::subagent::ParkedAgents,
+    mcp: Option<std::sync::Arc<lembas_mcp::McpHub>>,
+    skills: lembas_tools::SkillPlaces,
+}
+
+/// Runs one call: a subagent's task, `bash`, a job or skill tool, an MCP server's tool, or a
+/// tool on files (on a blocking thread).
+async fn run_one(
+    tools: CallTools,
+    call_id: String,
+    name: String,
+    args: Value,
+    task: Option<Box<crate::subagent::TaskRun>>,
+    bash: Option<crate::sandboxing::CommandRunner>,
+    cancel: CancellationToken,
+) -> ToolOutput {
+    let CallTools { events, ws, jobs, parked, mcp, skills } = tools;
+    if cancel.is_cancelled() {
+        return ToolOutput::Error("Not run: the turn was interrupted.".into());
+    }
+    if let Some(task) = task {
+        return if task.background {
+            task.start_job(call_id, events, &jobs, &parked)
+        } else {
+            task.run(call_id, events, &cancel).await
+        };
+    }
+    match name.as_str() {
+        "bash" => {
+            let runner = bash.expect("made for bash");
+            return runner.run(&ws, &args, &cancel, &jobs).await;
+        }
+        "job_list" | "job_output" | "job_send" | "job_stop" => {
+            // A message to a background subagent that has reported wakes it.
+            if name == "job_send"
+                && let (Some(id), Some(input)) =
+                    (args.get("id").and_then(Value::as_str), args.get("input").and_then(Value::as_str))
+                && let Some(woke) = crate::subagent::wake(&parked, &jobs, id, input)
+            {
+                return woke;
+            }
+            return job_tool(&jobs, &name, &args).await;
+        }
+        "skills_list" | "skill_view" | "skill_manage" => {
+            return tokio::task::spawn_blocking(move || lembas_tools::run_skill_tool(&skills, &name, &args))
+                .await
+                .unwrap_or_else(|e| ToolOutput::Error(format!("The tool failed: {e}")));
+        }
+        mcp_name if lembas_mcp::is_mcp_name(mcp_name) => {
+            let Some(hub) = mcp else {
+                return ToolOutput::Error(format!("No MCP server offers {mcp_name} in this session."));
+            };
+            let out = hub.call(mcp_name, args, &cancel).await;
+            return match out {
+                out if out.is_error => ToolOutput::Error(out.text),
+                out if out.images.is_empty() => ToolOutput::Text(out.text),
+                out => ToolOutput::TextAndImages { text: out.text, images: out.images },
+            };
+        }
+        _ => {}
+    }
+    tokio::task::spawn_blocking(move || run_file_tool(&ws, &name, &args))
+        .await
+        .unwrap_or_else(|e| ToolOutput::Error(format!("The tool failed: {e}")))
 }
