@@ -133,119 +133,27 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
     let answers = session.clone();
 
     let json = args.json || args.output_format == OutputFormat::StreamJson;
-    let final_json = !json && args.output_format == OutputFormat::Json;
-    let quiet = args.quiet;
-    let plan_mode = mode == lembas_permissions::Mode::Plan;
+    let shape = if json {
+        Shape::EveryEvent
+    } else if args.output_format == OutputFormat::Json {
+        Shape::FinalObject
+    } else {
+        Shape::Text { quiet: args.quiet }
+    };
+    let mut printer = Printer::new(shape, mode == lembas_permissions::Mode::Plan);
     let renderer = tokio::spawn(async move {
-        let mut out = std::io::stdout();
-        let mut ended_with_newline = true;
-        // In plan mode the plan is the work: printed whole before the closing words.
-        let mut plan: Option<lembas_core::Plan> = None;
-        // How the last turn ended: the exit status.
-        let mut last: Option<DoneReason> = None;
         while let Some(Said { event, .. }) = rx.recv().await {
             match &event {
                 Event::Closed => break,
-                Event::Done { reason, .. } => last = Some(*reason),
                 Event::Ask { id, ask } => {
-                    if !ended_with_newline {
-                        let _ = writeln!(out);
-                        ended_with_newline = true;
-                    }
+                    printer.end_line();
                     let answer = ask_at_terminal(ask.clone()).await;
                     answers.send(Command::Answer { id: *id, answer });
-                    continue;
                 }
-                _ => {}
-            }
-            if let Event::Plan { plan: latest } = &event
-                && plan_mode
-            {
-                plan = Some(latest.clone());
-            }
-            if matches!(event, Event::Done { .. })
-                && !json
-                && !final_json
-                && let Some(plan) = plan.take()
-            {
-                if !ended_with_newline {
-                    let _ = writeln!(out);
-                }
-                let _ = writeln!(out, "{}\n", plan.render().trim_end());
-                ended_with_newline = true;
-            }
-            if final_json {
-                // One object at the end, for a script: the answer, the session, the usage.
-                match event {
-                    Event::Done { reason, text, steps, session, usage } => {
-                        let done = serde_json::json!({
-                            "answer": text,
-                            "session_id": session,
-                            "reason": reason,
-                            "steps": steps,
-                            "usage": usage,
-                            // Not known per turn yet: a LLeMbas server reports the month's cost
-                            // (`/usage`), no server reports a turn's.
-                            "cost": null,
-                        });
-                        let _ = writeln!(out, "{done}");
-                    }
-                    Event::Error { message } => eprintln!("lembas: {message}"),
-                    _ => {}
-                }
-                continue;
-            }
-            if json {
-                let _ = writeln!(out, "{}", serde_json::to_string(&event).unwrap_or_default());
-                if let Event::Error { message } = &event {
-                    eprintln!("lembas: {message}");
-                }
-                let _ = out.flush();
-                continue;
-            }
-            match event {
-                Event::Text { delta } => {
-                    ended_with_newline = delta.ends_with('\n');
-                    let _ = write!(out, "{delta}");
-                    let _ = out.flush();
-                }
-                Event::ToolStart { tool, title, .. } => {
-                    if !ended_with_newline {
-                        let _ = writeln!(out);
-                        ended_with_newline = true;
-                    }
-                    if !quiet {
-                        eprintln!("› {tool} {title}");
-                    }
-                }
-                Event::Error { message } => eprintln!("lembas: {message}"),
-                _ if quiet && !matches!(event, Event::Text { .. } | Event::Done { .. }) => {}
-                Event::ToolDenied { tool, reason, .. } => eprintln!("  {tool} not run: {reason}"),
-                // A subagent's calls, under its task's line.
-                Event::Subagent { agent, event, .. } => match *event {
-                    Event::ToolStart { tool, title, .. } => eprintln!("  › {agent}: {tool} {title}"),
-                    Event::ToolDenied { tool, reason, .. } => eprintln!("  › {agent}: {tool} not run: {reason}"),
-                    _ => {}
-                },
-                Event::Notice { message } => eprintln!("lembas: {message}"),
-                // A retry is said as it happens, so a server that is down is not a silent wait.
-                Event::Phase {
-                    progress:
-                        Some(lembas_progress::Progress {
-                            phase: lembas_progress::Phase::Retrying { reason, in_seconds, attempt },
-                            ..
-                        }),
-                } => {
-                    let attempt = attempt.map(|a| format!(" (attempt {})", a + 1)).unwrap_or_default();
-                    eprintln!("lembas: {reason}; trying again in {in_seconds} s{attempt}");
-                }
-                Event::Done { .. } if !ended_with_newline => {
-                    let _ = writeln!(out);
-                }
-                _ => {}
+                _ => printer.print(event),
             }
         }
-        last
+        printer.last
     });
 
     if json {
@@ -269,4 +177,129 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
         Some(DoneReason::Failed) | None => exit::FAILED,
         Some(DoneReason::Cancelled) => exit::INTERRUPTED,
     })
+}
+
+/// How a run prints what the session says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    /// The reply on stdout as it streams; tool calls and notices on stderr (not with `quiet`).
+    Text { quiet: bool },
+    /// Every event as a JSON line (`--json`, `--output-format stream-json`).
+    EveryEvent,
+    /// One object at the end (`--output-format json`).
+    FinalObject,
+}
+
+/// Prints a run's events in its shape, and keeps how the last turn ended (the exit status).
+struct Printer {
+    out: std::io::Stdout,
+    shape: Shape,
+    ended_with_newline: bool,
+    /// In plan mode the plan is the work: printed whole before the closing words.
+    plan_mode: bool,
+    plan: Option<lembas_core::Plan>,
+    last: Option<DoneReason>,
+}
+
+impl Printer {
+    fn new(shape: Shape, plan_mode: bool) -> Printer {
+        Printer { out: std::io::stdout(), shape, ended_with_newline: true, plan_mode, plan: None, last: None }
+    }
+
+    /// Ends the reply's line, so what comes next (a question) starts on its own.
+    fn end_line(&mut self) {
+        if !self.ended_with_newline {
+            let _ = writeln!(self.out);
+            self.ended_with_newline = true;
+        }
+    }
+
+    fn print(&mut self, event: Event) {
+        match &event {
+            Event::Done { reason, .. } => self.last = Some(*reason),
+            Event::Plan { plan } if self.plan_mode => self.plan = Some(plan.clone()),
+            _ => {}
+        }
+        match self.shape {
+            Shape::FinalObject => final_object(&event),
+            Shape::EveryEvent => {
+                let _ = writeln!(self.out, "{}", serde_json::to_string(&event).unwrap_or_default());
+                if let Event::Error { message } = &event {
+                    eprintln!("lembas: {message}");
+                }
+                let _ = self.out.flush();
+            }
+            Shape::Text { quiet } => {
+                if matches!(event, Event::Done { .. })
+                    && let Some(plan) = self.plan.take()
+                {
+                    self.end_line();
+                    let _ = writeln!(self.out, "{}\n", plan.render().trim_end());
+                }
+                self.text(event, quiet);
+            }
+        }
+    }
+
+    /// An event as a person reads it at a terminal.
+    fn text(&mut self, event: Event, quiet: bool) {
+        match event {
+            Event::Text { delta } => {
+                self.ended_with_newline = delta.ends_with('\n');
+                let _ = write!(self.out, "{delta}");
+                let _ = self.out.flush();
+            }
+            Event::ToolStart { tool, title, .. } => {
+                self.end_line();
+                if !quiet {
+                    eprintln!("› {tool} {title}");
+                }
+            }
+            Event::Error { message } => eprintln!("lembas: {message}"),
+            Event::Done { .. } => self.end_line(),
+            _ if quiet => {}
+            Event::ToolDenied { tool, reason, .. } => eprintln!("  {tool} not run: {reason}"),
+            // A subagent's calls, under its task's line.
+            Event::Subagent { agent, event, .. } => match *event {
+                Event::ToolStart { tool, title, .. } => eprintln!("  › {agent}: {tool} {title}"),
+                Event::ToolDenied { tool, reason, .. } => eprintln!("  › {agent}: {tool} not run: {reason}"),
+                _ => {}
+            },
+            Event::Notice { message } => eprintln!("lembas: {message}"),
+            // A retry is said as it happens, so a server that is down is not a silent wait.
+            Event::Phase {
+                progress:
+                    Some(lembas_progress::Progress {
+                        phase: lembas_progress::Phase::Retrying { reason, in_seconds, attempt },
+                        ..
+                    }),
+            } => {
+                let attempt = attempt.map(|a| format!(" (attempt {})", a + 1)).unwrap_or_default();
+                eprintln!("lembas: {reason}; trying again in {in_seconds} s{attempt}");
+            }
+            _ => {}
+        }
+    }
+}
+
+/// `--output-format json`: one object at the end, for a script — the answer, the session, the
+/// usage; errors on stderr.
+fn final_object(event: &Event) {
+    match event {
+        Event::Done { reason, text, steps, session, usage } => {
+            let done = serde_json::json!({
+                "answer": text,
+                "session_id": session,
+                "reason": reason,
+                "steps": steps,
+                "usage": usage,
+                // Not known per turn yet: a LLeMbas server reports the month's cost (`/usage`),
+                // no server reports a turn's.
+                "cost": null,
+            });
+            println!("{done}");
+        }
+        Event::Error { message } => eprintln!("lembas: {message}"),
+        _ => {}
+    }
 }

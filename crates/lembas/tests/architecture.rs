@@ -133,6 +133,29 @@ fn front_ends_reach_sessions_through_the_handle_and_the_protocol_only() {
     assert!(wrong.is_empty(), "a front end reaches past {SEAM:?} and the pure crates: {wrong:?}");
 }
 
+/// What the headless front end (`lembas run`, in the binary beside the start-up) may name of the
+/// engine: the host's way to open a session, and the protocol's types it re-exports.
+const HEADLESS_MAY_NAME: &[&str] =
+    &["Answer", "Approval", "Ask", "Command", "DoneReason", "Event", "OpenSession", "Said", "Start", "Plan"];
+
+#[test]
+fn the_headless_run_reaches_its_session_through_the_host_only() {
+    let text = std::fs::read_to_string(workspace().join("crates/lembas/src/run.rs")).unwrap();
+    assert!(!text.contains("lembas_store") && !text.contains(".store()"), "run.rs reaches the store");
+    let mut named: Vec<String> = Vec::new();
+    for (at, _) in text.match_indices("lembas_core::") {
+        let rest = &text[at + "lembas_core::".len()..];
+        if let Some(list) = rest.strip_prefix('{') {
+            let list = &list[..list.find('}').unwrap()];
+            named.extend(list.split(',').map(|n| n.trim().to_owned()).filter(|n| !n.is_empty()));
+        } else {
+            named.push(rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect());
+        }
+    }
+    let beyond: Vec<&String> = named.iter().filter(|n| !HEADLESS_MAY_NAME.contains(&n.as_str())).collect();
+    assert!(beyond.is_empty(), "run.rs names more of the engine than the host and the protocol: {beyond:?}");
+}
+
 #[test]
 fn the_pure_crates_do_no_io() {
     let all = crates();
