@@ -237,25 +237,86 @@ impl Session {
         cancel: &CancellationToken,
         phases: &mut Phases,
     ) -> Result<(DoneReason, String, u32), (EngineError, u32)> {
+        self.open_turn(words, attachments, machine).await.map_err(|e| (e, 0))?;
+        let mut steps = 0;
+        let started = Instant::now();
+        self.prompt_tokens = 0;
+        let mut nudged = Nudged::default();
+        loop {
+            if cancel.is_cancelled() {
+                return Ok((DoneReason::Cancelled, String::new(), steps));
+            }
+            self.deliver_at_step_boundary(steps).map_err(|e| (e, steps))?;
+            if let Some(limit) = self.limit_reached(steps, started) {
+                self.stopped_by = Some(limit);
+                let text = self.wrap_up(limit, cancel, phases).await.map_err(|e| (e, steps))?;
+                return Ok((DoneReason::Limit, text, steps));
+            }
+            steps += 1;
+            self.emit(Event::Step { n: steps });
+            let reply = self.ask_model(cancel, phases).await.map_err(|e| (e, steps))?;
+            let assistant = Entry {
+                message: Message::Assistant {
+                    content: reply.text.clone(),
+                    reasoning: (!reply.reasoning.is_empty()).then(|| reply.reasoning.clone()),
+                    tool_calls: reply.tool_calls.clone(),
+                },
+                turn: false,
+                summary: false,
+                failed: false,
+                typed: None,
+                wire: Default::default(),
+            };
+            if reply.tool_calls.is_empty() {
+                match self.reply_without_calls(reply, assistant, &mut nudged, phases) {
+                    Ok(Some((reason, text))) => return Ok((reason, text, steps)),
+                    Ok(None) => continue,
+                    Err(e) => return Err((e, steps)),
+                }
+            }
+            let (entries, results) = self.run_calls(&reply.tool_calls, cancel, phases).await;
+            self.take_up_grants();
+            self.report_jobs();
+            let mut step = vec![assistant];
+            step.extend(entries);
+            self.commit(step, results).map_err(|e| (e, steps))?;
+            if cancel.is_cancelled() {
+                return Ok((DoneReason::Cancelled, String::new(), steps));
+            }
+            if let Some(end) = self.after_step(cancel, phases).await.map_err(|e| (e, steps))? {
+                return Ok((end.0, end.1, steps));
+            }
+        }
+    }
+
+    /// A turn begins: the prompt is said (and names the session, when it is its first), what
+    /// joins it since the last turn is taken up, the undo point marked, and the person's
+    /// message — their words, what they attached, the session note — stored.
+    async fn open_turn(
+        &mut self,
+        words: &str,
+        attachments: &[lembas_protocol::Attachment],
+        machine: bool,
+    ) -> Result<(), EngineError> {
         self.emit(Event::Prompt { text: words.to_owned(), machine });
-        self.window_room().map_err(|why| (EngineError::Window(why), 0))?;
+        self.window_room().map_err(EngineError::Window)?;
         if !machine && self.subagent.is_none() {
             self.note_named(words);
         }
         if self.fresh && !machine {
             self.fresh = false;
             self.title = title_from(words);
-            self.cfg.store.rename(&self.id, &self.title).map_err(|e| (e.into(), 0))?;
+            self.cfg.store.rename(&self.id, &self.title)?;
             self.emit(Event::Title { title: self.title.clone() });
         }
         // What the person allowed on a background subagent's card since the last turn.
         self.take_up_grants();
         // A server that connected since the last turn joins now, so its instructions are in
         // this message's note.
-        self.take_late_mcp_servers().await.map_err(|e| (e, 0))?;
+        self.take_late_mcp_servers().await?;
         if !machine && self.subagent.is_none() {
             // Where an undo goes back to: before this turn's first message.
-            self.mark_turn().map_err(|e| (e, 0))?;
+            self.mark_turn()?;
         }
         // What the person ran themselves since the last prompt comes with this one.
         let mut attachments = attachments.to_vec();
@@ -281,139 +342,133 @@ impl Session {
         if let Message::User { images, .. } = &mut first.message {
             *images = attached.images;
         }
-        self.commit(vec![first], attached.results).map_err(|e| (e, 0))?;
+        self.commit(vec![first], attached.results)
+    }
 
-        let mut steps = 0;
-        let started = Instant::now();
-        self.prompt_tokens = 0;
-        // Each nudge is sent at most once a turn; a second empty or cut-off reply ends it.
-        let (mut nudged_empty, mut nudged_cut) = (false, false);
-        loop {
-            if cancel.is_cancelled() {
-                return Ok((DoneReason::Cancelled, String::new(), steps));
-            }
-            // Deliveries at a step boundary: settings the person changed, words they added,
-            // jobs that ended.
-            self.apply_changes();
-            let steered = std::mem::take(&mut *self.steer.lock().expect("steer queue"));
-            if self.subagent.is_none() {
-                for words in &steered {
-                    self.note_named(words);
-                    self.emit(Event::Steered { text: words.clone() });
-                }
-            }
-            let mut delivered: Vec<Entry> = if self.team.is_some() && self.subagent.is_some() {
-                // A subagent's messages at one step go in one user message, in room order.
-                (!steered.is_empty()).then(|| Entry::user(steered.join("\n\n"), false)).into_iter().collect()
-            } else {
-                steered.into_iter().map(|w| Entry::user(w, false)).collect()
-            };
-            if steps > 0
-                && let Some(note) = self.job_notes()
-            {
-                delivered.push(Entry::user(note, false));
-            }
-            if !delivered.is_empty() {
-                self.commit(delivered, Vec::new()).map_err(|e| (e, steps))?;
-            }
-            let limit = if steps >= self.cfg.max_steps {
-                Some("steps")
-            } else if self.cfg.budget_tokens.is_some_and(|b| self.prompt_tokens >= b) {
-                Some("tokens")
-            } else if self.cfg.budget_seconds.is_some_and(|b| started.elapsed().as_secs() >= b) {
-                Some("seconds")
-            } else {
-                None
-            };
-            if let Some(limit) = limit {
-                self.stopped_by = Some(limit);
-                let text = self.wrap_up(limit, cancel, phases).await.map_err(|e| (e, steps))?;
-                return Ok((DoneReason::Limit, text, steps));
-            }
-            steps += 1;
-            self.emit(Event::Step { n: steps });
-            let reply = match self.request(None, cancel, phases).await {
-                // The server refused the conversation for its length: learn the window if it
-                // said one, compact, and ask once more (a subagent does not compact).
-                Err(EngineError::Model(lembas_model::ModelError::Rejected { message, .. }))
-                    if lembas_model::refused_for_length(&message) && self.subagent.is_none() =>
-                {
-                    if let Some(window) = lembas_model::window_in_refusal(&message) {
-                        self.state.learned_window = Some(window);
-                        self.report_context();
-                    }
-                    self.compact_with(cancel, phases).await.map_err(|e| (e, steps))?;
-                    self.request(None, cancel, phases).await.map_err(|e| (e, steps))?
-                }
-                other => other.map_err(|e| (e, steps))?,
-            };
-            let assistant = Entry {
-                message: Message::Assistant {
-                    content: reply.text.clone(),
-                    reasoning: (!reply.reasoning.is_empty()).then(|| reply.reasoning.clone()),
-                    tool_calls: reply.tool_calls.clone(),
-                },
-                turn: false,
-                summary: false,
-                failed: false,
-                typed: None,
-                wire: Default::default(),
-            };
-            if reply.tool_calls.is_empty() {
-                let cut = reply.finish_reason == Some(lembas_model::FinishReason::Length);
-                let empty = reply.text.trim().is_empty();
-                let nudges = &loop_spec().nudges;
-                let (nudge, already) = match (cut, empty) {
-                    (true, _) => (&nudges.cut_off, &mut nudged_cut),
-                    (false, true) => (&nudges.empty_reply, &mut nudged_empty),
-                    (false, false) => {
-                        self.commit(vec![assistant], Vec::new()).map_err(|e| (e, steps))?;
-                        return Ok((DoneReason::Answered, reply.text, steps));
-                    }
-                };
-                if !*already {
-                    *already = true;
-                    let nudge = Entry::user(nudge.clone(), false);
-                    self.commit(vec![assistant, nudge], Vec::new()).map_err(|e| (e, steps))?;
-                    continue;
-                }
-                // Nudged once already: the turn ends, honestly, without an answer.
-                self.commit(vec![assistant], Vec::new()).map_err(|e| (e, steps))?;
-                let message = if cut {
-                    "The model's reply was cut off at its output limit again after it was asked to continue: the turn ends unfinished."
-                } else {
-                    "The model's reply was empty again after it was asked to go on: the turn ends without an answer."
-                };
-                phases.set(Phase::Failed { reason: message.to_owned() });
-                self.emit(Event::Error { message: message.to_owned() });
-                return Ok((DoneReason::Failed, reply.text, steps));
-            }
-            let (entries, results) = self.run_calls(&reply.tool_calls, cancel, phases).await;
-            self.take_up_grants();
-            self.report_jobs();
-            let mut step = vec![assistant];
-            step.extend(entries);
-            self.commit(step, results).map_err(|e| (e, steps))?;
-            if cancel.is_cancelled() {
-                return Ok((DoneReason::Cancelled, String::new(), steps));
-            }
-            if let Some(paused) = self.team_member_paused() {
-                // A team's subagent is paused once its context reaches `pause_at`, after the
-                // step that took it there: its last turn follows (the hub gives it); that last
-                // turn runs to its own step limit.
-                if !paused && self.context_full() {
-                    return Ok((DoneReason::Answered, String::new(), steps));
-                }
-            } else if self.window_is_full() {
-                if self.subagent.is_some() {
-                    // A subagent does not compact (subagents.md §9): it reports what it has.
-                    self.stopped_by = Some("context");
-                    let text = self.wrap_up("context", cancel, phases).await.map_err(|e| (e, steps))?;
-                    return Ok((DoneReason::Limit, text, steps));
-                }
-                self.compact_with(cancel, phases).await.map_err(|e| (e, steps))?;
+    /// Deliveries at a step boundary: settings the person changed, words they (or the team)
+    /// added, jobs that ended.
+    fn deliver_at_step_boundary(&mut self, steps: u32) -> Result<(), EngineError> {
+        self.apply_changes();
+        let steered = std::mem::take(&mut *self.steer.lock().expect("steer queue"));
+        if self.subagent.is_none() {
+            for words in &steered {
+                self.note_named(words);
+                self.emit(Event::Steered { text: words.clone() });
             }
         }
+        let mut delivered: Vec<Entry> = if self.team.is_some() && self.subagent.is_some() {
+            // A subagent's messages at one step go in one user message, in room order.
+            (!steered.is_empty()).then(|| Entry::user(steered.join("\n\n"), false)).into_iter().collect()
+        } else {
+            steered.into_iter().map(|w| Entry::user(w, false)).collect()
+        };
+        if steps > 0
+            && let Some(note) = self.job_notes()
+        {
+            delivered.push(Entry::user(note, false));
+        }
+        if delivered.is_empty() { Ok(()) } else { self.commit(delivered, Vec::new()) }
+    }
+
+    /// The limit the turn has reached, if any: its steps, its tokens, its seconds.
+    fn limit_reached(&self, steps: u32, started: Instant) -> Option<&'static str> {
+        if steps >= self.cfg.max_steps {
+            Some("steps")
+        } else if self.cfg.budget_tokens.is_some_and(|b| self.prompt_tokens >= b) {
+            Some("tokens")
+        } else if self.cfg.budget_seconds.is_some_and(|b| started.elapsed().as_secs() >= b) {
+            Some("seconds")
+        } else {
+            None
+        }
+    }
+
+    /// The step's request. When the server refuses the conversation for its length: the window
+    /// it names is learnt, the conversation compacted, and the request made once more (a
+    /// subagent does not compact).
+    async fn ask_model(
+        &mut self,
+        cancel: &CancellationToken,
+        phases: &mut Phases,
+    ) -> Result<lembas_model::Reply, EngineError> {
+        match self.request(None, cancel, phases).await {
+            Err(EngineError::Model(lembas_model::ModelError::Rejected { message, .. }))
+                if lembas_model::refused_for_length(&message) && self.subagent.is_none() =>
+            {
+                if let Some(window) = lembas_model::window_in_refusal(&message) {
+                    self.state.learned_window = Some(window);
+                    self.report_context();
+                }
+                self.compact_with(cancel, phases).await?;
+                self.request(None, cancel, phases).await
+            }
+            other => other,
+        }
+    }
+
+    /// A reply with no calls: the answer, which ends the turn — unless it was empty or cut off,
+    /// when the model is nudged to go on once (`None`: the turn goes on); a second time, the
+    /// turn ends without an answer.
+    fn reply_without_calls(
+        &mut self,
+        reply: lembas_model::Reply,
+        assistant: Entry,
+        nudged: &mut Nudged,
+        phases: &mut Phases,
+    ) -> Result<Option<(DoneReason, String)>, EngineError> {
+        let cut = reply.finish_reason == Some(lembas_model::FinishReason::Length);
+        let empty = reply.text.trim().is_empty();
+        let nudges = &loop_spec().nudges;
+        let (nudge, already) = match (cut, empty) {
+            (true, _) => (&nudges.cut_off, &mut nudged.cut),
+            (false, true) => (&nudges.empty_reply, &mut nudged.empty),
+            (false, false) => {
+                self.commit(vec![assistant], Vec::new())?;
+                return Ok(Some((DoneReason::Answered, reply.text)));
+            }
+        };
+        if !*already {
+            *already = true;
+            let nudge = Entry::user(nudge.clone(), false);
+            self.commit(vec![assistant, nudge], Vec::new())?;
+            return Ok(None);
+        }
+        // Nudged once already: the turn ends, honestly, without an answer.
+        self.commit(vec![assistant], Vec::new())?;
+        let message = if cut {
+            "The model's reply was cut off at its output limit again after it was asked to continue: the turn ends unfinished."
+        } else {
+            "The model's reply was empty again after it was asked to go on: the turn ends without an answer."
+        };
+        phases.set(Phase::Failed { reason: message.to_owned() });
+        self.emit(Event::Error { message: message.to_owned() });
+        Ok(Some((DoneReason::Failed, reply.text)))
+    }
+
+    /// After a step with calls: a team's subagent whose context is full pauses; a window that
+    /// is full is compacted, or ends a subagent's turn with what it has.
+    async fn after_step(
+        &mut self,
+        cancel: &CancellationToken,
+        phases: &mut Phases,
+    ) -> Result<Option<(DoneReason, String)>, EngineError> {
+        if let Some(paused) = self.team_member_paused() {
+            // A team's subagent is paused once its context reaches `pause_at`, after the step
+            // that took it there: its last turn follows (the hub gives it); that last turn runs
+            // to its own step limit.
+            if !paused && self.context_full() {
+                return Ok(Some((DoneReason::Answered, String::new())));
+            }
+        } else if self.window_is_full() {
+            if self.subagent.is_some() {
+                // A subagent does not compact (subagents.md §9): it reports what it has.
+                self.stopped_by = Some("context");
+                let text = self.wrap_up("context", cancel, phases).await?;
+                return Ok(Some((DoneReason::Limit, text)));
+            }
+            self.compact_with(cancel, phases).await?;
+        }
+        Ok(None)
     }
 
     /// One model request with the session's prefix; `extra` adds a last user message that is
@@ -585,4 +640,11 @@ impl Session {
         self.emit(Event::Compacted { table });
         Ok(())
     }
+}
+
+/// The nudges a turn has sent: each at most once.
+#[derive(Debug, Default)]
+struct Nudged {
+    empty: bool,
+    cut: bool,
 }
