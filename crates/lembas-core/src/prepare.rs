@@ -52,6 +52,19 @@ pub(crate) fn title_of(name: &str, args: &Value) -> String {
     }
 }
 
+/// A call's arguments: a JSON object (nothing at all reads as an empty one); anything else is
+/// answered at once, and nothing runs.
+fn arguments(call: &ToolCall) -> Result<Value, ToolOutput> {
+    let text = if call.arguments.trim().is_empty() { "{}" } else { &call.arguments };
+    match serde_json::from_str(text) {
+        Ok(v @ Value::Object(_)) => Ok(v),
+        Ok(_) => Err(ToolOutput::Error("The arguments must be a JSON object.".into())),
+        Err(e) => Err(ToolOutput::Error(format!(
+            "The arguments of this call are not valid JSON ({e}); nothing was run. Call it again with a JSON object."
+        ))),
+    }
+}
+
 fn unattended_refusal(name: &str, mode: &str) -> String {
     format!(
         "Not run: in {mode} mode this {name} call needs the person's approval, and nobody is here to give it. Carry on without it, and say what you could not do."
@@ -88,18 +101,9 @@ impl Session {
     }
 
     pub(crate) async fn prepare(&mut self, call: &ToolCall) -> Prepared {
-        let args: Value = match serde_json::from_str(if call.arguments.trim().is_empty() {
-            "{}"
-        } else {
-            &call.arguments
-        }) {
-            Ok(v @ Value::Object(_)) => v,
-            Ok(_) => return Prepared::Answer(ToolOutput::Error("The arguments must be a JSON object.".into())),
-            Err(e) => {
-                return Prepared::Answer(ToolOutput::Error(format!(
-                    "The arguments of this call are not valid JSON ({e}); nothing was run. Call it again with a JSON object."
-                )));
-            }
+        let args = match arguments(call) {
+            Ok(args) => args,
+            Err(answer) => return Prepared::Answer(answer),
         };
         // Only the main agent makes subagents (`subagents.md` §6): said so, even by a name the
         // subagent's list does not have.
@@ -107,18 +111,9 @@ impl Session {
             let name = lembas_spec::tool(&call.name).map_or_else(|| call.name.clone(), |d| d.name.clone());
             return self.denied(call, &name, lembas_permissions::delegation::team_text("only_main"));
         }
-        let offered = self.tools.iter().any(|t| t.name == call.name);
-        let def = lembas_spec::tool(&call.name)
-            .filter(|d| offered || self.tools.iter().any(|t| t.name == d.name))
-            .cloned()
-            .or_else(|| self.mcp_tool_def(&call.name));
-        let Some(def) = def else {
-            let names: Vec<&str> = self.tools.iter().map(|t| t.name.as_str()).collect();
-            return Prepared::Answer(ToolOutput::Error(format!(
-                "There is no tool called {} here. The tools are: {}.",
-                call.name,
-                names.join(", ")
-            )));
+        let def = match self.offered_def(&call.name) {
+            Ok(def) => def,
+            Err(answer) => return Prepared::Answer(answer),
         };
         let name = def.name.clone();
         if name == "recall" {
@@ -131,104 +126,33 @@ impl Session {
         if def.requires.iter().any(|r| r == "team") {
             return Prepared::Engine { name, args };
         }
-        let Judged { verdict, paths, real_paths, cwd } = self.judge_call(&def, &args);
-        let mode = self.state.mode;
+        let judged = self.judge_call(&def, &args);
         let command = command_of(&name, &args);
-        let mut decision = verdict.decision;
+        let mut decision = judged.verdict.decision.clone();
         if decision == Decision::Ask {
-            let facts = Call { tool: &name, risk: def.risk, command, paths: &real_paths };
-            if let Some(delegated) = self.delegated(&facts, &cwd) {
+            let facts = Call { tool: &name, risk: def.risk, command, paths: &judged.real_paths };
+            if let Some(delegated) = self.delegated(&facts, &judged.cwd) {
                 decision = delegated;
             }
         }
         // Asked in every mode, and never remembered: a confirm-always tool, and what the judge
         // says holds once only (a change to what decides lembas' own permissions later).
         // skill_manage writes the person's own skills, which reach every later session.
-        let confirm = def.confirm.as_deref() == Some("always") || name == "skill_manage" || verdict.once_only;
+        let confirm = def.confirm.as_deref() == Some("always") || name == "skill_manage" || judged.verdict.once_only;
         if confirm && decision == Decision::Allow {
             decision = Decision::Ask;
         }
-        // What the card would show. A call that would fail is answered with its error at once:
-        // there is nothing to ask the person about.
-        let mut preview = None;
-        if decision == Decision::Ask {
-            // Worked out off the async threads, as the tools themselves run: reading a file may
-            // go through an editor that answers on this same runtime.
-            let (ws, name, args) = (self.ws.clone(), name.clone(), args.clone());
-            match tokio::task::spawn_blocking(move || crate::preview::call_preview(&ws, &name, &args)).await {
-                Ok(Err(why)) => return Prepared::Answer(ToolOutput::Error(why)),
-                Ok(Ok(shown)) => preview = shown,
-                Err(_) => {}
-            }
-        }
-        let mut approved = false;
-        match decision {
-            Decision::Allow => {}
+        let approved = match decision {
+            Decision::Allow => false,
             Decision::Refuse(reason) => return self.denied(call, &name, reason),
             Decision::Ask if !self.cfg.approver.present() => {
-                return self.denied(call, &name, unattended_refusal(&name, mode.as_str()));
+                return self.denied(call, &name, unattended_refusal(&name, self.state.mode.as_str()));
             }
-            Decision::Ask => {
-                let grants = crate::preview::session_grants(&name, command);
-                let request = ApprovalRequest {
-                    call_id: call.id.clone(),
-                    tool: name.clone(),
-                    title: title_of(&name, &args),
-                    reaches: real_paths.iter().map(|p| p.display().to_string()).collect(),
-                    agent: None,
-                    once_only: confirm,
-                    preview,
-                    session_allows: (!confirm).then(|| crate::preview::session_scope(&grants)),
-                    subagent: None,
-                };
-                let mut phases = Phases::new(self.events.clone());
-                phases.set(Phase::WaitingForPerson {
-                    what: lembas_progress::PersonWait::Approval,
-                    tool: Some(name.clone()),
-                });
-                approved = true;
-                match self.cfg.approver.ask(request).await {
-                    Approval::Once => {}
-                    Approval::Always if !confirm => {
-                        // A subagent's card speaks for the whole session: its parent takes it up.
-                        if let Some(of) = &self.subagent {
-                            of.granted.lock().expect("granted").extend(grants.iter().cloned());
-                        }
-                        self.state.always.extend(grants);
-                        self.judge = self.make_judge();
-                    }
-                    Approval::Always => {}
-                    Approval::Edited { command: corrected } if name == "bash" => {
-                        // The person's own line runs once — but never past the floor.
-                        let mut args = args.clone();
-                        args["command"] = Value::String(corrected.clone());
-                        let facts = Call { tool: &name, risk: def.risk, command: Some(&corrected), paths: &real_paths };
-                        let decision = self.judge.evaluate(mode, &facts, &cwd, &|p| self.ws.real_path(p));
-                        if let Decision::Refuse(reason) = decision {
-                            return self.denied(call, &name, reason);
-                        }
-                        let note = format!("(The person changed the command to: {corrected})");
-                        return Prepared::Run {
-                            name,
-                            args,
-                            paths,
-                            exclusive: def.exclusive,
-                            note: Some(note),
-                            task: None,
-                            approved: true,
-                        };
-                    }
-                    Approval::Edited { .. } => {}
-                    Approval::Deny { feedback } => {
-                        let mut reason = "The person declined this call; it was not run.".to_owned();
-                        if let Some(words) = feedback.filter(|w| !w.trim().is_empty()) {
-                            reason.push_str(&format!(" They said: {words}"));
-                        }
-                        return self.denied(call, &name, reason);
-                    }
-                }
-            }
-        }
+            Decision::Ask => match self.ask_person(call, &def, &args, &judged, confirm).await {
+                Ok(()) => true,
+                Err(answered) => return answered,
+            },
+        };
         if matches!(name.as_str(), "plan_write" | "plan_update" | "plan_submit" | "ask_user") {
             return Prepared::Engine { name, args };
         }
@@ -240,7 +164,101 @@ impl Session {
         } else {
             None
         };
-        Prepared::Run { name, args, paths, exclusive: def.exclusive, note: None, task, approved }
+        Prepared::Run { name, args, paths: judged.paths, exclusive: def.exclusive, note: None, task, approved }
+    }
+
+    /// The definition of a tool this session offers (or an MCP server's tool), by the name a
+    /// call gives; an unknown name is answered with the tools there are.
+    fn offered_def(&self, name: &str) -> Result<lembas_spec::ToolDef, ToolOutput> {
+        let offered = self.tools.iter().any(|t| t.name == name);
+        let def = lembas_spec::tool(name)
+            .filter(|d| offered || self.tools.iter().any(|t| t.name == d.name))
+            .cloned()
+            .or_else(|| self.mcp_tool_def(name));
+        def.ok_or_else(|| {
+            let names: Vec<&str> = self.tools.iter().map(|t| t.name.as_str()).collect();
+            ToolOutput::Error(format!("There is no tool called {name} here. The tools are: {}.", names.join(", ")))
+        })
+    }
+
+    /// Puts the call to the person on a card: `Ok` when they allowed it (an "always" is kept
+    /// for the session), else what the call is answered with — their refusal, or their own
+    /// command line, judged, in place of the model's. A call that would fail is answered with
+    /// its error at once: there is nothing to ask about.
+    async fn ask_person(
+        &mut self,
+        call: &ToolCall,
+        def: &lembas_spec::ToolDef,
+        args: &Value,
+        judged: &Judged,
+        confirm: bool,
+    ) -> Result<(), Prepared> {
+        let name = def.name.clone();
+        // What the card shows, worked out off the async threads, as the tools themselves run:
+        // reading a file may go through an editor that answers on this same runtime.
+        let (ws, n, a) = (self.ws.clone(), name.clone(), args.clone());
+        let preview = match tokio::task::spawn_blocking(move || crate::preview::call_preview(&ws, &n, &a)).await {
+            Ok(Err(why)) => return Err(Prepared::Answer(ToolOutput::Error(why))),
+            Ok(Ok(shown)) => shown,
+            Err(_) => None,
+        };
+        let command = command_of(&name, args);
+        let grants = crate::preview::session_grants(&name, command);
+        let request = ApprovalRequest {
+            call_id: call.id.clone(),
+            tool: name.clone(),
+            title: title_of(&name, args),
+            reaches: judged.real_paths.iter().map(|p| p.display().to_string()).collect(),
+            agent: None,
+            once_only: confirm,
+            preview,
+            session_allows: (!confirm).then(|| crate::preview::session_scope(&grants)),
+            subagent: None,
+        };
+        let mut phases = Phases::new(self.events.clone());
+        phases.set(Phase::WaitingForPerson { what: lembas_progress::PersonWait::Approval, tool: Some(name.clone()) });
+        match self.cfg.approver.ask(request).await {
+            Approval::Once => Ok(()),
+            // Held once only: never kept for the session.
+            Approval::Always if confirm => Ok(()),
+            Approval::Always => {
+                // A subagent's card speaks for the whole session: its parent takes it up.
+                if let Some(of) = &self.subagent {
+                    of.granted.lock().expect("granted").extend(grants.iter().cloned());
+                }
+                self.state.always.extend(grants);
+                self.judge = self.make_judge();
+                Ok(())
+            }
+            Approval::Edited { command: corrected } if name == "bash" => {
+                // The person's own line runs once — but never past the floor.
+                let mut args = args.clone();
+                args["command"] = Value::String(corrected.clone());
+                let facts = Call { tool: &name, risk: def.risk, command: Some(&corrected), paths: &judged.real_paths };
+                let decision = self.judge.evaluate(self.state.mode, &facts, &judged.cwd, &|p| self.ws.real_path(p));
+                if let Decision::Refuse(reason) = decision {
+                    return Err(self.denied(call, &name, reason));
+                }
+                let note = format!("(The person changed the command to: {corrected})");
+                Err(Prepared::Run {
+                    name,
+                    args,
+                    paths: judged.paths.clone(),
+                    exclusive: def.exclusive,
+                    note: Some(note),
+                    task: None,
+                    approved: true,
+                })
+            }
+            Approval::Edited { .. } => Ok(()),
+            Approval::Deny { feedback } => {
+                let mut reason = "The person declined this call; it was not run.".to_owned();
+                if let Some(words) = feedback.filter(|w| !w.trim().is_empty()) {
+                    reason.push_str(&format!(" They said: {words}"));
+                }
+                Err(self.denied(call, &name, reason))
+            }
+        }
     }
 
     fn denied(&self, call: &ToolCall, name: &str, reason: String) -> Prepared {
