@@ -71,143 +71,156 @@ impl App {
             if !matches!(name, "exit" | "quit") {
                 self.finished.push(Block::User(words.to_owned()));
             }
-            return match name {
-                "exit" | "quit" => self.leave("/exit again"),
-                "help" => {
-                    self.finished.push(Block::Notice(self.help()));
-                    None
-                }
-                "compact" => Some(Action::Compact),
-                "undo" if self.busy => {
-                    self.finished.push(Block::Notice("A turn is running: stop it (Esc) first, then /undo.".into()));
-                    None
-                }
-                "undo" => Some(Action::Undo),
-                "mcp" => Some(Action::Mcp),
-                "team" => self.team_command(arg),
-                "context" if !arg.is_empty() => {
-                    self.agent_context(arg);
-                    None
-                }
-                "context" => {
-                    self.finished.push(Block::Notice(self.context_report()));
-                    None
-                }
-                "usage" => {
-                    self.finished.push(Block::Notice(self.usage_report()));
-                    None
-                }
-                "rename" if !arg.is_empty() => Some(Action::Rename(arg.to_owned())),
-                "init" => Some(Action::Prompt(INIT.trim().to_owned())),
-                // Claude Code's /clear: a fresh conversation (the old one stays stored).
-                "new" | "clear" => Some(Action::Open(None)),
-                "settings" => {
-                    self.open_settings();
-                    None
-                }
-                "sessions" => Some(Action::List { words: None, all: arg == "all" }),
-                "subagents" => match arg {
-                    "" => Some(Action::Subagents(None)),
-                    n => match n.parse::<usize>() {
-                        Ok(n) if n > 0 => Some(Action::Subagents(Some(n))),
-                        _ => {
-                            self.finished.push(Block::Error("/subagents N: N is a number from the list.".into()));
-                            None
-                        }
-                    },
-                },
-                "search" if !arg.is_empty() => match arg.strip_prefix("all ") {
-                    Some(words) => Some(Action::List { words: Some(words.trim().to_owned()), all: true }),
-                    None => Some(Action::List { words: Some(arg.to_owned()), all: false }),
-                },
-                "resume" => {
-                    let id = arg
-                        .parse::<usize>()
-                        .ok()
-                        .and_then(|n| self.listed.get(n.wrapping_sub(1)).cloned())
-                        .unwrap_or_else(|| arg.to_owned());
-                    if id.is_empty() {
-                        Some(Action::List { words: None, all: false })
-                    } else {
-                        Some(Action::Open(Some(id)))
-                    }
-                }
-                "model" if arg.is_empty() => {
-                    let current = self.models.iter().find(|m| m.display_name() == self.model).map(|m| m.id.clone());
-                    let items = self
-                        .models
-                        .iter()
-                        .map(|m| {
-                            let window = m.context.map_or("window unknown".to_owned(), |c| format!("{c} tokens"));
-                            let levels = m.levels();
-                            let detail = match levels.len() {
-                                0 | 1 => window,
-                                _ => format!("{window} · effort {}", levels.join("/")),
-                            };
-                            Item { label: m.id.clone(), detail, pick: Pick::Model(m.id.clone()) }
-                        })
-                        .collect();
-                    self.open_picker(Picker::new("Model", items, current.as_deref()));
-                    None
-                }
-                "model" => self.choose_model(arg),
-                "effort" => {
-                    let levels = self.effort_levels();
-                    if arg.is_empty() && !levels.is_empty() {
-                        let items = levels
-                            .iter()
-                            .map(|l| Item { label: l.clone(), detail: String::new(), pick: Pick::Effort(l.clone()) })
-                            .collect();
-                        // The level in use: the one chosen, else the model's start level.
-                        let current = self.effort.clone().or_else(|| {
-                            self.models.iter().find(|m| m.is_named(&self.model)).and_then(|m| m.effort.clone())
-                        });
-                        self.open_picker(Picker::new("Effort", items, current.as_deref()));
-                        None
-                    } else if levels.iter().any(|l| l == arg) {
-                        self.effort = Some(arg.to_owned());
-                        Some(Action::SetEffort(Some(arg.to_owned())))
-                    } else {
-                        self.finished.push(Block::Notice(format!(
-                            "Effort levels: {}. Choose one with /effort LEVEL.",
-                            levels.join(", ")
-                        )));
-                        None
-                    }
-                }
-                "mode" if arg.is_empty() => {
-                    let items = MODE_WORDS
-                        .iter()
-                        .map(|(mode, what)| Item {
-                            label: mode.to_string(),
-                            detail: (*what).to_owned(),
-                            pick: Pick::Mode(*mode),
-                        })
-                        .collect();
-                    let current = self.mode.map(|m| m.to_string());
-                    self.open_picker(Picker::new("Mode", items, current.as_deref()));
-                    None
-                }
-                "mode" => match Mode::parse(arg) {
-                    Some(mode) => self.switch_mode(mode),
-                    None => {
-                        self.finished.push(Block::Error("Use /mode manual, edit, auto or plan.".into()));
-                        None
-                    }
-                },
-                other => match self.customs.iter().find(|c| c.name == other) {
-                    Some(custom) => {
-                        let prompt = crate::custom::expand(custom, arg);
-                        Some(if self.busy { Action::Steer(prompt) } else { Action::Prompt(prompt) })
-                    }
-                    None => {
-                        self.finished.push(Block::Error(format!("No command /{other}: /help lists them.")));
-                        None
-                    }
-                },
-            };
+            return self.slash(name, arg);
         }
         Some(if self.busy { Action::Steer(text) } else { Action::Prompt(text) })
+    }
+
+    /// A slash command the person typed, by name, with what followed it.
+    fn slash(&mut self, name: &str, arg: &str) -> Option<Action> {
+        match name {
+            "exit" | "quit" => self.leave("/exit again"),
+            "help" => {
+                self.finished.push(Block::Notice(self.help()));
+                None
+            }
+            "compact" => Some(Action::Compact),
+            "undo" if self.busy => {
+                self.finished.push(Block::Notice("A turn is running: stop it (Esc) first, then /undo.".into()));
+                None
+            }
+            "undo" => Some(Action::Undo),
+            "mcp" => Some(Action::Mcp),
+            "team" => self.team_command(arg),
+            "context" if !arg.is_empty() => {
+                self.agent_context(arg);
+                None
+            }
+            "context" => {
+                self.finished.push(Block::Notice(self.context_report()));
+                None
+            }
+            "usage" => {
+                self.finished.push(Block::Notice(self.usage_report()));
+                None
+            }
+            "rename" if !arg.is_empty() => Some(Action::Rename(arg.to_owned())),
+            "init" => Some(Action::Prompt(INIT.trim().to_owned())),
+            // Claude Code's /clear: a fresh conversation (the old one stays stored).
+            "new" | "clear" => Some(Action::Open(None)),
+            "settings" => {
+                self.open_settings();
+                None
+            }
+            "sessions" => Some(Action::List { words: None, all: arg == "all" }),
+            "subagents" => match arg {
+                "" => Some(Action::Subagents(None)),
+                n => match n.parse::<usize>() {
+                    Ok(n) if n > 0 => Some(Action::Subagents(Some(n))),
+                    _ => {
+                        self.finished.push(Block::Error("/subagents N: N is a number from the list.".into()));
+                        None
+                    }
+                },
+            },
+            "search" if !arg.is_empty() => match arg.strip_prefix("all ") {
+                Some(words) => Some(Action::List { words: Some(words.trim().to_owned()), all: true }),
+                None => Some(Action::List { words: Some(arg.to_owned()), all: false }),
+            },
+            "resume" => Some(self.resume_command(arg)),
+            "model" if arg.is_empty() => {
+                self.model_picker();
+                None
+            }
+            "model" => self.choose_model(arg),
+            "effort" => self.effort_command(arg),
+            "mode" if arg.is_empty() => {
+                self.mode_picker();
+                None
+            }
+            "mode" => match Mode::parse(arg) {
+                Some(mode) => self.switch_mode(mode),
+                None => {
+                    self.finished.push(Block::Error("Use /mode manual, edit, auto or plan.".into()));
+                    None
+                }
+            },
+            other => match self.customs.iter().find(|c| c.name == other) {
+                Some(custom) => {
+                    let prompt = crate::custom::expand(custom, arg);
+                    Some(if self.busy { Action::Steer(prompt) } else { Action::Prompt(prompt) })
+                }
+                None => {
+                    self.finished.push(Block::Error(format!("No command /{other}: /help lists them.")));
+                    None
+                }
+            },
+        }
+    }
+
+    /// `/model` alone: a picker of the login's models, the one in use marked.
+    fn model_picker(&mut self) {
+        let current = self.models.iter().find(|m| m.display_name() == self.model).map(|m| m.id.clone());
+        let items = self
+            .models
+            .iter()
+            .map(|m| {
+                let window = m.context.map_or("window unknown".to_owned(), |c| format!("{c} tokens"));
+                let levels = m.levels();
+                let detail = match levels.len() {
+                    0 | 1 => window,
+                    _ => format!("{window} · effort {}", levels.join("/")),
+                };
+                Item { label: m.id.clone(), detail, pick: Pick::Model(m.id.clone()) }
+            })
+            .collect();
+        self.open_picker(Picker::new("Model", items, current.as_deref()));
+    }
+
+    /// `/effort`: alone, a picker of the model's levels (the one in use marked); with a level,
+    /// that level; else the levels there are.
+    fn effort_command(&mut self, arg: &str) -> Option<Action> {
+        let levels = self.effort_levels();
+        if arg.is_empty() && !levels.is_empty() {
+            let items = levels
+                .iter()
+                .map(|l| Item { label: l.clone(), detail: String::new(), pick: Pick::Effort(l.clone()) })
+                .collect();
+            // The level in use: the one chosen, else the model's start level.
+            let current = self
+                .effort
+                .clone()
+                .or_else(|| self.models.iter().find(|m| m.is_named(&self.model)).and_then(|m| m.effort.clone()));
+            self.open_picker(Picker::new("Effort", items, current.as_deref()));
+            None
+        } else if levels.iter().any(|l| l == arg) {
+            self.effort = Some(arg.to_owned());
+            Some(Action::SetEffort(Some(arg.to_owned())))
+        } else {
+            self.finished
+                .push(Block::Notice(format!("Effort levels: {}. Choose one with /effort LEVEL.", levels.join(", "))));
+            None
+        }
+    }
+
+    /// `/mode` alone: a picker of the four modes, what each asks, the one in use marked.
+    fn mode_picker(&mut self) {
+        let items = MODE_WORDS
+            .iter()
+            .map(|(mode, what)| Item { label: mode.to_string(), detail: (*what).to_owned(), pick: Pick::Mode(*mode) })
+            .collect();
+        let current = self.mode.map(|m| m.to_string());
+        self.open_picker(Picker::new("Mode", items, current.as_deref()));
+    }
+
+    /// `/resume`: a session by its number in the last list, or by id; alone, the list.
+    fn resume_command(&self, arg: &str) -> Action {
+        let id = arg
+            .parse::<usize>()
+            .ok()
+            .and_then(|n| self.listed.get(n.wrapping_sub(1)).cloned())
+            .unwrap_or_else(|| arg.to_owned());
+        if id.is_empty() { Action::List { words: None, all: false } } else { Action::Open(Some(id)) }
     }
 
     /// Leaving: at once, unless jobs or background subagents run — then the first ask names
