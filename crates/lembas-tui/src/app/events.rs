@@ -44,17 +44,7 @@ impl App {
     /// What an engine event changes.
     pub fn apply(&mut self, event: &Event) {
         match event {
-            Event::Prompt { text, machine } => {
-                self.flush_live();
-                // Words queued while the last turn ran, now a turn of their own.
-                if !machine {
-                    self.queued.retain(|q| !text.contains(q.as_str()));
-                }
-                self.finished.push(if *machine { Block::Notice(text.clone()) } else { Block::User(text.clone()) });
-                self.busy = true;
-                self.turn_started = Some(std::time::Instant::now());
-                self.turn_tokens = 0;
-            }
+            Event::Prompt { text, machine } => self.prompted(text, *machine),
             Event::Text { delta } => {
                 match &mut self.live {
                     Some(Block::Assistant(text)) => text.push_str(delta),
@@ -72,46 +62,11 @@ impl App {
                     self.live = Some(Block::Thinking(delta.clone()));
                 }
             },
-            Event::ToolStart { call_id, tool, title, args, .. } => {
-                self.flush_live();
-                // A command the person runs themselves is not a turn: words sent meanwhile are a
-                // prompt of their own, and Esc stops the command.
-                if call_id.starts_with("person-") {
-                    self.shell_running = true;
-                }
-                self.running.push(Block::Tool {
-                    call_id: call_id.clone(),
-                    tool: tool.clone(),
-                    title: crate::tools::title(tool, title, args),
-                    state: ToolState::Running,
-                    summary: String::new(),
-                    shown: String::new(),
-                    body: String::new(),
-                });
-            }
+            Event::ToolStart { call_id, tool, title, args, .. } => self.tool_started(call_id, tool, title, args),
             Event::ToolEnd { call_id, text, .. } | Event::ToolDenied { call_id, reason: text, .. } => {
                 // A refused call failed; an ended one says whether it did.
                 let failed = !matches!(event, Event::ToolEnd { is_error: false, .. });
-                if call_id.starts_with("person-") {
-                    self.shell_running = false;
-                }
-                let position =
-                    self.running.iter().position(|b| matches!(b, Block::Tool { call_id: id, .. } if id == call_id));
-                if let Some(position) = position {
-                    let mut block = self.running.remove(position);
-                    if let Block::Tool { tool, state, summary, shown, body, .. } = &mut block {
-                        *summary = crate::tools::summary(tool, text, failed);
-                        let ran_badly = failed || crate::tools::summary_fails(tool, summary);
-                        *state = if ran_badly { ToolState::Failed } else { ToolState::Done };
-                        *body = crate::tools::body(text).to_owned();
-                        // A change shows its diff and a command its output, folded past a dozen
-                        // lines; anything else its summary alone.
-                        if !failed && (is_change(tool) || tool == "bash") {
-                            *shown = fold(&without_ending(tool, text));
-                        }
-                    }
-                    self.finished.push(block);
-                }
+                self.tool_ended(call_id, text, failed);
             }
             Event::Usage { input, output, cached } => {
                 self.context.0 = *input;
@@ -152,17 +107,7 @@ impl App {
                 self.next_card();
             }
             // Answered (here, or elsewhere) or given up: its card goes.
-            Event::Answered { id } => {
-                if self.asking == Some(*id) {
-                    self.asking = None;
-                    if !matches!(self.card, Some(Card::LooserMode(_))) {
-                        self.card = None;
-                    }
-                    self.next_card();
-                } else {
-                    self.asks.retain(|(waiting, _)| waiting != id);
-                }
-            }
+            Event::Answered { id } => self.answered_elsewhere(*id),
             Event::Closed => {}
             Event::Levels { levels } => {
                 self.levels = Some(levels.clone());
@@ -198,6 +143,74 @@ impl App {
                 self.session_opened(id, model, *mode, title, *resumed, sandbox)
             }
             Event::Step { .. } => {}
+        }
+    }
+
+    /// A turn began with these words (the person's, or a note that woke the session).
+    fn prompted(&mut self, text: &str, machine: bool) {
+        self.flush_live();
+        // Words queued while the last turn ran, now a turn of their own.
+        if !machine {
+            self.queued.retain(|q| !text.contains(q.as_str()));
+        }
+        self.finished.push(if machine { Block::Notice(text.to_owned()) } else { Block::User(text.to_owned()) });
+        self.busy = true;
+        self.turn_started = Some(std::time::Instant::now());
+        self.turn_tokens = 0;
+    }
+
+    /// A call started: a running block under the turn.
+    fn tool_started(&mut self, call_id: &str, tool: &str, title: &str, args: &serde_json::Value) {
+        self.flush_live();
+        // A command the person runs themselves is not a turn: words sent meanwhile are a
+        // prompt of their own, and Esc stops the command.
+        if call_id.starts_with("person-") {
+            self.shell_running = true;
+        }
+        self.running.push(Block::Tool {
+            call_id: call_id.to_owned(),
+            tool: tool.to_owned(),
+            title: crate::tools::title(tool, title, args),
+            state: ToolState::Running,
+            summary: String::new(),
+            shown: String::new(),
+            body: String::new(),
+        });
+    }
+
+    /// A call ended (or was refused): its block is finished with its summary, and a change's
+    /// diff or a command's output.
+    fn tool_ended(&mut self, call_id: &str, text: &str, failed: bool) {
+        if call_id.starts_with("person-") {
+            self.shell_running = false;
+        }
+        let position = self.running.iter().position(|b| matches!(b, Block::Tool { call_id: id, .. } if id == call_id));
+        let Some(position) = position else { return };
+        let mut block = self.running.remove(position);
+        if let Block::Tool { tool, state, summary, shown, body, .. } = &mut block {
+            *summary = crate::tools::summary(tool, text, failed);
+            let ran_badly = failed || crate::tools::summary_fails(tool, summary);
+            *state = if ran_badly { ToolState::Failed } else { ToolState::Done };
+            *body = crate::tools::body(text).to_owned();
+            // A change shows its diff and a command its output, folded past a dozen lines;
+            // anything else its summary alone.
+            if !failed && (is_change(tool) || tool == "bash") {
+                *shown = fold(&without_ending(tool, text));
+            }
+        }
+        self.finished.push(block);
+    }
+
+    /// An ask was answered (here, or elsewhere) or given up: its card goes.
+    fn answered_elsewhere(&mut self, id: u64) {
+        if self.asking == Some(id) {
+            self.asking = None;
+            if !matches!(self.card, Some(Card::LooserMode(_))) {
+                self.card = None;
+            }
+            self.next_card();
+        } else {
+            self.asks.retain(|(waiting, _)| *waiting != id);
         }
     }
 
