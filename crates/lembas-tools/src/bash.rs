@@ -114,48 +114,11 @@ async fn run(
         return Err("Background jobs are not available here: run it in the foreground.".to_owned());
     }
 
-    let mut bash = crate::sandbox::command("bash", sandbox);
-    bash.arg("-c")
-        .arg(command)
-        .current_dir(&cwd)
-        .stdin(if background { Stdio::piped() } else { Stdio::null() })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .env("PAGER", "cat")
-        .env("GIT_PAGER", "cat")
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .env("LEMBAS", "1")
-        .process_group(0);
-    command_env(&mut bash, sandbox);
-    let mark = crate::reaper::new_mark();
-    bash.env(crate::reaper::MARK_VAR, &mark);
-    let mut child = crate::sandbox::spawn(bash, sandbox).map_err(|e| format!("bash could not be started: {e}"))?;
-    let pgid = child.id().map(|id| Pid::from_raw(id as i32));
+    let (mut child, pgid, mark) = spawn_bash(command, &cwd, background, sandbox)?;
     let started = Instant::now();
 
     let sink: SharedSink = Arc::new(Mutex::new(Sink::Memory { kept: Vec::new(), dropped: 0 }));
-    let streams: Vec<Box<dyn tokio::io::AsyncRead + Unpin + Send>> = [
-        child.stdout.take().map(|s| Box::new(s) as Box<dyn tokio::io::AsyncRead + Unpin + Send>),
-        child.stderr.take().map(|s| Box::new(s) as Box<dyn tokio::io::AsyncRead + Unpin + Send>),
-    ]
-    .into_iter()
-    .flatten()
-    .collect();
-    let readers: Vec<_> = streams
-        .into_iter()
-        .map(|mut stream| {
-            let sink = sink.clone();
-            tokio::spawn(async move {
-                let mut chunk = [0u8; 8192];
-                while let Ok(n) = stream.read(&mut chunk).await {
-                    if n == 0 {
-                        break;
-                    }
-                    sink.lock().expect("output sink").write(&chunk[..n], MAX_OUTPUT_BYTES);
-                }
-            })
-        })
-        .collect();
+    let readers = read_output(&mut child, &sink);
 
     if let (true, Some(jobs)) = (background, jobs) {
         let stdin = child.stdin.take();
@@ -239,17 +202,77 @@ async fn run(
     for reader in readers {
         let _ = tokio::time::timeout(Duration::from_secs(2), reader).await;
     }
-    let (bytes, dropped) =
-        match std::mem::replace(&mut *sink.lock().expect("output sink"), Sink::Memory { kept: Vec::new(), dropped: 0 })
-        {
-            Sink::Memory { kept, dropped } => (kept, dropped),
-            Sink::File(_) => (Vec::new(), 0),
-        };
+    let text = taken_output(&sink);
+    Ok((ending_text(text, ending), failed))
+}
+
+/// Starts `bash -c command` in `cwd` inside `sandbox`, in a process group of its own and marked
+/// (what it leaves running is found by the mark): the child, its group, the mark.
+fn spawn_bash(
+    command: &str,
+    cwd: &std::path::Path,
+    background: bool,
+    sandbox: &Sandbox,
+) -> Result<(tokio::process::Child, Option<Pid>, String), String> {
+    let mut bash = crate::sandbox::command("bash", sandbox);
+    bash.arg("-c")
+        .arg(command)
+        .current_dir(cwd)
+        .stdin(if background { Stdio::piped() } else { Stdio::null() })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .env("PAGER", "cat")
+        .env("GIT_PAGER", "cat")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .env("LEMBAS", "1")
+        .process_group(0);
+    command_env(&mut bash, sandbox);
+    let mark = crate::reaper::new_mark();
+    bash.env(crate::reaper::MARK_VAR, &mark);
+    let child = crate::sandbox::spawn(bash, sandbox).map_err(|e| format!("bash could not be started: {e}"))?;
+    let pgid = child.id().map(|id| Pid::from_raw(id as i32));
+    Ok((child, pgid, mark))
+}
+
+/// Reads the child's stdout and stderr into `sink` as they come, each on a task of its own.
+fn read_output(child: &mut tokio::process::Child, sink: &SharedSink) -> Vec<tokio::task::JoinHandle<()>> {
+    let streams: Vec<Box<dyn tokio::io::AsyncRead + Unpin + Send>> = [
+        child.stdout.take().map(|s| Box::new(s) as Box<dyn tokio::io::AsyncRead + Unpin + Send>),
+        child.stderr.take().map(|s| Box::new(s) as Box<dyn tokio::io::AsyncRead + Unpin + Send>),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    streams
+        .into_iter()
+        .map(|mut stream| {
+            let sink = sink.clone();
+            tokio::spawn(async move {
+                let mut chunk = [0u8; 8192];
+                while let Ok(n) = stream.read(&mut chunk).await {
+                    if n == 0 {
+                        break;
+                    }
+                    sink.lock().expect("output sink").write(&chunk[..n], MAX_OUTPUT_BYTES);
+                }
+            })
+        })
+        .collect()
+}
+
+/// What a foreground command printed, taken out of its sink, with how much was dropped.
+fn taken_output(sink: &SharedSink) -> String {
+    let taken =
+        std::mem::replace(&mut *sink.lock().expect("output sink"), Sink::Memory { kept: Vec::new(), dropped: 0 });
+    let (bytes, dropped) = match taken {
+        Sink::Memory { kept, dropped } => (kept, dropped),
+        Sink::File(_) => (Vec::new(), 0),
+    };
     let mut text = String::from_utf8_lossy(&bytes).trim_end_matches('\n').to_owned();
     if dropped > 0 {
         text.push_str(&format!("\n[{dropped} more bytes of output were dropped]"));
     }
-    Ok((ending_text(text, ending), failed))
+    text
 }
 
 /// Ends a command's whole process group: a polite signal, then a kill.
