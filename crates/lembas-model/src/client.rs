@@ -304,56 +304,29 @@ impl ModelClient {
         };
         let status = response.status();
         if !status.is_success() {
-            let after = retry_after(&response);
-            let text = tokio::select! {
-                () = cancel.cancelled() => return Attempt::Fatal(ModelError::Cancelled),
-                t = read_capped(response, MAX_ERROR_BODY) => t.map(|(text, _)| text).unwrap_or_default(),
-            };
-            let message = body_message(&text, status);
-            let code = status.as_u16();
-            if code == 429 || code == 408 || status.is_server_error() {
-                return Attempt::Retry { reason: format!("{code} {message}"), after };
-            }
-            let error = ModelError::Rejected { status: code, message };
-            return match refused_field(code, &text, &sent) {
-                Some(quirk) => Attempt::Refused(quirk, error),
-                None => Attempt::Fatal(error),
-            };
+            return refused(response, status, &sent, cancel).await;
         }
-
         let is_json = response
             .headers()
             .get(reqwest::header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
             .is_some_and(|ct| ct.contains("application/json"));
+        if is_json {
+            return whole_reply(response, on_event, cancel).await;
+        }
+        self.streamed_reply(response, on_event, cancel).await
+    }
+
+    /// A streamed reply (server-sent events), assembled as it comes: a stream that stalls past
+    /// the idle timeout, drops, grows past the cap or ends unfinished is tried again.
+    async fn streamed_reply(
+        &self,
+        response: reqwest::Response,
+        on_event: &mut (dyn FnMut(StreamEvent) + Send),
+        cancel: &CancellationToken,
+    ) -> Attempt {
         let mut assembler = Assembler::default();
         let mut out = Vec::new();
-        if is_json {
-            let text = tokio::select! {
-                () = cancel.cancelled() => return Attempt::Fatal(ModelError::Cancelled),
-                t = read_capped(response, MAX_REPLY_BYTES) => t,
-            };
-            let value: Value = match text {
-                Ok((_, true)) => return Attempt::Retry { reason: too_long(), after: None },
-                Ok((text, false)) => match serde_json::from_str(&text) {
-                    Ok(v) => v,
-                    Err(e) => {
-                        return Attempt::Retry {
-                            reason: format!("the server sent a malformed reply: {e}"),
-                            after: None,
-                        };
-                    }
-                },
-                Err(e) => return Attempt::Retry { reason: describe_http_error(&e), after: None },
-            };
-            if let Err(e) = assembler.chunk(&value, &mut out) {
-                return Attempt::Retry { reason: e.0, after: None };
-            }
-            let reply = assembler.finish(&mut out);
-            out.drain(..).for_each(&mut *on_event);
-            return Attempt::Done(reply);
-        }
-
         let mut stream = response.bytes_stream();
         let mut decoder = SseDecoder::default();
         let mut events: Vec<SseEvent> = Vec::new();
@@ -408,6 +381,59 @@ impl ModelClient {
         out.drain(..).for_each(&mut *on_event);
         Attempt::Done(reply)
     }
+}
+
+/// A response that is not a success: what to do about it — try again (a rate limit, a timeout,
+/// the server's own error), drop the field a server refused, or give up with its words.
+async fn refused(
+    response: reqwest::Response,
+    status: reqwest::StatusCode,
+    sent: &SentFields,
+    cancel: &CancellationToken,
+) -> Attempt {
+    let after = retry_after(&response);
+    let text = tokio::select! {
+        () = cancel.cancelled() => return Attempt::Fatal(ModelError::Cancelled),
+        t = read_capped(response, MAX_ERROR_BODY) => t.map(|(text, _)| text).unwrap_or_default(),
+    };
+    let message = body_message(&text, status);
+    let code = status.as_u16();
+    if code == 429 || code == 408 || status.is_server_error() {
+        return Attempt::Retry { reason: format!("{code} {message}"), after };
+    }
+    let error = ModelError::Rejected { status: code, message };
+    match refused_field(code, &text, sent) {
+        Some(quirk) => Attempt::Refused(quirk, error),
+        None => Attempt::Fatal(error),
+    }
+}
+
+/// A reply sent whole, as JSON (a server that does not stream).
+async fn whole_reply(
+    response: reqwest::Response,
+    on_event: &mut (dyn FnMut(StreamEvent) + Send),
+    cancel: &CancellationToken,
+) -> Attempt {
+    let text = tokio::select! {
+        () = cancel.cancelled() => return Attempt::Fatal(ModelError::Cancelled),
+        t = read_capped(response, MAX_REPLY_BYTES) => t,
+    };
+    let value: Value = match text {
+        Ok((_, true)) => return Attempt::Retry { reason: too_long(), after: None },
+        Ok((text, false)) => match serde_json::from_str(&text) {
+            Ok(v) => v,
+            Err(e) => return Attempt::Retry { reason: format!("the server sent a malformed reply: {e}"), after: None },
+        },
+        Err(e) => return Attempt::Retry { reason: describe_http_error(&e), after: None },
+    };
+    let mut assembler = Assembler::default();
+    let mut out = Vec::new();
+    if let Err(e) = assembler.chunk(&value, &mut out) {
+        return Attempt::Retry { reason: e.0, after: None };
+    }
+    let reply = assembler.finish(&mut out);
+    out.drain(..).for_each(&mut *on_event);
+    Attempt::Done(reply)
 }
 
 /// Feeds decoded events to the assembler; an error the server streamed comes back as text.
