@@ -130,37 +130,8 @@ impl Render {
     }
 
     fn event(&mut self, event: Md<'_>) {
-        if let Some(table) = self.table.as_mut() {
-            match event {
-                Md::Start(Tag::TableHead | Tag::TableRow) => table.rows.push(Vec::new()),
-                Md::Start(Tag::TableCell) => {
-                    if let Some(row) = table.rows.last_mut() {
-                        row.push(String::new());
-                    }
-                }
-                Md::Text(t) | Md::Code(t) | Md::InlineHtml(t) => {
-                    if let Some(cell) = table.rows.last_mut().and_then(|r| r.last_mut()) {
-                        cell.push_str(&t);
-                    }
-                }
-                Md::SoftBreak | Md::HardBreak => {
-                    if let Some(cell) = table.rows.last_mut().and_then(|r| r.last_mut()) {
-                        cell.push(' ');
-                    }
-                }
-                Md::End(TagEnd::Table) => {
-                    let table = self.table.take().expect("a table is open");
-                    let (first, rest) = self.take_leads();
-                    let room = self.width.saturating_sub(spans_width(&first));
-                    for (i, line) in table_lines(&table, room, self.base).into_iter().enumerate() {
-                        let mut spans = if i == 0 { first.clone() } else { rest.clone() };
-                        spans.extend(line.spans);
-                        self.rows.push(Row::hard(Line::from(spans)));
-                    }
-                    self.gap = true;
-                }
-                _ => {}
-            }
+        if self.table.is_some() {
+            self.in_table(event);
             return;
         }
         if let Some((_, code)) = self.code.as_mut() {
@@ -189,84 +160,27 @@ impl Render {
                 self.flush();
                 self.gap = true;
             }
-            Md::Start(Tag::Heading { level, .. }) => {
-                self.flush();
-                self.open_block();
-                let heading = match level {
-                    HeadingLevel::H1 => style.add_modifier(Modifier::BOLD | Modifier::UNDERLINED),
-                    HeadingLevel::H2 => style.add_modifier(Modifier::BOLD),
-                    _ => style.add_modifier(Modifier::BOLD | Modifier::ITALIC),
-                };
-                self.styles.push(heading);
-            }
+            Md::Start(Tag::Heading { level, .. }) => self.heading_start(level, style),
             Md::End(TagEnd::Heading(_)) => {
                 self.styles.pop();
                 self.flush();
                 self.gap = true;
             }
-            Md::Start(Tag::BlockQuote(_)) => {
-                self.flush();
-                self.open_block();
-                let bar = vec![Span::styled("│ ", self.dim())];
-                self.leads.push(Lead { first: bar.clone(), rest: bar, used: false, quote: true });
-                self.styles.push(style.add_modifier(Modifier::ITALIC));
-            }
+            Md::Start(Tag::BlockQuote(_)) => self.quote_start(style),
             Md::End(TagEnd::BlockQuote(_)) => {
                 self.flush();
                 self.leads.pop();
                 self.styles.pop();
                 self.gap = true;
             }
-            Md::Start(Tag::CodeBlock(kind)) => {
-                self.flush();
-                self.open_block();
-                let lang = match kind {
-                    CodeBlockKind::Fenced(lang) => lang.split([',', ' ']).next().unwrap_or("").to_owned(),
-                    CodeBlockKind::Indented => String::new(),
-                };
-                self.code = Some((lang, String::new()));
-            }
-            Md::Start(Tag::List(start)) => {
-                // A list inside an item follows the item's words directly.
-                self.flush();
-                if self.lists.is_empty() {
-                    self.open_block();
-                } else {
-                    self.gap = false;
-                }
-                self.lists.push(List { next: start, loose: false });
-            }
+            Md::Start(Tag::CodeBlock(kind)) => self.code_start(kind),
+            Md::Start(Tag::List(start)) => self.list_start(start),
             Md::End(TagEnd::List(_)) => {
                 self.flush();
                 self.lists.pop();
                 self.gap = true;
             }
-            Md::Start(Tag::Item) => {
-                self.flush();
-                let list = self.lists.last_mut();
-                let marker = match list.as_ref().and_then(|l| l.next) {
-                    Some(n) => format!("{n}. "),
-                    None => "• ".to_owned(),
-                };
-                let loose = list.as_ref().is_some_and(|l| l.loose);
-                if let Some(list) = list
-                    && let Some(n) = list.next.as_mut()
-                {
-                    *n += 1;
-                }
-                if loose {
-                    self.open_block();
-                } else {
-                    self.gap = false;
-                }
-                let pad = " ".repeat(marker.width());
-                self.leads.push(Lead {
-                    first: vec![Span::styled(marker, style)],
-                    rest: vec![Span::raw(pad)],
-                    used: false,
-                    quote: false,
-                });
-            }
+            Md::Start(Tag::Item) => self.item_start(style),
             Md::End(TagEnd::Item) => {
                 self.flush();
                 self.leads.pop();
@@ -282,16 +196,7 @@ impl Render {
                 self.links.push(dest_url.into_string());
                 self.styles.push(style.add_modifier(Modifier::UNDERLINED));
             }
-            Md::End(TagEnd::Link) => {
-                self.styles.pop();
-                let target = self.links.pop().unwrap_or_default();
-                // The words and where they lead; a bare address is said once.
-                let said: String = self.inline.iter().rev().map(|s| s.content.as_ref()).take(1).collect();
-                if !target.is_empty() && said != target && !target.starts_with('#') {
-                    let style = self.dim();
-                    self.push_text(&format!(" ({target})"), style);
-                }
-            }
+            Md::End(TagEnd::Link) => self.link_end(),
             Md::Start(Tag::Image { dest_url, .. }) => {
                 self.links.push(dest_url.into_string());
                 let style = self.dim();
@@ -333,18 +238,140 @@ impl Render {
             }
             Md::SoftBreak => self.push_text(" ", style),
             Md::HardBreak => self.flush(),
-            Md::Rule => {
-                self.flush();
-                self.open_block();
-                let (first, _) = self.take_leads();
-                let room = self.width.saturating_sub(spans_width(&first)).min(80);
-                let mut spans = first;
-                spans.push(Span::styled("─".repeat(room), self.dim()));
-                self.rows.push(Row::hard(Line::from(spans)));
+            Md::Rule => self.rule(),
+            _ => {}
+        }
+    }
+
+    /// An event inside a table: its cells gathered, and the whole drawn when it ends.
+    fn in_table(&mut self, event: Md<'_>) {
+        let Some(table) = self.table.as_mut() else { return };
+        match event {
+            Md::Start(Tag::TableHead | Tag::TableRow) => table.rows.push(Vec::new()),
+            Md::Start(Tag::TableCell) => {
+                if let Some(row) = table.rows.last_mut() {
+                    row.push(String::new());
+                }
+            }
+            Md::Text(t) | Md::Code(t) | Md::InlineHtml(t) => {
+                if let Some(cell) = table.rows.last_mut().and_then(|r| r.last_mut()) {
+                    cell.push_str(&t);
+                }
+            }
+            Md::SoftBreak | Md::HardBreak => {
+                if let Some(cell) = table.rows.last_mut().and_then(|r| r.last_mut()) {
+                    cell.push(' ');
+                }
+            }
+            Md::End(TagEnd::Table) => {
+                let table = self.table.take().expect("a table is open");
+                let (first, rest) = self.take_leads();
+                let room = self.width.saturating_sub(spans_width(&first));
+                for (i, line) in table_lines(&table, room, self.base).into_iter().enumerate() {
+                    let mut spans = if i == 0 { first.clone() } else { rest.clone() };
+                    spans.extend(line.spans);
+                    self.rows.push(Row::hard(Line::from(spans)));
+                }
                 self.gap = true;
             }
             _ => {}
         }
+    }
+
+    /// A list item begins: its marker (a number or a bullet) leads its first line.
+    fn item_start(&mut self, style: Style) {
+        self.flush();
+        let list = self.lists.last_mut();
+        let marker = match list.as_ref().and_then(|l| l.next) {
+            Some(n) => format!("{n}. "),
+            None => "• ".to_owned(),
+        };
+        let loose = list.as_ref().is_some_and(|l| l.loose);
+        if let Some(list) = list
+            && let Some(n) = list.next.as_mut()
+        {
+            *n += 1;
+        }
+        if loose {
+            self.open_block();
+        } else {
+            self.gap = false;
+        }
+        let pad = " ".repeat(marker.width());
+        self.leads.push(Lead {
+            first: vec![Span::styled(marker, style)],
+            rest: vec![Span::raw(pad)],
+            used: false,
+            quote: false,
+        });
+    }
+
+    /// A link ends: its words, and where it leads (a bare address is said once).
+    fn link_end(&mut self) {
+        self.styles.pop();
+        let target = self.links.pop().unwrap_or_default();
+        // The words and where they lead; a bare address is said once.
+        let said: String = self.inline.iter().rev().map(|s| s.content.as_ref()).take(1).collect();
+        if !target.is_empty() && said != target && !target.starts_with('#') {
+            let style = self.dim();
+            self.push_text(&format!(" ({target})"), style);
+        }
+    }
+
+    /// A thematic break: a dim line across, at most 80 columns.
+    fn rule(&mut self) {
+        self.flush();
+        self.open_block();
+        let (first, _) = self.take_leads();
+        let room = self.width.saturating_sub(spans_width(&first)).min(80);
+        let mut spans = first;
+        spans.push(Span::styled("─".repeat(room), self.dim()));
+        self.rows.push(Row::hard(Line::from(spans)));
+        self.gap = true;
+    }
+
+    /// A heading begins: bold, and underlined (H1) or italic (H3 and below).
+    fn heading_start(&mut self, level: HeadingLevel, style: Style) {
+        self.flush();
+        self.open_block();
+        let heading = match level {
+            HeadingLevel::H1 => style.add_modifier(Modifier::BOLD | Modifier::UNDERLINED),
+            HeadingLevel::H2 => style.add_modifier(Modifier::BOLD),
+            _ => style.add_modifier(Modifier::BOLD | Modifier::ITALIC),
+        };
+        self.styles.push(heading);
+    }
+
+    /// A code block begins: its text is gathered until it ends, with its language.
+    fn code_start(&mut self, kind: CodeBlockKind<'_>) {
+        self.flush();
+        self.open_block();
+        let lang = match kind {
+            CodeBlockKind::Fenced(lang) => lang.split([',', ' ']).next().unwrap_or("").to_owned(),
+            CodeBlockKind::Indented => String::new(),
+        };
+        self.code = Some((lang, String::new()));
+    }
+
+    /// A list begins (numbered from `start`, or bulleted).
+    fn list_start(&mut self, start: Option<u64>) {
+        // A list inside an item follows the item's words directly.
+        self.flush();
+        if self.lists.is_empty() {
+            self.open_block();
+        } else {
+            self.gap = false;
+        }
+        self.lists.push(List { next: start, loose: false });
+    }
+
+    /// A quote begins: a bar leads each of its lines, in italics.
+    fn quote_start(&mut self, style: Style) {
+        self.flush();
+        self.open_block();
+        let bar = vec![Span::styled("│ ", self.dim())];
+        self.leads.push(Lead { first: bar.clone(), rest: bar, used: false, quote: true });
+        self.styles.push(style.add_modifier(Modifier::ITALIC));
     }
 
     /// A code block: each line indented two columns, coloured by its language; a line wider
