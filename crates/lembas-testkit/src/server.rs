@@ -217,12 +217,9 @@ fn unauthorized() -> Response {
     )
 }
 
-async fn chat(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
-    record(&shared, "POST", "/v1/chat/completions", &headers, &body);
-    if !authorized(&shared, &headers) {
-        return unauthorized();
-    }
-    let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+/// What a server with quirks refuses before anything else: a field it does not know (as a
+/// learned quirk), and — like llama.cpp — a request larger than the window `/props` states.
+fn refusal(shared: &Shared, request: &Value) -> Option<Response> {
     for field in shared.refused_fields.lock().unwrap().iter() {
         let present = match request.get(field) {
             Some(Value::Bool(b)) => *b,
@@ -235,7 +232,10 @@ async fn chat(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes
             } else {
                 format!("unknown field: {field}")
             };
-            return json_response(StatusCode::BAD_REQUEST, json!({ "error": { "message": message, "code": 400 } }));
+            return Some(json_response(
+                StatusCode::BAD_REQUEST,
+                json!({ "error": { "message": message, "code": 400 } }),
+            ));
         }
     }
     // Like llama.cpp, a request larger than the window `/props` states is refused whole.
@@ -253,11 +253,23 @@ async fn chat(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes
             let message = format!(
                 "request ({tokens} tokens) exceeds the available context size ({window} tokens), try increasing it"
             );
-            return json_response(
+            return Some(json_response(
                 StatusCode::BAD_REQUEST,
                 json!({ "error": { "code": 400, "message": message, "type": "exceed_context_size_error" } }),
-            );
+            ));
         }
+    }
+    None
+}
+
+async fn chat(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
+    record(&shared, "POST", "/v1/chat/completions", &headers, &body);
+    if !authorized(&shared, &headers) {
+        return unauthorized();
+    }
+    let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    if let Some(refusal) = refusal(&shared, &request) {
+        return refusal;
     }
     let system = request["messages"][0]["content"].as_str().unwrap_or_default();
     let routed = shared

@@ -80,20 +80,7 @@ fn one(run: &mut Run, step: &Value) -> Result<String, String> {
     let answer = |r: Result<String, String>| r.unwrap_or_else(|e| e);
     let team = &mut run.team;
     Ok(match op {
-        "add" => {
-            let args = AddArgs {
-                name: field(step, "name").unwrap_or_default().into(),
-                role: field(step, "role").unwrap_or_default().into(),
-                task: field(step, "task").unwrap_or_default().into(),
-                goal: field(step, "goal").map(str::to_owned),
-                lead: step.get("lead").and_then(Value::as_bool).unwrap_or(false),
-                parent: field(step, "parent").map(str::to_owned),
-                mode: mode(step, "mode")?,
-                request: strings(step, "request"),
-            };
-            let model = field(step, "model").unwrap_or("m").to_owned();
-            answer(team.add(&caller, args, || Ok((false, model)), now).map(|a| a.text))
-        }
+        "add" => add(team, step, &caller, now)?,
         "send" => match team.send(&caller, &strings(step, "to"), field(step, "message").unwrap_or_default(), now) {
             Ok(deliveries) => {
                 run.deliver(deliveries);
@@ -145,28 +132,7 @@ fn one(run: &mut Run, step: &Value) -> Result<String, String> {
                 Err(e) => e,
             }
         }
-        "request" => {
-            let risk = match field(step, "risk").unwrap_or("write") {
-                "read" => RiskClass::Read,
-                "execute" => RiskClass::Execute,
-                _ => RiskClass::Write,
-            };
-            let tool = field(step, "tool").unwrap_or_default();
-            match team.request(
-                &caller,
-                tool,
-                field(step, "pattern").unwrap_or_default(),
-                field(step, "why").unwrap_or_default(),
-                risk,
-                now,
-            ) {
-                Ok((deliveries, text)) => {
-                    run.deliver(deliveries);
-                    text
-                }
-                Err(e) => e,
-            }
-        }
+        "request" => request(run, step, &caller, now),
         "decide" => {
             let allow = step.get("allow").and_then(Value::as_bool).unwrap_or(false);
             match team.decide(&caller, field(step, "id").unwrap_or_default(), allow, field(step, "note"), now) {
@@ -206,4 +172,38 @@ fn one(run: &mut Run, step: &Value) -> Result<String, String> {
         "manager" => team.is_manager(&caller).to_string(),
         other => return Err(unknown_op(other)),
     })
+}
+
+/// A `request` step: `caller` asks for a permission, its answer.
+fn request(run: &mut Run, step: &Value, caller: &str, now: u64) -> String {
+    let risk = match field(step, "risk").unwrap_or("write") {
+        "read" => RiskClass::Read,
+        "execute" => RiskClass::Execute,
+        _ => RiskClass::Write,
+    };
+    let tool = field(step, "tool").unwrap_or_default();
+    let pattern = field(step, "pattern").unwrap_or_default();
+    match run.team.request(caller, tool, pattern, field(step, "why").unwrap_or_default(), risk, now) {
+        Ok((deliveries, text)) => {
+            run.deliver(deliveries);
+            text
+        }
+        Err(e) => e,
+    }
+}
+
+/// An `add` step: a subagent added by `caller`, its answer.
+fn add(team: &mut Team, step: &Value, caller: &str, now: u64) -> Result<String, String> {
+    let args = AddArgs {
+        name: field(step, "name").unwrap_or_default().into(),
+        role: field(step, "role").unwrap_or_default().into(),
+        task: field(step, "task").unwrap_or_default().into(),
+        goal: field(step, "goal").map(str::to_owned),
+        lead: step.get("lead").and_then(Value::as_bool).unwrap_or(false),
+        parent: field(step, "parent").map(str::to_owned),
+        mode: mode(step, "mode")?,
+        request: strings(step, "request"),
+    };
+    let model = field(step, "model").unwrap_or("m").to_owned();
+    Ok(team.add(caller, args, || Ok((false, model)), now).map(|a| a.text).unwrap_or_else(|e| e))
 }
