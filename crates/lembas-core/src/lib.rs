@@ -16,10 +16,12 @@
 //! - **The store**: a step is written whole, so a killed process loses nothing answered.
 
 mod approve;
+mod asks;
 mod attach;
 mod batches;
 mod calls;
 mod changes;
+mod config;
 mod context_use;
 mod engine_tools;
 mod fit;
@@ -43,6 +45,7 @@ mod team;
 mod transcript;
 mod turn;
 mod undo;
+mod waking;
 mod worktree;
 
 pub use approve::{Approver, Nobody};

@@ -11,10 +11,12 @@
 //! results deflated (`shared.rs`).
 
 mod lock;
+mod results;
 mod schema;
 mod shared;
 mod state;
 mod steps;
+mod undo;
 
 pub use lock::SessionLock;
 use schema::migrate;

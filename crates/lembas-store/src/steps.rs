@@ -1,10 +1,11 @@
 //! A session's record and what each step adds to it: messages, results, the state; the prefix
-//! when it changes; undo points and going back to one.
+//! when it changes (undo points and going back to one: `undo.rs`).
 
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::Value;
 
-use crate::{Checkpoint, NewMessage, NewResult, SessionRecord, Store, StoreError, UsageRow, shared, state};
+use crate::results::{message_content, named_results, read_result};
+use crate::{NewMessage, NewResult, SessionRecord, Store, StoreError, UsageRow, shared, state};
 
 /// A session row's system prompt and tool list, wherever they are kept.
 const PREFIX_COLUMNS: &str = "COALESCE((SELECT text FROM prefixes WHERE hash = s.prompt_ref), s.system_prompt),
@@ -13,7 +14,7 @@ const PREFIX_COLUMNS: &str = "COALESCE((SELECT text FROM prefixes WHERE hash = s
 impl Store {
     /// What this process last wrote of `id`'s state, taken out (put back once a write commits;
     /// a failed write leaves it to be read again).
-    fn take_written(&self, conn: &Connection, id: &str) -> Result<state::Current, StoreError> {
+    pub(crate) fn take_written(&self, conn: &Connection, id: &str) -> Result<state::Current, StoreError> {
         let cached = self.written.lock().expect("written states").remove(id);
         match cached {
             Some(current) => Ok(current),
@@ -22,12 +23,12 @@ impl Store {
     }
 
     /// Writes `state` as the session's latest, after what this process last wrote of it.
-    fn write_state(&self, tx: &Connection, id: &str, state: &Value) -> Result<state::Current, StoreError> {
+    pub(crate) fn write_state(&self, tx: &Connection, id: &str, state: &Value) -> Result<state::Current, StoreError> {
         let current = self.take_written(tx, id)?;
         state::write(tx, id, current, state)
     }
 
-    fn keep_written(&self, id: &str, current: state::Current) {
+    pub(crate) fn keep_written(&self, id: &str, current: state::Current) {
         self.written.lock().expect("written states").insert(id.to_owned(), current);
     }
 
@@ -38,7 +39,7 @@ impl Store {
 
     /// Runs `write` as one timed transaction; the state it answers is what this process
     /// remembers of the session once the transaction commits.
-    fn write_session<T>(
+    pub(crate) fn write_session<T>(
         &self,
         id: &str,
         write: impl FnOnce(&Connection) -> Result<(T, state::Current), StoreError>,
@@ -336,154 +337,6 @@ impl Store {
         self.forget_written(id);
         Ok(())
     }
-
-    /// Marks where a turn begins: its first message will be the next one appended, and `state`
-    /// (written first) is what an undo goes back to.
-    pub fn checkpoint(&self, id: &str, history_len: usize, state: &Value) -> Result<i64, StoreError> {
-        self.write_session(id, |tx| {
-            let current = self.write_state(tx, id, state)?;
-            let seq: i64 = tx.query_row(
-                "SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE session_id = (SELECT n FROM sessions WHERE id = ?1)",
-                [id],
-                |r| r.get(0),
-            )?;
-            tx.execute(
-                "INSERT OR REPLACE INTO checkpoints (session_id, seq, history_len, state, state_n) VALUES ((SELECT n FROM sessions WHERE id = ?1), ?2, ?3, '', ?4)",
-                params![id, seq, history_len as i64, current.n],
-            )?;
-            Ok((seq, current))
-        })
-    }
-
-    /// Keeps a file as it was before the turn begun at `seq` first changed it; a later change in
-    /// the same turn keeps nothing more.
-    pub fn back_up(&self, id: &str, seq: i64, path: &str, before: Option<&[u8]>) -> Result<(), StoreError> {
-        self.timed(|| {
-            self.conn().execute(
-                "INSERT OR IGNORE INTO file_backups (session_id, seq, path, before) VALUES ((SELECT n FROM sessions WHERE id = ?1), ?2, ?3, ?4)",
-                params![id, seq, path, before],
-            )?;
-            Ok(())
-        })
-    }
-
-    /// The last turn's checkpoint, if any.
-    pub fn last_checkpoint(&self, id: &str) -> Result<Option<Checkpoint>, StoreError> {
-        let conn = self.conn();
-        let row: Option<(i64, i64, String, Option<i64>)> = conn
-            .query_row(
-                "SELECT seq, history_len, state, state_n FROM checkpoints WHERE session_id = (SELECT n FROM sessions WHERE id = ?1) ORDER BY seq DESC LIMIT 1",
-                [id],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
-            )
-            .optional()?;
-        let Some((seq, history_len, text, state_n)) = row else { return Ok(None) };
-        let state = match state_n {
-            Some(n) => state::state_at(&conn, id, n)?,
-            // A store from before the state's log kept the state itself.
-            None => serde_json::from_str(&text)
-                .map_err(|e| StoreError::Corrupt(format!("an undo point's state is not JSON: {e}")))?,
-        };
-        Ok(Some(Checkpoint { seq, history_len: history_len as usize, state }))
-    }
-
-    /// Takes back everything from the message `seq` on: those messages, the checkpoint there
-    /// and its backups; the session's state becomes `state`. One transaction.
-    ///
-    /// `forget` are the words of the messages taken back, as they were written for search:
-    /// each one's latest copy leaves the search too (an undone turn is not found again).
-    pub fn take_back(&self, id: &str, seq: i64, state: &Value, forget: &[String], now: i64) -> Result<(), StoreError> {
-        self.write_session(id, |tx| {
-            for words in forget.iter().filter(|w| !w.trim().is_empty()) {
-                tx.execute(
-                    "DELETE FROM said WHERE rowid = (SELECT MAX(rowid) FROM said
-                     WHERE session_id = (SELECT n FROM sessions WHERE id = ?1) AND text = ?2)",
-                    params![id, words],
-                )?;
-            }
-            let went_to: Option<Option<i64>> = tx
-                .query_row(
-                    "SELECT state_n FROM checkpoints WHERE session_id = (SELECT n FROM sessions WHERE id = ?1) AND seq = ?2",
-                    params![id, seq],
-                    |r| r.get(0),
-                )
-                .optional()?;
-            tx.execute("DELETE FROM messages WHERE session_id = (SELECT n FROM sessions WHERE id = ?1) AND seq >= ?2", params![id, seq])?;
-            tx.execute("DELETE FROM file_backups WHERE session_id = (SELECT n FROM sessions WHERE id = ?1) AND seq >= ?2", params![id, seq])?;
-            tx.execute("DELETE FROM checkpoints WHERE session_id = (SELECT n FROM sessions WHERE id = ?1) AND seq >= ?2", params![id, seq])?;
-            if tx.execute("UPDATE sessions SET updated_at = ?2 WHERE id = ?1", params![id, now])? == 0 {
-                return Err(StoreError::NoSession(id.to_owned()));
-            }
-            // What the state became after the undo point goes with the turns taken back.
-            let current = match went_to.flatten() {
-                Some(n) => {
-                    self.forget_written(id);
-                    state::truncate(tx, id, n)?
-                }
-                None => self.take_written(tx, id)?,
-            };
-            Ok(((), state::write(tx, id, current, state)?))
-        })
-    }
-}
-
-/// Where a result's text is when a message holds it: (message seq, at, len).
-type Place = (i64, i64, i64);
-
-/// A stored result's whole text, and where it is when a message holds it.
-fn read_result(conn: &Connection, id: &str, result: u64) -> Result<Option<(String, Option<Place>)>, StoreError> {
-    type Row = (String, Option<Vec<u8>>, Option<i64>, Option<i64>, Option<i64>);
-    let row: Option<Row> = conn
-        .query_row(
-            "SELECT text, packed, in_message, at, len FROM results
-             WHERE session_id = (SELECT n FROM sessions WHERE id = ?1) AND id = ?2",
-            params![id, result as i64],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
-        )
-        .optional()?;
-    let Some((text, packed, in_message, at, len)) = row else { return Ok(None) };
-    if let (Some(seq), Some(at), Some(len)) = (in_message, at, len) {
-        let json: Option<String> = conn
-            .query_row(
-                "SELECT json FROM messages WHERE session_id = (SELECT n FROM sessions WHERE id = ?1) AND seq = ?2",
-                params![id, seq],
-                |r| r.get(0),
-            )
-            .optional()?;
-        let held = json
-            .as_deref()
-            .and_then(message_content)
-            .and_then(|c| c.get(at as usize..(at + len) as usize).map(str::to_owned));
-        return Ok(held.map(|text| (text, Some((seq, at, len)))));
-    }
-    let text = match packed {
-        Some(packed) => shared::unpack(&packed)?,
-        None => text,
-    };
-    Ok(Some((text, None)))
-}
-
-/// The results a step's messages name (`#0011`): where a stub points.
-fn named_results(contents: &[Option<String>]) -> Vec<u64> {
-    let mut ids = Vec::new();
-    for content in contents.iter().flatten() {
-        for (i, _) in content.match_indices('#') {
-            let hex: String = content[i + 1..].chars().take_while(char::is_ascii_hexdigit).collect();
-            if hex.len() >= 4
-                && let Ok(n) = u64::from_str_radix(&hex, 16)
-                && !ids.contains(&n)
-            {
-                ids.push(n);
-            }
-        }
-    }
-    ids
-}
-
-/// A stored message's content, when it is text (a tool result's always is).
-fn message_content(json: &str) -> Option<String> {
-    let value: Value = serde_json::from_str(json).ok()?;
-    value.get("content")?.as_str().map(str::to_owned)
 }
 
 #[cfg(test)]
