@@ -29,6 +29,8 @@ pub struct SessionConfig {
     pub lembas_config: Option<PathBuf>,
     /// lembas' other folders (sessions, logs, job output), which no tool may read or write.
     pub lembas_private: Vec<PathBuf>,
+    /// Folders no listing or search walks into (`Workspace::private`).
+    pub walk_private: Arc<[PathBuf]>,
     /// Commands run in the OS sandbox (where the kernel can).
     pub sandbox: bool,
     /// More folders commands may write, besides what their mode gives.
@@ -109,6 +111,7 @@ impl SessionConfig {
             rules: RuleSet::defaults(),
             lembas_config: None,
             lembas_private: Vec::new(),
+            walk_private: Arc::new([]),
             sandbox: true,
             sandbox_writable: Vec::new(),
             sandbox_network: None,

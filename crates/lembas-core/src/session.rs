@@ -202,6 +202,7 @@ impl Session {
     ) -> Result<Session, EngineError> {
         let (mut ws, note) = Workspace::new(root, started);
         ws.editor = cfg.editor_files.clone();
+        ws.private = cfg.walk_private.clone();
         ws.home = cfg.user_home.clone();
         if let Some(note) = note {
             // Said once, as the session starts.
@@ -368,6 +369,7 @@ impl Session {
         let lock = store.lock_session(&record.id)?;
         let (mut ws, _) = Workspace::new(Path::new(&record.project), Path::new(&record.started));
         ws.editor = cfg.editor_files.clone();
+        ws.private = cfg.walk_private.clone();
         ws.home = cfg.user_home.clone();
         let tools: Arc<Vec<ToolSchema>> =
             Arc::new(serde_json::from_str(&record.tools).map_err(|e| EngineError::Corrupt(e.to_string()))?);

@@ -1,6 +1,7 @@
 //! `read` and `list`.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use ignore::WalkBuilder;
 use lembas_spec::filesystem;
@@ -36,7 +37,7 @@ pub(crate) fn read(ws: &Workspace, args: &Args) -> Result<ToolOutput, String> {
     let path = ws.resolve(call_path);
     let meta = std::fs::metadata(&path).map_err(|e| io_error(ws, &path, &e))?;
     if meta.is_dir() {
-        let listing = tree(&path, 1)?;
+        let listing = tree(&path, 1, &ws.private)?;
         let fs = filesystem();
         return Ok(ToolOutput::Text(if listing.is_empty() {
             fs.listing.empty_read.clone()
@@ -113,8 +114,9 @@ pub(crate) fn io_error(ws: &Workspace, path: &Path, e: &std::io::Error) -> Strin
     }
 }
 
-pub(crate) fn walker(root: &Path) -> WalkBuilder {
-    let private = private_folders();
+/// A walk under `root` that skips the folders nobody's project needs searched, and `private`.
+pub(crate) fn walker(root: &Path, private: &Arc<[PathBuf]>) -> WalkBuilder {
+    let private = private.clone();
     let mut builder = WalkBuilder::new(root);
     builder.hidden(false).require_git(false).git_global(false).follow_links(false).filter_entry(move |entry| {
         let dir = entry.depth() > 0 && entry.file_type().is_some_and(|t| t.is_dir());
@@ -125,30 +127,20 @@ pub(crate) fn walker(root: &Path) -> WalkBuilder {
     builder
 }
 
-/// lembas' own folders (its login, sessions, logs) and the person's credentials (`~/.ssh`,
-/// `~/.netrc`, …): no listing or search walks into them, so a search of the home folder does
-/// not read the login's key or an SSH key.
-static PRIVATE_FOLDERS: std::sync::RwLock<Vec<PathBuf>> = std::sync::RwLock::new(Vec::new());
-
-/// Names lembas' own folders and the person's credentials for this process ([`walker`] skips
-/// them).
-pub fn set_private_folders(folders: Vec<PathBuf>) {
-    let real = folders.into_iter().map(|f| std::fs::canonicalize(&f).unwrap_or(f)).collect();
-    *PRIVATE_FOLDERS.write().expect("private folders") = real;
-}
-
-fn private_folders() -> Vec<PathBuf> {
-    PRIVATE_FOLDERS.read().expect("private folders").clone()
+/// Folders by their real paths, as [`Workspace::private`] holds them.
+pub fn private_folders(folders: impl IntoIterator<Item = PathBuf>) -> Arc<[PathBuf]> {
+    folders.into_iter().map(|f| std::fs::canonicalize(&f).unwrap_or(f)).collect()
 }
 
 /// Every file under `root` that a search looks at, found with the parallel walker, in no
 /// particular order; `keep` filters by the path below `root`.
 pub(crate) fn files_under(
     root: &Path,
+    private: &Arc<[PathBuf]>,
     keep: &(dyn Fn(&Path) -> bool + Sync),
 ) -> Vec<(PathBuf, Option<std::fs::Metadata>)> {
     let found = std::sync::Mutex::new(Vec::new());
-    walker(root).build_parallel().run(|| {
+    walker(root, private).build_parallel().run(|| {
         Box::new(|entry| {
             if let Ok(entry) = entry
                 && entry.file_type().is_some_and(|t| t.is_file())
@@ -165,7 +157,7 @@ pub(crate) fn files_under(
 
 /// The tree under `dir`, `depth` levels, as `filesystem.md` *A listing* draws it (without the
 /// line limit).
-fn tree(dir: &Path, depth: usize) -> Result<Vec<String>, String> {
+fn tree(dir: &Path, depth: usize, private: &Arc<[PathBuf]>) -> Result<Vec<String>, String> {
     #[derive(Default)]
     struct Node {
         dirs: std::collections::BTreeMap<String, Node>,
@@ -175,7 +167,7 @@ fn tree(dir: &Path, depth: usize) -> Result<Vec<String>, String> {
         worth: bool,
     }
     let mut top = Node::default();
-    for entry in walker(dir).max_depth(Some(depth)).build().flatten() {
+    for entry in walker(dir, private).max_depth(Some(depth)).build().flatten() {
         if entry.depth() == 0 {
             continue;
         }
@@ -228,7 +220,7 @@ pub(crate) fn list(ws: &Workspace, args: &Args) -> Result<ToolOutput, String> {
     if !meta.is_dir() {
         return Err(ws.error("not_a_directory", &path));
     }
-    let mut lines = tree(&path, depth)?;
+    let mut lines = tree(&path, depth, &ws.private)?;
     if lines.is_empty() {
         return Ok(ToolOutput::Text(fs.listing.empty_list.clone()));
     }

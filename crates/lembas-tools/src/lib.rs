@@ -28,7 +28,7 @@ use lembas_context::FileChange;
 use serde_json::Value;
 
 pub use bash::{BashOutcome, run_bash, run_bash_in};
-pub use files::set_private_folders;
+pub use files::private_folders;
 pub use jobs::{AgentLog, JOB_LOG_KEEP, JobEnded, JobState, Jobs, elapsed_text};
 pub use sandbox::{Hidden as SandboxHidden, Reach as SandboxReach, Sandbox, SandboxPlaces};
 pub use skills::{
@@ -126,10 +126,10 @@ pub fn preview_changes(
     handlers::file_tool(name)?.preview(ws, args)
 }
 
-/// The project's files (what `glob` would see), relative to `root`, sorted — for completing
-/// `@path` mentions. At most `max`.
-pub fn project_files(root: &std::path::Path, max: usize) -> Vec<String> {
-    let mut files: Vec<String> = files::files_under(root, &|_| true)
+/// The project's files (what `glob` would see, `private` folders left out), relative to `root`,
+/// sorted — for completing `@path` mentions. At most `max`.
+pub fn project_files(root: &std::path::Path, private: &std::sync::Arc<[PathBuf]>, max: usize) -> Vec<String> {
+    let mut files: Vec<String> = files::files_under(root, private, &|_| true)
         .into_iter()
         .filter_map(|(p, _)| p.strip_prefix(root).ok().map(|r| r.to_string_lossy().into_owned()))
         .collect();

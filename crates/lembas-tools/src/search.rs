@@ -55,7 +55,7 @@ pub(crate) fn glob(ws: &Workspace, args: &Args) -> Result<ToolOutput, String> {
     if !root.is_dir() {
         return Err(ws.error("not_a_directory", &root));
     }
-    let mut found: Vec<(std::time::SystemTime, PathBuf)> = files_under(&root, &|rel| glob.matches(rel))
+    let mut found: Vec<(std::time::SystemTime, PathBuf)> = files_under(&root, &ws.private, &|rel| glob.matches(rel))
         .into_iter()
         .map(|(path, meta)| (meta.and_then(|m| m.modified().ok()).unwrap_or(std::time::UNIX_EPOCH), path))
         .collect();
@@ -98,7 +98,7 @@ pub(crate) fn grep(ws: &Workspace, args: &Args) -> Result<ToolOutput, String> {
         vec![root.clone()]
     } else {
         let mut files = Vec::new();
-        for (path, meta) in files_under(&root, &|rel| include.as_ref().is_none_or(|g| g.matches(rel))) {
+        for (path, meta) in files_under(&root, &ws.private, &|rel| include.as_ref().is_none_or(|g| g.matches(rel))) {
             match meta {
                 Some(m) if !m.is_file() => {}
                 Some(m) if m.len() > MAX_GREP_BYTES => skipped.push(path),

@@ -44,6 +44,10 @@ pub struct Workspace {
     pub home: Option<PathBuf>,
     /// The editor's view of the files, when the session runs in one that offers it.
     pub editor: Option<Arc<dyn EditorFiles>>,
+    /// Folders no listing or search walks into, by their real paths: lembas' own (its login,
+    /// sessions, logs) and the person's credentials (`~/.ssh`, `~/.netrc`, …), so a search of the
+    /// home folder does not read the login's key or an SSH key.
+    pub private: Arc<[PathBuf]>,
 }
 
 impl Workspace {
@@ -56,7 +60,15 @@ impl Workspace {
             format!("The project root {} is {} on disk; paths are judged there.", root.display(), canonical.display())
         });
         let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
-        (Workspace { root: canonical, started, times: FileTimes::default(), home, editor: None }, note)
+        let workspace = Workspace {
+            root: canonical,
+            started,
+            times: FileTimes::default(),
+            home,
+            editor: None,
+            private: Arc::new([]),
+        };
+        (workspace, note)
     }
 
     /// The one resolution of a call's path: relative to the project root, and `~` (alone or

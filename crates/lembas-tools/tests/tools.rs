@@ -344,3 +344,20 @@ mod jobs {
         assert!(first.len() < 300_000 && first.contains("more bytes: call job_output again"), "{}", first.len());
     }
 }
+
+#[test]
+fn the_workspaces_private_folders_are_never_walked_and_completion_leaves_them_out() {
+    let (_dir, mut ws) = project();
+    std::fs::create_dir_all(ws.root.join("keys")).unwrap();
+    std::fs::write(ws.root.join("keys/id_ed25519"), "SECRET-KEY\n").unwrap();
+    std::fs::write(ws.root.join("notes.md"), "SECRET-KEY is not here\n").unwrap();
+    let found = |ws: &Workspace| text(run_file_tool(ws, "grep", &json!({"pattern": "SECRET-KEY"})));
+    assert!(found(&ws).contains("id_ed25519"), "walked while not private: {}", found(&ws));
+    ws.private = lembas_tools::private_folders([ws.root.join("keys")]);
+    let said = found(&ws);
+    assert!(!said.contains("id_ed25519") && said.contains("notes.md"), "{said}");
+    assert!(!text(run_file_tool(&ws, "glob", &json!({"pattern": "**/*"}))).contains("id_ed25519"));
+    assert!(!text(run_file_tool(&ws, "list", &json!({}))).contains("keys"));
+    let files = lembas_tools::project_files(&ws.root, &ws.private, 100);
+    assert!(files.iter().any(|f| f == "notes.md") && !files.iter().any(|f| f.contains("id_ed25519")), "{files:?}");
+}

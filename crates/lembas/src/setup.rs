@@ -304,6 +304,17 @@ pub fn mcp_entries(config: &Config, root: &Path, standing: Standing) -> Vec<lemb
 /// Where sessions in the project at `root` find skills (`filesystem.md`, *Skills*): a trusted
 /// project's `.agent/skills/`, then the person's own (where new ones are made), then the
 /// configuration's `skill_dirs` (`~/` is the person's home; relative ones the project's).
+/// The folders no listing or search walks into: lembas' own (its login, sessions, logs) and the
+/// person's credentials (`~/.ssh`, `~/.netrc`, …).
+pub fn walk_private(home: &Home) -> std::sync::Arc<[PathBuf]> {
+    let credentials = home.user_home.as_deref().map(lembas_permissions::credentials).unwrap_or_default();
+    lembas_tools::private_folders(
+        [home.config.clone(), home.data.clone(), home.state.clone()]
+            .into_iter()
+            .chain(credentials.into_iter().map(|(place, _)| place)),
+    )
+}
+
 pub fn skill_places(home: &Home, config: &Config, root: &Path, standing: Standing) -> lembas_core::SkillPlaces {
     let root = std::fs::canonicalize(root).unwrap_or(root.to_path_buf());
     let own = home.skills_dir();
@@ -355,13 +366,7 @@ pub fn session_config(
     cfg.rules = rules;
     cfg.lembas_config = Some(home.config.clone());
     cfg.lembas_private = vec![home.data.clone(), home.state.clone()];
-    let credentials = home.user_home.as_deref().map(lembas_permissions::credentials).unwrap_or_default();
-    lembas_tools::set_private_folders(
-        [home.config.clone(), home.data.clone(), home.state.clone()]
-            .into_iter()
-            .chain(credentials.into_iter().map(|(place, _)| place))
-            .collect(),
-    );
+    cfg.walk_private = walk_private(home);
     cfg.sandbox = config.sandbox.enabled;
     cfg.sandbox_network = config.sandbox.network;
     cfg.sandbox_launcher = Some(sandbox_launcher());
