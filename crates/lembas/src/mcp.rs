@@ -14,7 +14,7 @@ pub async fn list(json: bool) -> Result<u8, Failure> {
     let home = setup::home()?;
     let config = setup::config(&home)?;
     let cwd = std::env::current_dir().map_err(|e| Failure::new(exit::FAILED, format!("no current directory: {e}")))?;
-    let root = setup::project_root(&cwd);
+    let root = setup::real_root(&setup::project_root(&cwd));
     // A trust file that cannot be read leaves the project untrusted here (listing still works).
     let standing = setup::standing(&home, &root).unwrap_or(lembas_config::Standing::Untrusted);
     for note in setup::start_notes(&root, standing) {

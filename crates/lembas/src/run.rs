@@ -109,11 +109,11 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
     let cwd = std::env::current_dir().map_err(|e| Failure::new(exit::FAILED, format!("no current directory: {e}")))?;
     // MCP servers start connecting now, beside the rest of the set-up.
     let project = start.project(setup::project_root(&cwd))?;
-    for note in setup::start_notes(&project.root, project.standing) {
+    for note in setup::start_notes(&project.real, project.standing) {
         eprintln!("lembas: {note}");
     }
     let host = start.host.clone();
-    let resume_id = setup::resume_id(&host, &project.root, args.continue_last, args.resume.as_deref())?;
+    let resume_id = setup::resume_id(&host, &project.real, args.continue_last, args.resume.as_deref())?;
     let model = setup::start_model(&host, login, args.model.as_deref(), resume_id.as_deref(), config.model.as_deref())?;
     let effort = setup::choose_effort(&model, args.effort.clone().or(config.effort.clone()))?;
     let mode = setup::choose_mode(args.mode.as_deref().or(config.mode.as_deref()))?;

@@ -18,6 +18,7 @@ pub async fn serve() -> Result<u8, Failure> {
     // (a trust file that cannot be read leaves it untrusted).
     let (home, config) = (start.home.clone(), start.config.clone());
     let project_of: lembas_core::ProjectOf = Arc::new(move |root| {
+        let root = &setup::real_root(root);
         let standing = setup::standing(&home, root).unwrap_or(lembas_config::Standing::Untrusted);
         lembas_core::ProjectSetup {
             mcp: setup::mcp_entries(&config, root, standing),

@@ -138,9 +138,17 @@ pub fn save_learned(home: &Home, client: &ModelClient) {
     }
 }
 
-/// The project a directory belongs to: the top of its git work tree, else the directory.
+/// The project a directory belongs to: the top of its git work tree, else the directory — as
+/// the person spells it (a session says once where that really is).
 pub fn project_root(dir: &Path) -> PathBuf {
     dir.ancestors().find(|d| d.join(".git").exists()).unwrap_or(dir).to_path_buf()
+}
+
+/// Where a project root really is: the one spelling trust, rules, MCP servers, skills and stored
+/// sessions are keyed by. Each way in (a terminal, a run, a server's session) reads it once and
+/// hands it on.
+pub fn real_root(root: &Path) -> PathBuf {
+    std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf())
 }
 
 /// The permission rules: the defaults, the global configuration's, and — for a project the
@@ -155,10 +163,9 @@ pub fn rules(home: &Home, config: &Config, project: Option<(&Path, Standing)>) -
     let Some((root, standing)) = project else { return Ok(rules) };
     // A project's own rules count once the person trusted it (`lembas trust`; the terminal UI
     // asks). Running headless asks nothing.
-    let root = std::fs::canonicalize(root).unwrap_or(root.to_path_buf());
     if standing == Standing::Trusted
         && let Some(project) =
-            lembas_config::project_rules(&root).map_err(|e| Failure::new(exit::USAGE, e.to_string()))?
+            lembas_config::project_rules(root).map_err(|e| Failure::new(exit::USAGE, e.to_string()))?
     {
         rules
             .add_json(&project, Source::Project)
@@ -167,19 +174,17 @@ pub fn rules(home: &Home, config: &Config, project: Option<(&Path, Standing)>) -
     Ok(rules)
 }
 
-/// Where the project at `root` stands with the person: read once at start (the trust file, and
-/// a hash of the project's trust-bearing files), and handed to what depends on it.
+/// Where the project at `root` (its real path) stands with the person: read once at start (the
+/// trust file, and a hash of the project's trust-bearing files), and handed to what depends on it.
 pub fn standing(home: &Home, root: &Path) -> Result<Standing, Failure> {
-    let root = std::fs::canonicalize(root).unwrap_or(root.to_path_buf());
     let trust = lembas_config::Trust::load(home).map_err(|e| Failure::new(exit::USAGE, e.to_string()))?;
-    Ok(trust.standing(&root))
+    Ok(trust.standing(root))
 }
 
 /// What to say at start about the project's trust: that it lapsed because its trust-bearing
 /// files changed; and, while it is not trusted, how many MCP servers its own `.mcp.json` names
 /// (they start once it is).
 pub fn start_notes(root: &Path, standing: Standing) -> Vec<String> {
-    let root = std::fs::canonicalize(root).unwrap_or(root.to_path_buf());
     let mut notes = Vec::new();
     if standing == Standing::Changed {
         notes.push(format!(
@@ -188,7 +193,7 @@ pub fn start_notes(root: &Path, standing: Standing) -> Vec<String> {
         ));
     }
     if standing != Standing::Trusted
-        && let Ok(servers) = lembas_config::project_mcp_servers(&root)
+        && let Ok(servers) = lembas_config::project_mcp_servers(root)
         && !servers.is_empty()
     {
         let n = servers.len();
@@ -213,8 +218,7 @@ pub fn resume_id(
     resume: Option<&str>,
 ) -> Result<Option<String>, Failure> {
     if continue_last {
-        let canonical = std::fs::canonicalize(root).unwrap_or(root.to_path_buf());
-        let latest = host.sessions(Some(&canonical.display().to_string()))?.into_iter().next();
+        let latest = host.sessions(Some(&root.display().to_string()))?.into_iter().next();
         return Ok(Some(
             latest.ok_or_else(|| Failure::new(exit::USAGE, "no earlier session in this project to continue"))?.id,
         ));
@@ -280,9 +284,8 @@ pub fn mcp_entries(config: &Config, root: &Path, standing: Standing) -> Vec<lemb
     let mut servers: Vec<(String, lembas_config::McpServer)> =
         config.mcp_servers.iter().map(|(name, server)| (name.clone(), server.clone())).collect();
     let mut broken = Vec::new();
-    let root = std::fs::canonicalize(root).unwrap_or(root.to_path_buf());
     if standing == Standing::Trusted {
-        match lembas_config::project_mcp_servers(&root) {
+        match lembas_config::project_mcp_servers(root) {
             Ok(project) => {
                 for (name, server) in project {
                     servers.retain(|(n, _)| *n != name);
@@ -316,7 +319,6 @@ pub fn walk_private(home: &Home) -> std::sync::Arc<[PathBuf]> {
 }
 
 pub fn skill_places(home: &Home, config: &Config, root: &Path, standing: Standing) -> lembas_core::SkillPlaces {
-    let root = std::fs::canonicalize(root).unwrap_or(root.to_path_buf());
     let own = home.skills_dir();
     let mut search = Vec::new();
     if standing == Standing::Trusted {
@@ -400,7 +402,10 @@ pub struct Startup {
 
 /// A project a session works in: its root, where it stands with the person, and what that gives.
 pub struct Project {
+    /// The root as the person spells it (what a new session is given, and says the real path of).
     pub root: PathBuf,
+    /// Where it really is: what the project's trust, rules, servers and sessions are keyed by.
+    pub real: PathBuf,
     pub standing: Standing,
     pub rules: RuleSet,
     pub mcp: Option<Arc<lembas_core::McpHub>>,
@@ -421,11 +426,12 @@ impl Startup {
     /// The project at `root`: its standing read once; its rules, MCP servers (connecting from now
     /// on) and skill places as that standing allows.
     pub fn project(&self, root: PathBuf) -> Result<Project, Failure> {
-        let standing = standing(&self.home, &root)?;
-        let rules = rules(&self.home, &self.config, Some((&root, standing)))?;
-        let mcp = lembas_core::connect_mcp(mcp_entries(&self.config, &root, standing), &root);
-        let skills = skill_places(&self.home, &self.config, &root, standing);
-        Ok(Project { root, standing, rules, mcp, skills })
+        let real = real_root(&root);
+        let standing = standing(&self.home, &real)?;
+        let rules = rules(&self.home, &self.config, Some((&real, standing)))?;
+        let mcp = lembas_core::connect_mcp(mcp_entries(&self.config, &real, standing), &real);
+        let skills = skill_places(&self.home, &self.config, &real, standing);
+        Ok(Project { root, real, standing, rules, mcp, skills })
     }
 
     /// A session's configuration on `model`, `effort` and `mode`, with `rules`; subagents may run

@@ -45,11 +45,11 @@ pub async fn tui(args: crate::cli::UiArgs) -> Result<u8, Failure> {
     }
     let cwd = std::env::current_dir().map_err(|e| Failure::new(exit::FAILED, format!("no current directory: {e}")))?;
     let root = setup::project_root(&cwd);
-    let canonical = std::fs::canonicalize(&root).unwrap_or(root.clone());
+    let canonical = setup::real_root(&root);
     ask_trust(&start.home, &canonical)?;
     let project = start.project(root)?;
     let host = start.host.clone();
-    let resume = setup::resume_id(&host, &project.root, args.continue_last, args.resume.as_deref())?;
+    let resume = setup::resume_id(&host, &project.real, args.continue_last, args.resume.as_deref())?;
     let model = setup::start_model(&host, login, args.model.as_deref(), resume.as_deref(), config.model.as_deref())?;
     let mode = setup::choose_mode(args.mode.as_deref().or(config.mode.as_deref()))?;
     let effort = setup::choose_effort(&model, args.effort.clone().or(config.effort.clone()))?;
