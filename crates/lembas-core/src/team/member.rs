@@ -233,7 +233,14 @@ impl Hub {
             DoneReason::Failed => Some(format!("error — {}", error.unwrap_or_else(|| "no reason given".into()))),
             DoneReason::Cancelled => Some("stopped".to_owned()),
         };
-        let deliveries = self.team().turn_ended(id, &reply, ended.as_deref(), now());
+        let deliveries = {
+            let mut team = self.team();
+            let deliveries = team.turn_ended(id, &reply, ended.as_deref(), now());
+            // The main agent's mail is in place before anyone sees this turn end: a session
+            // settling before it closes reads "no subagent at work" and "no mail" under the
+            // team's lock, so it never finds the turn over with its report not yet posted.
+            self.post_lead_mail(deliveries)
+        };
         let ended_now = self.team().agent(id).is_none_or(|a| a.state.ended());
         if !ended_now && let Some(events) = events {
             self.park(id, session, events);

@@ -302,6 +302,13 @@ impl Hub {
         self.tell();
     }
 
+    /// Puts the messages for the main agent in its mail now; answers the others.
+    pub(crate) fn post_lead_mail(&self, deliveries: Vec<Delivery>) -> Vec<Delivery> {
+        let (lead, others): (Vec<Delivery>, Vec<Delivery>) = deliveries.into_iter().partition(|d| d.to == LEAD);
+        self.mail.lock().expect("mail").extend(lead.into_iter().map(|d| d.text));
+        others
+    }
+
     /// Puts each message where its recipient takes it — the main agent's mail, a subagent's
     /// inbox — without waking anyone; answers the subagents that got one.
     fn deliver(&self, deliveries: Vec<Delivery>) -> Vec<String> {
