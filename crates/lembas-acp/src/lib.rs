@@ -43,9 +43,9 @@ pub use updates::{kind_of, replay, updates};
 /// A command typed as a prompt, and where to say how it went.
 type WaitingCommand = (commands::Awaited, oneshot::Sender<String>);
 
-/// A session the server holds: its handle on the host, the client's prompts waiting for their
-/// turn's end (by submission: the same `turnId` sent twice waits for one turn), and its MCP
-/// servers.
+/// A session the server holds: its handle on the host, its team, the client's prompts and typed
+/// commands waiting for what ends them (by submission: the same `turnId` sent twice waits for one
+/// turn), and what it runs with.
 #[derive(Clone)]
 struct Slot {
     handle: SessionHandle,
@@ -68,8 +68,12 @@ impl Slot {
     fn answered(&self, submission: &SubmissionId, event: &Event) {
         let ended = {
             let mut waiting = self.commands.lock().expect("commands");
-            let said = waiting.get(submission).and_then(|(awaited, _)| awaited.ended_by(event));
-            said.zip(waiting.remove(submission))
+            // Only the event that ends the command takes it out: what the command says on the
+            // way (its progress) carries the same submission.
+            match waiting.get(submission).and_then(|(awaited, _)| awaited.ended_by(event)) {
+                Some(said) => waiting.remove(submission).map(|waiter| (said, waiter)),
+                None => None,
+            }
         };
         if let Some((said, (_, reply))) = ended {
             let _ = reply.send(said);

@@ -502,3 +502,24 @@ async fn an_image_block_reaches_a_model_that_sees() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn compact_typed_in_the_editor_is_answered_when_the_compaction_ends() {
+    let server = FakeServer::start(vec![Scripted::text("Hello."), Scripted::text("We said hello.")]).await;
+    let (_dir, root) = project();
+    with_client(template(&server, Mode::Edit), true, async move |cx, seen, _asked| {
+        cx.send_request(InitializeRequest::new(ProtocolVersion::V1)).block_task().await?;
+        let session = cx.send_request(NewSessionRequest::new(root.clone())).block_task().await?;
+        let id = session.session_id.clone();
+        cx.send_request(PromptRequest::new(id.clone(), text("say hello"))).block_task().await?;
+        seen.lock().unwrap().clear();
+        // Its progress is said first (under the same submission): the answer waits for the end.
+        let compacted = cx.send_request(PromptRequest::new(id, text("/compact"))).block_task().await?;
+        assert_eq!(compacted.stop_reason, StopReason::EndTurn);
+        let said = agent_words(&seen.lock().unwrap());
+        assert!(said.contains("Compacted the conversation."), "{said}");
+        Ok(())
+    })
+    .await;
+    assert_eq!(server.chat_requests().len(), 2, "the turn and the summary");
+}
