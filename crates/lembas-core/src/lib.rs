@@ -66,22 +66,9 @@ pub use team::TeamView;
 pub use transcript::stored_transcript;
 pub use undo::Undone;
 
-/// How the agents setting is shown (`loop.json` `subagents.setting`: `label`, `min`, `max`,
-/// `hint`, `short`, `own`), word for word.
-pub fn agents_setting_text(key: &str) -> &'static str {
-    lembas_protocol::agents::setting_text(key)
-}
-
-/// The most agents a team may have (`team.agents.cap`).
-pub fn agents_cap() -> u32 {
-    lembas_protocol::agents::cap()
-}
-
 /// Checks a team size setting against the bounds (`team.md` §2): refused with them, never
 /// clamped.
-pub fn check_agents(min: u32, max: u32) -> Result<(), String> {
-    lembas_protocol::agents::check(min, max)
-}
+pub use lembas_protocol::agents::check as check_agents;
 
 /// Why the engine could not do what it was asked.
 #[derive(Debug, thiserror::Error)]

@@ -77,7 +77,7 @@ impl FileTool {
 }
 
 /// The one `path` argument, resolved (none given: none reached).
-fn the_path(ws: &Workspace, args: &Args) -> Vec<PathBuf> {
+pub(crate) fn the_path(ws: &Workspace, args: &Args) -> Vec<PathBuf> {
     args.opt_str("path").ok().flatten().map(|p| vec![ws.resolve(p)]).unwrap_or_default()
 }
 

@@ -144,9 +144,7 @@ pub fn paths_of(ws: &Workspace, name: &str, args: &Value) -> Vec<PathBuf> {
     match handlers::file_tool(name) {
         Some(tool) => tool.paths(ws, args),
         // `show` puts a file of the project before the person.
-        None if name == "show" => {
-            Args(args).opt_str("path").ok().flatten().map(|p| vec![ws.resolve(p)]).unwrap_or_default()
-        }
+        None if name == "show" => handlers::the_path(ws, &Args(args)),
         None => Vec::new(),
     }
 }
