@@ -179,25 +179,12 @@ impl Session {
                 diffs,
             });
             results.push(NewResult { id: id.0, tool: name, text: stored });
-            entries.push(Entry {
-                message: Message::Tool { tool_call_id: call.id.clone(), content: text },
-                turn: false,
-                summary: false,
-                failed: is_error,
-                typed: None,
-                wire: Default::default(),
-            });
+            let message = Message::Tool { tool_call_id: call.id.clone(), content: text };
+            entries.push(Entry { failed: is_error, ..Entry::of(message) });
         }
         if !images.is_empty() {
             let message = Message::User { content: "[The images the results above refer to:]".into(), images };
-            entries.push(Entry {
-                message,
-                turn: false,
-                summary: false,
-                failed: false,
-                typed: None,
-                wire: Default::default(),
-            });
+            entries.push(Entry::of(message));
         }
         (entries, results)
     }

@@ -51,15 +51,13 @@ impl PartialEq for WireCache {
 }
 
 impl Entry {
+    /// `message` as the history holds it: within a turn, not a summary, not a failure.
+    pub fn of(message: Message) -> Entry {
+        Entry { message, turn: false, summary: false, failed: false, typed: None, wire: WireCache::default() }
+    }
+
     pub fn user(content: String, turn: bool) -> Entry {
-        Entry {
-            message: Message::user(content),
-            turn,
-            summary: false,
-            failed: false,
-            typed: None,
-            wire: WireCache::default(),
-        }
+        Entry { turn, ..Entry::of(Message::user(content)) }
     }
 
     fn kind(&self) -> Kind {

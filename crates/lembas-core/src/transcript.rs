@@ -91,16 +91,9 @@ pub(crate) fn repair(mut history: Vec<Entry>) -> Vec<Entry> {
     let missing: Vec<Entry> = tool_calls
         .iter()
         .filter(|c| !answered.contains(&c.id))
-        .map(|c| Entry {
-            message: Message::Tool {
-                tool_call_id: c.id.clone(),
-                content: "(not run: the session was interrupted)".into(),
-            },
-            turn: false,
-            summary: false,
-            failed: true,
-            typed: None,
-            wire: Default::default(),
+        .map(|c| {
+            let content = "(not run: the session was interrupted)".to_owned();
+            Entry { failed: true, ..Entry::of(Message::Tool { tool_call_id: c.id.clone(), content }) }
         })
         .collect();
     history.extend(missing);

@@ -130,18 +130,11 @@ impl Session {
             steps += 1;
             self.emit(Event::Step { n: steps });
             let reply = self.ask_model(cancel, phases).await.map_err(|e| (e, steps))?;
-            let assistant = Entry {
-                message: Message::Assistant {
-                    content: reply.text.clone(),
-                    reasoning: (!reply.reasoning.is_empty()).then(|| reply.reasoning.clone()),
-                    tool_calls: reply.tool_calls.clone(),
-                },
-                turn: false,
-                summary: false,
-                failed: false,
-                typed: None,
-                wire: Default::default(),
-            };
+            let assistant = Entry::of(Message::Assistant {
+                content: reply.text.clone(),
+                reasoning: (!reply.reasoning.is_empty()).then(|| reply.reasoning.clone()),
+                tool_calls: reply.tool_calls.clone(),
+            });
             if reply.tool_calls.is_empty() {
                 match self.reply_without_calls(reply, assistant, &mut nudged, phases) {
                     Ok(Some((reason, text))) => return Ok((reason, text, steps)),
@@ -436,14 +429,7 @@ impl Session {
         let reply = self.request(Some(&message), cancel, phases).await?;
         let entries = vec![
             Entry::user(message, false),
-            Entry {
-                message: Message::Assistant { content: reply.text.clone(), reasoning: None, tool_calls: Vec::new() },
-                turn: false,
-                summary: false,
-                failed: false,
-                typed: None,
-                wire: Default::default(),
-            },
+            Entry::of(Message::Assistant { content: reply.text.clone(), reasoning: None, tool_calls: Vec::new() }),
         ];
         self.commit(entries, Vec::new())?;
         Ok(reply.text)
@@ -499,14 +485,7 @@ impl Session {
             content.push_str("\n\n");
             content.push_str(&table);
         }
-        self.history = vec![Entry {
-            message: Message::user(content),
-            turn: true,
-            summary: true,
-            failed: false,
-            typed: None,
-            wire: Default::default(),
-        }];
+        self.history = vec![Entry { summary: true, ..Entry::user(content, true) }];
         // The new prompt says what stands now; the next message says the date again.
         self.remake_prompt(None);
         self.state.last_input = 0;
