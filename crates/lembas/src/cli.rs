@@ -194,6 +194,10 @@ pub fn mistyped_command(args: &[std::ffi::OsString]) -> Option<String> {
 /// before any command counts (`lembas run -p` stays an error of `run`'s), and a word after `--`
 /// is a prompt's.
 pub fn print_as_run(args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    // Most command lines have no `-p`: they are not worth the command table's making at start.
+    if !args.iter().any(|a| a == "-p" || a == "--print") {
+        return args;
+    }
     let commands: Vec<String> =
         <Cli as clap::CommandFactory>::command().get_subcommands().map(|c| c.get_name().to_owned()).collect();
     let at = args.iter().skip(1).position(|a| {
