@@ -304,12 +304,9 @@ pub fn mcp_entries(config: &Config, root: &Path, standing: Standing) -> Vec<lemb
         .collect()
 }
 
-/// Where sessions in the project at `root` find skills (`filesystem.md`, *Skills*): a trusted
-/// project's `.agent/skills/`, then the person's own (where new ones are made), then the
-/// configuration's `skill_dirs` (`~/` is the person's home; relative ones the project's).
 /// The folders no listing or search walks into: lembas' own (its login, sessions, logs) and the
 /// person's credentials (`~/.ssh`, `~/.netrc`, …).
-pub fn walk_private(home: &Home) -> std::sync::Arc<[PathBuf]> {
+fn walk_private(home: &Home) -> std::sync::Arc<[PathBuf]> {
     let credentials = home.user_home.as_deref().map(lembas_permissions::credentials).unwrap_or_default();
     lembas_tools::private_folders(
         [home.config.clone(), home.data.clone(), home.state.clone()]
@@ -318,6 +315,9 @@ pub fn walk_private(home: &Home) -> std::sync::Arc<[PathBuf]> {
     )
 }
 
+/// Where sessions in the project at `root` find skills (`filesystem.md`, *Skills*): a trusted
+/// project's `.agent/skills/`, then the person's own (where new ones are made), then the
+/// configuration's `skill_dirs` (`~/` is the person's home; relative ones the project's).
 pub fn skill_places(home: &Home, config: &Config, root: &Path, standing: Standing) -> lembas_core::SkillPlaces {
     let own = home.skills_dir();
     let mut search = Vec::new();
@@ -368,7 +368,6 @@ pub fn session_config(
     cfg.rules = rules;
     cfg.lembas_config = Some(home.config.clone());
     cfg.lembas_private = vec![home.data.clone(), home.state.clone()];
-    cfg.walk_private = walk_private(home);
     cfg.sandbox = config.sandbox.enabled;
     cfg.sandbox_network = config.sandbox.network;
     cfg.sandbox_launcher = Some(sandbox_launcher());
@@ -398,6 +397,8 @@ pub struct Startup {
     pub login: Login,
     pub client: ModelClient,
     pub host: Arc<lembas_core::Host>,
+    /// The folders no listing or search walks into ([`walk_private`]), read once.
+    pub walk_private: Arc<[PathBuf]>,
 }
 
 /// A project a session works in: its root, where it stands with the person, and what that gives.
@@ -420,7 +421,8 @@ impl Startup {
         let login = login(&home)?;
         let store = store(&home)?;
         let client = client(&home, &login, &config)?;
-        Ok(Startup { host: Arc::new(lembas_core::Host::new(store)), home, config, login, client })
+        let walk_private = walk_private(&home);
+        Ok(Startup { host: Arc::new(lembas_core::Host::new(store)), home, config, login, client, walk_private })
     }
 
     /// The project at `root`: its standing read once; its rules, MCP servers (connecting from now
@@ -453,6 +455,7 @@ impl Startup {
             mode,
             rules,
         );
+        cfg.walk_private = self.walk_private.clone();
         cfg.models = self.login.models.clone();
         cfg
     }

@@ -62,7 +62,7 @@ pub async fn tui(args: crate::cli::UiArgs) -> Result<u8, Failure> {
         app.agents = (agents.min, agents.max);
     }
     app.notify = config.notify.unwrap_or(true);
-    app.files = lembas_tools::project_files(&canonical, &setup::walk_private(&start.home), 50_000);
+    app.files = lembas_tools::project_files(&canonical, &start.walk_private, 50_000);
     app.root = Some(canonical.clone());
     // Custom commands: the person's own, and the project's once it is trusted.
     let builtin: Vec<&str> = lembas_tui::COMMANDS.iter().map(|(name, ..)| *name).collect();
