@@ -12,21 +12,17 @@ fn text(t: &str) -> ContentBlock {
     ContentBlock::Text(TextContent::new(t.to_owned()))
 }
 
-/// What kind of tool call a client draws, from the tool's definition: its `block`, and for a
-/// plain tool block one that runs something is an execution.
+/// What kind of tool call a client draws: the kind the tool's definition gives it, in ACP's
+/// words (a subagent's task is thinking, to an editor).
 pub fn kind_of(tool: &str) -> ToolKind {
-    match lembas_protocol::tools::block(tool) {
-        "read" => ToolKind::Read,
-        "edit" => ToolKind::Edit,
-        "search" => ToolKind::Search,
-        "shell" => ToolKind::Execute,
-        "plan" | "task" => ToolKind::Think,
-        _ if lembas_protocol::tools::tool(tool)
-            .is_some_and(|t| t.risk == lembas_protocol::tools::RiskClass::Execute) =>
-        {
-            ToolKind::Execute
-        }
-        _ => ToolKind::Other,
+    use lembas_protocol::tools::ToolKind as Kind;
+    match lembas_protocol::tools::kind(tool) {
+        Kind::Read => ToolKind::Read,
+        Kind::Edit => ToolKind::Edit,
+        Kind::Search => ToolKind::Search,
+        Kind::Execute => ToolKind::Execute,
+        Kind::Think | Kind::Agent => ToolKind::Think,
+        Kind::Other => ToolKind::Other,
     }
 }
 
@@ -129,6 +125,7 @@ mod tests {
             result_id: Some("#0001".into()),
             text: "[#0001 a.rs sha 1]".into(),
             is_error: false,
+            outcome: Default::default(),
             diffs: vec![FileDiff { path: "/p/a.rs".into(), old: Some("a".into()), new: Some("b".into()) }],
         };
         let SessionUpdate::ToolCallUpdate(update) = &updates(&end)[0] else { panic!() };

@@ -89,7 +89,7 @@ impl Session {
         if let Decision::Refuse(reason) = self.judge_call(read, &args).verdict.decision {
             return Err(reason);
         }
-        match lembas_tools::run_file_tool(&self.ws, "read", &args) {
+        match lembas_tools::handlers::READ.run(&self.ws, &args) {
             ToolOutput::Read { call_path, file, content, offset, limit } => {
                 let id = self.state.ids.next_id();
                 let inserted = self

@@ -8,14 +8,14 @@ use lembas_model::{CancellationToken, Message, ToolCall};
 use lembas_progress::Phase;
 use lembas_spec::loop_spec;
 use lembas_store::NewResult;
-use lembas_tools::{ToolOutput, paths_of, run_file_tool};
+use lembas_tools::ToolOutput;
 use serde_json::Value;
 
 use crate::Event;
-use crate::engine_tools::job_tool;
+use crate::handlers::{Call, CallTools, Runs, handler};
 use crate::history::Entry;
 use crate::phase::Phases;
-use crate::prepare::{Prepared, title_of};
+use crate::prepare::Prepared;
 use crate::session::Session;
 
 impl Session {
@@ -29,11 +29,12 @@ impl Session {
         let mut prepared = Vec::with_capacity(calls.len());
         for call in calls {
             let args: Value = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
-            let paths = paths_of(&self.ws, &call.name, &args).iter().map(|p| p.display().to_string()).collect();
+            let tool = handler(&call.name);
+            let paths = tool.paths(&self.ws, &args).iter().map(|p| p.display().to_string()).collect();
             self.emit(Event::ToolStart {
                 call_id: call.id.clone(),
                 tool: call.name.clone(),
-                title: title_of(&call.name, &args),
+                title: (tool.title)(&args),
                 args,
                 paths,
             });
@@ -86,9 +87,10 @@ impl Session {
             } else if let Some(&first) = batch.first()
                 && let Prepared::Run { name, args, .. } = &prepared[first]
             {
+                let title = (handler(name).title)(args);
                 phases.set(Phase::RunningTool {
                     tool: name.clone(),
-                    what: Some(title_of(name, args)).filter(|w| !w.is_empty()),
+                    what: Some(lembas_progress::short_what(&title)).filter(|w| !w.is_empty()),
                 });
             }
             let runs = batch.iter().zip(tasks.iter_mut()).map(|(&i, task)| {
@@ -96,10 +98,8 @@ impl Session {
                     unreachable!("batches hold runnable calls")
                 };
                 let task = task.take();
-                let bash = (name == "bash").then(|| {
-                    let command = args.get("command").and_then(Value::as_str).unwrap_or_default();
-                    self.command_runner(*approved, &calls[i].id, command)
-                });
+                let command =
+                    handler(name).command(args).map(|line| self.command_runner(*approved, &calls[i].id, line));
                 let tools = CallTools {
                     events: self.events.clone(),
                     ws: self.ws.clone(),
@@ -108,7 +108,9 @@ impl Session {
                     mcp: self.cfg.mcp.clone(),
                     skills: self.cfg.skills.clone(),
                 };
-                run_one(tools, calls[i].id.clone(), name.clone(), args.clone(), task, bash, cancel.clone())
+                let call =
+                    Call { id: calls[i].id.clone(), name: name.clone(), args: args.clone(), cancel: cancel.clone() };
+                crate::handlers::run_one(tools, call, task, command)
             });
             for (i, output) in batch.iter().zip(futures::future::join_all(runs).await) {
                 outputs[*i] = Some(output);
@@ -145,7 +147,11 @@ impl Session {
                     (name, args, output.unwrap_or(ToolOutput::Error("Not run.".into())))
                 }
                 Prepared::Engine { name, args } => {
-                    let output = self.engine_tool(&call.id, &name, &args).await;
+                    let output = match handler(&name).runs {
+                        Runs::Engine(run) | Runs::Team(run) => run(self, &call.id, &args).await,
+                        // Answered below, where its own id is known.
+                        _ => ToolOutput::Text(String::new()),
+                    };
                     (name, args, output)
                 }
                 Prepared::Answer(answer) => (call.name.clone(), Value::Null, answer),
@@ -157,7 +163,8 @@ impl Session {
                 _ => None,
             };
             let (diffs, skill_notes) = self.changed_files(&output);
-            let (mut text, mut stored) = if name == "recall" && !is_error {
+            let tool = handler(&name);
+            let (mut text, mut stored) = if matches!(tool.runs, Runs::Recall) && !is_error {
                 let answer = self.recall_text(id, &args);
                 (answer.clone(), answer)
             } else {
@@ -174,6 +181,7 @@ impl Session {
                 call_id: call.id.clone(),
                 tool: name.clone(),
                 result_id: Some(id.to_string()),
+                outcome: crate::handlers::describe::outcome(tool, &text, is_error),
                 text: text.clone(),
                 is_error,
                 diffs,
@@ -234,75 +242,4 @@ impl Session {
         }
         (changes.iter().map(|c| self.file_diff(c)).collect(), skill_notes)
     }
-}
-
-/// What a call running beside others takes of its session.
-struct CallTools {
-    events: crate::sink::EventSink,
-    ws: lembas_tools::Workspace,
-    jobs: lembas_tools::Jobs,
-    parked: crate::subagent::ParkedAgents,
-    mcp: Option<std::sync::Arc<lembas_mcp::McpHub>>,
-    skills: lembas_tools::SkillPlaces,
-}
-
-/// Runs one call: a subagent's task, `bash`, a job or skill tool, an MCP server's tool, or a
-/// tool on files (on a blocking thread).
-async fn run_one(
-    tools: CallTools,
-    call_id: String,
-    name: String,
-    args: Value,
-    task: Option<Box<crate::subagent::TaskRun>>,
-    bash: Option<crate::sandboxing::CommandRunner>,
-    cancel: CancellationToken,
-) -> ToolOutput {
-    let CallTools { events, ws, jobs, parked, mcp, skills } = tools;
-    if cancel.is_cancelled() {
-        return ToolOutput::Error("Not run: the turn was interrupted.".into());
-    }
-    if let Some(task) = task {
-        return if task.background {
-            task.start_job(call_id, events, &jobs, &parked)
-        } else {
-            task.run(call_id, events, &cancel).await
-        };
-    }
-    match name.as_str() {
-        "bash" => {
-            let runner = bash.expect("made for bash");
-            return runner.run(&ws, &args, &cancel, &jobs).await;
-        }
-        "job_list" | "job_output" | "job_send" | "job_stop" => {
-            // A message to a background subagent that has reported wakes it.
-            if name == "job_send"
-                && let (Some(id), Some(input)) =
-                    (args.get("id").and_then(Value::as_str), args.get("input").and_then(Value::as_str))
-                && let Some(woke) = crate::subagent::wake(&parked, &jobs, id, input)
-            {
-                return woke;
-            }
-            return job_tool(&jobs, &name, &args).await;
-        }
-        "skills_list" | "skill_view" | "skill_manage" => {
-            return tokio::task::spawn_blocking(move || lembas_tools::run_skill_tool(&skills, &name, &args))
-                .await
-                .unwrap_or_else(|e| ToolOutput::Error(format!("The tool failed: {e}")));
-        }
-        mcp_name if lembas_mcp::is_mcp_name(mcp_name) => {
-            let Some(hub) = mcp else {
-                return ToolOutput::Error(format!("No MCP server offers {mcp_name} in this session."));
-            };
-            let out = hub.call(mcp_name, args, &cancel).await;
-            return match out {
-                out if out.is_error => ToolOutput::Error(out.text),
-                out if out.images.is_empty() => ToolOutput::Text(out.text),
-                out => ToolOutput::TextAndImages { text: out.text, images: out.images },
-            };
-        }
-        _ => {}
-    }
-    tokio::task::spawn_blocking(move || run_file_tool(&ws, &name, &args))
-        .await
-        .unwrap_or_else(|e| ToolOutput::Error(format!("The tool failed: {e}")))
 }

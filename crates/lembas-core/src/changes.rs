@@ -31,7 +31,7 @@ impl Session {
         self.cfg.model = model;
         // The MCP servers' tools stay listed, after the model's own set.
         let mcp: Vec<ToolSchema> = self.tools.iter().filter(|t| lembas_mcp::is_mcp_name(&t.name)).cloned().collect();
-        let task = self.tools.iter().any(|t| t.name == "task");
+        let task = crate::handlers::offers(&self.tools, "task");
         let mut tools = offered_tools(&self.cfg.model, task);
         if self.cfg.model.tools != Some(false) {
             tools.extend(mcp);

@@ -1,6 +1,7 @@
-//! The tools the engine answers itself rather than a tool runner: the plan, questions, the
-//! session's jobs.
+//! The tools the engine answers itself, in call order: the plan, and questions to the person.
 
+use futures::FutureExt;
+use futures::future::BoxFuture;
 use lembas_progress::Phase;
 use lembas_tools::ToolOutput;
 use serde_json::Value;
@@ -9,86 +10,87 @@ use crate::Event;
 use crate::phase::Phases;
 use crate::session::Session;
 
-/// The job tools, on this session's jobs.
-pub(crate) async fn job_tool(jobs: &lembas_tools::Jobs, name: &str, args: &Value) -> ToolOutput {
-    let id = args.get("id").and_then(Value::as_str).unwrap_or_default().trim();
-    let result = match name {
-        "job_list" => Ok(jobs.list()),
-        _ if id.is_empty() => Err("`id` is required (job1, job2, …).".to_owned()),
-        "job_output" => {
-            let wait = args.get("wait").and_then(Value::as_u64).unwrap_or(0).min(600);
-            jobs.output(id, std::time::Duration::from_secs(wait)).await
+/// `plan_write`: the plan, made anew.
+pub(crate) fn plan_write<'a>(
+    session: &'a mut Session,
+    _call_id: &'a str,
+    args: &'a Value,
+) -> BoxFuture<'a, ToolOutput> {
+    let written = match crate::Plan::from_args(args) {
+        Ok(plan) => {
+            let text = plan.render();
+            session.state.plan = Some(plan.clone());
+            session.emit(Event::Plan { plan });
+            ToolOutput::Text(text)
         }
-        "job_send" => match args.get("input").and_then(Value::as_str) {
-            Some(input) => jobs.send(id, input).await,
-            None => Err("`input` is required.".to_owned()),
-        },
-        _ => jobs.stop(id).await,
+        Err(e) => ToolOutput::Error(e),
     };
-    result.map_or_else(ToolOutput::Error, ToolOutput::Text)
+    futures::future::ready(written).boxed()
+}
+
+/// `plan_update`: the plan's tasks, changed.
+pub(crate) fn plan_update<'a>(
+    session: &'a mut Session,
+    _call_id: &'a str,
+    args: &'a Value,
+) -> BoxFuture<'a, ToolOutput> {
+    let updated = match session.state.plan.as_mut() {
+        None => ToolOutput::Error("There is no plan yet: write it with plan_write first.".into()),
+        Some(plan) => match plan.update(args) {
+            Ok(()) => {
+                let plan = plan.clone();
+                let text = plan.render();
+                session.emit(Event::Plan { plan });
+                ToolOutput::Text(text)
+            }
+            Err(e) => ToolOutput::Error(e),
+        },
+    };
+    futures::future::ready(updated).boxed()
+}
+
+/// `plan_submit`: the plan, put to the person.
+pub(crate) fn plan_submit<'a>(
+    session: &'a mut Session,
+    call_id: &'a str,
+    _args: &'a Value,
+) -> BoxFuture<'a, ToolOutput> {
+    session.plan_submit(call_id).boxed()
+}
+
+/// `ask_user`: a question, put to the person.
+pub(crate) fn ask_user<'a>(session: &'a mut Session, _call_id: &'a str, args: &'a Value) -> BoxFuture<'a, ToolOutput> {
+    session.ask_user(args).boxed()
 }
 
 impl Session {
-    /// The tools the engine answers itself. `recall` is answered at insertion (it needs its own
-    /// id), so here it is a placeholder.
-    pub(crate) async fn engine_tool(&mut self, call_id: &str, name: &str, args: &Value) -> ToolOutput {
-        match name {
-            "plan_write" => match crate::Plan::from_args(args) {
-                Ok(plan) => {
-                    let text = plan.render();
-                    self.state.plan = Some(plan.clone());
-                    self.emit(Event::Plan { plan });
-                    ToolOutput::Text(text)
-                }
-                Err(e) => ToolOutput::Error(e),
-            },
-            "plan_update" => {
-                let Some(plan) = self.state.plan.as_mut() else {
-                    return ToolOutput::Error("There is no plan yet: write it with plan_write first.".into());
-                };
-                match plan.update(args) {
-                    Ok(()) => {
-                        let plan = plan.clone();
-                        let text = plan.render();
-                        self.emit(Event::Plan { plan });
-                        ToolOutput::Text(text)
-                    }
-                    Err(e) => ToolOutput::Error(e),
-                }
+    async fn ask_user(&mut self, args: &Value) -> ToolOutput {
+        let question = args.get("question").and_then(Value::as_str).unwrap_or_default().trim().to_owned();
+        if question.is_empty() {
+            return ToolOutput::Error("`question` is required.".into());
+        }
+        let options: Vec<String> = args
+            .get("options")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|o| o.as_str().map(str::to_owned))
+            .collect();
+        if !self.cfg.approver.present() {
+            return ToolOutput::Error(
+                "Nobody is here to answer questions: decide yourself, and say what you assumed.".into(),
+            );
+        }
+        let mut phases = Phases::new(self.events.clone());
+        phases.set(Phase::WaitingForPerson { what: lembas_progress::PersonWait::Question, tool: None });
+        match self.cfg.approver.question(crate::Question { question, options }).await {
+            crate::Reply::Answered { words } => ToolOutput::Text(format!("The person answered: {words}")),
+            crate::Reply::Silent => {
+                ToolOutput::Error("The person did not answer: decide yourself, and say what you assumed.".into())
             }
-            "plan_submit" => self.plan_submit(call_id).await,
-            "ask_user" => {
-                let question = args.get("question").and_then(Value::as_str).unwrap_or_default().trim().to_owned();
-                if question.is_empty() {
-                    return ToolOutput::Error("`question` is required.".into());
-                }
-                let options: Vec<String> = args
-                    .get("options")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|o| o.as_str().map(str::to_owned))
-                    .collect();
-                if !self.cfg.approver.present() {
-                    return ToolOutput::Error(
-                        "Nobody is here to answer questions: decide yourself, and say what you assumed.".into(),
-                    );
-                }
-                let mut phases = Phases::new(self.events.clone());
-                phases.set(Phase::WaitingForPerson { what: lembas_progress::PersonWait::Question, tool: None });
-                match self.cfg.approver.question(crate::Question { question, options }).await {
-                    crate::Reply::Answered { words } => ToolOutput::Text(format!("The person answered: {words}")),
-                    crate::Reply::Silent => ToolOutput::Error(
-                        "The person did not answer: decide yourself, and say what you assumed.".into(),
-                    ),
-                    crate::Reply::NotAsked => ToolOutput::Error(
-                        "This question could not be put to the person here: decide yourself, and say what you assumed."
-                            .into(),
-                    ),
-                }
-            }
-            team if team.starts_with("team_") || team == "report" => self.team_tool(call_id, team, args).await,
-            _ => ToolOutput::Text(String::new()),
+            crate::Reply::NotAsked => ToolOutput::Error(
+                "This question could not be put to the person here: decide yourself, and say what you assumed.".into(),
+            ),
         }
     }
 

@@ -71,8 +71,8 @@ impl Session {
                 tools.retain(|t| def(&t.name).is_none_or(|d| !d.requires.iter().any(|r| r == "team")));
                 self.team = None;
                 left_out.push("team".into());
-            } else if tools.iter().any(|t| t.name == "task") {
-                tools.retain(|t| t.name != "task");
+            } else if crate::handlers::offers(&tools, "task") {
+                tools.retain(|t| def(&t.name).is_none_or(|d| !d.starts_a_subagent()));
                 left_out.push("subagents".into());
             } else if tools.iter().any(|t| RARELY_NEEDED.contains(&t.name.as_str())) {
                 tools.retain(|t| !RARELY_NEEDED.contains(&t.name.as_str()));

@@ -26,7 +26,7 @@ impl Session {
                 }
             }
             ToolOutput::Changes(changes) => {
-                let inserted = if changes.len() == 1 && name != "apply_patch" {
+                let inserted = if changes.len() == 1 && !crate::handlers::handler(name).said_as_patch {
                     change_result(id, &changes[0])
                 } else {
                     patch_result(id, &changes)

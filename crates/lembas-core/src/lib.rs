@@ -25,6 +25,7 @@ mod config;
 mod context_use;
 mod engine_tools;
 mod fit;
+mod handlers;
 mod history;
 mod host;
 mod insert;

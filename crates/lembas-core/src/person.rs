@@ -10,7 +10,6 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use crate::Event;
-use crate::prepare::title_of;
 use crate::session::Session;
 
 impl Session {
@@ -19,20 +18,21 @@ impl Session {
         if command.is_empty() {
             return;
         }
-        let def = lembas_spec::tool("bash").expect("spec/tools/bash.json").clone();
+        let tool = crate::handlers::handler("bash");
+        let def = lembas_spec::tool(tool.name).expect("spec/tools/bash.json").clone();
         let args = json!({ "command": command });
         self.person_runs += 1;
         let call_id = format!("person-{}", self.person_runs);
         let judged = self.judge_call(&def, &args);
         self.emit(Event::ToolStart {
             call_id: call_id.clone(),
-            tool: "bash".into(),
-            title: title_of("bash", &args),
+            tool: tool.name.into(),
+            title: (tool.title)(&args),
             args: args.clone(),
             paths: Vec::new(),
         });
         if let Decision::Refuse(reason) = judged.verdict.decision {
-            self.emit(Event::ToolDenied { call_id, tool: "bash".into(), reason });
+            self.emit(Event::ToolDenied { call_id, tool: tool.name.into(), reason });
             return;
         }
         // Asked for by the person: run as an approved call is.
@@ -45,8 +45,9 @@ impl Session {
         };
         self.emit(Event::ToolEnd {
             call_id,
-            tool: "bash".into(),
+            tool: tool.name.into(),
             result_id: None,
+            outcome: crate::handlers::describe::outcome(tool, &text, is_error),
             text: text.clone(),
             is_error,
             diffs: Vec::new(),

@@ -102,7 +102,7 @@ impl Session {
             mcp: &self.state.mcp_instructions,
             subagent: self.subagent.as_ref().map(|s| s.block.as_str()),
             // Skills are named only where they can be opened (a small window may leave them out).
-            skills: &if self.tools.iter().any(|t| t.name == "skill_view") {
+            skills: &if crate::handlers::offers(&self.tools, "skill_view") {
                 lembas_tools::discover_skills(&self.cfg.skills)
             } else {
                 Vec::new()

@@ -5,11 +5,12 @@ use std::path::{Path, PathBuf};
 
 use lembas_model::ToolCall;
 use lembas_permissions::{Call, Decision};
-use lembas_progress::{Phase, short_what};
-use lembas_tools::{ToolOutput, paths_of};
+use lembas_progress::Phase;
+use lembas_tools::ToolOutput;
 use serde_json::Value;
 
 use crate::Event;
+use crate::handlers::{Runs, handler};
 use crate::phase::Phases;
 use crate::session::Session;
 use crate::{Approval, ApprovalRequest};
@@ -34,22 +35,6 @@ pub(crate) enum Prepared {
         args: Value,
     },
     Answer(ToolOutput),
-}
-
-/// The one-line title of a call: the command, the path, the pattern — the same live and when
-/// a stored session is drawn again.
-pub(crate) fn title_of(name: &str, args: &Value) -> String {
-    let field = ["command", "path", "pattern", "id"].iter().find_map(|k| args.get(*k).and_then(Value::as_str));
-    match (name, field) {
-        ("apply_patch", _) => "patch".to_owned(),
-        ("task", _) => short_what(args.get("description").and_then(Value::as_str).unwrap_or_default()),
-        (_, Some(f)) => short_what(f),
-        // An MCP tool's arguments are its own: shown as given, cut to a line.
-        (n, None) if lembas_mcp::is_mcp_name(n) && args.as_object().is_some_and(|a| !a.is_empty()) => {
-            short_what(&args.to_string())
-        }
-        _ => String::new(),
-    }
 }
 
 /// A call's arguments: a JSON object (nothing at all reads as an empty one); anything else is
@@ -81,21 +66,17 @@ pub(crate) struct Judged {
     pub cwd: PathBuf,
 }
 
-/// `bash`'s command line; `None` for every other tool.
-fn command_of<'a>(name: &str, args: &'a Value) -> Option<&'a str> {
-    if name == "bash" { args.get("command").and_then(Value::as_str) } else { None }
-}
-
 impl Session {
     /// Judges a call of `def` with `args` in the session's mode: the one place a call meets the
     /// permission rules, for the model's calls and for a file the person attaches.
     pub(crate) fn judge_call(&self, def: &lembas_spec::ToolDef, args: &Value) -> Judged {
-        let paths = paths_of(&self.ws, &def.name, args);
+        let tool = handler(&def.name);
+        let paths = tool.paths(&self.ws, args);
         let real_paths: Vec<PathBuf> = paths.iter().map(|p| self.ws.real_path(p)).collect();
         let cwd = self.ws.real_path(&self.ws.resolve(args.get("cwd").and_then(Value::as_str).unwrap_or(".")));
         let ws = &self.ws;
         let real = |p: &Path| ws.real_path(p);
-        let facts = Call { tool: &def.name, risk: def.risk, command: command_of(&def.name, args), paths: &real_paths };
+        let facts = Call { tool: &def.name, risk: def.risk, command: tool.command(args), paths: &real_paths };
         let verdict = self.judge.verdict(self.state.mode, &facts, &cwd, &real);
         Judged { verdict, paths, real_paths, cwd }
     }
@@ -116,18 +97,20 @@ impl Session {
             Err(answer) => return Prepared::Answer(answer),
         };
         let name = def.name.clone();
-        if name == "recall" {
+        let tool = handler(&name);
+        if matches!(tool.runs, Runs::Recall) {
             return Prepared::Engine { name, args };
         }
         // A manager's work is refused before anything is asked (`team.md` §6).
         if let Some(refusal) = self.manager_refusal(&def, &args) {
             return self.denied(call, &name, refusal);
         }
-        if def.requires.iter().any(|r| r == "team") {
+        // The tree's rules are the team tools' permissions.
+        if matches!(tool.runs, Runs::Team(_)) {
             return Prepared::Engine { name, args };
         }
         let judged = self.judge_call(&def, &args);
-        let command = command_of(&name, &args);
+        let command = tool.command(&args);
         let mut decision = judged.verdict.decision.clone();
         if decision == Decision::Ask {
             let facts = Call { tool: &name, risk: def.risk, command, paths: &judged.real_paths };
@@ -137,8 +120,8 @@ impl Session {
         }
         // Asked in every mode, and never remembered: a confirm-always tool, and what the judge
         // says holds once only (a change to what decides lembas' own permissions later).
-        // skill_manage writes the person's own skills, which reach every later session.
-        let confirm = def.confirm.as_deref() == Some("always") || name == "skill_manage" || judged.verdict.once_only;
+        // A handler may ask the same: what it writes reaches every later session.
+        let confirm = def.confirm.as_deref() == Some("always") || tool.always_asks || judged.verdict.once_only;
         if confirm && decision == Decision::Allow {
             decision = Decision::Ask;
         }
@@ -153,10 +136,10 @@ impl Session {
                 Err(answered) => return answered,
             },
         };
-        if matches!(name.as_str(), "plan_write" | "plan_update" | "plan_submit" | "ask_user") {
+        if matches!(tool.runs, Runs::Engine(_)) {
             return Prepared::Engine { name, args };
         }
-        let task = if name == "task" {
+        let task = if matches!(tool.runs, Runs::Task) {
             match self.prepare_task(&call.id, &args) {
                 Ok(run) => Some(Box::new(run)),
                 Err(e) => return Prepared::Answer(ToolOutput::Error(e)),
@@ -202,12 +185,14 @@ impl Session {
             Ok(Ok(shown)) => shown,
             Err(_) => None,
         };
-        let command = command_of(&name, args);
+        let tool = handler(&name);
+        let command = tool.command(args);
         let grants = crate::preview::session_grants(&name, command);
         let request = ApprovalRequest {
             call_id: call.id.clone(),
             tool: name.clone(),
-            title: title_of(&name, args),
+            title: (tool.title)(args),
+            runs_command: command.is_some(),
             reaches: judged.real_paths.iter().map(|p| p.display().to_string()).collect(),
             agent: None,
             once_only: confirm,
@@ -230,7 +215,7 @@ impl Session {
                 self.judge = self.make_judge();
                 Ok(())
             }
-            Approval::Edited { command: corrected } if name == "bash" => {
+            Approval::Edited { command: corrected } if tool.runs_a_command() => {
                 // The person's own line runs once — but never past the floor.
                 let mut args = args.clone();
                 args["command"] = Value::String(corrected.clone());
@@ -264,19 +249,5 @@ impl Session {
     fn denied(&self, call: &ToolCall, name: &str, reason: String) -> Prepared {
         self.emit(Event::ToolDenied { call_id: call.id.clone(), tool: name.to_owned(), reason: reason.clone() });
         Prepared::Answer(ToolOutput::Error(reason))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn a_calls_title_is_its_command_path_or_an_mcp_tools_arguments() {
-        assert_eq!(title_of("bash", &json!({"command": "cargo test\nmore"})), "cargo test");
-        assert_eq!(title_of("mcp__peer__add", &json!({"a": 2, "b": 40})), r#"{"a":2,"b":40}"#);
-        assert_eq!(title_of("mcp__fs__read_text_file", &json!({"path": "a.txt"})), "a.txt");
-        assert_eq!(title_of("mcp__peer__die", &json!({})), "");
     }
 }

@@ -12,10 +12,11 @@ const PREVIEW_LINES: usize = 400;
 /// written), a command in full; `None` when the call's title says it all. `Err` with the tool's
 /// own error when the call would fail: nothing to ask the person about.
 pub(crate) fn call_preview(ws: &Workspace, name: &str, args: &Value) -> Result<Option<String>, String> {
-    if name == "bash" {
-        return Ok(args.get("command").and_then(Value::as_str).map(str::to_owned));
+    let tool = crate::handlers::handler(name);
+    if let Some(command) = tool.command(args) {
+        return Ok(Some(command.to_owned()));
     }
-    let Some(changes) = lembas_tools::preview_changes(ws, name, args) else { return Ok(None) };
+    let Some(changes) = tool.preview(ws, args) else { return Ok(None) };
     let described: Vec<String> = changes?.iter().map(describe).collect();
     Ok(Some(described.join("\n")))
 }
@@ -44,7 +45,7 @@ pub(crate) fn session_grants(name: &str, command: Option<&str>) -> Vec<(String, 
     match command {
         Some(line) => lembas_permissions::command::split(line)
             .iter()
-            .map(|part| ("bash".to_owned(), Some(lembas_permissions::always_pattern(&part.argv))))
+            .map(|part| (name.to_owned(), Some(lembas_permissions::always_pattern(&part.argv))))
             .collect(),
         None => vec![(name.to_owned(), None)],
     }

@@ -113,6 +113,7 @@ impl CommandRunner {
             agent: None,
             once_only: true,
             preview: Some(command.to_owned()),
+            runs_command: true,
             session_allows: None,
             subagent: None,
         };

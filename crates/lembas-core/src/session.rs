@@ -171,8 +171,8 @@ pub(crate) fn offered_tools(model: &ModelInfo, task: bool) -> Vec<ToolSchema> {
         .iter()
         .filter(|def| def.on_device() && def.requires.iter().all(|r| r == "plan" || (r == "team" && task)))
         .filter(|def| def.offered.as_deref() != Some("subagent"))
-        .filter(|def| def.block != "task" || task)
-        .filter(|def| def.name != "view_image" || model.vision == Some(true))
+        .filter(|def| !def.starts_a_subagent() || task)
+        .filter(|def| !crate::handlers::handler(&def.name).needs_vision || model.vision == Some(true))
         .map(|def| ToolSchema {
             name: def.name.clone(),
             description: def.description.clone(),
@@ -256,7 +256,7 @@ impl Session {
         let id = uuid::Uuid::now_v7().to_string();
         let team = match &subagent {
             Some(of) => of.team.as_ref().map(|(seat, _)| seat.clone()),
-            None if tools.iter().any(|t| t.name == "team_add") => {
+            None if crate::handlers::offers(&tools, "team_add") => {
                 Some(crate::team::Seat::lead(&cfg, &events, &id, None))
             }
             None => None,
@@ -380,7 +380,7 @@ impl Session {
         let mut kept = None;
         let team = match &subagent {
             Some(of) => of.team.as_ref().map(|(seat, _)| seat.clone()),
-            None if tools.iter().any(|t| t.name == "team_add") => {
+            None if crate::handlers::offers(&tools, "team_add") => {
                 let (team, rest) = crate::team::Kept::load(&store, &record.id, &events).map(|k| k.into_team()).unzip();
                 kept = rest;
                 Some(crate::team::Seat::lead(&cfg, &events, &record.id, team))

@@ -35,7 +35,7 @@ pub(crate) fn transcript_of(history: &[Entry]) -> Vec<Event> {
                     events.push(Event::ToolStart {
                         call_id: call.id.clone(),
                         tool: call.name.clone(),
-                        title: crate::prepare::title_of(&call.name, &args),
+                        title: (crate::handlers::handler(&call.name).title)(&args),
                         args,
                         paths: Vec::new(),
                     });
@@ -45,6 +45,7 @@ pub(crate) fn transcript_of(history: &[Entry]) -> Vec<Event> {
                 let tool = names.get(tool_call_id).cloned().unwrap_or_default();
                 events.push(Event::ToolEnd {
                     call_id: tool_call_id.clone(),
+                    outcome: crate::handlers::describe::outcome(crate::handlers::handler(&tool), content, entry.failed),
                     tool,
                     result_id: None,
                     text: content.clone(),

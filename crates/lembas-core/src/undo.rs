@@ -86,7 +86,7 @@ impl Session {
             _ => String::new(),
         };
         let ran_commands = taken.iter().any(|e| {
-            matches!(&e.message, Message::Assistant { tool_calls, .. } if tool_calls.iter().any(|c| c.name == "bash"))
+            matches!(&e.message, Message::Assistant { tool_calls, .. } if tool_calls.iter().any(|c| crate::handlers::handler(&c.name).runs_a_command()))
         });
         let mut files = Vec::new();
         for lembas_store::Backup { path, before } in self.cfg.store.backups(&self.id, checkpoint.seq)? {

@@ -23,6 +23,10 @@ pub struct ApprovalRequest {
     /// to files, a new file's content, a command in full.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preview: Option<String>,
+    /// The call runs a command line — the preview, whole — which the person may correct before
+    /// it runs.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub runs_command: bool,
     /// What "for this session" would allow from now on, in words (`git commit *`, every
     /// `webfetch` call); `None` when only "once" can be given.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -16,6 +16,25 @@ pub struct ContextShare {
     pub tokens: u64,
 }
 
+/// What came of a tool call, said for a person by the tool's own handler, so that no client
+/// reads the text the model was sent to draw it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolOutcome {
+    /// One line: "Read 120 lines", "3 matches in 2 files", "exit 1", "You answered: postgres".
+    pub summary: String,
+    /// It went wrong: the call failed, or a command ended badly.
+    #[serde(default)]
+    pub went_wrong: bool,
+    /// The result as a person reads it: without its id bracket, and a command's output without
+    /// the line saying how it ended (the summary says it).
+    #[serde(default)]
+    pub body: String,
+    /// The body is shown under the summary (a change's diff, a command's output); otherwise only
+    /// where the whole transcript is read.
+    #[serde(default)]
+    pub show_body: bool,
+}
+
 /// Where an MCP server stands.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "state", rename_all = "snake_case")]
@@ -111,13 +130,15 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         paths: Vec<String>,
     },
-    /// A tool call ended; `text` is what the model was sent.
+    /// A tool call ended; `text` is what the model was sent, `outcome` what a person reads.
     ToolEnd {
         call_id: String,
         tool: String,
         result_id: Option<String>,
         text: String,
         is_error: bool,
+        #[serde(default)]
+        outcome: ToolOutcome,
         /// The files the call changed, whole, for a client that draws a diff.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         diffs: Vec<FileDiff>,

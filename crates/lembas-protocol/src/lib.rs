@@ -14,7 +14,7 @@ mod usage;
 
 pub use ask::{Answer, Approval, ApprovalRequest, Ask, PlanVerdict, Question, Reply, SubagentRef};
 pub use command::{Attachment, Command};
-pub use event::{ContextShare, DoneReason, Event, FileDiff, ServerState, ServerStatus, TurnUsage};
+pub use event::{ContextShare, DoneReason, Event, FileDiff, ServerState, ServerStatus, ToolOutcome, TurnUsage};
 pub use lembas_models::ModelInfo;
 pub use lembas_progress::{self as progress, Progress};
 pub use lembas_spec::Mode;

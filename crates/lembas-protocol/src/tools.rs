@@ -16,6 +16,37 @@ pub fn block(name: &str) -> &'static str {
     tool(name).map_or("tool", |t| t.block.as_str())
 }
 
+/// What kind of work a call does, for a client that draws calls by kind (ACP's tool kinds).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolKind {
+    Read,
+    Edit,
+    Search,
+    /// Runs something: a command, or a tool whose risk is execution.
+    Execute,
+    /// Thinks aloud: the plan.
+    Think,
+    /// Hands work to a subagent.
+    Agent,
+    Other,
+}
+
+/// The kind of a call of `name`, from its definition: its `block`, and for a plain tool block
+/// one that runs something is an execution.
+pub fn kind(name: &str) -> ToolKind {
+    let Some(def) = tool(name) else { return ToolKind::Other };
+    match def.block.as_str() {
+        "read" => ToolKind::Read,
+        "edit" => ToolKind::Edit,
+        "search" => ToolKind::Search,
+        "shell" => ToolKind::Execute,
+        "plan" => ToolKind::Think,
+        "task" => ToolKind::Agent,
+        _ if def.risk == RiskClass::Execute => ToolKind::Execute,
+        _ => ToolKind::Other,
+    }
+}
+
 /// Whether calls of `name` change files (drawn as a diff; what an undo puts back).
 pub fn changes_files(name: &str) -> bool {
     tool(name).is_some_and(ToolDef::changes_files)

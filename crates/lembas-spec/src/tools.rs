@@ -52,6 +52,11 @@ impl ToolDef {
         matches!(self.scope.as_str(), "cli" | "shared") && matches!(self.sessions.as_str(), "agent" | "both")
     }
 
+    /// Whether a call of it hands work to a subagent (`block: task`).
+    pub fn starts_a_subagent(&self) -> bool {
+        self.block == "task"
+    }
+
     /// Whether its calls change files (`block: edit`): what an undo puts back, what a client
     /// draws as a diff.
     pub fn changes_files(&self) -> bool {

@@ -1,7 +1,7 @@
 //! The device's tools on files, one entry each: the paths a call reaches (what permissions judge
 //! and what calls of one step compare), what it would change (what an approval card shows before
-//! the person allows it), and what it does. Adding such a tool is its functions and one line in
-//! [`FILE_TOOLS`]; nothing else dispatches on these names.
+//! the person allows it), and what it does. The engine's registry of tool handlers runs each
+//! through its own static here; [`FILE_TOOLS`] lists them for this crate's own look-up by name.
 
 use std::path::PathBuf;
 
@@ -28,37 +28,40 @@ impl std::fmt::Debug for FileTool {
     }
 }
 
+pub static READ: FileTool = FileTool { name: "read", paths: the_path, preview: None, run: files::read };
+pub static WRITE: FileTool = FileTool {
+    name: "write",
+    paths: the_path,
+    preview: Some(|ws, a| one(edit::write_change(ws, a))),
+    run: edit::write,
+};
+pub static EDIT: FileTool =
+    FileTool { name: "edit", paths: the_path, preview: Some(|ws, a| one(edit::edit_change(ws, a))), run: edit::edit };
+pub static MULTIEDIT: FileTool = FileTool {
+    name: "multiedit",
+    paths: the_path,
+    preview: Some(|ws, a| one(edit::multiedit_change(ws, a))),
+    run: edit::multiedit,
+};
+pub static APPLY_PATCH: FileTool = FileTool {
+    name: "apply_patch",
+    paths: |ws, a| a.str("patch").map(|p| patch::paths_in(ws, p)).unwrap_or_default(),
+    preview: Some(patch::patch_changes),
+    run: patch::apply_patch,
+};
+pub static GLOB: FileTool = FileTool { name: "glob", paths: the_path, preview: None, run: search::glob };
+pub static GREP: FileTool = FileTool { name: "grep", paths: the_path, preview: None, run: search::grep };
+pub static LIST: FileTool = FileTool { name: "list", paths: the_path, preview: None, run: files::list };
+pub static VIEW_IMAGE: FileTool =
+    FileTool { name: "view_image", paths: the_path, preview: None, run: files::view_image };
+
 /// Every file tool.
-pub const FILE_TOOLS: &[FileTool] = &[
-    FileTool { name: "read", paths: the_path, preview: None, run: files::read },
-    FileTool {
-        name: "write",
-        paths: the_path,
-        preview: Some(|ws, a| one(edit::write_change(ws, a))),
-        run: edit::write,
-    },
-    FileTool { name: "edit", paths: the_path, preview: Some(|ws, a| one(edit::edit_change(ws, a))), run: edit::edit },
-    FileTool {
-        name: "multiedit",
-        paths: the_path,
-        preview: Some(|ws, a| one(edit::multiedit_change(ws, a))),
-        run: edit::multiedit,
-    },
-    FileTool {
-        name: "apply_patch",
-        paths: |ws, a| a.str("patch").map(|p| patch::paths_in(ws, p)).unwrap_or_default(),
-        preview: Some(patch::patch_changes),
-        run: patch::apply_patch,
-    },
-    FileTool { name: "glob", paths: the_path, preview: None, run: search::glob },
-    FileTool { name: "grep", paths: the_path, preview: None, run: search::grep },
-    FileTool { name: "list", paths: the_path, preview: None, run: files::list },
-    FileTool { name: "view_image", paths: the_path, preview: None, run: files::view_image },
-];
+pub static FILE_TOOLS: &[&FileTool] =
+    &[&READ, &WRITE, &EDIT, &MULTIEDIT, &APPLY_PATCH, &GLOB, &GREP, &LIST, &VIEW_IMAGE];
 
 /// The file tool called `name`.
 pub fn file_tool(name: &str) -> Option<&'static FileTool> {
-    FILE_TOOLS.iter().find(|t| t.name == name)
+    FILE_TOOLS.iter().copied().find(|t| t.name == name)
 }
 
 impl FileTool {

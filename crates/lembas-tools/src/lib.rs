@@ -32,7 +32,7 @@ pub use files::private_folders;
 pub use jobs::{AgentLog, JOB_LOG_KEEP, JobEnded, JobState, Jobs, elapsed_text};
 pub use sandbox::{Hidden as SandboxHidden, Reach as SandboxReach, Sandbox, SandboxPlaces};
 pub use skills::{
-    Skill, SkillPlaces, discover as discover_skills, index as skills_index, run_skill_tool,
+    Skill, SkillPlaces, discover as discover_skills, index as skills_index, skill_manage, skill_view, skills_list,
     written_note as skill_written_note,
 };
 pub use workspace::{EditorFiles, FileTimes, Workspace};
@@ -115,17 +115,6 @@ pub fn run_file_tool(ws: &Workspace, name: &str, args: &Value) -> ToolOutput {
     }
 }
 
-/// What a change to files (`write`, `edit`, `multiedit`, `apply_patch`) would do, worked out
-/// as the tool would without writing anything — what an approval card shows before the person
-/// allows it. `None` for any other tool; an error when the call would fail.
-pub fn preview_changes(
-    ws: &Workspace,
-    name: &str,
-    args: &Value,
-) -> Option<Result<Vec<lembas_context::FileChange>, String>> {
-    handlers::file_tool(name)?.preview(ws, args)
-}
-
 /// The project's files (what `glob` would see, `private` folders left out), relative to `root`,
 /// sorted — for completing `@path` mentions. At most `max`.
 pub fn project_files(root: &std::path::Path, private: &std::sync::Arc<[PathBuf]>, max: usize) -> Vec<String> {
@@ -136,15 +125,4 @@ pub fn project_files(root: &std::path::Path, private: &std::sync::Arc<[PathBuf]>
     files.sort();
     files.truncate(max);
     files
-}
-
-/// The paths a call reaches, resolved: what two calls in one step compare to run in order, and
-/// what permissions judge.
-pub fn paths_of(ws: &Workspace, name: &str, args: &Value) -> Vec<PathBuf> {
-    match handlers::file_tool(name) {
-        Some(tool) => tool.paths(ws, args),
-        // `show` puts a file of the project before the person.
-        None if name == "show" => handlers::the_path(ws, &Args(args)),
-        None => Vec::new(),
-    }
 }

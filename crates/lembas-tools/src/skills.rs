@@ -132,19 +132,26 @@ pub fn written_note(places: &SkillPlaces, path: &Path) -> Option<String> {
     })
 }
 
-/// Runs `skills_list`, `skill_view` or `skill_manage`.
-pub fn run_skill_tool(places: &SkillPlaces, name: &str, args: &Value) -> ToolOutput {
+/// `skills_list`: the skills there are, one line each.
+pub fn skills_list(places: &SkillPlaces, _args: &Value) -> ToolOutput {
+    let skills = discover(places);
+    if skills.is_empty() {
+        return ToolOutput::Text("No skills are installed.".into());
+    }
+    ToolOutput::Text(index(&skills))
+}
+
+/// `skill_view`: a skill's `SKILL.md`, or another file of its folder.
+pub fn skill_view(places: &SkillPlaces, args: &Value) -> ToolOutput {
     let skills = discover(places);
     let text = |k: &str| args.get(k).and_then(Value::as_str).map(str::trim).unwrap_or_default();
-    match name {
-        "skills_list" if skills.is_empty() => ToolOutput::Text("No skills are installed.".into()),
-        "skills_list" => ToolOutput::Text(index(&skills)),
-        "skill_view" => {
-            let Some(skill) = find(&skills, text("name")) else { return unknown(&skills, text("name")) };
-            view(skill, text("file"))
-        }
-        _ => manage(places, &skills, args),
-    }
+    let Some(skill) = find(&skills, text("name")) else { return unknown(&skills, text("name")) };
+    view(skill, text("file"))
+}
+
+/// `skill_manage`: creates, changes or deletes one of the person's own skills.
+pub fn skill_manage(places: &SkillPlaces, args: &Value) -> ToolOutput {
+    manage(places, &discover(places), args)
 }
 
 /// A skill's `SKILL.md`, or another file of its folder, with the folder's other files named.
@@ -303,11 +310,9 @@ mod tests {
         let names: Vec<&str> = found.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, ["release", "notes"]);
         assert!(found[0].dir.starts_with(&project));
-        let ToolOutput::Text(viewed) = run_skill_tool(&places, "skill_view", &json!({"name": "RELEASE"})) else {
-            panic!()
-        };
+        let ToolOutput::Text(viewed) = skill_view(&places, &json!({"name": "RELEASE"})) else { panic!() };
         assert!(viewed.starts_with("[skill release · SKILL.md]\n---\nname: release"), "{viewed}");
-        let outside = run_skill_tool(&places, "skill_view", &json!({"name": "notes", "file": "../release/SKILL.md"}));
+        let outside = skill_view(&places, &json!({"name": "notes", "file": "../release/SKILL.md"}));
         assert!(outside.is_error());
     }
 
@@ -316,37 +321,24 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let own = dir.path().join("own");
         let places = SkillPlaces { search: vec![own.clone()], own: Some(own.clone()) };
-        let bad = run_skill_tool(&places, "skill_manage", &json!({"action": "create", "name": "Bad Name"}));
+        let bad = skill_manage(&places, &json!({"action": "create", "name": "Bad Name"}));
         assert!(bad.is_error());
-        let made = run_skill_tool(
+        let made = skill_manage(
             &places,
-            "skill_manage",
             &json!({"action": "create", "name": "deploy", "description": "Use when deploying.", "instructions": "Run make deploy."}),
         );
         assert!(!made.is_error(), "{made:?}");
-        let again = run_skill_tool(
+        let again = skill_manage(
             &places,
-            "skill_manage",
             &json!({"action": "create", "name": "deploy", "description": "x", "instructions": "y"}),
         );
         assert!(again.is_error());
-        run_skill_tool(
-            &places,
-            "skill_manage",
-            &json!({"action": "update", "name": "deploy", "instructions": "Run make ship."}),
-        );
+        skill_manage(&places, &json!({"action": "update", "name": "deploy", "instructions": "Run make ship."}));
         let text = std::fs::read_to_string(own.join("deploy/SKILL.md")).unwrap();
         assert_eq!(text, "---\nname: deploy\ndescription: Use when deploying.\n---\nRun make ship.\n");
         let huge = "x".repeat(MAX_SKILL_BYTES);
-        assert!(
-            run_skill_tool(
-                &places,
-                "skill_manage",
-                &json!({"action": "update", "name": "deploy", "instructions": huge})
-            )
-            .is_error()
-        );
-        run_skill_tool(&places, "skill_manage", &json!({"action": "delete", "name": "deploy"}));
+        assert!(skill_manage(&places, &json!({"action": "update", "name": "deploy", "instructions": huge})).is_error());
+        skill_manage(&places, &json!({"action": "delete", "name": "deploy"}));
         assert!(!own.join("deploy").exists());
     }
 }

@@ -4,6 +4,7 @@
 use lembas_protocol::Mode;
 use lembas_protocol::ModelInfo;
 use lembas_protocol::Progress;
+use lembas_protocol::tools::{ToolKind, kind};
 use lembas_protocol::{Approval, ApprovalRequest};
 
 mod events;
@@ -305,7 +306,11 @@ impl App {
 
     /// Subagents working now: those the turn waits for, and those in the background.
     pub fn subagents_running(&self) -> usize {
-        let waited = self.running.iter().filter(|b| matches!(b, Block::Tool { tool, .. } if tool == "task")).count();
+        let waited = self
+            .running
+            .iter()
+            .filter(|b| matches!(b, Block::Tool { tool, .. } if kind(tool) == ToolKind::Agent))
+            .count();
         waited + self.background_subagents
     }
 

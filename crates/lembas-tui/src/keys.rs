@@ -197,7 +197,7 @@ impl App {
             // the way to decline and let the model go on.
             (Card::Approval(_), KeyCode::Esc) => Some(Action::StopAtCard),
             (Card::Approval(_), KeyCode::Char('d')) => return self.write_for_card(Writing::DenyWords, ""),
-            (Card::Approval(request), KeyCode::Char('e')) if request.tool == "bash" => {
+            (Card::Approval(request), KeyCode::Char('e')) if request.runs_command => {
                 let command = request.preview.clone().unwrap_or(request.title.clone());
                 return self.write_for_card(Writing::EditCommand, &command);
             }

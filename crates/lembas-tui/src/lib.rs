@@ -22,7 +22,6 @@ mod scrollback;
 pub mod settings;
 mod subagents;
 mod team;
-pub mod tools;
 pub mod transcript;
 pub mod view;
 

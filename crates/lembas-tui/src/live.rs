@@ -169,7 +169,7 @@ pub fn card_lines(app: &App, card: &Card, width: u16, room: u16, theme: Theme) -
     let (head, body, foot): (Vec<Line>, Vec<Line>, Vec<Line>) = match card {
         Card::Approval(request) => {
             // A command shown whole below needs no cut-short title.
-            let title = if request.tool == "bash" && request.preview.is_some() { "" } else { request.title.as_str() };
+            let title = if request.runs_command && request.preview.is_some() { "" } else { request.title.as_str() };
             let head = rows::lines(hang(
                 &[],
                 &[Span::raw("  ")],
@@ -178,7 +178,7 @@ pub fn card_lines(app: &App, card: &Card, width: u16, room: u16, theme: Theme) -
             ));
             let body = match request.preview.as_deref() {
                 // A command, whole and wrapped: what runs is what is read.
-                Some(command) if request.tool == "bash" => rows::lines(
+                Some(command) if request.runs_command => rows::lines(
                     command
                         .lines()
                         .enumerate()
@@ -203,7 +203,7 @@ pub fn card_lines(app: &App, card: &Card, width: u16, room: u16, theme: Theme) -
             }
             let options = if request.once_only {
                 "[y] once (asked every time)  [n] no  [d] no, say why  [Esc] stop"
-            } else if request.tool == "bash" {
+            } else if request.runs_command {
                 "[y] once  [a] this session  [n] no  [d] no, say why  [e] edit the command  [Esc] stop"
             } else {
                 "[y] once  [a] this session  [n] no  [d] no, say why  [Esc] stop"

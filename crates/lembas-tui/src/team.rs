@@ -110,7 +110,7 @@ impl App {
             text.push_str(&format!("\nRoom ({count}):"));
             for m in &messages[messages.len() - shown..] {
                 let first = m["text"].as_str().unwrap_or_default().lines().next().unwrap_or_default().to_owned();
-                let report = if m["kind"] == "report" { " (report)" } else { "" };
+                let report = if m["kind"].as_str() == Some("report") { " (report)" } else { "" };
                 text.push_str(&format!(
                     "\n  #{} {} → {}{report}: {first}",
                     m["n"],

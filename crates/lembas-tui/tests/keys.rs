@@ -137,6 +137,7 @@ fn a_long_command_is_shown_whole_at_80_columns_and_can_be_corrected() {
         tool: "bash".into(),
         title: "for f in alpha beta…".into(),
         preview: Some(command.into()),
+        runs_command: true,
         session_allows: Some("commands matching `echo *`".into()),
         subagent: None,
         ..Default::default()

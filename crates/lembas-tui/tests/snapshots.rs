@@ -6,7 +6,7 @@
 mod common;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use lembas_protocol::{ApprovalRequest, Event, Mode, ModelInfo, Question, StoredSession};
+use lembas_protocol::{ApprovalRequest, Event, Mode, ModelInfo, Question, StoredSession, ToolOutcome};
 use lembas_tui::{App, Block, Theme, block_lines, draw, live_height, plain};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -58,17 +58,30 @@ fn app() -> App {
     app
 }
 
-fn tool(app: &mut App, id: &str, name: &str, args: serde_json::Value, text: &str, is_error: bool) {
-    let title = args.get("path").or(args.get("command")).and_then(|v| v.as_str()).unwrap_or("").to_owned();
-    app.apply(&Event::ToolStart { call_id: id.into(), tool: name.into(), title, args, paths: vec![] });
+/// A call as the engine says it: its title, and what came of it (the summary its handler gave,
+/// the body a person reads, whether that is shown and whether it went wrong).
+fn tool(app: &mut App, id: &str, name: &str, title: &str, outcome: ToolOutcome) {
+    let start = Event::ToolStart {
+        call_id: id.into(),
+        tool: name.into(),
+        title: title.into(),
+        args: serde_json::Value::Null,
+        paths: vec![],
+    };
+    app.apply(&start);
     app.apply(&Event::ToolEnd {
         call_id: id.into(),
         tool: name.into(),
         result_id: None,
-        text: text.into(),
-        is_error,
+        text: String::new(),
+        is_error: false,
+        outcome,
         diffs: vec![],
     });
+}
+
+fn ended(summary: &str, body: &str, show_body: bool, went_wrong: bool) -> ToolOutcome {
+    ToolOutcome { summary: summary.into(), body: body.into(), show_body, went_wrong }
 }
 
 const MARKDOWN: &str = "## What changed\n\nThe parser now keeps **every** token, and `lex()` reports where each came from. See [the notes](https://example.com/notes).\n\n1. Read the grammar\n2. Change the lexer\n   - keep spans\n   - test them\n3. Run the tests\n\n> Spans are byte offsets.\n\n| File | Lines | What |\n|---|--:|---|\n| src/lex.rs | 120 | the lexer, with spans kept for every token |\n| src/parse.rs | 80 | the parser |\n\n```rust\nfn span(&self) -> Range<usize> { self.start..self.end }\n```\n";
@@ -79,47 +92,16 @@ fn conversation() -> App {
     app.apply(&Event::Reasoning {
         delta: "The lexer drops positions.\nThe parser needs them for errors.\nBoth change.\nTests too.".into(),
     });
-    tool(
-        &mut app,
-        "1",
-        "read",
-        json!({"path": "src/lex.rs"}),
-        "[#0001 src/lex.rs lines 1-120 of 120 sha 1]\n1: use std;",
-        false,
-    );
-    tool(
-        &mut app,
-        "2",
-        "grep",
-        json!({"pattern": "fn lex", "path": "src"}),
-        "[#0002]\nsrc/lex.rs:3: fn lex()\nsrc/parse.rs:9: fn lex_all()",
-        false,
-    );
-    tool(
-        &mut app,
-        "3",
-        "glob",
-        json!({"pattern": "src/**/*.rs"}),
-        "[#0003]\nsrc/lex.rs\nsrc/parse.rs\nsrc/main.rs",
-        false,
-    );
-    tool(&mut app, "4", "list", json!({"path": "."}), "[#0004]\nsrc/\nCargo.toml", false);
-    tool(
-        &mut app,
-        "5",
-        "edit",
-        json!({"path": "src/lex.rs"}),
-        "[#0005 src/lex.rs sha 2]\n@@ -1,3 +1,3 @@\n use std;\n-fn lex() {}\n+fn lex() -> Vec<Token> { Vec::new() }\n keep",
-        false,
-    );
-    tool(
-        &mut app,
-        "6",
-        "bash",
-        json!({"command": "cargo test"}),
-        "[#0006]\nrunning 3 tests\ntest spans ... FAILED\n(exit code 101)",
-        false,
-    );
+    tool(&mut app, "1", "read", "src/lex.rs", ended("Read 120 lines", "1: use std;", false, false));
+    let found = "src/lex.rs:3: fn lex()\nsrc/parse.rs:9: fn lex_all()";
+    tool(&mut app, "2", "grep", "\"fn lex\" in src", ended("2 matches in 2 files", found, false, false));
+    let globbed = "src/lex.rs\nsrc/parse.rs\nsrc/main.rs";
+    tool(&mut app, "3", "glob", "src/**/*.rs", ended("Found 3 files", globbed, false, false));
+    tool(&mut app, "4", "list", ".", ended("2 entries", "src/\nCargo.toml", false, false));
+    let diff = "@@ -1,3 +1,3 @@\n use std;\n-fn lex() {}\n+fn lex() -> Vec<Token> { Vec::new() }\n keep";
+    tool(&mut app, "5", "edit", "src/lex.rs", ended("1 line added, 1 removed", diff, true, false));
+    let output = "running 3 tests\ntest spans ... FAILED";
+    tool(&mut app, "6", "bash", "cargo test", ended("exit 101", output, true, true));
     app.apply(&Event::ToolStart {
         call_id: "7".into(),
         tool: "bash".into(),
@@ -178,6 +160,7 @@ fn request(tool: &str, title: &str, preview: Option<&str>, once_only: bool) -> A
         agent: None,
         once_only,
         preview: preview.map(str::to_owned),
+        runs_command: tool == "bash",
         session_allows: (!once_only).then(|| {
             if tool == "bash" { "commands matching `make *`".to_owned() } else { format!("every {tool} call") }
         }),

@@ -7,7 +7,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use lembas_protocol::Mode;
 use lembas_protocol::Progress;
 use lembas_protocol::progress::Phase;
-use lembas_protocol::{Approval, ApprovalRequest, DoneReason, Event, FileDiff, PlanVerdict};
+use lembas_protocol::{Approval, ApprovalRequest, DoneReason, Event, FileDiff, PlanVerdict, ToolOutcome};
 use lembas_tui::{Action, App, Block, Card, Theme, block_lines, plain};
 
 fn key(code: KeyCode) -> KeyEvent {
@@ -56,6 +56,12 @@ fn a_turn_flows_into_blocks_and_the_progress_line() {
         result_id: Some("#0002".into()),
         text: "[#0002 src/a.rs sha 1]\n@@ -1 +1 @@\n-a - b\n+a + b".into(),
         is_error: false,
+        outcome: ToolOutcome {
+            summary: "1 line added, 1 removed".into(),
+            body: "@@ -1 +1 @@\n-a - b\n+a + b".into(),
+            show_body: true,
+            went_wrong: false,
+        },
         diffs: vec![FileDiff { path: "/p/src/a.rs".into(), old: Some("a - b".into()), new: Some("a + b".into()) }],
     });
     app.apply(&Event::Usage { input: 16_000, output: 20, cached: Some(15_000) });
@@ -132,6 +138,7 @@ fn an_approval_card_is_answered_by_a_key() {
         call_id: "c".into(),
         tool: "bash".into(),
         title: "make".into(),
+        runs_command: true,
         reaches: vec![],
         agent: Some("run the tests".into()),
         once_only: false,
@@ -389,6 +396,12 @@ fn long_output_folds_and_ctrl_o_shows_it_whole() {
         result_id: Some("#0001".into()),
         text: format!("[#0001]\n{}", output.join("\n")),
         is_error: false,
+        outcome: ToolOutcome {
+            summary: "done, 20 lines of output".into(),
+            body: output.join("\n"),
+            show_body: true,
+            went_wrong: false,
+        },
         diffs: vec![],
     });
     let block = lines(app.finished.last().unwrap());
@@ -517,6 +530,7 @@ fn what_the_session_asks_comes_as_events_one_card_at_a_time() {
         call_id: title.into(),
         tool: "bash".into(),
         title: title.into(),
+        runs_command: true,
         reaches: vec![],
         agent: Some("fix a".into()),
         once_only: false,

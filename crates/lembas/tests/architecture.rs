@@ -246,3 +246,111 @@ fn a_long_function_is_found_and_a_short_one_is_not() {
     let found: Vec<String> = long_functions(&text, 120).into_iter().map(|(name, _)| name).collect();
     assert_eq!(found, ["long", "inner"]);
 }
+
+/// Where a tool's name may decide what happens, each with why: the registry of handlers, the
+/// handlers it names, and the one place that reads the spec's blocks, some of whose names
+/// (`read`, `edit`, `task`) are also tools'.
+const TOOL_HANDLERS: &[(&str, &str)] = &[
+    ("crates/lembas-core/src/handlers/", "the registry of tool handlers"),
+    ("crates/lembas-tools/src/handlers.rs", "the tools on files, one static each"),
+    ("crates/lembas-protocol/src/tools.rs", "a call's kind, from its definition's block"),
+];
+
+/// The crates that run calls, or draw them. (The permission rules' grammar names tools as the
+/// spec writes rules — `Bash(git *)` — and stays with the pure crates.)
+const RUN_OR_DRAW_CALLS: &[&str] = &[
+    "lembas",
+    "lembas-acp",
+    "lembas-client",
+    "lembas-core",
+    "lembas-protocol",
+    "lembas-team",
+    "lembas-tools",
+    "lembas-tui",
+];
+
+/// Every tool the spec defines, by name.
+fn tool_names() -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(workspace().join("spec/tools"))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter_map(|e| e.file_name().to_str()?.strip_suffix(".json").map(str::to_owned))
+        .collect();
+    names.sort();
+    names
+}
+
+/// The lines of `text`, before its tests, where one of `names` decides something: a match arm or
+/// an alternative of one, a tuple pattern, or a comparison.
+fn decided_by_a_tool_name(text: &str, names: &[String]) -> Vec<String> {
+    let code = text.split("#[cfg(test)]").next().unwrap_or(text);
+    let mut found = Vec::new();
+    for line in code.lines().map(str::trim).filter(|l| !l.starts_with("//")) {
+        for name in names {
+            let quoted = format!("\"{name}\"");
+            for (at, _) in line.match_indices(&quoted) {
+                let before = line[..at].trim_end();
+                let after = line[at + quoted.len()..].trim_start();
+                let alternative = |s: &str| s.starts_with('|') && !s.starts_with("||");
+                let decides = after.starts_with("=>")
+                    || after.starts_with("==")
+                    || after.starts_with("!=")
+                    || before.ends_with("==")
+                    || before.ends_with("!=")
+                    || (after.starts_with("if ") && after.contains("=>"))
+                    || alternative(after)
+                    || (before.ends_with('|') && !before.ends_with("||"))
+                    || (before.ends_with('(') && after.starts_with(',') && after.contains(") =>"));
+                if decides {
+                    found.push(line.to_owned());
+                }
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn no_tool_name_decides_anything_outside_its_handler() {
+    let names = tool_names();
+    assert!(names.len() > 30, "spec/tools was not read: {names:?}");
+    let mut found = Vec::new();
+    for krate in RUN_OR_DRAW_CALLS {
+        for file in sources(&workspace().join("crates").join(krate).join("src")) {
+            let relative = file.strip_prefix(workspace()).unwrap().to_string_lossy().into_owned();
+            if TOOL_HANDLERS.iter().any(|(place, _)| relative.starts_with(place)) {
+                continue;
+            }
+            let text = std::fs::read_to_string(&file).unwrap();
+            found.extend(decided_by_a_tool_name(&text, &names).into_iter().map(|l| format!("{relative}: {l}")));
+        }
+    }
+    assert!(found.is_empty(), "a tool's name decides this outside its handler (give the handler the say): {found:#?}");
+}
+
+#[test]
+fn a_decision_by_a_tool_name_is_found_and_a_mention_is_not() {
+    let names = vec!["bash".to_owned(), "read".to_owned(), "apply_patch".to_owned()];
+    let decides = [
+        r#""bash" => run(),"#,
+        r#"if name == "bash" {"#,
+        r#"matches!(name, "read" | "edit")"#,
+        r#"| "read" => x,"#,
+        r#"("apply_patch", _) => "patch","#,
+        r#""read" if fresh => y,"#,
+        r#"tools.retain(|t| t.name != "bash");"#,
+    ];
+    for line in decides {
+        assert_eq!(decided_by_a_tool_name(line, &names).len(), 1, "{line}");
+    }
+    let mentions = [
+        r#"let tool = handler("bash");"#,
+        r#"Kind::Report => ("read", vec![]),"#,
+        r#"NewResult { tool: "read".into() }"#,
+        r#"if a || "bash".is_empty() {}"#,
+        "#[cfg(test)]\nfn t() { assert!(name == \"bash\") }",
+    ];
+    for line in mentions {
+        assert!(decided_by_a_tool_name(line, &names).is_empty(), "{line}");
+    }
+}

@@ -13,7 +13,7 @@
 
 mod keep;
 mod member;
-mod tools;
+pub(crate) mod tools;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

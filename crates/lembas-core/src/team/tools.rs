@@ -3,6 +3,8 @@
 
 use std::sync::Arc;
 
+use futures::FutureExt;
+use futures::future::BoxFuture;
 use lembas_permissions::delegation::team_text;
 use lembas_spec::{Mode, RiskClass};
 use lembas_team::{AddArgs, AssignArgs, Delivery, LEAD, Team};
@@ -48,106 +50,167 @@ pub(crate) fn main_only(name: &str) -> bool {
     lembas_spec::loop_spec().other["team"]["main_only"]["tools"]
         .as_array()
         .is_some_and(|t| t.iter().any(|n| n.as_str() == Some(name)))
-        || lembas_spec::tool(name).is_some_and(|d| d.name == "task")
+        || matches!(crate::handlers::handler(name).runs, crate::handlers::Runs::Task)
+}
+
+/// A team tool's call, answered by `work` with the caller's seat — or refused while there is
+/// no team. None of the team's tools waits on anything: each is answered at once.
+fn seated<'a>(
+    session: &'a mut Session,
+    work: impl FnOnce(&mut Session, &Seat, u64) -> ToolOutput,
+) -> BoxFuture<'a, ToolOutput> {
+    let answered = match session.team.clone() {
+        Some(seat) if seat.hub.team().available() => work(session, &seat, now()),
+        _ => ToolOutput::Error(lembas_team::spec_text("unavailable.one_agent").to_owned()),
+    };
+    futures::future::ready(answered).boxed()
+}
+
+pub(crate) fn team_add<'a>(session: &'a mut Session, call_id: &'a str, args: &'a Value) -> BoxFuture<'a, ToolOutput> {
+    seated(session, |s, seat, _| answer(s.team_add(seat, call_id, args)))
+}
+
+pub(crate) fn team_replace<'a>(
+    session: &'a mut Session,
+    call_id: &'a str,
+    args: &'a Value,
+) -> BoxFuture<'a, ToolOutput> {
+    seated(session, |s, seat, _| answer(s.team_replace(seat, call_id, args)))
+}
+
+/// A message to others of the tree.
+pub(crate) fn team_send<'a>(session: &'a mut Session, _call_id: &'a str, args: &'a Value) -> BoxFuture<'a, ToolOutput> {
+    seated(session, |_, seat, at| send(seat, strings(args, "to"), args, at))
+}
+
+/// A message to the parent before the final reply.
+pub(crate) fn report<'a>(session: &'a mut Session, _call_id: &'a str, args: &'a Value) -> BoxFuture<'a, ToolOutput> {
+    seated(session, |_, seat, at| send(seat, vec![lembas_team::spec_text("names.parent").to_owned()], args, at))
+}
+
+fn send(seat: &Seat, to: Vec<String>, args: &Value, at: u64) -> ToolOutput {
+    let sent = {
+        let mut team = seat.hub.team();
+        team.send(&seat.me, &to, field(args, "message").unwrap_or_default(), at).map(|d| (d, team.sent_text()))
+    };
+    posted(&seat.hub, sent)
+}
+
+pub(crate) fn team_read<'a>(session: &'a mut Session, _call_id: &'a str, args: &'a Value) -> BoxFuture<'a, ToolOutput> {
+    seated(session, |s, seat, at| {
+        let since = args.get("since").and_then(Value::as_u64).unwrap_or(0);
+        let names = s.model_names();
+        ToolOutput::Text(seat.hub.team().read(&seat.me, since, at, &|id| names(id)))
+    })
+}
+
+pub(crate) fn team_whoami<'a>(
+    session: &'a mut Session,
+    _call_id: &'a str,
+    _args: &'a Value,
+) -> BoxFuture<'a, ToolOutput> {
+    seated(session, |s, seat, _| {
+        seat.hub.team().set_context(&seat.me, s.state.last_input, s.window());
+        ToolOutput::Text(seat.hub.team().whoami(&seat.me, s.cfg.model.display_name()))
+    })
+}
+
+pub(crate) fn team_stop<'a>(session: &'a mut Session, _call_id: &'a str, args: &'a Value) -> BoxFuture<'a, ToolOutput> {
+    seated(session, |_, seat, at| {
+        let stopped = seat.hub.team().stop(&seat.me, field(args, "name").unwrap_or_default(), at);
+        match stopped {
+            Ok((ids, text)) => {
+                seat.hub.halt(&ids);
+                seat.hub.schedule();
+                ToolOutput::Text(text)
+            }
+            Err(e) => ToolOutput::Error(e),
+        }
+    })
+}
+
+pub(crate) fn team_finish<'a>(
+    session: &'a mut Session,
+    _call_id: &'a str,
+    args: &'a Value,
+) -> BoxFuture<'a, ToolOutput> {
+    seated(session, |_, seat, at| {
+        let finished = seat.hub.team().finish(&seat.me, field(args, "report").unwrap_or_default(), at);
+        if finished.is_ok() {
+            // Its turn stops after this call.
+            seat.hub.finish_turn(&seat.me);
+        }
+        posted(&seat.hub, finished)
+    })
+}
+
+pub(crate) fn team_findings<'a>(
+    session: &'a mut Session,
+    _call_id: &'a str,
+    args: &'a Value,
+) -> BoxFuture<'a, ToolOutput> {
+    seated(session, |_, seat, _| match field(args, "action") {
+        Some("write") => answer(seat.hub.team().write_finding(&seat.me, field(args, "text").unwrap_or_default())),
+        Some("read") => answer(seat.hub.team().read_findings(&seat.me, field(args, "of"))),
+        _ => ToolOutput::Error("`action` is write or read.".into()),
+    })
+}
+
+pub(crate) fn team_assign<'a>(
+    session: &'a mut Session,
+    _call_id: &'a str,
+    args: &'a Value,
+) -> BoxFuture<'a, ToolOutput> {
+    seated(session, |_, seat, at| {
+        let parsed = mode(args, "mode").map(|mode| AssignArgs {
+            name: field(args, "name").unwrap_or_default().into(),
+            task: field(args, "task").unwrap_or_default().into(),
+            role: field(args, "role").map(str::to_owned),
+            parent: field(args, "parent").map(str::to_owned),
+            mode,
+        });
+        let assigned = parsed.and_then(|a| {
+            let said = Team::assigned_text(&a.name);
+            seat.hub.team().assign(&seat.me, a, at).map(|d| (d, said))
+        });
+        posted(&seat.hub, assigned)
+    })
+}
+
+pub(crate) fn team_request<'a>(
+    session: &'a mut Session,
+    _call_id: &'a str,
+    args: &'a Value,
+) -> BoxFuture<'a, ToolOutput> {
+    seated(session, |_, seat, at| {
+        let tool = field(args, "tool").unwrap_or_default().trim();
+        let risk = lembas_spec::tool(tool).map_or(RiskClass::Execute, |d| d.risk);
+        let asked = seat.hub.team().request(
+            &seat.me,
+            tool,
+            field(args, "pattern").unwrap_or_default(),
+            field(args, "why").unwrap_or_default(),
+            risk,
+            at,
+        );
+        posted(&seat.hub, asked)
+    })
+}
+
+pub(crate) fn team_decide<'a>(
+    session: &'a mut Session,
+    _call_id: &'a str,
+    args: &'a Value,
+) -> BoxFuture<'a, ToolOutput> {
+    seated(session, |_, seat, at| {
+        let allow = args.get("allow").and_then(Value::as_bool).unwrap_or(false);
+        let decided =
+            seat.hub.team().decide(&seat.me, field(args, "id").unwrap_or_default(), allow, field(args, "note"), at);
+        posted(&seat.hub, decided)
+    })
 }
 
 impl Session {
-    /// A team tool's call, answered.
-    pub(crate) async fn team_tool(&mut self, call_id: &str, name: &str, args: &Value) -> ToolOutput {
-        let Some(seat) = self.team.clone() else {
-            return ToolOutput::Error(lembas_team::spec_text("unavailable.one_agent").to_owned());
-        };
-        if !seat.hub.team().available() {
-            return ToolOutput::Error(lembas_team::spec_text("unavailable.one_agent").to_owned());
-        }
-        let me = seat.me.as_str();
-        let hub = &seat.hub;
-        let at = now();
-        match name {
-            "team_add" => answer(self.team_add(&seat, call_id, args)),
-            // `report`: a message to the parent before the final reply.
-            "team_send" | "report" => {
-                let to = match name {
-                    "report" => vec![lembas_team::spec_text("names.parent").to_owned()],
-                    _ => strings(args, "to"),
-                };
-                let sent = {
-                    let mut team = hub.team();
-                    team.send(me, &to, field(args, "message").unwrap_or_default(), at).map(|d| (d, team.sent_text()))
-                };
-                posted(hub, sent)
-            }
-            "team_read" => {
-                let since = args.get("since").and_then(Value::as_u64).unwrap_or(0);
-                let names = self.model_names();
-                ToolOutput::Text(hub.team().read(me, since, at, &|id| names(id)))
-            }
-            "team_whoami" => {
-                hub.team().set_context(me, self.state.last_input, self.window());
-                ToolOutput::Text(hub.team().whoami(me, self.cfg.model.display_name()))
-            }
-            "team_stop" => {
-                let stopped = hub.team().stop(me, field(args, "name").unwrap_or_default(), at);
-                match stopped {
-                    Ok((ids, text)) => {
-                        hub.halt(&ids);
-                        hub.schedule();
-                        ToolOutput::Text(text)
-                    }
-                    Err(e) => ToolOutput::Error(e),
-                }
-            }
-            "team_finish" => {
-                let finished = hub.team().finish(me, field(args, "report").unwrap_or_default(), at);
-                if finished.is_ok() {
-                    // Its turn stops after this call.
-                    hub.finish_turn(me);
-                }
-                posted(hub, finished)
-            }
-            "team_findings" => match field(args, "action") {
-                Some("write") => answer(hub.team().write_finding(me, field(args, "text").unwrap_or_default())),
-                Some("read") => answer(hub.team().read_findings(me, field(args, "of"))),
-                _ => ToolOutput::Error("`action` is write or read.".into()),
-            },
-            "team_assign" => {
-                let parsed = mode(args, "mode").map(|mode| AssignArgs {
-                    name: field(args, "name").unwrap_or_default().into(),
-                    task: field(args, "task").unwrap_or_default().into(),
-                    role: field(args, "role").map(str::to_owned),
-                    parent: field(args, "parent").map(str::to_owned),
-                    mode,
-                });
-                let assigned = parsed.and_then(|a| {
-                    let said = Team::assigned_text(&a.name);
-                    hub.team().assign(me, a, at).map(|d| (d, said))
-                });
-                posted(hub, assigned)
-            }
-            "team_replace" => answer(self.team_replace(&seat, call_id, args)),
-            "team_request" => {
-                let tool = field(args, "tool").unwrap_or_default().trim();
-                let risk = lembas_spec::tool(tool).map_or(RiskClass::Execute, |d| d.risk);
-                let asked = hub.team().request(
-                    me,
-                    tool,
-                    field(args, "pattern").unwrap_or_default(),
-                    field(args, "why").unwrap_or_default(),
-                    risk,
-                    at,
-                );
-                posted(hub, asked)
-            }
-            "team_decide" => {
-                let allow = args.get("allow").and_then(Value::as_bool).unwrap_or(false);
-                let decided =
-                    hub.team().decide(me, field(args, "id").unwrap_or_default(), allow, field(args, "note"), at);
-                posted(hub, decided)
-            }
-            other => ToolOutput::Error(format!("There is no team tool called {other}.")),
-        }
-    }
-
     /// The person changed the team's size setting: said to the main agent on its next message;
     /// nobody is stopped by a lower Max.
     pub fn set_agents(&mut self, min: u32, max: u32) -> Result<(), String> {
@@ -239,21 +302,20 @@ impl Session {
     /// alone allow in manual mode (reading, for review).
     pub(crate) fn manager_refusal(&self, def: &lembas_spec::ToolDef, args: &Value) -> Option<String> {
         let seat = self.team.as_ref()?;
-        if !matches!(def.risk, RiskClass::Write | RiskClass::Execute) || def.name == "job_stop" {
+        let kept = lembas_spec::loop_spec().other["team"]["work"]["kept"]
+            .as_array()
+            .is_some_and(|k| k.iter().any(|n| n.as_str() == Some(def.name.as_str())));
+        if !matches!(def.risk, RiskClass::Write | RiskClass::Execute) || kept {
             return None;
         }
         if !seat.hub.team().is_manager(&seat.me) {
             return None;
         }
-        if def.name == "bash" {
+        if let Some(command) = crate::handlers::handler(&def.name).command(args) {
             let defaults = lembas_permissions::Judge::with_defaults(self.judge.ctx.clone());
             let paths: Vec<std::path::PathBuf> = Vec::new();
-            let call = lembas_permissions::Call {
-                tool: "bash",
-                risk: def.risk,
-                command: field(args, "command"),
-                paths: &paths,
-            };
+            let call =
+                lembas_permissions::Call { tool: &def.name, risk: def.risk, command: Some(command), paths: &paths };
             let cwd = self.ws.real_path(&self.ws.resolve(field(args, "cwd").unwrap_or(".")));
             let real = |p: &std::path::Path| self.ws.real_path(p);
             if defaults.evaluate(Mode::Manual, &call, &cwd, &real) == lembas_permissions::Decision::Allow {

@@ -1,9 +1,9 @@
 //! What the engine's events do to the UI's state: blocks streamed and settled, tool calls run and
 //! ended, cards asked, turns ended, sessions announced.
 
-use lembas_protocol::{DoneReason, Event, Mode};
+use lembas_protocol::{DoneReason, Event, Mode, ToolOutcome};
 
-use super::{App, Block, Card, ToolState, is_change};
+use super::{App, Block, Card, ToolState};
 
 impl App {
     fn flush_live(&mut self) {
@@ -62,12 +62,9 @@ impl App {
                     self.live = Some(Block::Thinking(delta.clone()));
                 }
             },
-            Event::ToolStart { call_id, tool, title, args, .. } => self.tool_started(call_id, tool, title, args),
-            Event::ToolEnd { call_id, text, .. } | Event::ToolDenied { call_id, reason: text, .. } => {
-                // A refused call failed; an ended one says whether it did.
-                let failed = !matches!(event, Event::ToolEnd { is_error: false, .. });
-                self.tool_ended(call_id, text, failed);
-            }
+            Event::ToolStart { call_id, tool, title, .. } => self.tool_started(call_id, tool, title),
+            Event::ToolEnd { call_id, outcome, .. } => self.tool_ended(call_id, outcome),
+            Event::ToolDenied { call_id, reason, .. } => self.tool_ended(call_id, &refused(reason)),
             Event::Usage { input, output, cached } => {
                 self.context.0 = *input;
                 self.turn_tokens += input + output;
@@ -160,7 +157,7 @@ impl App {
     }
 
     /// A call started: a running block under the turn.
-    fn tool_started(&mut self, call_id: &str, tool: &str, title: &str, args: &serde_json::Value) {
+    fn tool_started(&mut self, call_id: &str, tool: &str, title: &str) {
         self.flush_live();
         // A command the person runs themselves is not a turn: words sent meanwhile are a
         // prompt of their own, and Esc stops the command.
@@ -170,7 +167,7 @@ impl App {
         self.running.push(Block::Tool {
             call_id: call_id.to_owned(),
             tool: tool.to_owned(),
-            title: crate::tools::title(tool, title, args),
+            title: title.to_owned(),
             state: ToolState::Running,
             summary: String::new(),
             shown: String::new(),
@@ -180,22 +177,21 @@ impl App {
 
     /// A call ended (or was refused): its block is finished with its summary, and a change's
     /// diff or a command's output.
-    fn tool_ended(&mut self, call_id: &str, text: &str, failed: bool) {
+    fn tool_ended(&mut self, call_id: &str, outcome: &ToolOutcome) {
         if call_id.starts_with("person-") {
             self.shell_running = false;
         }
         let position = self.running.iter().position(|b| matches!(b, Block::Tool { call_id: id, .. } if id == call_id));
         let Some(position) = position else { return };
         let mut block = self.running.remove(position);
-        if let Block::Tool { tool, state, summary, shown, body, .. } = &mut block {
-            *summary = crate::tools::summary(tool, text, failed);
-            let ran_badly = failed || crate::tools::summary_fails(tool, summary);
-            *state = if ran_badly { ToolState::Failed } else { ToolState::Done };
-            *body = crate::tools::body(text).to_owned();
+        if let Block::Tool { state, summary, shown, body, .. } = &mut block {
+            summary.clone_from(&outcome.summary);
+            *state = if outcome.went_wrong { ToolState::Failed } else { ToolState::Done };
+            body.clone_from(&outcome.body);
             // A change shows its diff and a command its output, folded past a dozen lines;
             // anything else its summary alone.
-            if !failed && (is_change(tool) || tool == "bash") {
-                *shown = fold(&without_ending(tool, text));
+            if outcome.show_body {
+                *shown = fold(&outcome.body);
             }
         }
         self.finished.push(block);
@@ -401,24 +397,21 @@ pub(crate) fn plan_update(before: Option<&str>, now: &str) -> String {
 /// Lines of a diff or a command's output shown before the rest folds.
 const SHOWN_LINES: usize = 12;
 
-/// A command's output without the line saying how it ended (`(exit code 4)`, `(no output)`),
-/// which the block's summary already says.
-fn without_ending(tool: &str, text: &str) -> String {
-    if tool != "bash" {
-        return text.to_owned();
+/// What a refused call says: its reason, the first line of it as the summary.
+fn refused(reason: &str) -> ToolOutcome {
+    let line = reason.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    let mut summary: String = line.chars().take(100).collect();
+    if line.chars().count() > 100 {
+        summary.push('…');
     }
-    let mut lines: Vec<&str> = text.lines().collect();
-    if lines.last().is_some_and(|l| (l.starts_with("(exit code ") || *l == "(no output)") && l.ends_with(')')) {
-        lines.pop();
-    }
-    lines.join("\n")
+    ToolOutcome { summary, went_wrong: true, body: reason.to_owned(), show_body: false }
 }
 
-/// A diff or a command's output (without its bracket), its first lines, and a line saying how
+/// A diff or a command's output, its first lines, and a line saying how
 /// many more there are (the transcript view, Ctrl-O, shows them). One line more is shown rather
 /// than folded.
 fn fold(text: &str) -> String {
-    let lines: Vec<&str> = crate::tools::body(text).lines().collect();
+    let lines: Vec<&str> = text.lines().collect();
     let keep = if lines.len() == SHOWN_LINES + 1 { lines.len() } else { SHOWN_LINES };
     let mut shown: Vec<String> = lines.iter().take(keep).map(|l| (*l).to_owned()).collect();
     if lines.len() > keep {
@@ -432,10 +425,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_commands_block_says_its_ending_once_and_folds_no_single_line() {
-        assert_eq!(without_ending("bash", "[#0001]\nbuilt\n(exit code 4)"), "[#0001]\nbuilt");
-        assert_eq!(without_ending("bash", "[#0001]\n(no output)"), "[#0001]");
-        assert_eq!(without_ending("read", "[#0001]\n(no output)"), "[#0001]\n(no output)");
+    fn a_long_body_folds_but_never_a_single_line() {
         let thirteen: String = (1..=13).map(|i| format!("line {i}\n")).collect();
         assert!(!fold(&thirteen).contains("more line"), "{}", fold(&thirteen));
         let twenty: String = (1..=20).map(|i| format!("line {i}\n")).collect();
