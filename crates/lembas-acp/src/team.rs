@@ -24,10 +24,13 @@ pub(crate) fn answer(server: &Server, method: &str, params: &Value) -> Result<Va
             let since = params["since"].as_u64().unwrap_or(0);
             Ok(json!({
                 "tree": team.and_then(|t| t.tree()),
-                "room": team.map_or_else(|| json!([]), |t| t.room(since)),
+                "room": team.map(|t| t.room(since)).unwrap_or_default(),
             }))
         }
-        "_lembas/team/findings" => team.and_then(|t| t.findings(id)).ok_or_else(no_subagent),
+        "_lembas/team/findings" => {
+            let findings = team.and_then(|t| t.findings(id)).ok_or_else(no_subagent)?;
+            Ok(json!(findings))
+        }
         "_lembas/team/transcript" => {
             let (stored, state) = team.and_then(|t| t.transcript_of(id)).ok_or_else(no_subagent)?;
             let events = server.host.transcript(&stored).map_err(|e| invalid(&e.to_string()))?;

@@ -2,6 +2,7 @@
 //! LLeMbas chat's model, mode and servers; the link next): what it asks for, what it gets back,
 //! and the host it asks. The engine fills in the rest from the person's set-up.
 
+use lembas_protocol::team::{AgentState, Findings, RoomMessage, TeamTree};
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
@@ -55,13 +56,13 @@ pub struct OpenRequest {
 /// What a client reads of a session's team (`acp.md`, capability `tree`), and the person's stop.
 pub trait TeamReads: Send + Sync {
     /// The tree (`subagents.md` §12's data); `None` while it has no subagent.
-    fn tree(&self) -> Option<Value>;
+    fn tree(&self) -> Option<TeamTree>;
     /// The room's messages numbered above `since`.
-    fn room(&self, since: u64) -> Value;
+    fn room(&self, since: u64) -> Vec<RoomMessage>;
     /// A subagent's findings, by id.
-    fn findings(&self, id: &str) -> Option<Value>;
+    fn findings(&self, id: &str) -> Option<Findings>;
     /// A subagent's stored session and its state, by id.
-    fn transcript_of(&self, id: &str) -> Option<(String, Value)>;
+    fn transcript_of(&self, id: &str) -> Option<(String, AgentState)>;
     /// Stops a subagent and its subtree, by id: the ids stopped.
     fn stop(&self, id: &str) -> Result<Vec<String>, String>;
 }
@@ -94,7 +95,7 @@ pub trait Host: Sessions {
     /// Whether another lembas (a terminal, another editor) holds the session open now.
     fn held_elsewhere(&self, id: &str) -> bool;
     /// The team tree a stored session kept (`None`: it had no subagent).
-    fn kept_tree(&self, id: &str) -> Result<Option<Value>, Failure>;
+    fn kept_tree(&self, id: &str) -> Result<Option<TeamTree>, Failure>;
     /// Ends what the sessions opened here started besides themselves (their MCP servers), once
     /// the front end is done.
     fn shut_down(&self) -> Pin<Box<dyn Future<Output = ()> + Send + '_>>;

@@ -154,7 +154,7 @@ impl Host {
 
     /// The team tree a stored session kept (`None`: it had no subagent), as its `team` event
     /// last drew it — for a client asking after a session that is not open here.
-    pub fn kept_tree(&self, id: &str) -> Result<Option<serde_json::Value>, EngineError> {
+    pub fn kept_tree(&self, id: &str) -> Result<Option<lembas_team::TeamTree>, EngineError> {
         Ok(self.store.team(id)?.as_deref().and_then(crate::team::kept_tree))
     }
 
@@ -329,7 +329,7 @@ fn report_team(team: Option<&crate::TeamView>, events: &EventSink, asked: &Submi
     if let Some(tree) = team.and_then(crate::TeamView::tree) {
         let _ = events.answer(asked, Event::Team { tree });
     }
-    let messages = team.map_or(serde_json::Value::Null, |t| t.room(0));
+    let messages = team.map(|t| t.room(0));
     let _ = events.answer(asked, Event::Room { messages });
 }
 

@@ -140,7 +140,7 @@ impl lembas_client::Host for Opener {
         self.host.held_elsewhere(id)
     }
 
-    fn kept_tree(&self, id: &str) -> Result<Option<serde_json::Value>, Failure> {
+    fn kept_tree(&self, id: &str) -> Result<Option<lembas_protocol::team::TeamTree>, Failure> {
         Ok(self.host.kept_tree(id)?)
     }
 

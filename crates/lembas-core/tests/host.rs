@@ -1,5 +1,6 @@
 //! The session host: commands in, events out, the same rules whichever front end sends them.
 
+use lembas_protocol::team::AgentState;
 use std::time::Duration;
 
 use lembas_core::{Answer, Approval, Ask, Command, DoneReason, Event, Host, OpenSession, Opened, SessionConfig, Start};
@@ -339,14 +340,14 @@ async fn a_subagent_the_person_stops_stops_at_once_while_the_main_agent_works() 
     until(&mut events, |e| matches!(e, Event::Step { n: 2 })).await;
     handle.send(Command::StopSubagent { name: "w".into() });
     let team = host.team(handle.id()).expect("a team is offered").clone();
-    let state = || team.tree().and_then(|t| t["ended"].as_array().and_then(|e| e.first().map(|a| a["state"].clone())));
+    let state = || team.tree().and_then(|t| t.ended.first().map(|a| a.state));
     for _ in 0..20 {
         if state().is_some() {
             break;
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    assert_eq!(state(), Some(json!("stopped")), "stopped while the main agent's step still ran");
+    assert_eq!(state(), Some(AgentState::Stopped), "stopped while the main agent's step still ran");
     let seen = until(&mut events, |e| matches!(e, Event::Done { .. })).await;
     assert!(matches!(seen.last(), Some(Event::Done { reason: DoneReason::Answered, .. })));
 }
@@ -378,10 +379,9 @@ async fn a_main_agent_moved_to_another_model_takes_that_models_slots() {
     let seen = until(&mut events, |e| matches!(e, Event::Done { .. })).await;
     assert!(!seen.iter().any(|e| matches!(e, Event::Phase { .. }) && format!("{e:?}").contains("WaitingForModel")));
     let tree = host.team(handle.id()).expect("a team").tree().expect("a tree");
-    assert_eq!(tree["agents"][0]["model"], "big-model");
-    let states: Vec<&str> =
-        tree["agents"].as_array().unwrap()[1..].iter().map(|a| a["state"].as_str().unwrap()).collect();
-    assert_eq!(states, ["working", "working"], "the main agent's turn ended before either subagent's");
+    assert_eq!(tree.agents[0].model, "big-model");
+    let states: Vec<AgentState> = tree.agents[1..].iter().map(|a| a.state).collect();
+    assert_eq!(states, [AgentState::Working; 2], "the main agent's turn ended before either subagent's");
 }
 
 #[tokio::test]
@@ -422,8 +422,8 @@ async fn a_session_closed_while_its_subagent_works_reopens_at_once_with_its_team
     let seen = until(&mut events, |e| matches!(e, Event::Done { .. })).await;
     assert!(!seen.iter().any(|e| matches!(e, Event::Notice { message } if message.contains("could not be reopened"))));
     let tree = host.team(handle.id()).expect("a team").tree().expect("its tree, kept");
-    assert_eq!(tree["agents"][1]["name"], "w", "{tree}");
-    assert_eq!(tree["agents"][1]["state"], "finished", "it went on, and its report woke the main agent");
+    assert_eq!(tree.agents[1].name, "w", "{tree:?}");
+    assert_eq!(tree.agents[1].state, AgentState::Finished, "it went on, and its report woke the main agent");
 }
 
 #[tokio::test]

@@ -157,12 +157,12 @@ pub enum Event {
     },
     /// The team tree as it stands now (`subagents.md` §12's data), sent when it changes.
     Team {
-        tree: serde_json::Value,
+        tree: crate::team::TeamTree,
     },
     /// The team's room as it stands, every message oldest first (asked for with `report_team`;
-    /// `null`: the session has no team).
+    /// `None`: the session has no team).
     Room {
-        messages: serde_json::Value,
+        messages: Option<Vec<crate::team::RoomMessage>>,
     },
     /// How many background jobs run now (sent when the number changes).
     Jobs {

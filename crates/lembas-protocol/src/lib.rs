@@ -9,6 +9,7 @@ mod event;
 mod plan;
 mod stored;
 mod submission;
+pub mod team;
 pub mod tools;
 mod usage;
 

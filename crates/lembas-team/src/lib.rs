@@ -11,16 +11,17 @@ mod ops;
 mod render;
 mod room;
 mod tree;
+mod view;
 
 use std::collections::BTreeMap;
 
 use lembas_spec::{Mode, loop_spec};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 pub use lembas_permissions::delegation::team_text as text;
 pub use ops::{AddArgs, Added, AssignArgs, Replaced};
 pub use room::{Delivery, Kind, Message, names_of};
+pub use view::{AgentContext, Finding, Findings, RoomMessage, TeamAgent, TeamTree};
 
 /// The main agent's name and id.
 pub const LEAD: &str = "lead";
@@ -137,7 +138,7 @@ pub struct Agent {
     /// Its progress as its session last said it (`progress.md` §1), while a turn runs: of this
     /// process only, never kept.
     #[serde(skip)]
-    pub progress: Option<Value>,
+    pub progress: Option<lembas_progress::Progress>,
 }
 
 impl Agent {
@@ -359,7 +360,7 @@ impl Team {
     }
 
     /// Its progress now (`None`: nothing runs).
-    pub fn set_progress(&mut self, id: &str, progress: Option<Value>) {
+    pub fn set_progress(&mut self, id: &str, progress: Option<lembas_progress::Progress>) {
         if let Some(agent) = self.agent_mut(id) {
             agent.progress = progress;
         }
@@ -372,43 +373,71 @@ impl Team {
         }
     }
 
-    /// The tree as clients draw it (`subagents.md` §12), without progress (the engine's).
-    pub fn data(&self) -> Value {
-        let row = |a: &Agent| {
-            let mut row = serde_json::json!({
-                "id": a.id, "name": a.name, "position": a.role, "parent": a.parent, "state": a.state,
-                "model": a.model, "mode": a.mode, "request": a.request, "manager": self.is_manager(&a.id),
-                "context": { "used": a.context.0, "window": a.context.1 },
-                "findings": a.findings.len(),
-                "progress": self.progress_of(a),
-                // Beside the spec's fields: what a front end shows without asking again.
-                "found": a.findings,
-                "session": a.session,
-                "messages": self.room.iter().filter(|m| m.from_id == a.id || m.recipients.contains(&a.id)).count(),
-            });
-            if a.id != LEAD {
-                row["task"] = a.task.clone().into();
-            }
-            if let Some(at) = a.ended_at {
-                row["ended"] = at.into();
-            }
-            row
+    /// The tree as clients draw it (`subagents.md` §12).
+    pub fn data(&self) -> TeamTree {
+        let row = |a: &Agent| TeamAgent {
+            id: a.id.clone(),
+            name: a.name.clone(),
+            position: a.role.clone(),
+            parent: a.parent.clone(),
+            state: a.state,
+            model: a.model.clone(),
+            mode: a.mode,
+            request: a.request.clone(),
+            manager: self.is_manager(&a.id),
+            context: AgentContext { used: a.context.0, window: a.context.1 },
+            findings: a.findings.len(),
+            progress: self.progress_of(a),
+            found: a.findings.clone(),
+            session: a.session.clone(),
+            messages: self.room.iter().filter(|m| m.from_id == a.id || m.recipients.contains(&a.id)).count(),
+            task: (a.id != LEAD).then(|| a.task.clone()),
+            ended: a.ended_at,
         };
         let order = self.tree_order();
-        let live: Vec<Value> =
-            order.iter().filter_map(|id| self.agent(id)).filter(|a| !a.state.ended()).map(row).collect();
-        let ended: Vec<Value> = self.agents.iter().filter(|a| a.state.ended()).map(row).collect();
-        serde_json::json!({
-            "min": self.min, "max": self.max, "size": self.size(), "open_slots": self.open_slots(),
-            "agents": live, "ended": ended,
-        })
+        TeamTree {
+            min: self.min,
+            max: self.max,
+            size: self.size(),
+            open_slots: self.open_slots(),
+            agents: order.iter().filter_map(|id| self.agent(id)).filter(|a| !a.state.ended()).map(row).collect(),
+            ended: self.agents.iter().filter(|a| a.state.ended()).map(row).collect(),
+        }
+    }
+
+    /// The room's messages numbered above `since`, as the person reads them (recipients by name).
+    pub fn room_since(&self, since: u64) -> Vec<RoomMessage> {
+        let name = |id: &str| self.agent(id).map_or_else(|| id.to_owned(), |a| a.name.clone());
+        self.room
+            .iter()
+            .filter(|m| m.n > since)
+            .map(|m| RoomMessage {
+                n: m.n,
+                from: m.from.clone(),
+                to: m.to.clone(),
+                recipients: m.recipients.iter().map(|r| name(r)).collect(),
+                text: m.text.clone(),
+                time: m.at,
+                report: m.kind == Kind::Report,
+                kind: m.kind,
+            })
+            .collect()
+    }
+
+    /// A subagent's findings, by id (an ended one's too); `None` for the main agent or an id the
+    /// team does not have.
+    pub fn findings_of(&self, id: &str) -> Option<Findings> {
+        let agent = self.agent(id).filter(|a| a.id != LEAD)?;
+        let findings =
+            agent.findings.iter().enumerate().map(|(i, text)| Finding { n: i + 1, text: text.clone() }).collect();
+        Some(Findings { id: agent.id.clone(), findings })
     }
 }
 
 impl Team {
     /// What an agent's progress line says: its own phase while a turn runs, `queued` (with how
     /// many are ahead in line) while it waits for a slot, nothing otherwise.
-    fn progress_of(&self, agent: &Agent) -> Value {
+    fn progress_of(&self, agent: &Agent) -> Option<lembas_progress::Progress> {
         match agent.state {
             State::Waiting => {
                 let mine = agent.place_in_line();
@@ -417,14 +446,13 @@ impl Team {
                     .iter()
                     .filter(|a| a.state == State::Waiting && a.id != agent.id && a.place_in_line() < mine)
                     .count() as u64;
-                let queued = lembas_progress::Progress::new(
+                Some(lembas_progress::Progress::new(
                     lembas_progress::Phase::Queued { ahead: Some(ahead) },
                     agent.last_active as i64,
-                );
-                serde_json::to_value(queued).unwrap_or(Value::Null)
+                ))
             }
-            State::Working | State::Paused => agent.progress.clone().unwrap_or(Value::Null),
-            _ => Value::Null,
+            State::Working | State::Paused => agent.progress.clone(),
+            _ => None,
         }
     }
 }
@@ -457,8 +485,9 @@ mod tests {
         assert!(add(&mut team, "a").working);
         assert!(!add(&mut team, "b").working);
         assert!(!add(&mut team, "c").working);
-        team.set_progress("s1", Some(serde_json::json!({"phase": "thinking", "since": 5})));
-        let data = team.data();
+        team.set_progress("s1", Some(lembas_progress::Progress::new(lembas_progress::Phase::Thinking, 5)));
+        // As the protocol carries it.
+        let data = serde_json::to_value(team.data()).unwrap();
         let progress = |name: &str| {
             data["agents"].as_array().unwrap().iter().find(|a| a["name"] == name).unwrap()["progress"].clone()
         };
@@ -482,7 +511,7 @@ mod tests {
         assert!(team.pause("s1").is_some());
         team.turn_ended("s2", "b is done", None, 5);
         team.start_waiting();
-        team.set_progress("s3", Some(serde_json::json!({"phase": "thinking"})));
+        team.set_progress("s3", Some(lembas_progress::Progress::new(lembas_progress::Phase::Thinking, 0)));
         team.send("s3", &["lead".to_owned()], "halfway", 6).unwrap();
 
         let kept = serde_json::to_string(&team).unwrap();

@@ -160,7 +160,7 @@ pub struct App {
     /// Subagents working in the background.
     pub background_subagents: usize,
     /// The team tree as the engine last said it (`subagents.md` §12's data).
-    pub team: Option<serde_json::Value>,
+    pub team: Option<lembas_protocol::team::TeamTree>,
     /// What fills the window, by category, as the engine last measured it.
     pub shares: Vec<lembas_protocol::ContextShare>,
     /// What a small window left out of the session's offer, as the engine says it.

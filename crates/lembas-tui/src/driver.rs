@@ -82,7 +82,7 @@ impl Driver {
                 && answers(self.team_asked.as_ref())
             {
                 self.team_asked = None;
-                app.show_team((!messages.is_null()).then(|| messages.clone()));
+                app.show_team(messages.as_deref());
             }
             if let Event::Session { id, .. } = &event
                 && answers(self.replay.as_ref().map(|(asked, _)| asked))

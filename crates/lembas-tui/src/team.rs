@@ -2,41 +2,41 @@
 //! `/team size MIN MAX`, `/team stop NAME`, `/team open NAME` (its transcript, read-only, live
 //! or ended), `/team findings NAME`, and `/context NAME`.
 
-use serde_json::Value;
+use lembas_protocol::team::{AgentState, RoomMessage, TeamAgent};
 
 use crate::app::{Action, App, Block};
 
 /// How many of the room's messages `/team` shows (the latest).
 const ROOM_SHOWN: usize = 10;
 
-/// One agent's line: name (id) — position · state · model · mode · context.
-fn agent_line(agent: &Value, depth: usize) -> String {
-    let text = |k: &str| agent[k].as_str().unwrap_or_default().to_owned();
-    let (used, window) = (agent["context"]["used"].as_u64().unwrap_or(0), agent["context"]["window"].as_u64());
-    let context = match window.filter(|w| *w > 0) {
-        Some(w) => format!(" · {}% context", used * 100 / w),
-        None => String::new(),
-    };
-    let mut mode = text("mode");
-    if let Some(kinds) = agent["request"].as_array().filter(|k| !k.is_empty()) {
-        let kinds: Vec<&str> = kinds.iter().filter_map(Value::as_str).collect();
-        mode.push_str(&format!(" + {}", kinds.join(", ")));
-    }
-    let state = text("state").replace('_', " ");
-    let who = if text("id") == "lead" { "lead".to_owned() } else { format!("{} ({})", text("name"), text("id")) };
-    // What it does now: its progress line (`progress.md`), as the main agent's is drawn.
-    let doing = serde_json::from_value::<lembas_protocol::Progress>(agent["progress"].clone())
-        .map(|p| format!(" · {}", p.line(crate::now_ms())))
-        .unwrap_or_default();
-    format!("{}{who} — {} · {state} · {} · {mode}{context}{doing}", "  ".repeat(depth), text("position"), text("model"))
+/// A state as a person reads it (`out of context`).
+fn state_words(state: AgentState) -> String {
+    state.word().replace('_', " ")
 }
 
-fn depth_of(agents: &[Value], agent: &Value) -> usize {
+/// One agent's line: name (id) — position · state · model · mode · context.
+fn agent_line(agent: &TeamAgent, depth: usize) -> String {
+    let context = match agent.context.window.filter(|w| *w > 0) {
+        Some(w) => format!(" · {}% context", agent.context.used * 100 / w),
+        None => String::new(),
+    };
+    let mut mode = agent.mode.as_str().to_owned();
+    if !agent.request.is_empty() {
+        mode.push_str(&format!(" + {}", agent.request.join(", ")));
+    }
+    let state = state_words(agent.state);
+    let who = if agent.parent.is_none() { "lead".to_owned() } else { format!("{} ({})", agent.name, agent.id) };
+    // What it does now: its progress line (`progress.md`), as the main agent's is drawn.
+    let doing = agent.progress.as_ref().map(|p| format!(" · {}", p.line(crate::now_ms()))).unwrap_or_default();
+    format!("{}{who} — {} · {state} · {} · {mode}{context}{doing}", "  ".repeat(depth), agent.position, agent.model)
+}
+
+fn depth_of(agents: &[TeamAgent], agent: &TeamAgent) -> usize {
     let mut depth = 0;
-    let mut parent = agent["parent"].as_str().map(str::to_owned);
+    let mut parent = agent.parent.as_deref();
     while let Some(p) = parent {
         depth += 1;
-        parent = agents.iter().find(|a| a["id"] == p.as_str()).and_then(|a| a["parent"].as_str().map(str::to_owned));
+        parent = agents.iter().find(|a| a.id == p).and_then(|a| a.parent.as_deref());
     }
     depth
 }
@@ -48,27 +48,19 @@ impl App {
             return "No subagents in this session yet: the main agent adds them (team_add) when the work calls for it. /team size MIN MAX sets how many agents the team may have."
                 .into();
         };
-        let agents = tree["agents"].as_array().cloned().unwrap_or_default();
         let mut lines = vec![format!(
             "Team: {} of {} agents (Subagents: Min {}, Max {}; the count includes the main agent)",
-            tree["size"], tree["max"], tree["min"], tree["max"]
+            tree.size, tree.max, tree.min, tree.max
         )];
-        lines.extend(agents.iter().map(|a| agent_line(a, depth_of(&agents, a))));
-        if let Some(open) = tree["open_slots"].as_u64().filter(|n| *n > 0) {
-            lines.push(format!("{open} open slots"));
+        lines.extend(tree.agents.iter().map(|a| agent_line(a, depth_of(&tree.agents, a))));
+        if tree.open_slots > 0 {
+            lines.push(format!("{} open slots", tree.open_slots));
         }
-        let ended = tree["ended"].as_array().cloned().unwrap_or_default();
-        if !ended.is_empty() {
+        if !tree.ended.is_empty() {
             lines.push("Ended:".into());
-            for a in &ended {
-                let state = a["state"].as_str().unwrap_or_default().replace('_', " ");
-                lines.push(format!(
-                    "  {} ({}) — {} · {state} · {} findings",
-                    a["name"].as_str().unwrap_or_default(),
-                    a["id"].as_str().unwrap_or_default(),
-                    a["position"].as_str().unwrap_or_default(),
-                    a["findings"]
-                ));
+            for a in &tree.ended {
+                let state = state_words(a.state);
+                lines.push(format!("  {} ({}) — {} · {state} · {} findings", a.name, a.id, a.position, a.findings));
             }
         }
         lines.push("/team stop NAME stops one and those under it · /team size MIN MAX".into());
@@ -76,10 +68,10 @@ impl App {
     }
 
     /// The agent called `name` (the latest to hold it, ended ones included).
-    fn team_agent(&self, name: &str) -> Option<Value> {
+    fn team_agent(&self, name: &str) -> Option<TeamAgent> {
         let tree = self.team.as_ref()?;
-        let all = tree["agents"].as_array().into_iter().flatten().chain(tree["ended"].as_array().into_iter().flatten());
-        all.filter(|a| a["name"] == name || a["id"] == name).max_by_key(|a| a["id"].as_str().map(id_number)).cloned()
+        let all = tree.agents.iter().chain(&tree.ended);
+        all.filter(|a| a.name == name || a.id == name).max_by_key(|a| id_number(&a.id)).cloned()
     }
 
     /// `/context NAME`: how full a subagent's context is.
@@ -87,8 +79,8 @@ impl App {
         let Some(agent) = self.team_agent(name) else {
             return self.finished.push(Block::Error(format!("No subagent called {name}: /team shows the tree.")));
         };
-        let used = agent["context"]["used"].as_u64().unwrap_or(0);
-        let line = match agent["context"]["window"].as_u64().filter(|w| *w > 0) {
+        let used = agent.context.used;
+        let line = match agent.context.window.filter(|w| *w > 0) {
             Some(w) => format!("{name}: {used} of {w} tokens in its context ({}%).", used * 100 / w),
             None => format!("{name}: {used} tokens in its context; its model's window is not known."),
         };
@@ -97,9 +89,9 @@ impl App {
 
     /// `/team`: the tree, then the room's last messages (`room`: every message, oldest first,
     /// as the host keeps them).
-    pub fn show_team(&mut self, room: Option<Value>) {
+    pub fn show_team(&mut self, room: Option<&[RoomMessage]>) {
         let mut text = self.team_view();
-        let messages = room.as_ref().and_then(Value::as_array).cloned().unwrap_or_default();
+        let messages = room.unwrap_or_default();
         if !messages.is_empty() {
             let shown = messages.len().min(ROOM_SHOWN);
             let count = match messages.len() {
@@ -109,14 +101,9 @@ impl App {
             };
             text.push_str(&format!("\nRoom ({count}):"));
             for m in &messages[messages.len() - shown..] {
-                let first = m["text"].as_str().unwrap_or_default().lines().next().unwrap_or_default().to_owned();
-                let report = if m["kind"].as_str() == Some("report") { " (report)" } else { "" };
-                text.push_str(&format!(
-                    "\n  #{} {} → {}{report}: {first}",
-                    m["n"],
-                    m["from"].as_str().unwrap_or_default(),
-                    m["to"].as_str().unwrap_or_default()
-                ));
+                let first = m.text.lines().next().unwrap_or_default();
+                let report = if m.report { " (report)" } else { "" };
+                text.push_str(&format!("\n  #{} {} → {}{report}: {first}", m.n, m.from, m.to));
             }
         }
         self.finished.push(Block::Notice(text));
@@ -125,13 +112,13 @@ impl App {
     /// Subagents of the team working now (or waiting for a slot); the main agent aside.
     pub fn team_working(&self) -> Option<(u64, u64, usize)> {
         let tree = self.team.as_ref()?;
-        let working = tree["agents"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter(|a| a["id"] != "lead" && matches!(a["state"].as_str(), Some("working" | "waiting" | "paused")))
+        let working = tree
+            .agents
+            .iter()
+            .filter(|a| a.parent.is_some())
+            .filter(|a| matches!(a.state, AgentState::Working | AgentState::Waiting | AgentState::Paused))
             .count();
-        Some((tree["size"].as_u64().unwrap_or(1), tree["max"].as_u64().unwrap_or(1), working))
+        Some((u64::from(tree.size), u64::from(tree.max), working))
     }
 
     /// `/team`, `/team size MIN MAX`, `/team stop NAME`.
@@ -162,22 +149,14 @@ impl App {
                     return None;
                 };
                 if which == "findings" {
-                    let found: Vec<String> = agent["found"]
-                        .as_array()
-                        .into_iter()
-                        .flatten()
-                        .enumerate()
-                        .map(|(i, f)| format!("{}. {}", i + 1, f.as_str().unwrap_or_default()))
-                        .collect();
+                    let found: Vec<String> =
+                        agent.found.iter().enumerate().map(|(i, f)| format!("{}. {f}", i + 1)).collect();
                     let body = if found.is_empty() { "(no findings)".to_owned() } else { found.join("\n") };
-                    self.finished.push(Block::Notice(format!(
-                        "Findings of {name} ({}):\n{body}",
-                        agent["id"].as_str().unwrap_or_default()
-                    )));
+                    self.finished.push(Block::Notice(format!("Findings of {name} ({}):\n{body}", agent.id)));
                     return None;
                 }
-                match agent["session"].as_str() {
-                    Some(session) => Some(Action::Transcript { name: name.to_owned(), session: session.to_owned() }),
+                match agent.session {
+                    Some(session) => Some(Action::Transcript { name: name.to_owned(), session }),
                     None => {
                         self.finished.push(Block::Error(format!("{name} has no transcript yet.")));
                         None

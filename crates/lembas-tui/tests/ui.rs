@@ -568,21 +568,31 @@ fn a_turn_cancelled_before_its_first_step_keeps_its_footer() {
 #[test]
 fn team_shows_the_tree_and_the_rooms_latest_messages() {
     let mut app = App::new("m", Mode::Edit, None, 0);
-    app.team = Some(serde_json::json!({
+    // As the protocol carries them.
+    let tree = serde_json::json!({
         "min": 1, "max": 4, "size": 2, "open_slots": 0,
         "agents": [
             {"id": "lead", "name": "lead", "position": "the main agent", "parent": null, "state": "idle", "model": "m",
-             "mode": "edit", "request": [], "context": {"used": 500, "window": 1000}},
+             "mode": "edit", "request": [], "manager": true, "context": {"used": 500, "window": 1000},
+             "findings": 0, "progress": null},
             {"id": "s1", "name": "parser", "position": "reads the grammar", "parent": "lead", "state": "working",
-             "model": "m", "mode": "manual", "request": ["write"], "context": {"used": 100, "window": 1000},
+             "model": "m", "mode": "manual", "request": ["write"], "manager": false,
+             "context": {"used": 100, "window": 1000}, "findings": 0,
              "progress": {"phase": "running_tool", "tool": "read", "what": "src/parse.rs", "since": 0}}
         ],
-        "ended": [{"id": "s0", "name": "scout", "position": "looked", "parent": "lead", "state": "done", "findings": 2}]
-    }));
-    app.show_team(Some(serde_json::json!([
-        {"n": 1, "from": "lead", "to": "parser", "text": "start with the lexer\nthen the rest", "kind": "message"},
-        {"n": 2, "from": "parser", "to": "lead", "text": "done", "kind": "report"}
-    ])));
+        "ended": [{"id": "s0", "name": "scout", "position": "looked", "parent": "lead", "state": "done", "model": "m",
+                   "mode": "edit", "request": [], "manager": false, "context": {"used": 0, "window": null},
+                   "findings": 2, "progress": null}]
+    });
+    app.team = Some(serde_json::from_value(tree).unwrap());
+    let room: Vec<lembas_protocol::team::RoomMessage> = serde_json::from_value(serde_json::json!([
+        {"n": 1, "from": "lead", "to": "parser", "recipients": ["parser"], "text": "start with the lexer\nthen the rest",
+         "time": 1, "report": false, "kind": "message"},
+        {"n": 2, "from": "parser", "to": "lead", "recipients": ["lead"], "text": "done", "time": 2, "report": true,
+         "kind": "report"}
+    ]))
+    .unwrap();
+    app.show_team(Some(&room));
     let Some(Block::Notice(text)) = app.finished.last() else { panic!("a notice") };
     assert!(text.starts_with("Team: 2 of 4 agents"), "{text}");
     assert!(text.contains("lead — the main agent · idle · m · edit · 50% context"), "{text}");

@@ -77,7 +77,7 @@ impl Kept {
 
 /// The tree of a kept team as clients draw it (`subagents.md` §12), for a session not open here;
 /// `None` when it never had a subagent or cannot be read.
-pub(crate) fn kept_tree(text: &str) -> Option<serde_json::Value> {
+pub(crate) fn kept_tree(text: &str) -> Option<lembas_team::TeamTree> {
     let kept: Kept = serde_json::from_str(text).ok()?;
     (kept.team.agents().len() > 1).then(|| kept.team.data())
 }

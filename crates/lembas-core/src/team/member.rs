@@ -255,7 +255,7 @@ impl Hub {
     fn watch(self: &Arc<Self>, id: &str) -> Watch {
         let (hub, id) = (self.clone(), id.to_owned());
         Watch::Phase(Box::new(move |progress| {
-            hub.team().set_progress(&id, progress.and_then(|p| serde_json::to_value(p).ok()));
+            hub.team().set_progress(&id, progress.cloned());
             hub.draw();
         }))
     }

@@ -68,7 +68,7 @@ struct Member {
 /// What the front ends were last told of the tree.
 #[derive(Default)]
 struct Told {
-    tree: Option<serde_json::Value>,
+    tree: Option<lembas_team::TeamTree>,
     at: Option<std::time::Instant>,
     /// A later telling waits for the pace.
     pending: bool,
@@ -451,49 +451,27 @@ impl TeamView {
     }
 
     /// The tree (`subagents.md` §12's data); `None` while the session has had no subagent.
-    pub fn tree(&self) -> Option<serde_json::Value> {
+    pub fn tree(&self) -> Option<lembas_team::TeamTree> {
         let team = self.hub.team();
         (team.agents().len() > 1).then(|| team.data())
     }
 
     /// Every message of the room numbered above `since` (the person sees the whole room).
-    pub fn room(&self, since: u64) -> serde_json::Value {
-        let team = self.hub.team();
-        let name = |id: &str| team.agent(id).map_or_else(|| id.to_owned(), |a| a.name.clone());
-        let messages: Vec<serde_json::Value> = team
-            .room()
-            .iter()
-            .filter(|m| m.n > since)
-            .map(|m| {
-                serde_json::json!({
-                    "n": m.n, "from": m.from, "to": m.to,
-                    "recipients": m.recipients.iter().map(|r| name(r)).collect::<Vec<_>>(),
-                    "text": m.text, "time": m.at, "report": m.kind == lembas_team::Kind::Report, "kind": m.kind,
-                })
-            })
-            .collect();
-        serde_json::Value::Array(messages)
+    pub fn room(&self, since: u64) -> Vec<lembas_team::RoomMessage> {
+        self.hub.team().room_since(since)
     }
 
     /// A subagent's findings, by id (ended ones' too).
-    pub fn findings(&self, id: &str) -> Option<serde_json::Value> {
-        let team = self.hub.team();
-        let agent = team.agent(id).filter(|a| a.id != LEAD)?;
-        let findings: Vec<serde_json::Value> = agent
-            .findings
-            .iter()
-            .enumerate()
-            .map(|(i, text)| serde_json::json!({ "n": i + 1, "text": text }))
-            .collect();
-        Some(serde_json::json!({ "id": agent.id, "findings": findings }))
+    pub fn findings(&self, id: &str) -> Option<lembas_team::Findings> {
+        self.hub.team().findings_of(id)
     }
 
     /// The stored session a subagent's conversation is kept in, and its state (`working`,
     /// `done`, …), by id.
-    pub fn transcript_of(&self, id: &str) -> Option<(String, serde_json::Value)> {
+    pub fn transcript_of(&self, id: &str) -> Option<(String, lembas_team::State)> {
         let team = self.hub.team();
         let agent = team.agent(id).filter(|a| a.id != LEAD)?;
-        Some((agent.session.clone()?, serde_json::to_value(agent.state).unwrap_or_default()))
+        Some((agent.session.clone()?, agent.state))
     }
 
     /// The person stops a working subagent by name (its subtree with it).
@@ -529,19 +507,19 @@ impl TeamView {
 }
 
 impl lembas_client::TeamReads for TeamView {
-    fn tree(&self) -> Option<serde_json::Value> {
+    fn tree(&self) -> Option<lembas_protocol::team::TeamTree> {
         TeamView::tree(self)
     }
 
-    fn room(&self, since: u64) -> serde_json::Value {
+    fn room(&self, since: u64) -> Vec<lembas_protocol::team::RoomMessage> {
         TeamView::room(self, since)
     }
 
-    fn findings(&self, id: &str) -> Option<serde_json::Value> {
+    fn findings(&self, id: &str) -> Option<lembas_protocol::team::Findings> {
         TeamView::findings(self, id)
     }
 
-    fn transcript_of(&self, id: &str) -> Option<(String, serde_json::Value)> {
+    fn transcript_of(&self, id: &str) -> Option<(String, lembas_protocol::team::AgentState)> {
         TeamView::transcript_of(self, id)
     }
 
