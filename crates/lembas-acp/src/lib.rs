@@ -15,6 +15,7 @@ mod asks;
 mod commands;
 mod options;
 mod prompt;
+mod reads;
 mod status;
 mod team;
 mod updates;
@@ -34,7 +35,7 @@ use agent_client_protocol::v1::schema::{
     StopReason, TextContent, WriteTextFileRequest,
 };
 use agent_client_protocol::{Agent, Client, ConnectTo};
-use lembas_client::{Choices, Host, OpenRequest, OpenedSession, SessionHandle, TeamReads};
+use lembas_client::{Choices, Host, OpenRequest, OpenedSession, SessionHandle};
 use lembas_protocol::{Command, DoneReason, Event, Mode, Said, Submission, SubmissionId};
 use tokio::sync::oneshot;
 
@@ -49,8 +50,8 @@ type WaitingCommand = (commands::Awaited, oneshot::Sender<String>);
 #[derive(Clone)]
 struct Slot {
     handle: SessionHandle,
-    /// Its team, where one is offered: what a client reads of the tree and the room.
-    team: Option<Arc<dyn TeamReads>>,
+    /// What a client reads of it (the team) through the host's commands, waiting for answers.
+    reads: reads::Reads,
     prompts: Arc<Mutex<HashMap<SubmissionId, Vec<oneshot::Sender<DoneReason>>>>>,
     /// lembas commands typed as prompts, waiting for the event that ends each.
     commands: Arc<Mutex<HashMap<SubmissionId, WaitingCommand>>>,
@@ -78,6 +79,7 @@ impl Slot {
         if let Some((said, (_, reply))) = ended {
             let _ = reply.send(said);
         }
+        self.reads.said(submission, event);
         if let Event::Done { reason, .. } = event {
             for waiting in self.prompts.lock().expect("prompts").remove(submission).unwrap_or_default() {
                 let _ = waiting.send(*reason);
@@ -300,7 +302,7 @@ impl Server {
             mcp_servers: client_servers.iter().map(|s| serde_json::to_value(s).unwrap_or_default()).collect(),
             editor_files,
         };
-        let OpenedSession { opened, mode, model, models, effort, agents, team } =
+        let OpenedSession { opened, mode, model, models, effort, agents } =
             self.host.open(request).map_err(|e| e.to_string())?;
         let said = chosen(&model, mode, effort.as_deref());
         let choice = options::Choice { models, model, effort, agents };
@@ -308,7 +310,7 @@ impl Server {
         let id = opened.handle.id().to_owned();
         *files_session.lock().expect("session id") = id.clone();
         let slot = Slot {
-            team,
+            reads: reads::Reads::default(),
             handle: opened.handle,
             prompts: Arc::default(),
             commands: Arc::default(),
@@ -414,8 +416,8 @@ pub async fn serve(
         .on_receive_request(
             async move |request: agent_client_protocol::UntypedMessage, responder, _cx| {
                 let answered = match request.method.as_str() {
-                    "_lembas/session/status" => status::answer(&s8, &request.params),
-                    method => team::answer(&s8, method, &request.params),
+                    "_lembas/session/status" => status::answer(&s8, &request.params).await,
+                    method => team::answer(&s8, method, &request.params).await,
                 };
                 match answered {
                     Ok(result) => responder.respond(result),

@@ -11,7 +11,7 @@ use crate::{Server, invalid};
 /// lembas has it open (the lock on it says so), else `"none"`; its tree is the one it kept.
 /// lembas takes no turn ids (capability `turns` is not listed), so `queued` is empty and the
 /// turn fields are left out.
-pub(crate) fn answer(server: &Server, params: &Value) -> Result<Value, agent_client_protocol::Error> {
+pub(crate) async fn answer(server: &Server, params: &Value) -> Result<Value, agent_client_protocol::Error> {
     let id = params["sessionId"].as_str().ok_or_else(|| invalid("sessionId is required"))?;
     let stored = server.host.session(id).map_err(|e| invalid(&e.to_string()))?;
     let slot = server.slot(id);
@@ -22,7 +22,7 @@ pub(crate) fn answer(server: &Server, params: &Value) -> Result<Value, agent_cli
     };
     let busy = slot.as_ref().is_some_and(|s| s.busy.load(std::sync::atomic::Ordering::SeqCst));
     let tree = match &slot {
-        Some(slot) => slot.team.as_ref().and_then(|t| t.tree()),
+        Some(slot) => slot.reads.team(&slot.handle, u64::MAX).await.map_err(|e| invalid(&e))?.0,
         None if stored.is_some() => server.host.kept_tree(id).map_err(|e| invalid(&e.to_string()))?,
         None => None,
     };

@@ -2,13 +2,20 @@
 //! (`acp.md`, capability `tree`): what a client of lembas' protocol reads of a session's team,
 //! and the person's stop.
 
+use lembas_protocol::team::{TeamAgent, TeamTree};
+use lembas_protocol::{Command, Event};
 use serde_json::{Value, json};
 
 use crate::{Server, invalid};
 
 /// The answer to one of the team's methods, or the error it gets (`-32602` for an id the
-/// session does not have; method not found for another `_lembas/` method).
-pub(crate) fn answer(server: &Server, method: &str, params: &Value) -> Result<Value, agent_client_protocol::Error> {
+/// session does not have; method not found for another `_lembas/` method). Each is read through
+/// the host's commands, as every front end reads the team.
+pub(crate) async fn answer(
+    server: &Server,
+    method: &str,
+    params: &Value,
+) -> Result<Value, agent_client_protocol::Error> {
     const METHODS: [&str; 4] =
         ["_lembas/team", "_lembas/team/findings", "_lembas/team/transcript", "_lembas/team/stop"];
     if !METHODS.contains(&method) {
@@ -16,32 +23,43 @@ pub(crate) fn answer(server: &Server, method: &str, params: &Value) -> Result<Va
     }
     let session = params["sessionId"].as_str().unwrap_or_default();
     let slot = server.slot(session).ok_or_else(|| invalid("no such session"))?;
-    let team = slot.team.as_ref();
     let id = params["id"].as_str().unwrap_or_default();
     let no_subagent = || invalid(&format!("this session has no subagent {id}"));
+    let read = |e: String| invalid(&e);
     match method {
         "_lembas/team" => {
             let since = params["since"].as_u64().unwrap_or(0);
-            Ok(json!({
-                "tree": team.and_then(|t| t.tree()),
-                "room": team.map(|t| t.room(since)).unwrap_or_default(),
-            }))
+            let (tree, room) = slot.reads.team(&slot.handle, since).await.map_err(read)?;
+            Ok(json!({ "tree": tree, "room": room }))
         }
         "_lembas/team/findings" => {
-            let findings = team.and_then(|t| t.findings(id)).ok_or_else(no_subagent)?;
-            Ok(json!(findings))
+            let (tree, _) = slot.reads.team(&slot.handle, u64::MAX).await.map_err(read)?;
+            let agent = subagent(tree.as_ref(), id).ok_or_else(no_subagent)?;
+            Ok(json!(agent.numbered_findings()))
         }
         "_lembas/team/transcript" => {
-            let (stored, state) = team.and_then(|t| t.transcript_of(id)).ok_or_else(no_subagent)?;
-            let events = server.host.transcript(&stored).map_err(|e| invalid(&e.to_string()))?;
-            Ok(json!({ "id": id, "state": state, "turns": turns_of(events) }))
+            let (tree, _) = slot.reads.team(&slot.handle, u64::MAX).await.map_err(read)?;
+            let agent = subagent(tree.as_ref(), id).ok_or_else(no_subagent)?;
+            let stored = agent.session.as_deref().ok_or_else(no_subagent)?;
+            let events = server.host.transcript(stored).map_err(|e| invalid(&e.to_string()))?;
+            Ok(json!({ "id": id, "state": agent.state, "turns": turns_of(events) }))
         }
         "_lembas/team/stop" => {
-            let stopped = team.ok_or_else(no_subagent)?.stop(id).map_err(|e| invalid(&e))?;
-            Ok(json!({ "stopped": stopped }))
+            let said = slot.reads.ask(&slot.handle, Command::StopSubagent { name: id.to_owned() }).await;
+            match said.map_err(read)?.pop() {
+                Some(Event::SubagentsStopped { ids }) => Ok(json!({ "stopped": ids })),
+                Some(Event::Error { message }) => Err(invalid(&message)),
+                _ => Err(no_subagent()),
+            }
         }
         _ => Err(agent_client_protocol::Error::method_not_found()),
     }
+}
+
+/// A subagent of the tree (one that ended too) by its id; never the main agent.
+fn subagent<'a>(tree: Option<&'a TeamTree>, id: &str) -> Option<&'a TeamAgent> {
+    let tree = tree?;
+    tree.agents.iter().chain(&tree.ended).find(|a| a.id == id && a.parent.is_some())
 }
 
 /// A stored conversation as turns: each begins with the words that started it (`prompt`: the

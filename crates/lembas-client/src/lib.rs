@@ -6,7 +6,7 @@
 
 mod open;
 
-pub use open::{Choices, EditorFiles, Host, OpenRequest, OpenedSession, TeamReads};
+pub use open::{Choices, EditorFiles, Host, OpenRequest, OpenedSession};
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -2,7 +2,7 @@
 //! LLeMbas chat's model, mode and servers; the link next): what it asks for, what it gets back,
 //! and the host it asks. The engine fills in the rest from the person's set-up.
 
-use lembas_protocol::team::{AgentState, Findings, RoomMessage, TeamTree};
+use lembas_protocol::team::TeamTree;
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
@@ -53,20 +53,6 @@ pub struct OpenRequest {
     pub editor_files: Option<Arc<dyn EditorFiles>>,
 }
 
-/// What a client reads of a session's team (`acp.md`, capability `tree`), and the person's stop.
-pub trait TeamReads: Send + Sync {
-    /// The tree (`subagents.md` §12's data); `None` while it has no subagent.
-    fn tree(&self) -> Option<TeamTree>;
-    /// The room's messages numbered above `since`.
-    fn room(&self, since: u64) -> Vec<RoomMessage>;
-    /// A subagent's findings, by id.
-    fn findings(&self, id: &str) -> Option<Findings>;
-    /// A subagent's stored session and its state, by id.
-    fn transcript_of(&self, id: &str) -> Option<(String, AgentState)>;
-    /// Stops a subagent and its subtree, by id: the ids stopped.
-    fn stop(&self, id: &str) -> Result<Vec<String>, String>;
-}
-
 /// A session opened for a front end, and what it runs with.
 pub struct OpenedSession {
     pub opened: Opened,
@@ -76,8 +62,6 @@ pub struct OpenedSession {
     pub models: Vec<ModelInfo>,
     pub effort: Option<String>,
     pub agents: (u32, u32),
-    /// Its team, where one is offered.
-    pub team: Option<Arc<dyn TeamReads>>,
 }
 
 impl std::fmt::Debug for OpenedSession {

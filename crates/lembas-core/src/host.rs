@@ -50,7 +50,7 @@ impl std::fmt::Debug for OpenSession {
 pub struct Host {
     store: Arc<Store>,
     /// The sessions open here, and each one's team where one is offered.
-    open: Mutex<HashMap<String, (SessionHandle, Option<crate::TeamView>)>>,
+    open: Mutex<HashMap<String, SessionHandle>>,
 }
 
 impl std::fmt::Debug for Host {
@@ -76,9 +76,8 @@ impl Host {
             Start::Resume(id) => (true, Session::reopen(cfg, &id, events_tx.clone(), None)?),
         };
         let (commands, queue) = unbounded_channel();
-        let team = session.leads_team().map(crate::TeamView::of);
         let (handle, closing) = SessionHandle::new(session.id().to_owned(), commands);
-        self.open.lock().expect("open sessions").insert(handle.id().to_owned(), (handle.clone(), team));
+        self.open.lock().expect("open sessions").insert(handle.id().to_owned(), handle.clone());
         let hub = session.leads_team().map(|seat| seat.hub.clone());
         tokio::spawn(async move {
             drive(session, queue, asks, resumed).await;
@@ -96,15 +95,8 @@ impl Host {
     /// The handle of a session open here, if it is.
     pub fn handle(&self, id: &str) -> Option<SessionHandle> {
         let mut open = self.open.lock().expect("open sessions");
-        open.retain(|_, (h, _)| !h.is_closed());
-        open.get(id).map(|(h, _)| h.clone())
-    }
-
-    /// The team of a session open here, where one is offered: what a client reads of the tree
-    /// and the room.
-    pub fn team(&self, id: &str) -> Option<crate::TeamView> {
-        let open = self.open.lock().expect("open sessions");
-        open.get(id).filter(|(h, _)| !h.is_closed()).and_then(|(_, team)| team.clone())
+        open.retain(|_, h| !h.is_closed());
+        open.get(id).cloned()
     }
 
     /// A stored session's conversation as the events that draw it — the same events, titles
@@ -271,16 +263,18 @@ async fn drive(mut session: Session, mut commands: UnboundedReceiver<Submission>
             }
             Command::ReportContext => session.report_context(),
             Command::ReportMcp => session.report_mcp(),
-            Command::ReportTeam => {
-                report_team(session.leads_team().map(crate::TeamView::of).as_ref(), &session.events, &id)
+            Command::ReportTeam { since } => {
+                report_team(session.leads_team().map(crate::team::TeamView::of).as_ref(), &session.events, &id, since)
+            }
+            Command::StopSubagent { name } => {
+                stop_subagent(session.leads_team().map(crate::team::TeamView::of).as_ref(), &session.events, &id, &name)
             }
             Command::Announce => session.announce(resumed),
             setting @ (Command::SetMode { .. }
             | Command::SetModel { .. }
             | Command::SetEffort { .. }
             | Command::Rename { .. }
-            | Command::SetAgents { .. }
-            | Command::StopSubagent { .. }) => session.apply_setting(setting),
+            | Command::SetAgents { .. }) => session.apply_setting(setting),
         }
     }
     asks.give_up(true);
@@ -324,13 +318,27 @@ fn words_left_after_a_turn(session: &Session, reason: DoneReason, waiting: &mut 
     }
 }
 
-/// Answers `asked` with the team as it stands: its tree, when it has subagents, and its room.
-fn report_team(team: Option<&crate::TeamView>, events: &EventSink, asked: &SubmissionId) {
-    if let Some(tree) = team.and_then(crate::TeamView::tree) {
+/// Answers `asked` with the team as it stands: its tree, when it has subagents, and its room's
+/// messages numbered above `since`.
+fn report_team(team: Option<&crate::team::TeamView>, events: &EventSink, asked: &SubmissionId, since: u64) {
+    if let Some(tree) = team.and_then(crate::team::TeamView::tree) {
         let _ = events.answer(asked, Event::Team { tree });
     }
-    let messages = team.map(|t| t.room(0));
+    let messages = team.map(|t| t.room(since));
     let _ = events.answer(asked, Event::Room { messages });
+}
+
+/// The person stops a subagent (by name or id) and its subtree, now, whatever the main agent's
+/// turn is doing; `asked` is answered with the ids stopped, or why not.
+fn stop_subagent(team: Option<&crate::team::TeamView>, events: &EventSink, asked: &SubmissionId, name: &str) {
+    let stopped = team.ok_or_else(|| "This session has no team.".to_owned()).and_then(|t| t.stop_named(name));
+    let _ = events.answer(
+        asked,
+        match stopped {
+            Ok(ids) => Event::SubagentsStopped { ids },
+            Err(message) => Event::Error { message },
+        },
+    );
 }
 
 /// The id of a prompt the host makes of steering words no turn took.
@@ -358,7 +366,7 @@ struct Busy<'a> {
     /// Every handle is gone: the turn was cancelled, and the session closes after it.
     gone: bool,
     /// The session's team, which the person may stop a subagent of, or read, at once.
-    team: Option<crate::TeamView>,
+    team: Option<crate::team::TeamView>,
     /// What the session says, for the commands answered at once.
     events: EventSink,
 }
@@ -380,7 +388,7 @@ impl<'a> Busy<'a> {
             waiting,
             running,
             gone: false,
-            team: session.leads_team().map(crate::TeamView::of),
+            team: session.leads_team().map(crate::team::TeamView::of),
             events: session.events.clone(),
         }
     }
@@ -426,15 +434,13 @@ impl<'a> Busy<'a> {
             _ if self.running.as_ref() == Some(&id) => {}
             Command::Steer { text } => self.steer.lock().expect("steer queue").push(text),
             Command::Answer { id: ask, answer } => self.asks.answer(ask, answer, &id),
-            Command::ReportTeam => report_team(self.team.as_ref(), &self.events, &id),
-            // A subagent the person stops stops now, whatever the main agent's turn is doing.
-            Command::StopSubagent { name } if self.team.as_ref().is_some_and(|t| t.stop_named(&name).is_ok()) => {}
+            Command::ReportTeam { since } => report_team(self.team.as_ref(), &self.events, &id, since),
+            Command::StopSubagent { name } => stop_subagent(self.team.as_ref(), &self.events, &id, &name),
             setting @ (Command::SetMode { .. }
             | Command::SetModel { .. }
             | Command::SetEffort { .. }
             | Command::Rename { .. }
-            | Command::SetAgents { .. }
-            | Command::StopSubagent { .. }) => {
+            | Command::SetAgents { .. }) => {
                 self.changes.lock().expect("changes").push(Submission { id, command: setting })
             }
             command => self.waiting.push_back(Submission { id, command }),
@@ -504,7 +510,6 @@ impl Session {
             }
             Command::Rename { title } => self.rename(&title).err().map(|e| e.to_string()),
             Command::SetAgents { min, max } => self.set_agents(min, max).err(),
-            Command::StopSubagent { name } => self.person_stops(&name).err(),
             _ => None,
         };
         if let Some(message) = failed {

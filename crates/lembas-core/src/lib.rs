@@ -63,7 +63,6 @@ pub use mcp::connect_mcp;
 pub use opener::{Opener, ProjectOf, ProjectSetup, RootOf};
 pub use prompt::{Instruction, PromptParts, instructions, system_prompt, title_from};
 pub use session::{Session, SessionConfig, local_today};
-pub use team::TeamView;
 pub use transcript::stored_transcript;
 pub use undo::Undone;
 

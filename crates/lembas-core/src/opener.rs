@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 
-use lembas_client::{Failure, OpenRequest, OpenedSession, SessionHandle, TeamReads};
+use lembas_client::{Failure, OpenRequest, OpenedSession, SessionHandle};
 use lembas_mcp::{McpHub, ServerEntry};
 use lembas_protocol::{Event, Found, StoredSession};
 use lembas_tools::SkillPlaces;
@@ -128,8 +128,7 @@ impl lembas_client::Host for Opener {
         let (mode, model, models, effort, agents) =
             (cfg.mode, cfg.model.clone(), cfg.models.clone(), cfg.effort.clone(), cfg.agents);
         let opened = self.host.open(OpenSession { cfg, start, attended: request.attended })?;
-        let team = self.host.team(opened.handle.id()).map(|t| Arc::new(t) as Arc<dyn TeamReads>);
-        Ok(OpenedSession { opened, mode, model, models, effort, agents, team })
+        Ok(OpenedSession { opened, mode, model, models, effort, agents })
     }
 
     fn handle(&self, id: &str) -> Option<SessionHandle> {

@@ -1,6 +1,6 @@
 //! The session host: commands in, events out, the same rules whichever front end sends them.
 
-use lembas_protocol::team::AgentState;
+use lembas_protocol::team::{AgentState, TeamTree};
 use std::time::Duration;
 
 use lembas_core::{Answer, Approval, Ask, Command, DoneReason, Event, Host, OpenSession, Opened, SessionConfig, Start};
@@ -14,6 +14,27 @@ use common::*;
 
 fn open(h: &Harness, host: &Host, cfg: SessionConfig, attended: bool) -> Opened {
     host.open(OpenSession { cfg, start: Start::New { root: h.root.clone(), cwd: h.root.clone() }, attended }).unwrap()
+}
+
+/// The team's tree as the session says it when asked, as every front end asks (`None`: it has
+/// had no subagent); what else it says meanwhile is passed by.
+async fn team_tree(
+    handle: &lembas_core::SessionHandle,
+    events: &mut UnboundedReceiver<lembas_core::Said>,
+) -> Option<TeamTree> {
+    let asked = handle.send(Command::ReportTeam { since: 0 }).expect("the session is open");
+    let mut tree = None;
+    loop {
+        let said = tokio::time::timeout(Duration::from_secs(10), events.recv())
+            .await
+            .expect("the team was reported")
+            .expect("the session's events ended");
+        match said.event {
+            Event::Team { tree: told } if said.submission.as_ref() == Some(&asked) => tree = Some(told),
+            Event::Room { .. } if said.submission.as_ref() == Some(&asked) => return tree,
+            _ => {}
+        }
+    }
 }
 
 /// Events until one matches `until` (that one included); fails after ten seconds.
@@ -339,15 +360,13 @@ async fn a_subagent_the_person_stops_stops_at_once_while_the_main_agent_works() 
     handle.send(Command::prompt("start a helper"));
     until(&mut events, |e| matches!(e, Event::Step { n: 2 })).await;
     handle.send(Command::StopSubagent { name: "w".into() });
-    let team = host.team(handle.id()).expect("a team is offered").clone();
-    let state = || team.tree().and_then(|t| t.ended.first().map(|a| a.state));
-    for _ in 0..20 {
-        if state().is_some() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    assert_eq!(state(), Some(AgentState::Stopped), "stopped while the main agent's step still ran");
+    let stopped = until(&mut events, |e| matches!(e, Event::SubagentsStopped { .. } | Event::Done { .. })).await;
+    assert!(
+        matches!(stopped.last(), Some(Event::SubagentsStopped { ids }) if ids == &["s1"]),
+        "stopped while the main agent's step still ran: {stopped:#?}"
+    );
+    let tree = team_tree(&handle, &mut events).await.expect("a tree");
+    assert_eq!(tree.ended.first().map(|a| a.state), Some(AgentState::Stopped));
     let seen = until(&mut events, |e| matches!(e, Event::Done { .. })).await;
     assert!(matches!(seen.last(), Some(Event::Done { reason: DoneReason::Answered, .. })));
 }
@@ -378,7 +397,7 @@ async fn a_main_agent_moved_to_another_model_takes_that_models_slots() {
     handle.send(Command::prompt("go on"));
     let seen = until(&mut events, |e| matches!(e, Event::Done { .. })).await;
     assert!(!seen.iter().any(|e| matches!(e, Event::Phase { .. }) && format!("{e:?}").contains("WaitingForModel")));
-    let tree = host.team(handle.id()).expect("a team").tree().expect("a tree");
+    let tree = team_tree(&handle, &mut events).await.expect("a tree");
     assert_eq!(tree.agents[0].model, "big-model");
     let states: Vec<AgentState> = tree.agents[1..].iter().map(|a| a.state).collect();
     assert_eq!(states, [AgentState::Working; 2], "the main agent's turn ended before either subagent's");
@@ -421,7 +440,7 @@ async fn a_session_closed_while_its_subagent_works_reopens_at_once_with_its_team
         host.open(OpenSession { cfg: config(), start: Start::Resume(id), attended: false }).unwrap();
     let seen = until(&mut events, |e| matches!(e, Event::Done { .. })).await;
     assert!(!seen.iter().any(|e| matches!(e, Event::Notice { message } if message.contains("could not be reopened"))));
-    let tree = host.team(handle.id()).expect("a team").tree().expect("its tree, kept");
+    let tree = team_tree(&handle, &mut events).await.expect("its tree, kept");
     assert_eq!(tree.agents[1].name, "w", "{tree:?}");
     assert_eq!(tree.agents[1].state, AgentState::Finished, "it went on, and its report woke the main agent");
 }
@@ -456,5 +475,5 @@ async fn a_kept_team_that_cannot_be_read_is_said_and_the_session_opens_all_the_s
         "{seen:#?}"
     );
     assert!(matches!(seen.last(), Some(Event::Done { reason: DoneReason::Answered, .. })));
-    assert!(host.team(handle.id()).expect("the team is still offered").tree().is_none(), "it starts with no subagents");
+    assert!(team_tree(&handle, &mut events).await.is_none(), "it starts with no subagents");
 }

@@ -77,7 +77,8 @@ pub enum Command {
         min: u32,
         max: u32,
     },
-    /// The person stops a subagent (by name) and its subtree; the main agent is told.
+    /// The person stops a subagent (by its name or its id) and its subtree, at once; the main
+    /// agent is told. Answered by [`crate::Event::SubagentsStopped`], or an error.
     StopSubagent {
         name: String,
     },
@@ -95,8 +96,12 @@ pub enum Command {
     /// Say where the MCP servers stand ([`crate::Event::McpServers`]).
     ReportMcp,
     /// Say the team as it stands: its tree ([`crate::Event::Team`], when it has subagents) and its
-    /// room ([`crate::Event::Room`]). Answered at once, during a turn too.
-    ReportTeam,
+    /// room's messages numbered above `since` ([`crate::Event::Room`], said last). Answered at
+    /// once, during a turn too.
+    ReportTeam {
+        #[serde(default)]
+        since: u64,
+    },
     /// Say the session again ([`crate::Event::Session`]).
     Announce,
     /// Close the session: its events end. With `wait_for_jobs`, background jobs may first run

@@ -164,6 +164,11 @@ pub enum Event {
     Room {
         messages: Option<Vec<crate::team::RoomMessage>>,
     },
+    /// The subagents the person stopped (`Command::StopSubagent`), by id: the one named and
+    /// those under it.
+    SubagentsStopped {
+        ids: Vec<String>,
+    },
     /// How many background jobs run now (sent when the number changes).
     Jobs {
         running: usize,

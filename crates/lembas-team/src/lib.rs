@@ -423,15 +423,6 @@ impl Team {
             })
             .collect()
     }
-
-    /// A subagent's findings, by id (an ended one's too); `None` for the main agent or an id the
-    /// team does not have.
-    pub fn findings_of(&self, id: &str) -> Option<Findings> {
-        let agent = self.agent(id).filter(|a| a.id != LEAD)?;
-        let findings =
-            agent.findings.iter().enumerate().map(|(i, text)| Finding { n: i + 1, text: text.clone() }).collect();
-        Some(Findings { id: agent.id.clone(), findings })
-    }
 }
 
 impl Team {

@@ -93,3 +93,12 @@ pub struct Finding {
     pub n: usize,
     pub text: String,
 }
+
+impl TeamAgent {
+    /// Its findings, numbered from 1.
+    pub fn numbered_findings(&self) -> Findings {
+        let findings =
+            self.found.iter().enumerate().map(|(i, text)| Finding { n: i + 1, text: text.clone() }).collect();
+        Findings { id: self.id.clone(), findings }
+    }
+}

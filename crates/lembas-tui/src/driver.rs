@@ -137,7 +137,7 @@ impl Driver {
             Action::Team => {
                 // The tree and room as they stand now (the tree's own events come at most four
                 // a second), shown when the room that answers this comes.
-                self.team_asked = self.session.send(Command::ReportTeam);
+                self.team_asked = self.session.send(Command::ReportTeam { since: 0 });
                 None
             }
             Action::Transcript { name, session } => {

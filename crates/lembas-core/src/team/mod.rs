@@ -432,17 +432,11 @@ impl Hub {
     }
 }
 
-/// A front end's view of a session's team (`acp.md` capability `tree`): the tree, the room, a
-/// subagent's findings and stored session, and the person's stop.
+/// The host's hold on a session's team, for what it answers at once, during a turn too: the
+/// tree and the room as a front end asks for them (`Command::ReportTeam`), and the person's stop.
 #[derive(Clone)]
-pub struct TeamView {
+pub(crate) struct TeamView {
     hub: Arc<Hub>,
-}
-
-impl std::fmt::Debug for TeamView {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TeamView").finish_non_exhaustive()
-    }
 }
 
 impl TeamView {
@@ -461,26 +455,16 @@ impl TeamView {
         self.hub.team().room_since(since)
     }
 
-    /// A subagent's findings, by id (ended ones' too).
-    pub fn findings(&self, id: &str) -> Option<lembas_team::Findings> {
-        self.hub.team().findings_of(id)
-    }
-
-    /// The stored session a subagent's conversation is kept in, and its state (`working`,
-    /// `done`, …), by id.
-    pub fn transcript_of(&self, id: &str) -> Option<(String, lembas_team::State)> {
-        let team = self.hub.team();
-        let agent = team.agent(id).filter(|a| a.id != LEAD)?;
-        Some((agent.session.clone()?, agent.state))
-    }
-
-    /// The person stops a working subagent by name (its subtree with it).
+    /// The person stops a working subagent, by its id or its name (its subtree with it): the ids
+    /// stopped.
     pub fn stop_named(&self, name: &str) -> Result<Vec<String>, String> {
+        let name = name.trim();
         let id = {
             let team = self.hub.team();
-            let agent = team.live_named(name.trim()).filter(|a| a.id != LEAD).ok_or_else(|| {
-                format!("No subagent called {} is working; the team: {}.", name.trim(), team.live_names())
-            })?;
+            let by_id = team.agent(name).filter(|a| a.id != LEAD && !a.state.ended());
+            let agent = by_id
+                .or_else(|| team.live_named(name).filter(|a| a.id != LEAD))
+                .ok_or_else(|| format!("No subagent called {name} is working; the team: {}.", team.live_names()))?;
             agent.id.clone()
         };
         self.stop(&id)
@@ -488,7 +472,7 @@ impl TeamView {
 
     /// The person stops a subagent (by id) and its subtree: the ids stopped; the main agent is
     /// told on its next message.
-    pub fn stop(&self, id: &str) -> Result<Vec<String>, String> {
+    fn stop(&self, id: &str) -> Result<Vec<String>, String> {
         let ids = {
             let team = self.hub.team();
             let agent = team
@@ -503,27 +487,5 @@ impl TeamView {
         self.hub.person_stopped(&names);
         self.hub.schedule();
         Ok(ids)
-    }
-}
-
-impl lembas_client::TeamReads for TeamView {
-    fn tree(&self) -> Option<lembas_protocol::team::TeamTree> {
-        TeamView::tree(self)
-    }
-
-    fn room(&self, since: u64) -> Vec<lembas_protocol::team::RoomMessage> {
-        TeamView::room(self, since)
-    }
-
-    fn findings(&self, id: &str) -> Option<lembas_protocol::team::Findings> {
-        TeamView::findings(self, id)
-    }
-
-    fn transcript_of(&self, id: &str) -> Option<(String, lembas_protocol::team::AgentState)> {
-        TeamView::transcript_of(self, id)
-    }
-
-    fn stop(&self, id: &str) -> Result<Vec<String>, String> {
-        TeamView::stop(self, id)
     }
 }

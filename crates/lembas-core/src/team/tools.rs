@@ -227,12 +227,6 @@ impl Session {
         Ok(())
     }
 
-    /// The person stops a subagent and its subtree; the main agent is told on its next message.
-    pub fn person_stops(&mut self, name: &str) -> Result<(), String> {
-        let seat = self.leads_team().ok_or("This session has no team.")?;
-        super::TeamView::of(seat).stop_named(name).map(|_| ())
-    }
-
     /// A model's name for the tree, by its id.
     fn model_names(&self) -> impl Fn(&str) -> String + use<> {
         let models: Vec<(String, String)> = std::iter::once(&self.cfg.model)

@@ -75,6 +75,7 @@ impl App {
             Event::Team { tree } => self.team = Some(tree.clone()),
             // Shown by the loop when it answers the person's `/team`.
             Event::Room { .. } => {}
+            Event::SubagentsStopped { ids } => self.subagents_stopped(ids),
             Event::Jobs { running, subagents } => {
                 self.jobs = running - subagents;
                 self.background_subagents = *subagents;
@@ -154,6 +155,18 @@ impl App {
         self.busy = true;
         self.turn_started = Some(std::time::Instant::now());
         self.turn_tokens = 0;
+    }
+
+    /// The person's `/team stop`: said with the names the tree knows them by.
+    fn subagents_stopped(&mut self, ids: &[String]) {
+        let agents = self.team.iter().flat_map(|t| t.agents.iter().chain(&t.ended));
+        let named: Vec<String> = ids
+            .iter()
+            .map(|id| agents.clone().find(|a| &a.id == id).map_or_else(|| id.clone(), |a| format!("{} ({id})", a.name)))
+            .collect();
+        if !named.is_empty() {
+            self.finished.push(Block::Notice(format!("Stopped {}.", named.join(", "))));
+        }
     }
 
     /// A call started: a running block under the turn.
