@@ -3,32 +3,215 @@
 use lembas_protocol::{Mode, ModelInfo};
 
 use crate::app::{Action, App, Block};
+use crate::menu::MenuItem;
 use crate::picker::{Item, Pick, Picker, session_items};
 
-/// The slash commands: name, what it takes, what it does — what `/help` lists and Tab completes.
-pub const COMMANDS: [(&str, &str, &str); 21] = [
-    ("help", "", "these commands and keys"),
-    ("mode", "[manual|edit|auto|plan]", "how much is asked before acting (a list without one)"),
-    ("model", "[NAME]", "another of the login's models (a list without one)"),
-    ("effort", "[LEVEL]", "how hard the model thinks (a list without one)"),
-    ("context", "[NAME]", "what fills the context window (a subagent's: by name)"),
-    ("usage", "", "the tokens used"),
-    ("compact", "", "summarise the conversation to make room"),
-    ("undo", "", "take the last turn back, and the files it changed"),
-    ("rename", "TITLE", "name this session"),
-    ("init", "", "write or update AGENTS.md for this project"),
-    ("sessions", "[all]", "this project's stored sessions (all: every project's)"),
-    ("search", "[all] WORDS", "this project's sessions by what was said in them (all: every project's)"),
-    ("resume", "[N|ID]", "go back to a stored session (a list without one)"),
-    ("new", "", "start a new session"),
-    ("subagents", "[N]", "this session's subagents, or one's transcript"),
-    ("team", "[size|stop|open|findings]", "the team's tree; its size; stop, read or see a subagent's findings"),
-    ("mcp", "", "where the MCP servers stand"),
-    ("settings", "", "change and keep settings in config.toml"),
-    ("clear", "", "start a new session (as /new)"),
-    ("exit", "", "leave (asks first while jobs run)"),
-    ("quit", "", "the same as /exit"),
+/// One slash command: what `/help` lists and the menu offers, what it does with the words after
+/// it, and — where it takes one of a known set — what Tab offers for them. Adding a command is
+/// one entry in [`COMMANDS`].
+pub struct SlashCommand {
+    pub name: &'static str,
+    /// What it takes, as `/help` writes it (`[NAME]`, `TITLE`); empty for nothing.
+    pub takes: &'static str,
+    pub does: &'static str,
+    /// What it does with the words after it (trimmed; empty for none).
+    run: fn(&mut App, &str) -> Option<Action>,
+    /// The words it takes, for the menu: each with what it is.
+    choices: Option<fn(&App) -> Vec<MenuItem>>,
+    /// Said in the transcript above what it answers (leaving is not).
+    echoed: bool,
+}
+
+impl std::fmt::Debug for SlashCommand {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SlashCommand").field("name", &self.name).finish_non_exhaustive()
+    }
+}
+
+impl SlashCommand {
+    const fn new(name: &'static str, takes: &'static str, does: &'static str, run: Run) -> Self {
+        SlashCommand { name, takes, does, run, choices: None, echoed: true }
+    }
+
+    const fn unechoed(self) -> Self {
+        SlashCommand { echoed: false, ..self }
+    }
+
+    const fn offering(self, choices: fn(&App) -> Vec<MenuItem>) -> Self {
+        SlashCommand { choices: Some(choices), ..self }
+    }
+
+    /// Whether it takes words of the person's own after it (Enter in the menu then waits for
+    /// them rather than running it).
+    pub fn takes_words(&self) -> bool {
+        self.takes.starts_with(|c: char| c.is_ascii_uppercase())
+    }
+
+    /// What the menu offers after it, `None` when it takes nothing of a known set.
+    pub fn choices(&self, app: &App) -> Option<Vec<MenuItem>> {
+        self.choices.map(|choices| choices(app))
+    }
+}
+
+type Run = fn(&mut App, &str) -> Option<Action>;
+
+/// The slash commands, in the order `/help` lists them.
+pub static COMMANDS: &[SlashCommand] = &[
+    SlashCommand::new("help", "", "these commands and keys", |app, _| app.say(app.help())),
+    SlashCommand::new("mode", "[manual|edit|auto|plan]", "how much is asked before acting (a list without one)", mode)
+        .offering(mode_choices),
+    SlashCommand::new("model", "[NAME]", "another of the login's models (a list without one)", model)
+        .offering(model_choices),
+    SlashCommand::new("effort", "[LEVEL]", "how hard the model thinks (a list without one)", |app, arg| {
+        app.effort_command(arg)
+    })
+    .offering(effort_choices),
+    SlashCommand::new("context", "[NAME]", "what fills the context window (a subagent's: by name)", context)
+        .offering(subagent_choices),
+    SlashCommand::new("usage", "", "the tokens used", |app, _| app.say(app.usage_report())),
+    SlashCommand::new("compact", "", "summarise the conversation to make room", |_, _| Some(Action::Compact)),
+    SlashCommand::new("undo", "", "take the last turn back, and the files it changed", undo),
+    SlashCommand::new("rename", "TITLE", "name this session", rename),
+    SlashCommand::new("init", "", "write or update AGENTS.md for this project", |_, _| {
+        Some(Action::Prompt(INIT.trim().to_owned()))
+    }),
+    SlashCommand::new("sessions", "[all]", "this project's stored sessions (all: every project's)", |_, arg| {
+        Some(Action::List { words: None, all: arg == "all" })
+    })
+    .offering(|_| vec![choice("all", "every project's", false)]),
+    SlashCommand::new(
+        "search",
+        "[all] WORDS",
+        "this project's sessions by what was said in them (all: every project's)",
+        search,
+    ),
+    SlashCommand::new("resume", "[N|ID]", "go back to a stored session (a list without one)", |app, arg| {
+        Some(app.resume_command(arg))
+    }),
+    // Claude Code's /clear: a fresh conversation (the old one stays stored).
+    SlashCommand::new("new", "", "start a new session", |_, _| Some(Action::Open(None))),
+    SlashCommand::new("subagents", "[N]", "this session's subagents, or one's transcript", subagents),
+    SlashCommand::new(
+        "team",
+        "[size|stop|open|findings]",
+        "the team's tree; its size; stop, read or see a subagent's findings",
+        |app, arg| app.team_command(arg),
+    )
+    .offering(team_choices),
+    SlashCommand::new("mcp", "", "where the MCP servers stand", |_, _| Some(Action::Mcp)),
+    SlashCommand::new("settings", "", "change and keep settings in config.toml", |app, _| {
+        app.open_settings();
+        None
+    }),
+    SlashCommand::new("clear", "", "start a new session (as /new)", |_, _| Some(Action::Open(None))),
+    SlashCommand::new("exit", "", "leave (asks first while jobs run)", |app, _| app.leave("/exit again")).unechoed(),
+    SlashCommand::new("quit", "", "the same as /exit", |app, _| app.leave("/exit again")).unechoed(),
 ];
+
+/// The command called `name`.
+pub fn command(name: &str) -> Option<&'static SlashCommand> {
+    COMMANDS.iter().find(|c| c.name == name)
+}
+
+fn choice(label: &str, detail: &str, takes_words: bool) -> MenuItem {
+    MenuItem { label: label.to_owned(), detail: detail.to_owned(), takes_words }
+}
+
+fn mode(app: &mut App, arg: &str) -> Option<Action> {
+    if arg.is_empty() {
+        app.mode_picker();
+        return None;
+    }
+    match Mode::parse(arg) {
+        Some(mode) => app.switch_mode(mode),
+        None => app.fail("Use /mode manual, edit, auto or plan."),
+    }
+}
+
+fn mode_choices(_: &App) -> Vec<MenuItem> {
+    MODE_WORDS.iter().map(|(mode, what)| choice(mode.as_str(), what, false)).collect()
+}
+
+fn model(app: &mut App, arg: &str) -> Option<Action> {
+    if arg.is_empty() {
+        app.model_picker();
+        return None;
+    }
+    app.choose_model(arg)
+}
+
+fn model_choices(app: &App) -> Vec<MenuItem> {
+    app.models.iter().map(|m| choice(&m.id, &window_words(m), false)).collect()
+}
+
+fn effort_choices(app: &App) -> Vec<MenuItem> {
+    app.effort_levels().iter().map(|level| choice(level, "", false)).collect()
+}
+
+fn context(app: &mut App, arg: &str) -> Option<Action> {
+    if arg.is_empty() {
+        return app.say(app.context_report());
+    }
+    app.agent_context(arg);
+    None
+}
+
+/// The subagents of the tree, for a command that takes one's name.
+fn subagent_choices(app: &App) -> Vec<MenuItem> {
+    let agents = app.team.iter().flat_map(|t| t.agents.iter().chain(&t.ended)).filter(|a| a.parent.is_some());
+    agents.map(|a| choice(&a.name, &a.position, false)).collect()
+}
+
+fn team_choices(_: &App) -> Vec<MenuItem> {
+    vec![
+        choice("size", "MIN MAX: how many agents the team may have", true),
+        choice("stop", "NAME: stop a subagent and those under it", true),
+        choice("open", "NAME: read a subagent's transcript", true),
+        choice("findings", "NAME: what a subagent found", true),
+    ]
+}
+
+fn undo(app: &mut App, _: &str) -> Option<Action> {
+    if app.busy {
+        return app.say("A turn is running: stop it (Esc) first, then /undo.".into());
+    }
+    Some(Action::Undo)
+}
+
+fn rename(app: &mut App, arg: &str) -> Option<Action> {
+    if arg.is_empty() {
+        return app.fail("/rename TITLE: the words to name this session by.");
+    }
+    Some(Action::Rename(arg.to_owned()))
+}
+
+fn search(app: &mut App, arg: &str) -> Option<Action> {
+    match arg.strip_prefix("all") {
+        _ if arg.is_empty() || arg == "all" => app.fail("/search [all] WORDS: the words to look for."),
+        Some(words) if words.starts_with(' ') => Some(Action::List { words: Some(words.trim().to_owned()), all: true }),
+        _ => Some(Action::List { words: Some(arg.to_owned()), all: false }),
+    }
+}
+
+fn subagents(app: &mut App, arg: &str) -> Option<Action> {
+    match arg {
+        "" => Some(Action::Subagents(None)),
+        n => match n.parse::<usize>() {
+            Ok(n) if n > 0 => Some(Action::Subagents(Some(n))),
+            _ => app.fail("/subagents N: N is a number from the list."),
+        },
+    }
+}
+
+/// A model's window (and its effort levels, where it has a choice of them), for a list.
+fn window_words(m: &ModelInfo) -> String {
+    let window = m.context.map_or("window unknown".to_owned(), |c| format!("{c} tokens"));
+    let levels = m.levels();
+    match levels.len() {
+        0 | 1 => window,
+        _ => format!("{window} · effort {}", levels.join("/")),
+    }
+}
 
 const KEYS: &str = "Enter sends · Shift-Enter or Ctrl-J a new line · Esc stops the turn · Ctrl-C clears, then stops, then quits · Ctrl-D on an empty line quits · Shift-Tab changes the mode · Ctrl-O the transcript · Up and Down the history · Tab completes · @path attaches a file · !command runs a shell command";
 
@@ -68,7 +251,7 @@ impl App {
         if let Some(command) = words.strip_prefix('/') {
             let (name, arg) = command.split_once(' ').map_or((command, ""), |(n, a)| (n, a.trim()));
             // Said above what it answers, so one command's output does not run into the next.
-            if !matches!(name, "exit" | "quit") {
+            if self::command(name).is_none_or(|c| c.echoed) {
                 self.finished.push(Block::User(words.to_owned()));
             }
             return self.slash(name, arg);
@@ -76,86 +259,31 @@ impl App {
         Some(if self.busy { Action::Steer(text) } else { Action::Prompt(text) })
     }
 
-    /// A slash command the person typed, by name, with what followed it.
+    /// A slash command the person typed, by name, with what followed it: a command of the table,
+    /// else one of the custom commands.
     fn slash(&mut self, name: &str, arg: &str) -> Option<Action> {
-        match name {
-            "exit" | "quit" => self.leave("/exit again"),
-            "help" => {
-                self.finished.push(Block::Notice(self.help()));
-                None
-            }
-            "compact" => Some(Action::Compact),
-            "undo" if self.busy => {
-                self.finished.push(Block::Notice("A turn is running: stop it (Esc) first, then /undo.".into()));
-                None
-            }
-            "undo" => Some(Action::Undo),
-            "mcp" => Some(Action::Mcp),
-            "team" => self.team_command(arg),
-            "context" if !arg.is_empty() => {
-                self.agent_context(arg);
-                None
-            }
-            "context" => {
-                self.finished.push(Block::Notice(self.context_report()));
-                None
-            }
-            "usage" => {
-                self.finished.push(Block::Notice(self.usage_report()));
-                None
-            }
-            "rename" if !arg.is_empty() => Some(Action::Rename(arg.to_owned())),
-            "init" => Some(Action::Prompt(INIT.trim().to_owned())),
-            // Claude Code's /clear: a fresh conversation (the old one stays stored).
-            "new" | "clear" => Some(Action::Open(None)),
-            "settings" => {
-                self.open_settings();
-                None
-            }
-            "sessions" => Some(Action::List { words: None, all: arg == "all" }),
-            "subagents" => match arg {
-                "" => Some(Action::Subagents(None)),
-                n => match n.parse::<usize>() {
-                    Ok(n) if n > 0 => Some(Action::Subagents(Some(n))),
-                    _ => {
-                        self.finished.push(Block::Error("/subagents N: N is a number from the list.".into()));
-                        None
-                    }
-                },
-            },
-            "search" if !arg.is_empty() => match arg.strip_prefix("all ") {
-                Some(words) => Some(Action::List { words: Some(words.trim().to_owned()), all: true }),
-                None => Some(Action::List { words: Some(arg.to_owned()), all: false }),
-            },
-            "resume" => Some(self.resume_command(arg)),
-            "model" if arg.is_empty() => {
-                self.model_picker();
-                None
-            }
-            "model" => self.choose_model(arg),
-            "effort" => self.effort_command(arg),
-            "mode" if arg.is_empty() => {
-                self.mode_picker();
-                None
-            }
-            "mode" => match Mode::parse(arg) {
-                Some(mode) => self.switch_mode(mode),
-                None => {
-                    self.finished.push(Block::Error("Use /mode manual, edit, auto or plan.".into()));
-                    None
-                }
-            },
-            other => match self.customs.iter().find(|c| c.name == other) {
-                Some(custom) => {
-                    let prompt = crate::custom::expand(custom, arg);
-                    Some(if self.busy { Action::Steer(prompt) } else { Action::Prompt(prompt) })
-                }
-                None => {
-                    self.finished.push(Block::Error(format!("No command /{other}: /help lists them.")));
-                    None
-                }
-            },
+        if let Some(command) = command(name) {
+            return (command.run)(self, arg);
         }
+        match self.customs.iter().find(|c| c.name == name) {
+            Some(custom) => {
+                let prompt = crate::custom::expand(custom, arg);
+                Some(if self.busy { Action::Steer(prompt) } else { Action::Prompt(prompt) })
+            }
+            None => self.fail(&format!("No command /{name}: /help lists them.")),
+        }
+    }
+
+    /// Says `text` in the transcript; nothing to do besides.
+    fn say(&mut self, text: String) -> Option<Action> {
+        self.finished.push(Block::Notice(text));
+        None
+    }
+
+    /// Says what went wrong; nothing to do besides.
+    fn fail(&mut self, text: &str) -> Option<Action> {
+        self.finished.push(Block::Error(text.to_owned()));
+        None
     }
 
     /// `/model` alone: a picker of the login's models, the one in use marked.
@@ -164,15 +292,7 @@ impl App {
         let items = self
             .models
             .iter()
-            .map(|m| {
-                let window = m.context.map_or("window unknown".to_owned(), |c| format!("{c} tokens"));
-                let levels = m.levels();
-                let detail = match levels.len() {
-                    0 | 1 => window,
-                    _ => format!("{window} · effort {}", levels.join("/")),
-                };
-                Item { label: m.id.clone(), detail, pick: Pick::Model(m.id.clone()) }
-            })
+            .map(|m| Item { label: m.id.clone(), detail: window_words(m), pick: Pick::Model(m.id.clone()) })
             .collect();
         self.open_picker(Picker::new("Model", items, current.as_deref()));
     }
@@ -239,9 +359,12 @@ impl App {
     /// `/help`: the keys, the commands, and the custom commands with where each comes from.
     fn help(&self) -> String {
         let mut lines = vec![KEYS.to_owned(), String::new()];
-        for (name, args, what) in COMMANDS {
-            let call = if args.is_empty() { format!("/{name}") } else { format!("/{name} {args}") };
-            lines.push(format!("  {call:<34}{what}"));
+        for command in COMMANDS {
+            let call = match command.takes {
+                "" => format!("/{}", command.name),
+                takes => format!("/{} {takes}", command.name),
+            };
+            lines.push(format!("  {call:<34}{}", command.does));
         }
         if !self.customs.is_empty() {
             lines.push(String::new());

@@ -60,7 +60,8 @@ fn menu_lines(app: &App, width: u16, theme: Theme) -> Vec<Line<'static>> {
         .iter()
         .enumerate()
         .map(|(i, item)| {
-            let label = format!(" {}{:<label_width$}", menu.sigil, item.label);
+            let sigil = menu.sigil.map(String::from).unwrap_or_default();
+            let label = format!(" {sigil}{:<label_width$}", item.label);
             let room = usize::from(width).saturating_sub(label.chars().count() + 2);
             let detail: String = item.detail.chars().take(room).collect();
             let style = if i == chosen { Style::default().add_modifier(Modifier::REVERSED) } else { Style::default() };

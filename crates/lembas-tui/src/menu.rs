@@ -7,7 +7,7 @@ use nucleo_matcher::pattern::{CaseMatching, Normalization, Pattern};
 use nucleo_matcher::{Config, Matcher};
 
 use crate::app::{Action, App};
-use crate::commands::COMMANDS;
+use crate::commands::{self, COMMANDS};
 
 /// Rows the menu shows at once.
 pub const MENU_ROWS: usize = 8;
@@ -15,8 +15,8 @@ pub const MENU_ROWS: usize = 8;
 /// What a menu offers for the word being typed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Menu {
-    /// `/` or `@`.
-    pub sigil: char,
+    /// `/` or `@`; `None` for the words after a command.
+    pub sigil: Option<char>,
     /// The word after the sigil, as typed.
     pub typed: String,
     pub items: Vec<MenuItem>,
@@ -41,15 +41,24 @@ impl Menu {
 }
 
 impl App {
-    /// The word before the cursor that the menu completes: its sigil and what follows it.
-    fn completing(&self) -> Option<(char, String)> {
+    /// The word before the cursor that the menu completes: its sigil (none for a command's
+    /// word) and what follows it.
+    fn completing(&self) -> Option<(Option<char>, String)> {
         let before = self.input.before_cursor();
         let start = before.rfind(char::is_whitespace).map_or(0, |i| i + 1);
         let word = &before[start..];
-        let at_start = start == 0 && !self.input.text().contains('\n');
+        let one_line = !self.input.text().contains('\n');
+        // The first word after a command that takes one of a known set: `/mode ed`.
+        if one_line
+            && let Some((name, arg)) = before.strip_prefix('/').and_then(|b| b.split_once(' '))
+            && !arg.contains(char::is_whitespace)
+            && commands::command(name).is_some_and(|c| c.choices(self).is_some())
+        {
+            return Some((None, arg.to_owned()));
+        }
         match word.chars().next() {
-            Some('/') if at_start => Some(('/', word[1..].to_owned())),
-            Some('@') => Some(('@', word[1..].to_owned())),
+            Some('/') if start == 0 && one_line => Some((Some('/'), word[1..].to_owned())),
+            Some('@') => Some((Some('@'), word[1..].to_owned())),
             _ => None,
         }
     }
@@ -61,14 +70,15 @@ impl App {
             self.menu_closed = None;
             return;
         };
-        let word = format!("{sigil}{typed}");
+        let word = self.input.before_cursor().to_owned();
         if self.menu_closed.as_deref() == Some(word.as_str()) {
             return;
         }
         self.menu_closed = None;
         let items = match sigil {
-            '/' => self.command_choices(&typed),
-            _ => self.file_choices(&typed),
+            Some('/') => self.command_choices(&typed),
+            Some(_) => self.file_choices(&typed),
+            None => self.word_choices(&typed),
         };
         let selected = self.menu.as_ref().filter(|m| m.sigil == sigil).map_or(0, |m| m.selected);
         self.menu = (!items.is_empty()).then(|| Menu { sigil, typed, selected: selected.min(items.len() - 1), items });
@@ -77,10 +87,10 @@ impl App {
     fn command_choices(&self, typed: &str) -> Vec<MenuItem> {
         let all: Vec<MenuItem> = COMMANDS
             .iter()
-            .map(|(name, args, what)| MenuItem {
-                label: (*name).to_owned(),
-                detail: if args.is_empty() { (*what).to_owned() } else { format!("{args} · {what}") },
-                takes_words: args.starts_with(|c: char| c.is_ascii_uppercase()),
+            .map(|c| MenuItem {
+                label: c.name.to_owned(),
+                detail: if c.takes.is_empty() { c.does.to_owned() } else { format!("{} · {}", c.takes, c.does) },
+                takes_words: c.takes_words(),
             })
             .chain(self.customs.iter().map(|c| MenuItem {
                 label: c.name.clone(),
@@ -88,16 +98,15 @@ impl App {
                 takes_words: true,
             }))
             .collect();
-        // A command starting so comes first; then the rest that match as a subsequence.
-        let labels: Vec<&str> = all.iter().map(|i| i.label.as_str()).collect();
-        let mut order: Vec<usize> = (0..all.len()).filter(|i| labels[*i].starts_with(typed)).collect();
-        for (label, _) in fuzzy(typed, labels.iter().copied(), false) {
-            let at = labels.iter().position(|l| *l == label).expect("a listed label");
-            if !order.contains(&at) {
-                order.push(at);
-            }
-        }
-        order.into_iter().map(|i| all[i].clone()).collect()
+        ranked(all, typed)
+    }
+
+    /// What the command being typed takes, those that match what is typed of it first.
+    fn word_choices(&self, typed: &str) -> Vec<MenuItem> {
+        let before = self.input.before_cursor();
+        let name = before.strip_prefix('/').and_then(|b| b.split_once(' ')).map_or("", |(n, _)| n);
+        let all = commands::command(name).and_then(|c| c.choices(self)).unwrap_or_default();
+        ranked(all, typed)
     }
 
     fn file_choices(&self, typed: &str) -> Vec<MenuItem> {
@@ -117,16 +126,16 @@ impl App {
             KeyCode::Up => menu.selected = menu.selected.checked_sub(1).unwrap_or(menu.items.len() - 1),
             KeyCode::Down => menu.selected = (menu.selected + 1) % menu.items.len(),
             KeyCode::Esc => {
-                self.menu_closed = Some(format!("{}{}", menu.sigil, menu.typed));
+                self.menu_closed = Some(self.input.before_cursor().to_owned());
                 self.menu = None;
             }
             KeyCode::Tab => self.take_choice(),
             KeyCode::Enter if plain_enter => {
                 let item = menu.items[menu.selected].clone();
                 let (sigil, typed) = (menu.sigil, menu.typed.clone());
-                // A command chosen whole runs at once; a file, or a command that takes words,
-                // is put in and waits for the rest.
-                if sigil == '/' && !item.takes_words {
+                // A command, or a command's word, chosen whole runs at once; a file, or what
+                // takes words of the person's own, is put in and waits for the rest.
+                if sigil != Some('@') && !item.takes_words {
                     if typed != item.label {
                         self.take_choice();
                     }
@@ -144,12 +153,27 @@ impl App {
     fn take_choice(&mut self) {
         let Some(menu) = self.menu.take() else { return };
         let item = &menu.items[menu.selected];
-        self.input.delete_back(menu.typed.chars().count() + 1);
-        self.input.push(menu.sigil);
+        self.input.delete_back(menu.typed.chars().count() + usize::from(menu.sigil.is_some()));
+        if let Some(sigil) = menu.sigil {
+            self.input.push(sigil);
+        }
         self.input.push_str(&item.label);
         self.input.push(' ');
         self.menu_closed = None;
     }
+}
+
+/// `all` for what is typed: those starting so first, then the rest that hold it as a subsequence.
+fn ranked(all: Vec<MenuItem>, typed: &str) -> Vec<MenuItem> {
+    let labels: Vec<&str> = all.iter().map(|i| i.label.as_str()).collect();
+    let mut order: Vec<usize> = (0..all.len()).filter(|i| labels[*i].starts_with(typed)).collect();
+    for (label, _) in fuzzy(typed, labels.iter().copied(), false) {
+        let at = labels.iter().position(|l| *l == label).expect("a listed label");
+        if !order.contains(&at) {
+            order.push(at);
+        }
+    }
+    order.into_iter().map(|i| all[i].clone()).collect()
 }
 
 /// The `items` that hold `typed` as a subsequence, best first (all, in order, for nothing

@@ -379,6 +379,38 @@ fn a_menu_completes_commands_and_paths_in_the_live_area() {
 }
 
 #[test]
+fn a_commands_words_are_offered_from_its_entry_in_the_table() {
+    let mut app = App::new("m", Mode::Edit, None, 0);
+    app.models = vec![
+        lembas_protocol::ModelInfo { id: "qwen3-coder".into(), context: Some(32_768), ..Default::default() },
+        lembas_protocol::ModelInfo { id: "gpt-oss".into(), ..Default::default() },
+    ];
+    let labels = |app: &App| app.menu.as_ref().map(|m| m.items.iter().map(|i| i.label.clone()).collect::<Vec<_>>());
+    typed(&mut app, "/mode ");
+    assert_eq!(labels(&app), Some(vec!["manual".into(), "edit".into(), "auto".into(), "plan".into()]));
+    typed(&mut app, "ma");
+    assert_eq!(labels(&app).unwrap()[0], "manual");
+    // A word chosen whole runs the command with it.
+    assert_eq!(app.key(key(KeyCode::Enter)), Some(Action::SetMode(Mode::Manual)));
+    app.input.clear();
+    typed(&mut app, "/model gpt");
+    assert_eq!(labels(&app), Some(vec!["gpt-oss".into()]));
+    app.key(key(KeyCode::Tab));
+    assert_eq!(app.input, "/model gpt-oss ");
+    app.input.clear();
+    // What takes the person's own words offers nothing, and `/help` lists every command.
+    typed(&mut app, "/rename x");
+    assert!(app.menu.is_none());
+    app.input.clear();
+    typed(&mut app, "/help");
+    app.key(key(KeyCode::Enter));
+    let Some(Block::Notice(help)) = app.finished.last() else { panic!("help") };
+    for command in lembas_tui::COMMANDS {
+        assert!(help.contains(&format!("/{}", command.name)), "{} is in /help", command.name);
+    }
+}
+
+#[test]
 fn long_output_folds_and_ctrl_o_shows_it_whole() {
     let mut app = App::new("m", Mode::Auto, None, 32_000);
     app.apply(&Event::Prompt { text: "test".into(), machine: false });

@@ -65,7 +65,7 @@ pub async fn tui(args: crate::cli::UiArgs) -> Result<u8, Failure> {
     app.files = lembas_tools::project_files(&canonical, &start.walk_private, 50_000);
     app.root = Some(canonical.clone());
     // Custom commands: the person's own, and the project's once it is trusted.
-    let builtin: Vec<&str> = lembas_tui::COMMANDS.iter().map(|(name, ..)| *name).collect();
+    let builtin: Vec<&str> = lembas_tui::COMMANDS.iter().map(|c| c.name).collect();
     let trusted = project.standing == lembas_config::Standing::Trusted;
     app.customs =
         lembas_tui::custom::load(&start.home.config.join("commands"), trusted.then_some(canonical.as_path()), &builtin);
