@@ -39,6 +39,8 @@ pub struct SessionConfig {
     pub sandbox_network: Option<bool>,
     /// The program that makes the sandbox's mounts (lembas itself); `None`: Landlock alone.
     pub sandbox_launcher: Option<PathBuf>,
+    /// What the session's commands may read, kept between them (shared with its subagents).
+    pub read_grants: std::sync::Arc<lembas_tools::sandbox::ReadGrants>,
     /// Commands that may read the person's credentials in the sandbox (`[sandbox]
     /// credentials`, bash rule patterns).
     pub sandbox_credentials: Vec<String>,
@@ -116,6 +118,7 @@ impl SessionConfig {
             sandbox_writable: Vec::new(),
             sandbox_network: None,
             sandbox_launcher: None,
+            read_grants: Default::default(),
             sandbox_credentials: Vec::new(),
             jobs_dir,
             editor_files: None,

@@ -31,7 +31,7 @@ impl Session {
             _ if approved => SandboxReach::ProjectAndCaches,
             _ => SandboxReach::Project,
         };
-        SandboxPlaces {
+        let mut sandbox = SandboxPlaces {
             root: self.ws.root.clone(),
             home: self.cfg.user_home.clone(),
             plans_dir: Some(self.plans_dir()),
@@ -55,7 +55,9 @@ impl Session {
             },
             network: self.cfg.sandbox_network,
         }
-        .sandbox(reach)
+        .sandbox(reach);
+        self.cfg.read_grants.fill(&mut sandbox);
+        sandbox
     }
 
     /// Whether commands run sandboxed, as the session's announcement says it.

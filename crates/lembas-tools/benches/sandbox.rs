@@ -6,16 +6,32 @@
 
 use std::time::Instant;
 
+use lembas_tools::sandbox::ReadGrants;
 use lembas_tools::{Sandbox, SandboxPlaces, SandboxReach, Workspace, run_bash_in};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 fn median_ms(runtime: &tokio::runtime::Runtime, ws: &Workspace, sandbox: &Sandbox, runs: usize) -> f64 {
+    median_kept_ms(runtime, ws, sandbox, None, runs)
+}
+
+/// The same, the read grants kept between commands as a session keeps them (`grants`).
+fn median_kept_ms(
+    runtime: &tokio::runtime::Runtime,
+    ws: &Workspace,
+    sandbox: &Sandbox,
+    grants: Option<&ReadGrants>,
+    runs: usize,
+) -> f64 {
     let args = json!({ "command": "true" });
     let mut times: Vec<f64> = (0..runs)
         .map(|_| {
             let start = Instant::now();
-            runtime.block_on(run_bash_in(ws, &args, &CancellationToken::new(), None, sandbox));
+            let mut sandbox = sandbox.clone();
+            if let Some(grants) = grants {
+                grants.fill(&mut sandbox);
+            }
+            runtime.block_on(run_bash_in(ws, &args, &CancellationToken::new(), None, &sandbox));
             start.elapsed().as_secs_f64() * 1000.0
         })
         .collect();
@@ -64,10 +80,24 @@ fn main() {
     }
     let sealed = places.sandbox(SandboxReach::ProjectAndCaches);
     let whole = median_ms(&runtime, &ws, &sealed, runs);
+    // As a session runs them: the read grants kept between its commands.
+    let grants = ReadGrants::default();
+    let auto = places.sandbox(SandboxReach::ProjectAndCaches);
+    let landlock_kept = {
+        let mut alone = auto.clone();
+        alone.launcher = None;
+        alone.seals.clear();
+        median_kept_ms(&runtime, &ws, &alone, Some(&grants), runs)
+    };
+    let whole_kept = median_kept_ms(&runtime, &ws, &auto, Some(&grants), runs);
     println!(
         "bash `true`, median of {runs}: {plain:.2} ms without a sandbox, {plan:.2} ms in plan mode's, \
          {landlock:.2} ms in auto mode's with Landlock alone, {whole:.2} ms with the namespace too ({} mounts)",
         sealed.seals.len()
+    );
+    println!(
+        "with the read grants kept between commands, as a session keeps them: {landlock_kept:.2} ms with Landlock \
+         alone, {whole_kept:.2} ms with the namespace too"
     );
     match lembas_tools::sandbox::state(sealed.launcher.as_deref()) {
         Ok(()) => println!(

@@ -19,19 +19,27 @@ impl Hidden {
     /// each entry along the way from `/` to a hidden folder except the folder itself (a link
     /// counts where it lands), and the open places inside. Names stay listable; what a hidden
     /// folder's files say does not. An entry made later in a folder along the way (`/`, the home
-    /// folder, `~/.config`, …) is not readable until the next command.
+    /// folder, `~/.config`, …) is not readable until the grants are worked out again: for each
+    /// command, or when one of `along` changed ([`super::ReadGrants`]).
     pub(super) fn readable(&self) -> Vec<PathBuf> {
+        self.readable_along().0
+    }
+
+    /// The grants, and the folders along the way whose entries they were read from.
+    pub(super) fn readable_along(&self) -> (Vec<PathBuf>, Vec<PathBuf>) {
         let hidden: Vec<PathBuf> =
             self.folders.iter().map(|f| std::fs::canonicalize(f).unwrap_or_else(|_| f.clone())).collect();
-        let mut out = Vec::new();
-        cover(Path::new("/"), &hidden, &mut out);
+        let (mut out, mut along) = (Vec::new(), Vec::new());
+        cover(Path::new("/"), &hidden, &mut out, &mut along);
         out.extend(self.open.iter().filter(|o| hidden.iter().any(|h| o.starts_with(h))).cloned());
-        out
+        (out, along)
     }
 }
 
-/// The entries of `dir` that hold nothing hidden, and those along the way into it, recursively.
-fn cover(dir: &Path, hidden: &[PathBuf], out: &mut Vec<PathBuf>) {
+/// The entries of `dir` that hold nothing hidden, and those along the way into it, recursively;
+/// `along` gets each folder whose entries were read.
+fn cover(dir: &Path, hidden: &[PathBuf], out: &mut Vec<PathBuf>, along: &mut Vec<PathBuf>) {
+    along.push(dir.to_owned());
     let Ok(entries) = std::fs::read_dir(dir) else { return };
     for entry in entries.flatten() {
         let path = entry.path();
@@ -39,7 +47,7 @@ fn cover(dir: &Path, hidden: &[PathBuf], out: &mut Vec<PathBuf>) {
             continue;
         }
         if hidden.iter().any(|h| h.starts_with(&path)) {
-            cover(&path, hidden, out);
+            cover(&path, hidden, out, along);
             continue;
         }
         if entry.file_type().is_ok_and(|t| t.is_symlink()) {

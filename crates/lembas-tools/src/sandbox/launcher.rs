@@ -33,7 +33,13 @@ pub(super) struct Plan {
     pub hidden: Hidden,
     pub network: bool,
     pub seals: Vec<Seal>,
+    /// What it may read, worked out ahead by lembas; `None`: the launcher works it out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub readable: Option<Vec<PathBuf>>,
 }
+
+/// The longest plan given whole: one argument may hold 128 KiB on Linux.
+pub(super) const PLAN_MAX: usize = 96 * 1024;
 
 /// When this process was started as the launcher, does the launcher's work and never returns.
 /// Call it first thing in `main`, before any thread is started.
@@ -76,7 +82,10 @@ fn launch(args: Vec<OsString>) -> i32 {
     {
         return failed(why);
     }
-    let readable = (!plan.hidden.folders.is_empty()).then(|| plan.hidden.readable());
+    let readable = match plan.readable {
+        Some(readable) => Some(readable),
+        None => (!plan.hidden.folders.is_empty()).then(|| plan.hidden.readable()),
+    };
     match super::landlock::restrict(&plan.writable, readable.as_deref(), plan.network) {
         Ok(RulesetStatus::NotEnforced) => return failed("Landlock is not enforced".to_owned()),
         Err(e) => return failed(format!("Landlock: {e}")),

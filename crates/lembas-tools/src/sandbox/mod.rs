@@ -12,6 +12,7 @@
 //! itself again as the [`launcher`], which makes the mounts, restricts itself and becomes the
 //! command. lembas itself is never restricted, and no `unsafe` `pre_exec` is needed.
 
+mod grants;
 mod landlock;
 pub mod launcher;
 pub mod seal;
@@ -22,6 +23,7 @@ use std::sync::OnceLock;
 use ::landlock::RulesetStatus;
 use serde::{Deserialize, Serialize};
 
+pub use grants::ReadGrants;
 pub use seal::Seal;
 
 /// Where a command may write, or nothing when it runs without a sandbox.
@@ -42,6 +44,8 @@ pub struct Sandbox {
     pub seals: Vec<Seal>,
     /// The program that makes them (lembas itself); `None`: Landlock alone.
     pub launcher: Option<PathBuf>,
+    /// What it may read, worked out ahead ([`ReadGrants`]); `None`: worked out as it starts.
+    pub readable: Option<std::sync::Arc<[PathBuf]>>,
 }
 
 /// Folders whose files a command may not read, with the places inside them it still may (the
@@ -72,13 +76,20 @@ impl Sandbox {
         if !self.launched() {
             return None;
         }
-        let plan = launcher::Plan {
+        let mut plan = launcher::Plan {
             writable: self.writable.clone().unwrap_or_default(),
             hidden: self.hidden.clone(),
             network: self.network,
             seals: self.seals.clone(),
+            readable: self.readable.as_deref().map(<[PathBuf]>::to_vec),
         };
-        Some((self.launcher.as_deref()?, serde_json::to_string(&plan).ok()?))
+        let mut text = serde_json::to_string(&plan).ok()?;
+        // An argument has a size limit; grants that would pass it are worked out by the launcher.
+        if text.len() > launcher::PLAN_MAX {
+            plan.readable = None;
+            text = serde_json::to_string(&plan).ok()?;
+        }
+        Some((self.launcher.as_deref()?, text))
     }
 }
 
@@ -132,7 +143,10 @@ pub fn spawn(mut command: tokio::process::Command, sandbox: &Sandbox) -> std::io
     let Some(writable) = sandbox.writable.clone().filter(|_| support().is_ok()) else {
         return command.spawn();
     };
-    let readable = (!sandbox.hidden.folders.is_empty()).then(|| sandbox.hidden.readable());
+    let readable: Option<std::sync::Arc<[PathBuf]>> = match &sandbox.readable {
+        Some(readable) => Some(readable.clone()),
+        None => (!sandbox.hidden.folders.is_empty()).then(|| sandbox.hidden.readable().into()),
+    };
     let network = sandbox.network;
     let runtime = tokio::runtime::Handle::current();
     std::thread::scope(|scope| {
@@ -230,6 +244,7 @@ impl SandboxPlaces {
             network: self.network.unwrap_or(reach != Reach::Plans),
             seals: Vec::new(),
             launcher: None,
+            readable: None,
         };
         if let Some(launcher) = &self.launcher
             && launcher::namespaces(launcher).is_ok()
