@@ -59,8 +59,17 @@ fn main() {
         cfg.max_steps = STEPS as u32 + 10;
         cfg.compact_at = 0.95;
         cfg.today = Arc::new(|| "2026-12-02".to_owned());
-        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-        let drain = tokio::spawn(async move { while rx.recv().await.is_some() {} });
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<lembas_core::Said>();
+        // When each step began, to see whether a step costs more as the session grows.
+        let drain = tokio::spawn(async move {
+            let mut steps = Vec::with_capacity(STEPS + 1);
+            while let Some(said) = rx.recv().await {
+                if matches!(said.event, lembas_core::Event::Step { .. }) {
+                    steps.push(Instant::now());
+                }
+            }
+            steps
+        });
         let before = rss_kb("VmRSS:");
         let mut session = Session::start(cfg, &root, &root, tx).unwrap();
         let start = Instant::now();
@@ -68,7 +77,22 @@ fn main() {
         let elapsed = start.elapsed();
         assert_eq!(done, DoneReason::Answered);
         drop(session);
-        let _ = drain.await;
+        let steps = drain.await.unwrap_or_default();
+        // The mean step around the 200th and around the 1,000th.
+        let mean_ms = |from: usize, to: usize| {
+            let to = to.min(steps.len().saturating_sub(1));
+            let from = from.min(to);
+            (steps[to] - steps[from]).as_secs_f64() * 1000.0 / (to - from).max(1) as f64
+        };
+        if steps.len() > 250 {
+            println!(
+                "engine_step: steps 150–250 {:.2} ms each, steps {}–{} {:.2} ms each",
+                mean_ms(150, 250),
+                steps.len() - 100,
+                steps.len() - 1,
+                mean_ms(steps.len() - 100, steps.len() - 1)
+            );
+        }
         let per_step = elapsed / (STEPS as u32 + 1);
         println!(
             "engine_step: {} steps in {:.2} s: {:.2} ms per step (HTTP, fake model and tool included); RSS {} MB before, {} MB after, peak {} MB",

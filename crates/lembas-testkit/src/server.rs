@@ -201,6 +201,53 @@ fn record(shared: &Shared, method: &str, path: &str, headers: &HeaderMap, body: 
     });
 }
 
+/// A chat request as the server reads it. A benchmark's server (bodies not kept, nothing to
+/// refuse) reads only what it answers by — the model, streaming, the first message — so the time
+/// it takes does not grow with the conversation as a whole tree of it would.
+fn chat_request(shared: &Shared, body: &[u8]) -> Value {
+    let lean = shared.forget_bodies.load(std::sync::atomic::Ordering::Relaxed)
+        && shared.refused_fields.lock().unwrap().is_empty()
+        && shared.props.lock().unwrap().is_none();
+    if !lean {
+        return serde_json::from_slice(body).unwrap_or(Value::Null);
+    }
+    #[derive(serde::Deserialize)]
+    struct Lean {
+        #[serde(default)]
+        model: Option<String>,
+        #[serde(default)]
+        stream: Option<bool>,
+        #[serde(default)]
+        stream_options: Option<Value>,
+        #[serde(default, deserialize_with = "first_only")]
+        messages: Vec<Value>,
+    }
+    match serde_json::from_slice::<Lean>(body) {
+        Ok(lean) => json!({
+            "model": lean.model, "stream": lean.stream, "stream_options": lean.stream_options,
+            "messages": lean.messages,
+        }),
+        Err(_) => Value::Null,
+    }
+}
+
+/// The first element of a list, the rest skipped unread.
+fn first_only<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Vec<Value>, D::Error> {
+    struct First;
+    impl<'de> serde::de::Visitor<'de> for First {
+        type Value = Vec<Value>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a list")
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<Value>, A::Error> {
+            let first: Option<Value> = seq.next_element()?;
+            while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+            Ok(first.into_iter().collect())
+        }
+    }
+    deserializer.deserialize_seq(First)
+}
+
 fn authorized(shared: &Shared, headers: &HeaderMap) -> bool {
     let Some(key) = shared.api_key.lock().unwrap().clone() else { return true };
     headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()) == Some(&format!("Bearer {key}"))
@@ -267,7 +314,7 @@ async fn chat(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes
     if !authorized(&shared, &headers) {
         return unauthorized();
     }
-    let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let request = chat_request(&shared, &body);
     if let Some(refusal) = refusal(&shared, &request) {
         return refusal;
     }
