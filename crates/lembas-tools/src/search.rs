@@ -1,13 +1,11 @@
 //! `glob` and `grep`: over the project's files, skipping what `.gitignore` ignores and build
 //! directories. Results name absolute paths.
 
-use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
 use globset::{Glob, GlobMatcher};
-use regex::RegexBuilder;
 
-use crate::files::{files_under, io_error};
+use crate::files::{files_under, io_error, walker};
 use crate::{Args, ToolOutput, Workspace};
 
 /// The most files `glob` lists and matches `grep` shows.
@@ -83,31 +81,28 @@ fn cut(line: &str) -> String {
 
 pub(crate) fn grep(ws: &Workspace, args: &Args) -> Result<ToolOutput, String> {
     let pattern = args.str("pattern")?;
-    let regex = RegexBuilder::new(pattern).case_insensitive(args.bool("ignore_case")?).build().map_err(|e| {
-        format!("`{pattern}` is not a valid regular expression: {}", e.to_string().lines().last().unwrap_or(""))
-    })?;
+    let regex =
+        regex::bytes::RegexBuilder::new(pattern).case_insensitive(args.bool("ignore_case")?).build().map_err(|e| {
+            format!("`{pattern}` is not a valid regular expression: {}", e.to_string().lines().last().unwrap_or(""))
+        })?;
     let include = args.opt_str("include")?.map(PathGlob::new).transpose()?;
     let context = args.opt_usize("context")?.unwrap_or(0).min(20);
     let files_only = args.bool("files_only")?;
     let root = search_root(ws, args)?;
 
     // Files too large to search, and what is no file at all (a pipe would never be read to
-    // its end), are left out — and said to be.
-    let mut skipped: Vec<PathBuf> = Vec::new();
-    let files: Vec<PathBuf> = if root.is_file() {
-        vec![root.clone()]
+    // its end), are left out — and said to be. The files are searched as the walk finds them,
+    // on every core; what they hold is put together in path order.
+    let (found, files_searched, skipped) = if root.is_file() {
+        let hits = search_file(&root, &regex);
+        let skipped = if matches!(hits, Searched::TooLarge) { vec![root.clone()] } else { Vec::new() };
+        let found = match hits {
+            Searched::Hits(lines, hits) => vec![(root.clone(), lines, hits)],
+            _ => Vec::new(),
+        };
+        (found, 1 - skipped.len(), skipped)
     } else {
-        let mut files = Vec::new();
-        for (path, meta) in files_under(&root, &ws.private, &|rel| include.as_ref().is_none_or(|g| g.matches(rel))) {
-            match meta {
-                Some(m) if !m.is_file() => {}
-                Some(m) if m.len() > MAX_GREP_BYTES => skipped.push(path),
-                _ => files.push(path),
-            }
-        }
-        files.sort();
-        skipped.sort();
-        files
+        search_under(ws, &root, include.as_ref(), &regex)
     };
     let skipped_note = (!skipped.is_empty()).then(|| {
         let names: Vec<String> = skipped.iter().take(5).map(|p| p.display().to_string()).collect();
@@ -119,13 +114,10 @@ pub(crate) fn grep(ws: &Workspace, args: &Args) -> Result<ToolOutput, String> {
         )
     });
 
-    // Files are searched in parallel; their hits are put together in path order.
-    let found = search_files(&files, &regex);
     let mut out = Vec::new();
     let mut matches = 0;
     let mut truncated = false;
-    'files: for (file, hits) in files.iter().zip(found) {
-        let Some((lines, hits)) = hits else { continue };
+    'files: for (file, lines, hits) in &found {
         let name = file.display().to_string();
         if files_only {
             out.push(name);
@@ -137,7 +129,7 @@ pub(crate) fn grep(ws: &Workspace, args: &Args) -> Result<ToolOutput, String> {
             continue;
         }
         let mut last_shown: Option<usize> = None;
-        for &hit in &hits {
+        for &hit in hits {
             let from = hit.saturating_sub(context).max(last_shown.map_or(0, |l| l + 1));
             let to = (hit + context).min(lines.len() - 1);
             if context > 0 && last_shown.is_some_and(|l| from > l + 1) {
@@ -145,7 +137,7 @@ pub(crate) fn grep(ws: &Workspace, args: &Args) -> Result<ToolOutput, String> {
             }
             for (i, line) in lines.iter().enumerate().take(to + 1).skip(from) {
                 let mark = if hits.binary_search(&i).is_ok() { ':' } else { '-' };
-                out.push(format!("{name}{mark}{}{mark} {}", i + 1, cut(line)));
+                out.push(format!("{name}{mark}{}{mark} {}", i + 1, cut(&String::from_utf8_lossy(line))));
             }
             last_shown = Some(to);
             matches += 1;
@@ -160,8 +152,8 @@ pub(crate) fn grep(ws: &Workspace, args: &Args) -> Result<ToolOutput, String> {
         return Ok(ToolOutput::Text(match skipped_note {
             Some(note) => format!(
                 "{note}\nNo matches for {pattern} in the {} other file{} under {}.",
-                files.len(),
-                if files.len() == 1 { "" } else { "s" },
+                files_searched,
+                if files_searched == 1 { "" } else { "s" },
                 root.display()
             ),
             None => format!("No matches for {pattern} under {}.", root.display()),
@@ -174,37 +166,80 @@ pub(crate) fn grep(ws: &Workspace, args: &Args) -> Result<ToolOutput, String> {
     Ok(ToolOutput::Text(out.join("\n")))
 }
 
-/// A text file's lines and the indexes of those that match; `None` for a binary or unreadable
-/// file, or one without a match.
-type Hits = Option<(Vec<String>, Vec<usize>)>;
-
-fn search_file(file: &Path, regex: &regex::Regex) -> Hits {
-    let content = std::fs::read(file).ok()?;
-    if content.iter().take(1024).any(|b| *b == 0) {
-        return None;
-    }
-    // Most files do not match: test the whole text once before splitting it into lines.
-    let text = String::from_utf8_lossy(&content);
-    if !regex.is_match(&text) {
-        return None;
-    }
-    let lines: Vec<String> = content.lines().map(|l| l.unwrap_or_default()).collect();
-    let hits: Vec<usize> = lines.iter().enumerate().filter(|(_, l)| regex.is_match(l)).map(|(i, _)| i).collect();
-    (!hits.is_empty()).then_some((lines, hits))
+/// What searching one file came to.
+enum Searched {
+    /// Its lines (without their ends) and the indexes of those that match.
+    Hits(Vec<Vec<u8>>, Vec<usize>),
+    /// No match, or nothing to search: a binary or unreadable file.
+    Nothing,
+    TooLarge,
 }
 
-/// Searches `files` on every core, answering in their order.
-fn search_files(files: &[PathBuf], regex: &regex::Regex) -> Vec<Hits> {
-    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).min(8);
-    let chunk = files.len().div_ceil(threads).max(1);
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = files
-            .chunks(chunk)
-            .map(|part| {
-                (part.len(), scope.spawn(move || part.iter().map(|f| search_file(f, regex)).collect::<Vec<_>>()))
-            })
-            .collect();
-        // A part that failed answers nothing for its files, keeping the order of the rest.
-        handles.into_iter().flat_map(|(len, h)| h.join().unwrap_or_else(|_| vec![None; len])).collect()
-    })
+fn search_file(file: &Path, regex: &regex::bytes::Regex) -> Searched {
+    use std::io::Read;
+    // Opened once: its size from the open file, then its text.
+    let Ok(mut opened) = std::fs::File::open(file) else { return Searched::Nothing };
+    let size = opened.metadata().map_or(0, |m| m.len());
+    if size > MAX_GREP_BYTES {
+        return Searched::TooLarge;
+    }
+    let mut content = Vec::with_capacity(size as usize + 1);
+    if opened.read_to_end(&mut content).is_err() {
+        return Searched::Nothing;
+    }
+    if content.iter().take(1024).any(|b| *b == 0) {
+        return Searched::Nothing;
+    }
+    // Most files do not match: test the whole text once before splitting it into lines.
+    if !regex.is_match(&content) {
+        return Searched::Nothing;
+    }
+    let lines: Vec<Vec<u8>> =
+        content.split(|b| *b == b'\n').map(|l| l.strip_suffix(b"\r").unwrap_or(l).to_vec()).collect();
+    // A text that ends with its last line's end has no line after it.
+    let lines = match lines.split_last() {
+        Some((last, rest)) if last.is_empty() => rest.to_vec(),
+        _ => lines,
+    };
+    let hits: Vec<usize> = lines.iter().enumerate().filter(|(_, l)| regex.is_match(l)).map(|(i, _)| i).collect();
+    if hits.is_empty() { Searched::Nothing } else { Searched::Hits(lines, hits) }
+}
+
+/// A file's hits: the file, its lines and the indexes of those that match.
+type Found = (PathBuf, Vec<Vec<u8>>, Vec<usize>);
+
+/// Searches every file under `root` that `include` takes, as the parallel walker finds them:
+/// the files that match (in path order), how many were searched, and those too large to search.
+fn search_under(
+    ws: &Workspace,
+    root: &Path,
+    include: Option<&PathGlob>,
+    regex: &regex::bytes::Regex,
+) -> (Vec<Found>, usize, Vec<PathBuf>) {
+    let found = std::sync::Mutex::new((Vec::new(), 0usize, Vec::new()));
+    walker(root, &ws.private).build_parallel().run(|| {
+        Box::new(|entry| {
+            let Ok(entry) = entry else { return ignore::WalkState::Continue };
+            let is_file = entry.file_type().is_some_and(|t| t.is_file());
+            let rel = entry.path().strip_prefix(root).unwrap_or(entry.path());
+            if !is_file || !include.is_none_or(|g| g.matches(rel)) {
+                return ignore::WalkState::Continue;
+            }
+            let searched = search_file(entry.path(), regex);
+            let mut found = found.lock().expect("grep results");
+            match searched {
+                Searched::TooLarge => found.2.push(entry.into_path()),
+                Searched::Hits(lines, hits) => {
+                    found.1 += 1;
+                    found.0.push((entry.into_path(), lines, hits));
+                }
+                Searched::Nothing => found.1 += 1,
+            }
+            ignore::WalkState::Continue
+        })
+    });
+    let (mut hits, searched, mut skipped) = found.into_inner().expect("grep results");
+    hits.sort_by(|a: &Found, b: &Found| a.0.cmp(&b.0));
+    skipped.sort();
+    (hits, searched, skipped)
 }
