@@ -1,0 +1,94 @@
+//! Resuming a long session: `lembas run --continue` on a session of 1,000 steps (a `read` of a
+//! new file and a command in turn, over five prompts of 200 steps), against the test kit's fake
+//! server answering at once. Measures the time from starting the process to the model's first
+//! request (median of several runs), beside a fresh session's in the same project.
+//!
+//! `cargo bench -p lembas --bench resume`
+
+mod common;
+
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use lembas_testkit::{FakeServer, Scripted};
+use serde_json::json;
+
+const PROMPTS: usize = 5;
+const STEPS_PER_PROMPT: usize = 200;
+const RUNS: usize = 7;
+
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
+/// `lembas run` with `args` in `project`: when it started.
+fn run(home: &std::path::Path, project: &std::path::Path, args: &[&str]) -> Instant {
+    let start = Instant::now();
+    let status = Command::new(env!("CARGO_BIN_EXE_lembas"))
+        .args(["run", "--mode", "auto"])
+        .args(args)
+        .current_dir(project)
+        .env("LEMBAS_HOME", home)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    start
+}
+
+fn main() {
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("proj");
+    std::fs::create_dir_all(project.join(".git")).unwrap();
+    for n in 0..STEPS_PER_PROMPT {
+        std::fs::write(project.join(format!("f{n}.txt")), format!("file {n}\n{}\n", "words ".repeat(20))).unwrap();
+    }
+    let mut script = Vec::new();
+    for _ in 0..PROMPTS {
+        for n in 0..STEPS_PER_PROMPT {
+            script.push(if n % 2 == 0 {
+                Scripted::tool_call("read", json!({"path": format!("f{n}.txt")}))
+            } else {
+                Scripted::tool_call("bash", json!({"command": format!("echo {n}")}))
+            });
+        }
+        script.push(Scripted::text("Done."));
+    }
+    // Then one reply for each measured run, fresh or resumed.
+    script.extend((0..2 * RUNS).map(|_| Scripted::text("Again.")));
+    let server = runtime.block_on(FakeServer::start(script));
+    server.keep_bodies(false);
+    let home = dir.path().join("home");
+    common::log_in(&home, &server, 10_000_000);
+    std::fs::write(home.join("config/config.toml"), "steps = 1000\n").unwrap();
+    run(&home, &project, &["walk the files"]);
+    for _ in 1..PROMPTS {
+        run(&home, &project, &["--continue", "again"]);
+    }
+    let made = common::chats(&server).len();
+    assert_eq!(made, PROMPTS * (STEPS_PER_PROMPT + 1), "the long session was made");
+    let first_request = |args: &[&str]| {
+        let before = common::chats(&server).len();
+        let start = run(&home, &project, args);
+        let chats = common::chats(&server);
+        (chats[before].at - start).as_secs_f64() * 1000.0
+    };
+    let (mut resumed, mut fresh) = (Vec::new(), Vec::new());
+    // Every resumed run first: a fresh session would be the one `--continue` takes next.
+    for _ in 0..RUNS {
+        resumed.push(first_request(&["--continue", "one more"]));
+    }
+    for _ in 0..RUNS {
+        fresh.push(first_request(&["a new one"]));
+    }
+    println!(
+        "resume ({} steps, median of {RUNS}): start to first request {:.1} ms resumed, {:.1} ms for a fresh session",
+        PROMPTS * STEPS_PER_PROMPT,
+        median(resumed),
+        median(fresh)
+    );
+}
