@@ -7,7 +7,6 @@
 
 mod common;
 
-use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use lembas_testkit::{FakeServer, Scripted};
@@ -24,19 +23,7 @@ fn median(mut values: Vec<f64>) -> f64 {
 
 /// `lembas run` with `args` in `project`: when it started.
 fn run(home: &std::path::Path, project: &std::path::Path, args: &[&str]) -> Instant {
-    let start = Instant::now();
-    let status = Command::new(env!("CARGO_BIN_EXE_lembas"))
-        .args(["run", "--mode", "auto"])
-        .args(args)
-        .current_dir(project)
-        .env("LEMBAS_HOME", home)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .unwrap();
-    assert!(status.success());
-    start
+    common::run_with(home, project, args).0
 }
 
 fn main() {

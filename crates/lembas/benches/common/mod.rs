@@ -1,5 +1,6 @@
 //! What the `lembas run` benchmarks share: a home logged in to the fake server, one quiet run of
-//! the real binary, and the chat requests the server got.
+//! the real binary, and the chat requests the server got. Each bench uses some of it.
+#![allow(dead_code)]
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -18,9 +19,16 @@ pub fn log_in(home: &Path, server: &FakeServer, context: u64) {
 
 /// `lembas run --mode auto PROMPT` in `project`, silently: when it started and when it exited.
 pub fn run(home: &Path, project: &Path, prompt: &str) -> (Instant, Instant) {
+    run_with(home, project, &[prompt])
+}
+
+/// `lembas run --mode auto` with `args` (a prompt, `--continue`, …) in `project`, silently:
+/// when it started and when it exited.
+pub fn run_with(home: &Path, project: &Path, args: &[&str]) -> (Instant, Instant) {
     let start = Instant::now();
     let status = Command::new(env!("CARGO_BIN_EXE_lembas"))
-        .args(["run", "--mode", "auto", prompt])
+        .args(["run", "--mode", "auto"])
+        .args(args)
         .current_dir(project)
         .env("LEMBAS_HOME", home)
         .stdin(Stdio::null())
