@@ -148,7 +148,8 @@ impl Session {
                 }
                 Prepared::Engine { name, args } => {
                     let output = match handler(&name).runs {
-                        Runs::Engine(run) | Runs::Team(run) => run(self, &call.id, &args).await,
+                        Runs::Engine(run) => run(self, &call.id, &args).await,
+                        Runs::AtOnce(answer) | Runs::Team(answer) => answer(self, &call.id, &args),
                         // Answered below, where its own id is known.
                         _ => ToolOutput::Text(String::new()),
                     };

@@ -11,12 +11,8 @@ use crate::phase::Phases;
 use crate::session::Session;
 
 /// `plan_write`: the plan, made anew.
-pub(crate) fn plan_write<'a>(
-    session: &'a mut Session,
-    _call_id: &'a str,
-    args: &'a Value,
-) -> BoxFuture<'a, ToolOutput> {
-    let written = match crate::Plan::from_args(args) {
+pub(crate) fn plan_write(session: &mut Session, _call_id: &str, args: &Value) -> ToolOutput {
+    match crate::Plan::from_args(args) {
         Ok(plan) => {
             let text = plan.render();
             session.state.plan = Some(plan.clone());
@@ -24,17 +20,12 @@ pub(crate) fn plan_write<'a>(
             ToolOutput::Text(text)
         }
         Err(e) => ToolOutput::Error(e),
-    };
-    futures::future::ready(written).boxed()
+    }
 }
 
 /// `plan_update`: the plan's tasks, changed.
-pub(crate) fn plan_update<'a>(
-    session: &'a mut Session,
-    _call_id: &'a str,
-    args: &'a Value,
-) -> BoxFuture<'a, ToolOutput> {
-    let updated = match session.state.plan.as_mut() {
+pub(crate) fn plan_update(session: &mut Session, _call_id: &str, args: &Value) -> ToolOutput {
+    match session.state.plan.as_mut() {
         None => ToolOutput::Error("There is no plan yet: write it with plan_write first.".into()),
         Some(plan) => match plan.update(args) {
             Ok(()) => {
@@ -45,8 +36,7 @@ pub(crate) fn plan_update<'a>(
             }
             Err(e) => ToolOutput::Error(e),
         },
-    };
-    futures::future::ready(updated).boxed()
+    }
 }
 
 /// `plan_submit`: the plan, put to the person.

@@ -136,7 +136,7 @@ impl Session {
                 Err(answered) => return answered,
             },
         };
-        if matches!(tool.runs, Runs::Engine(_)) {
+        if matches!(tool.runs, Runs::Engine(_) | Runs::AtOnce(_)) {
             return Prepared::Engine { name, args };
         }
         let task = if matches!(tool.runs, Runs::Task) {

@@ -23,8 +23,13 @@ use crate::session::Session;
 use describe::{Summary, Title};
 pub(crate) use runs::{Call, CallTools, run_one};
 
-/// A call the engine answers itself, in call order, with the session in hand.
+/// A call the engine answers itself, in call order, with the session in hand, waiting on the
+/// person.
 pub(crate) type EngineRun = for<'a> fn(&'a mut Session, &'a str, &'a Value) -> BoxFuture<'a, ToolOutput>;
+
+/// A call the engine answers itself at once, in call order: by the session, the call's id and its
+/// arguments.
+pub(crate) type EngineAnswer = fn(&mut Session, &str, &Value) -> ToolOutput;
 
 /// A call that runs beside the step's other calls, with what it takes of the session.
 pub(crate) type BesideRun = for<'a> fn(&'a CallTools, &'a Call) -> BoxFuture<'a, ToolOutput>;
@@ -39,11 +44,14 @@ pub(crate) enum Runs {
     Command,
     /// A subagent's task, made when the call is made ready.
     Task,
-    /// By the engine in call order, once the permission rules allowed it: the plan, a question.
+    /// By the engine in call order, once the permission rules allowed it, waiting on the person:
+    /// a question, the plan put to them.
     Engine(EngineRun),
-    /// The team's own tools: by the engine in call order, judged by the tree's rules (`team.md`)
-    /// rather than the session's mode.
-    Team(EngineRun),
+    /// By the engine in call order, at once, once the permission rules allowed it: the plan.
+    AtOnce(EngineAnswer),
+    /// The team's own tools: by the engine in call order, at once, judged by the tree's rules
+    /// (`team.md`) rather than the session's mode.
+    Team(EngineAnswer),
     /// At insertion, where the result's own id is known: `recall`.
     Recall,
     /// A name nothing answers to.
@@ -135,7 +143,7 @@ impl Handler {
 /// ([`runs::MCP`]).
 static HANDLERS: LazyLock<Vec<Handler>> = LazyLock::new(|| {
     use crate::team::tools as team;
-    use Runs::{Beside, Command, Engine, Files, Recall, Task, Team};
+    use Runs::{AtOnce, Beside, Command, Engine, Files, Recall, Task, Team};
     use describe as d;
     use lembas_tools::handlers as on_files;
     vec![
@@ -157,8 +165,8 @@ static HANDLERS: LazyLock<Vec<Handler>> = LazyLock::new(|| {
         Handler::new("list", Files(&on_files::LIST)).summed(d::list_summary),
         Handler::new("multiedit", Files(&on_files::MULTIEDIT)).summed(d::change_summary),
         Handler::new("plan_submit", Engine(crate::engine_tools::plan_submit)).summed(d::plan_verdict_summary),
-        Handler::new("plan_update", Engine(crate::engine_tools::plan_update)),
-        Handler::new("plan_write", Engine(crate::engine_tools::plan_write)),
+        Handler::new("plan_update", AtOnce(crate::engine_tools::plan_update)),
+        Handler::new("plan_write", AtOnce(crate::engine_tools::plan_write)),
         Handler::new("read", Files(&on_files::READ)).summed(d::read_summary),
         Handler::new("recall", Recall),
         Handler::new("report", Team(team::report)),

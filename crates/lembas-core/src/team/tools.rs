@@ -3,8 +3,6 @@
 
 use std::sync::Arc;
 
-use futures::FutureExt;
-use futures::future::BoxFuture;
 use lembas_permissions::delegation::team_text;
 use lembas_spec::{Mode, RiskClass};
 use lembas_team::{AddArgs, AssignArgs, Delivery, LEAD, Team};
@@ -55,36 +53,28 @@ pub(crate) fn main_only(name: &str) -> bool {
 
 /// A team tool's call, answered by `work` with the caller's seat — or refused while there is
 /// no team. None of the team's tools waits on anything: each is answered at once.
-fn seated<'a>(
-    session: &'a mut Session,
-    work: impl FnOnce(&mut Session, &Seat, u64) -> ToolOutput,
-) -> BoxFuture<'a, ToolOutput> {
-    let answered = match session.team.clone() {
+fn seated(session: &mut Session, work: impl FnOnce(&mut Session, &Seat, u64) -> ToolOutput) -> ToolOutput {
+    match session.team.clone() {
         Some(seat) if seat.hub.team().available() => work(session, &seat, now()),
         _ => ToolOutput::Error(lembas_team::spec_text("unavailable.one_agent").to_owned()),
-    };
-    futures::future::ready(answered).boxed()
+    }
 }
 
-pub(crate) fn team_add<'a>(session: &'a mut Session, call_id: &'a str, args: &'a Value) -> BoxFuture<'a, ToolOutput> {
+pub(crate) fn team_add(session: &mut Session, call_id: &str, args: &Value) -> ToolOutput {
     seated(session, |s, seat, _| answer(s.team_add(seat, call_id, args)))
 }
 
-pub(crate) fn team_replace<'a>(
-    session: &'a mut Session,
-    call_id: &'a str,
-    args: &'a Value,
-) -> BoxFuture<'a, ToolOutput> {
+pub(crate) fn team_replace(session: &mut Session, call_id: &str, args: &Value) -> ToolOutput {
     seated(session, |s, seat, _| answer(s.team_replace(seat, call_id, args)))
 }
 
 /// A message to others of the tree.
-pub(crate) fn team_send<'a>(session: &'a mut Session, _call_id: &'a str, args: &'a Value) -> BoxFuture<'a, ToolOutput> {
+pub(crate) fn team_send(session: &mut Session, _call_id: &str, args: &Value) -> ToolOutput {
     seated(session, |_, seat, at| send(seat, strings(args, "to"), args, at))
 }
 
 /// A message to the parent before the final reply.
-pub(crate) fn report<'a>(session: &'a mut Session, _call_id: &'a str, args: &'a Value) -> BoxFuture<'a, ToolOutput> {
+pub(crate) fn report(session: &mut Session, _call_id: &str, args: &Value) -> ToolOutput {
     seated(session, |_, seat, at| send(seat, vec![lembas_team::spec_text("names.parent").to_owned()], args, at))
 }
 
@@ -96,7 +86,7 @@ fn send(seat: &Seat, to: Vec<String>, args: &Value, at: u64) -> ToolOutput {
     posted(&seat.hub, sent)
 }
 
-pub(crate) fn team_read<'a>(session: &'a mut Session, _call_id: &'a str, args: &'a Value) -> BoxFuture<'a, ToolOutput> {
+pub(crate) fn team_read(session: &mut Session, _call_id: &str, args: &Value) -> ToolOutput {
     seated(session, |s, seat, at| {
         let since = args.get("since").and_then(Value::as_u64).unwrap_or(0);
         let names = s.model_names();
@@ -104,18 +94,14 @@ pub(crate) fn team_read<'a>(session: &'a mut Session, _call_id: &'a str, args: &
     })
 }
 
-pub(crate) fn team_whoami<'a>(
-    session: &'a mut Session,
-    _call_id: &'a str,
-    _args: &'a Value,
-) -> BoxFuture<'a, ToolOutput> {
+pub(crate) fn team_whoami(session: &mut Session, _call_id: &str, _args: &Value) -> ToolOutput {
     seated(session, |s, seat, _| {
         seat.hub.team().set_context(&seat.me, s.state.last_input, s.window());
         ToolOutput::Text(seat.hub.team().whoami(&seat.me, s.cfg.model.display_name()))
     })
 }
 
-pub(crate) fn team_stop<'a>(session: &'a mut Session, _call_id: &'a str, args: &'a Value) -> BoxFuture<'a, ToolOutput> {
+pub(crate) fn team_stop(session: &mut Session, _call_id: &str, args: &Value) -> ToolOutput {
     seated(session, |_, seat, at| {
         let stopped = seat.hub.team().stop(&seat.me, field(args, "name").unwrap_or_default(), at);
         match stopped {
@@ -129,11 +115,7 @@ pub(crate) fn team_stop<'a>(session: &'a mut Session, _call_id: &'a str, args: &
     })
 }
 
-pub(crate) fn team_finish<'a>(
-    session: &'a mut Session,
-    _call_id: &'a str,
-    args: &'a Value,
-) -> BoxFuture<'a, ToolOutput> {
+pub(crate) fn team_finish(session: &mut Session, _call_id: &str, args: &Value) -> ToolOutput {
     seated(session, |_, seat, at| {
         let finished = seat.hub.team().finish(&seat.me, field(args, "report").unwrap_or_default(), at);
         if finished.is_ok() {
@@ -144,11 +126,7 @@ pub(crate) fn team_finish<'a>(
     })
 }
 
-pub(crate) fn team_findings<'a>(
-    session: &'a mut Session,
-    _call_id: &'a str,
-    args: &'a Value,
-) -> BoxFuture<'a, ToolOutput> {
+pub(crate) fn team_findings(session: &mut Session, _call_id: &str, args: &Value) -> ToolOutput {
     seated(session, |_, seat, _| match field(args, "action") {
         Some("write") => answer(seat.hub.team().write_finding(&seat.me, field(args, "text").unwrap_or_default())),
         Some("read") => answer(seat.hub.team().read_findings(&seat.me, field(args, "of"))),
@@ -156,11 +134,7 @@ pub(crate) fn team_findings<'a>(
     })
 }
 
-pub(crate) fn team_assign<'a>(
-    session: &'a mut Session,
-    _call_id: &'a str,
-    args: &'a Value,
-) -> BoxFuture<'a, ToolOutput> {
+pub(crate) fn team_assign(session: &mut Session, _call_id: &str, args: &Value) -> ToolOutput {
     seated(session, |_, seat, at| {
         let parsed = mode(args, "mode").map(|mode| AssignArgs {
             name: field(args, "name").unwrap_or_default().into(),
@@ -177,11 +151,7 @@ pub(crate) fn team_assign<'a>(
     })
 }
 
-pub(crate) fn team_request<'a>(
-    session: &'a mut Session,
-    _call_id: &'a str,
-    args: &'a Value,
-) -> BoxFuture<'a, ToolOutput> {
+pub(crate) fn team_request(session: &mut Session, _call_id: &str, args: &Value) -> ToolOutput {
     seated(session, |_, seat, at| {
         let tool = field(args, "tool").unwrap_or_default().trim();
         let risk = lembas_spec::tool(tool).map_or(RiskClass::Execute, |d| d.risk);
@@ -197,11 +167,7 @@ pub(crate) fn team_request<'a>(
     })
 }
 
-pub(crate) fn team_decide<'a>(
-    session: &'a mut Session,
-    _call_id: &'a str,
-    args: &'a Value,
-) -> BoxFuture<'a, ToolOutput> {
+pub(crate) fn team_decide(session: &mut Session, _call_id: &str, args: &Value) -> ToolOutput {
     seated(session, |_, seat, at| {
         let allow = args.get("allow").and_then(Value::as_bool).unwrap_or(false);
         let decided =
