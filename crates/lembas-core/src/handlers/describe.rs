@@ -65,6 +65,17 @@ pub(super) fn task_title(args: &Value) -> String {
     short_what(text(args, "description").unwrap_or_default())
 }
 
+/// A team tool is about the agent it names.
+pub(super) fn agent_title(args: &Value) -> String {
+    text(args, "name").map(short_what).unwrap_or_default()
+}
+
+/// A message is about whom it goes to.
+pub(super) fn recipients_title(args: &Value) -> String {
+    let to = lembas_team::names_of(args.get("to"));
+    if to.is_empty() { String::new() } else { short_what(&format!("to {}", to.join(", "))) }
+}
+
 pub(super) fn patch_title(_args: &Value) -> String {
     "patch".to_owned()
 }
@@ -344,5 +355,7 @@ mod tests {
         assert_eq!(title("read", &json!({"path": "a.rs"})), "a.rs");
         assert_eq!(title("apply_patch", &json!({"patch": "*** Begin Patch"})), "patch");
         assert_eq!(title("task", &json!({"description": "Find the tests"})), "Find the tests");
+        assert_eq!(title("team_add", &json!({"name": "scout", "task": "Look."})), "scout");
+        assert_eq!(title("team_send", &json!({"to": ["scout", "lead"], "message": "hi"})), "to scout, lead");
     }
 }
