@@ -1,6 +1,8 @@
 //! `lembas-fake-model SCRIPT.json [PROPS.json]`: the test kit's fake server as a process, for end-to-end tests
 //! that drive the real `lembas` binary (in tmux, say). SCRIPT is a JSON list of scripted replies;
-//! the first line printed is the server's base URL. It runs until killed.
+//! the first line printed is the server's base URL. It runs until killed. With
+//! `LEMBAS_FAKE_LEAN=1` it keeps no request bodies and reads of each only what it answers by, so
+//! a measurement through it does not count a whole parse of every growing request.
 
 use lembas_testkit::{FakeServer, Scripted};
 
@@ -19,6 +21,9 @@ async fn main() {
         std::process::exit(2)
     });
     let server = FakeServer::start(script).await;
+    if std::env::var_os("LEMBAS_FAKE_LEAN").is_some_and(|v| v == "1") {
+        server.keep_bodies(false);
+    }
     // A second file, when given: llama.cpp's `/props` (a window, slots) to answer with.
     if let Some(props) = std::env::args().nth(2) {
         let text = std::fs::read_to_string(&props).unwrap_or_else(|e| {
