@@ -12,8 +12,10 @@ pub struct ToolCall {
     pub arguments: String,
 }
 
-/// A chat message as lembas keeps it and sends it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// A chat message as lembas keeps it and sends it: `{"role": …, …}`. Read through `Stored`
+/// rather than serde's internally tagged enums, which copy every message whole before reading
+/// it — a resumed session reads thousands.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "role", rename_all = "snake_case")]
 pub enum Message {
     System {
@@ -37,6 +39,47 @@ pub enum Message {
         tool_call_id: String,
         content: String,
     },
+}
+
+/// Whose a message is.
+#[derive(Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum Role {
+    System,
+    User,
+    Assistant,
+    Tool,
+}
+
+/// A message as stored, every role's fields in one: read in one pass, then checked for what its
+/// role needs.
+#[derive(Deserialize)]
+struct Stored {
+    role: Role,
+    content: Option<String>,
+    #[serde(default)]
+    images: Vec<String>,
+    #[serde(default)]
+    reasoning: Option<String>,
+    #[serde(default)]
+    tool_calls: Vec<ToolCall>,
+    tool_call_id: Option<String>,
+}
+
+impl<'de> Deserialize<'de> for Message {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let Stored { role, content, images, reasoning, tool_calls, tool_call_id } = Stored::deserialize(deserializer)?;
+        let content = content.ok_or_else(|| serde::de::Error::missing_field("content"))?;
+        Ok(match role {
+            Role::System => Message::System { content },
+            Role::User => Message::User { content, images },
+            Role::Assistant => Message::Assistant { content, reasoning, tool_calls },
+            Role::Tool => Message::Tool {
+                tool_call_id: tool_call_id.ok_or_else(|| serde::de::Error::missing_field("tool_call_id"))?,
+                content,
+            },
+        })
+    }
 }
 
 impl Message {
@@ -173,6 +216,27 @@ pub struct Reply {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_message_reads_back_as_it_was_written_and_a_missing_field_is_an_error() {
+        let messages = [
+            Message::System { content: "s".into() },
+            Message::User { content: "u".into(), images: vec!["data:image/png;base64,AA".into()] },
+            Message::Assistant {
+                content: "a".into(),
+                reasoning: Some("r".into()),
+                tool_calls: vec![ToolCall { id: "c1".into(), name: "read".into(), arguments: "{}".into() }],
+            },
+            Message::Tool { tool_call_id: "c1".into(), content: "t".into() },
+        ];
+        for message in messages {
+            let text = serde_json::to_string(&message).unwrap();
+            assert_eq!(serde_json::from_str::<Message>(&text).unwrap(), message, "{text}");
+        }
+        assert!(serde_json::from_str::<Message>(r#"{"role": "tool", "content": "t"}"#).is_err());
+        assert!(serde_json::from_str::<Message>(r#"{"role": "user"}"#).is_err());
+        assert!(serde_json::from_str::<Message>(r#"{"role": "robot", "content": "x"}"#).is_err());
+    }
 
     #[test]
     fn reasoning_goes_back_only_when_asked_and_never_empty() {
