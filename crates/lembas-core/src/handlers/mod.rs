@@ -38,7 +38,9 @@ pub(crate) type BesideRun = for<'a> fn(&'a CallTools, &'a Call) -> BoxFuture<'a,
 pub(crate) enum Runs {
     /// On files, on a blocking thread, beside the step's other calls.
     Files(&'static FileTool),
-    /// Beside the step's other calls: skills, jobs, an MCP server's tool.
+    /// On the person's skills, on a blocking thread, beside the step's other calls.
+    Skills(fn(&lembas_tools::SkillPlaces, &Value) -> ToolOutput),
+    /// Beside the step's other calls: jobs, an MCP server's tool.
     Beside(BesideRun),
     /// A command line, in the sandbox; its runner is made for each call.
     Command,
@@ -143,7 +145,7 @@ impl Handler {
 /// ([`runs::MCP`]).
 static HANDLERS: LazyLock<Vec<Handler>> = LazyLock::new(|| {
     use crate::team::tools as team;
-    use Runs::{AtOnce, Beside, Command, Engine, Files, Recall, Task, Team};
+    use Runs::{AtOnce, Beside, Command, Engine, Files, Recall, Skills, Task, Team};
     use describe as d;
     use lembas_tools::handlers as on_files;
     vec![
@@ -170,9 +172,9 @@ static HANDLERS: LazyLock<Vec<Handler>> = LazyLock::new(|| {
         Handler::new("read", Files(&on_files::READ)).summed(d::read_summary),
         Handler::new("recall", Recall),
         Handler::new("report", Team(team::report)),
-        Handler::new("skill_manage", Beside(runs::skill_manage)).always_asking(),
-        Handler::new("skill_view", Beside(runs::skill_view)),
-        Handler::new("skills_list", Beside(runs::skills_list)),
+        Handler::new("skill_manage", Skills(lembas_tools::skill_manage)).always_asking(),
+        Handler::new("skill_view", Skills(lembas_tools::skill_view)),
+        Handler::new("skills_list", Skills(lembas_tools::skills_list)),
         Handler::new("task", Task).titled(d::task_title),
         Handler::new("team_add", Team(team::team_add)).titled(d::agent_title),
         Handler::new("team_assign", Team(team::team_assign)).titled(d::agent_title),

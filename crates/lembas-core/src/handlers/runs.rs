@@ -28,7 +28,7 @@ pub(crate) struct Call {
 }
 
 /// Runs one call that runs beside others: a subagent's task, a command, or what its handler
-/// runs (on a blocking thread for the tools on files).
+/// runs (on a blocking thread for the tools on files and skills).
 pub(crate) async fn run_one(
     tools: CallTools,
     call: Call,
@@ -51,6 +51,7 @@ pub(crate) async fn run_one(
             None => ToolOutput::Error("The command could not be made ready to run.".into()),
         },
         Runs::Files(tool) => blocking(move || tool.run(&tools.ws, &call.args)).await,
+        Runs::Skills(run) => blocking(move || run(&tools.skills, &call.args)).await,
         Runs::Beside(run) => run(&tools, &call).await,
         _ => ToolOutput::Error(format!("There is no tool called {} here.", call.name)),
     }
@@ -60,21 +61,6 @@ pub(crate) async fn run_one(
 /// answers on this same runtime.
 async fn blocking(work: impl FnOnce() -> ToolOutput + Send + 'static) -> ToolOutput {
     tokio::task::spawn_blocking(work).await.unwrap_or_else(|e| ToolOutput::Error(format!("The tool failed: {e}")))
-}
-
-pub(super) fn skills_list<'a>(tools: &'a CallTools, call: &'a Call) -> BoxFuture<'a, ToolOutput> {
-    let (skills, args) = (tools.skills.clone(), call.args.clone());
-    blocking(move || lembas_tools::skills_list(&skills, &args)).boxed()
-}
-
-pub(super) fn skill_view<'a>(tools: &'a CallTools, call: &'a Call) -> BoxFuture<'a, ToolOutput> {
-    let (skills, args) = (tools.skills.clone(), call.args.clone());
-    blocking(move || lembas_tools::skill_view(&skills, &args)).boxed()
-}
-
-pub(super) fn skill_manage<'a>(tools: &'a CallTools, call: &'a Call) -> BoxFuture<'a, ToolOutput> {
-    let (skills, args) = (tools.skills.clone(), call.args.clone());
-    blocking(move || lembas_tools::skill_manage(&skills, &args)).boxed()
 }
 
 /// A job's id, as a job tool's call gives it.
