@@ -44,8 +44,13 @@ impl ReadGrants {
         }
         let started = SystemTime::now();
         let (readable, along) = sandbox.hidden.readable_along();
-        let along: Vec<(PathBuf, Option<SystemTime>)> =
-            along.into_iter().map(|folder| (changed_at(&folder), folder)).map(|(at, f)| (f, at)).collect();
+        let along: Vec<(PathBuf, Option<SystemTime>)> = along
+            .into_iter()
+            .map(|folder| {
+                let at = changed_at(&folder);
+                (folder, at)
+            })
+            .collect();
         let readable: Arc<[PathBuf]> = readable.into();
         // A folder changed while it was read may have been read before the change: not kept, so
         // the next command reads it again. (A file system stamps changes with a clock a few
