@@ -35,6 +35,26 @@ pub struct ToolOutcome {
     pub show_body: bool,
 }
 
+impl ToolOutcome {
+    /// The longest summary line, in characters; a longer one is cut with `…`.
+    pub const SUMMARY_CHARS: usize = 100;
+
+    /// The first line of `text` that says something, cut to a summary's length.
+    pub fn summary_line(text: &str) -> String {
+        let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+        let mut summary: String = line.chars().take(Self::SUMMARY_CHARS).collect();
+        if line.chars().count() > Self::SUMMARY_CHARS {
+            summary.push('…');
+        }
+        summary
+    }
+
+    /// A call refused before it ran: its reason, said by its first line.
+    pub fn refused(reason: &str) -> ToolOutcome {
+        ToolOutcome { summary: Self::summary_line(reason), went_wrong: true, body: reason.to_owned(), show_body: false }
+    }
+}
+
 /// Where an MCP server stands.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "state", rename_all = "snake_case")]

@@ -124,12 +124,7 @@ pub(super) fn first_line_says(_text: &str, _failed: bool) -> Option<String> {
 
 /// The first line that says something, without its id bracket, cut to a row.
 fn first_line(text: &str) -> String {
-    let line = without_bracket(text).lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-    let mut s: String = line.chars().take(100).collect();
-    if line.chars().count() > 100 {
-        s.push('…');
-    }
-    s
+    ToolOutcome::summary_line(without_bracket(text))
 }
 
 /// "N things" with the plural people write.

@@ -64,7 +64,7 @@ impl App {
             },
             Event::ToolStart { call_id, tool, title, .. } => self.tool_started(call_id, tool, title),
             Event::ToolEnd { call_id, outcome, .. } => self.tool_ended(call_id, outcome),
-            Event::ToolDenied { call_id, reason, .. } => self.tool_ended(call_id, &refused(reason)),
+            Event::ToolDenied { call_id, reason, .. } => self.tool_ended(call_id, &ToolOutcome::refused(reason)),
             Event::Usage { input, output, cached } => {
                 self.context.0 = *input;
                 self.turn_tokens += input + output;
@@ -409,16 +409,6 @@ pub(crate) fn plan_update(before: Option<&str>, now: &str) -> String {
 
 /// Lines of a diff or a command's output shown before the rest folds.
 const SHOWN_LINES: usize = 12;
-
-/// What a refused call says: its reason, the first line of it as the summary.
-fn refused(reason: &str) -> ToolOutcome {
-    let line = reason.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-    let mut summary: String = line.chars().take(100).collect();
-    if line.chars().count() > 100 {
-        summary.push('…');
-    }
-    ToolOutcome { summary, went_wrong: true, body: reason.to_owned(), show_body: false }
-}
 
 /// A diff or a command's output, its first lines, and a line saying how
 /// many more there are (the transcript view, Ctrl-O, shows them). One line more is shown rather
