@@ -47,6 +47,11 @@ impl SlashCommand {
         self.takes.starts_with(|c: char| c.is_ascii_uppercase())
     }
 
+    /// Whether it takes a word of a known set, which the menu offers.
+    pub fn offers_words(&self) -> bool {
+        self.choices.is_some()
+    }
+
     /// What the menu offers after it, `None` when it takes nothing of a known set.
     pub fn choices(&self, app: &App) -> Option<Vec<MenuItem>> {
         self.choices.map(|choices| choices(app))

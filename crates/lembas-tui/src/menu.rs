@@ -48,13 +48,8 @@ impl App {
         let start = before.rfind(char::is_whitespace).map_or(0, |i| i + 1);
         let word = &before[start..];
         let one_line = !self.input.text().contains('\n');
-        // The first word after a command that takes one of a known set: `/mode ed`.
-        if one_line
-            && let Some((name, arg)) = before.strip_prefix('/').and_then(|b| b.split_once(' '))
-            && !arg.contains(char::is_whitespace)
-            && commands::command(name).is_some_and(|c| c.choices(self).is_some())
-        {
-            return Some((None, arg.to_owned()));
+        if one_line && let Some((_, word)) = self.command_word() {
+            return Some((None, word));
         }
         match word.chars().next() {
             Some('/') if start == 0 && one_line => Some((Some('/'), word[1..].to_owned())),
@@ -101,11 +96,18 @@ impl App {
         ranked(all, typed)
     }
 
+    /// The first word after a command that takes one of a known set, as typed so far
+    /// (`/mode ed`): the command and the word.
+    fn command_word(&self) -> Option<(&'static commands::SlashCommand, String)> {
+        let before = self.input.before_cursor();
+        let (name, word) = before.strip_prefix('/')?.split_once(' ')?;
+        let command = commands::command(name).filter(|c| c.offers_words())?;
+        (!word.contains(char::is_whitespace)).then(|| (command, word.to_owned()))
+    }
+
     /// What the command being typed takes, those that match what is typed of it first.
     fn word_choices(&self, typed: &str) -> Vec<MenuItem> {
-        let before = self.input.before_cursor();
-        let name = before.strip_prefix('/').and_then(|b| b.split_once(' ')).map_or("", |(n, _)| n);
-        let all = commands::command(name).and_then(|c| c.choices(self)).unwrap_or_default();
+        let all = self.command_word().and_then(|(c, _)| c.choices(self)).unwrap_or_default();
         ranked(all, typed)
     }
 
