@@ -12,7 +12,13 @@ use lembas_client::SessionHandle;
 use lembas_protocol::{Answer, Approval, ApprovalRequest, Ask, Command, Mode, PlanVerdict};
 
 /// An approval put to the editor as `session/request_permission`.
-async fn request_permission(cx: &ConnectionTo<Client>, session_id: &str, request: ApprovalRequest) -> Approval {
+/// On the link, `waits` is how long the server has to answer; no answer by then is a denial.
+async fn request_permission(
+    cx: &ConnectionTo<Client>,
+    session_id: &str,
+    request: ApprovalRequest,
+    waits: Option<std::time::Duration>,
+) -> Approval {
     let title = match &request.agent {
         // Asked under the subagent's task call: the title says whose call it is.
         Some(agent) => format!("{agent}: {} {}", request.tool, request.title),
@@ -39,7 +45,19 @@ async fn request_permission(cx: &ConnectionTo<Client>, session_id: &str, request
         meta.insert("lembas".into(), serde_json::json!({ "subagent": subagent }));
         asked = asked.meta(meta);
     }
-    match cx.send_request(asked).block_task().await {
+    let answered = cx.send_request(asked).block_task();
+    let answered = match waits {
+        Some(waits) => match tokio::time::timeout(waits, answered).await {
+            Ok(answered) => answered,
+            Err(_) => {
+                return Approval::Deny {
+                    feedback: Some(format!("nobody answered within {} seconds", waits.as_secs())),
+                };
+            }
+        },
+        None => answered.await,
+    };
+    match answered {
         Ok(answer) => match answer.outcome {
             RequestPermissionOutcome::Selected(selected) => match &*selected.option_id.0 {
                 "allow_once" => Approval::Once,
@@ -84,9 +102,18 @@ const PLAN_MODES: [Mode; 3] = [Mode::Edit, Mode::Auto, Mode::Manual];
 /// approved into a mode the person picks, or sent back; a question with options offers one
 /// option per answer; a question without options cannot be put as a permission request, and
 /// the model is told it could not be asked.
-pub(crate) async fn ask_client(cx: ConnectionTo<Client>, session_id: String, handle: SessionHandle, id: u64, ask: Ask) {
+pub(crate) async fn ask_client(
+    cx: ConnectionTo<Client>,
+    session_id: String,
+    handle: SessionHandle,
+    id: u64,
+    ask: Ask,
+    approval_timeout: Option<std::time::Duration>,
+) {
     let answer = match ask {
-        Ask::Approval(request) => Answer::Approval(request_permission(&cx, &session_id, request).await),
+        Ask::Approval(request) => {
+            Answer::Approval(request_permission(&cx, &session_id, request, approval_timeout).await)
+        }
         Ask::Plan { call_id, plan } => {
             let mut options: Vec<PermissionOption> = PLAN_MODES
                 .iter()

@@ -13,32 +13,34 @@
 
 mod asks;
 mod commands;
+mod opening;
 mod options;
 mod prompt;
 mod reads;
+mod remote;
 mod status;
 mod team;
 mod updates;
 
 use std::collections::HashMap;
-use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
     AgentCapabilities, CancelNotification, ConfigOptionUpdate, ContentBlock, ContentChunk, Implementation,
-    InitializeRequest, InitializeResponse, LoadSessionRequest, LoadSessionResponse, McpCapabilities, McpServer,
-    NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse, ReadTextFileRequest,
-    SessionConfigOption, SessionMode, SessionModeState, SessionNotification, SessionUpdate,
-    SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, SetSessionModeRequest, SetSessionModeResponse,
-    StopReason, TextContent, WriteTextFileRequest,
+    InitializeRequest, InitializeResponse, LoadSessionRequest, LoadSessionResponse, McpCapabilities, NewSessionRequest,
+    NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse, SessionConfigOption, SessionNotification,
+    SessionUpdate, SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, SetSessionModeRequest,
+    SetSessionModeResponse, StopReason, TextContent,
 };
 use agent_client_protocol::{Agent, Client, ConnectTo};
-use lembas_client::{Choices, Host, OpenRequest, OpenedSession, SessionHandle};
+use lembas_client::{Host, SessionHandle};
 use lembas_protocol::{Command, DoneReason, Event, Mode, Said, Submission, SubmissionId};
 use tokio::sync::oneshot;
 
+use opening::modes;
+pub use remote::{Limits, Remote};
 pub use updates::{kind_of, replay, updates};
 
 /// A command typed as a prompt, and where to say how it went.
@@ -99,106 +101,19 @@ struct Server {
     /// The client speaks lembas' own protocol (`_meta.lembas` at `initialize`): it gets
     /// `_lembas/event` notifications besides the ACP updates.
     lembas_client: std::sync::atomic::AtomicBool,
-}
-
-/// The editor's files, through `fs/read_text_file` and `fs/write_text_file`, so the agent reads
-/// the editor's unsaved buffers.
-struct ClientFiles {
-    cx: ConnectionTo<Client>,
-    session_id: Arc<Mutex<String>>,
-    reads: bool,
-    writes: bool,
-}
-
-impl std::fmt::Debug for ClientFiles {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ClientFiles").field("reads", &self.reads).field("writes", &self.writes).finish()
-    }
-}
-
-impl lembas_client::EditorFiles for ClientFiles {
-    fn read(&self, path: &Path) -> Option<Result<String, String>> {
-        if !self.reads {
-            return None;
-        }
-        let id = self.session_id.lock().expect("session id").clone();
-        let asked = self.cx.send_request(ReadTextFileRequest::new(id, path.to_path_buf()));
-        // File tools run on blocking threads; wait there for the editor's answer.
-        let answer = tokio::runtime::Handle::current().block_on(asked.block_task());
-        Some(answer.map(|r| r.content).map_err(|e| format!("The editor could not give {}: {e}", path.display())))
-    }
-
-    fn write(&self, path: &Path, content: &str) -> Option<Result<(), String>> {
-        if !self.writes {
-            return None;
-        }
-        let id = self.session_id.lock().expect("session id").clone();
-        let asked = self.cx.send_request(WriteTextFileRequest::new(id, path.to_path_buf(), content.to_owned()));
-        let answer = tokio::runtime::Handle::current().block_on(asked.block_task());
-        Some(answer.map(|_| ()).map_err(|e| format!("The editor could not write {}: {e}", path.display())))
-    }
-}
-
-/// What `session/new`'s `_meta` chooses (`acp.md`): `mode`; the model by `lembas_model` (an
-/// instance's name) or `model` (a ref the device knows); `effort`, one of the model's levels — a
-/// level the model does not offer is read as its start level; for a LLeMbas client, the chat's
-/// Subagents setting, whether subagents are off, and the person's earlier words. An unknown mode
-/// or model is an error.
-fn choose(meta: Option<&serde_json::Map<String, serde_json::Value>>) -> Result<Choices, String> {
-    let Some(meta) = meta else { return Ok(Choices::default()) };
-    let word = |key: &str| meta.get(key).and_then(|v| v.as_str());
-    let mode = match word("mode") {
-        Some(mode) => {
-            Some(Mode::parse(mode).ok_or_else(|| format!("no such mode {mode}: use manual, edit, auto or plan"))?)
-        }
-        None => None,
-    };
-    Ok(Choices {
-        mode,
-        model: word("lembas_model").or_else(|| word("model")).map(str::to_owned),
-        effort: word("effort").map(str::to_owned),
-        // A LLeMbas client's chat setting stands over the device's own (capability `agents`).
-        agents: options::sent_agents(Some(meta))?,
-        subagents_off: options::subagents_off(Some(meta)),
-        said: options::sent_said(Some(meta)),
-    })
-}
-
-/// What `session/new` answers in its `_meta` (`acp.md`): the model, mode and effort the session
-/// runs with. `instance` is false: no LLeMbas instance is behind an editor's link.
-fn chosen(
-    model: &lembas_protocol::ModelInfo,
-    mode: Mode,
-    effort: Option<&str>,
-) -> serde_json::Map<String, serde_json::Value> {
-    let effort = effort.map_or_else(|| model.start_level(), str::to_owned);
-    let mut meta = serde_json::Map::new();
-    meta.insert(
-        "lembas".into(),
-        serde_json::json!({ "model": model.id, "mode": mode, "effort": effort, "instance": false }),
-    );
-    meta
-}
-
-fn modes(current: Mode) -> SessionModeState {
-    let available = Mode::ALL
-        .iter()
-        .rev()
-        .map(|m| {
-            let name = match m {
-                Mode::Manual => "Manual",
-                Mode::Edit => "Edit",
-                Mode::Auto => "Auto",
-                Mode::Plan => "Plan",
-            };
-            SessionMode::new(m.as_str(), name)
-        })
-        .collect();
-    SessionModeState::new(current.as_str(), available)
+    /// On a LLeMbas server's link: the device's limits and how approvals wait. `None` on stdio.
+    remote: Option<Remote>,
 }
 
 fn invalid(message: &str) -> agent_client_protocol::Error {
     agent_client_protocol::Error::invalid_params().data(serde_json::json!({ "reason": message }))
+}
+
+/// A remote request refused (`-32602`): the reason in words as the message, what to change as
+/// `data.reason` (`acp.md`: `folder`, `scheduled_off`, `plan`, `permission`).
+fn refused(message: &str, reason: &str) -> agent_client_protocol::Error {
+    agent_client_protocol::Error::new(agent_client_protocol::ErrorCode::INVALID_PARAMS, message)
+        .data(serde_json::json!({ "reason": reason }))
 }
 
 impl Server {
@@ -213,6 +128,7 @@ impl Server {
         slot: Slot,
         mut events: tokio::sync::mpsc::UnboundedReceiver<Said>,
         lembas_client: bool,
+        approval_timeout: Option<std::time::Duration>,
     ) {
         tokio::spawn(async move {
             let id = slot.handle.id().to_owned();
@@ -256,6 +172,7 @@ impl Server {
                             slot.handle.clone(),
                             *ask_id,
                             ask.clone(),
+                            approval_timeout,
                         ));
                     }
                     _ => {}
@@ -271,72 +188,24 @@ impl Server {
             }
         });
     }
-
-    async fn open(
-        &self,
-        cx: &ConnectionTo<Client>,
-        cwd: &Path,
-        resume: Option<&str>,
-        client_servers: &[McpServer],
-        meta: Option<&serde_json::Map<String, serde_json::Value>>,
-    ) -> Result<Opening, String> {
-        let (reads, writes) = *self.client_fs.lock().expect("client fs");
-        let files_session = Arc::new(Mutex::new(String::new()));
-        let editor_files = (reads || writes).then(|| {
-            Arc::new(ClientFiles { cx: cx.clone(), session_id: files_session.clone(), reads, writes })
-                as Arc<dyn lembas_client::EditorFiles>
-        });
-        if let Some(id) = resume {
-            // Loaded again while open here: the open one gives way (and its hold on the session).
-            let before = self.sessions.lock().expect("sessions").remove(id);
-            if let Some(before) = before {
-                before.handle.send(Command::Cancel);
-                before.handle.close().await;
-            }
-        }
-        let request = OpenRequest {
-            cwd: cwd.to_path_buf(),
-            resume: resume.map(str::to_owned),
-            attended: true,
-            choices: choose(meta)?,
-            mcp_servers: client_servers.iter().map(|s| serde_json::to_value(s).unwrap_or_default()).collect(),
-            editor_files,
-        };
-        let OpenedSession { opened, mode, model, models, effort, agents } =
-            self.host.open(request).map_err(|e| e.to_string())?;
-        let said = chosen(&model, mode, effort.as_deref());
-        let choice = options::Choice { models, model, effort, agents };
-        let offered = choice.options();
-        let id = opened.handle.id().to_owned();
-        *files_session.lock().expect("session id") = id.clone();
-        let slot = Slot {
-            reads: reads::Reads::default(),
-            handle: opened.handle,
-            prompts: Arc::default(),
-            commands: Arc::default(),
-            choice: Arc::new(Mutex::new(choice)),
-            busy: Arc::default(),
-            progress: Arc::default(),
-        };
-        let lembas_client = self.lembas_client.load(std::sync::atomic::Ordering::Relaxed);
-        Self::forward(cx.clone(), slot.clone(), opened.events, lembas_client);
-        self.sessions.lock().expect("sessions").insert(id.clone(), slot);
-        Ok((id, mode, said, offered))
-    }
 }
 
-/// Serves ACP on `transport` until the client closes it; then every running turn is cancelled
-/// (what was answered stays stored). Sessions open on `host`, which fills in what the client does
-/// not choose from the person's set-up (what a session asks goes to the client).
+/// Serves ACP on `transport` until the client closes it. With no `remote` (an editor on stdio),
+/// every running turn is then cancelled (what was answered stays stored) and the host shut down;
+/// on a LLeMbas server's link (`remote`), what runs finishes and the host stays up for the next
+/// link. Sessions open on `host`, which fills in what the client does not choose from the
+/// person's set-up (what a session asks goes to the client).
 pub async fn serve(
     transport: impl ConnectTo<Agent> + 'static,
     host: Arc<dyn Host>,
+    remote: Option<Remote>,
 ) -> Result<(), agent_client_protocol::Error> {
     let server = Arc::new(Server {
         host,
         sessions: Mutex::new(HashMap::new()),
         client_fs: Mutex::new((false, false)),
         lembas_client: std::sync::atomic::AtomicBool::new(false),
+        remote,
     });
     let (s1, s2, s3, s4, s5, s6, s7, s8) = (
         server.clone(),
@@ -366,7 +235,7 @@ pub async fn serve(
                     )?;
                     cx.send_notification(SessionNotification::new(id, commands::offered()))
                 }
-                Err(e) => responder.respond_with_error(invalid(&e)),
+                Err(e) => responder.respond_with_error(e.answer()),
             },
             agent_client_protocol::on_receive_request!(),
         )
@@ -384,7 +253,7 @@ pub async fn serve(
                     responder.respond(LoadSessionResponse::new().modes(modes(mode)).config_options(offered))?;
                     cx.send_notification(SessionNotification::new(id, commands::offered()))
                 }
-                Err(e) => responder.respond_with_error(invalid(&e)),
+                Err(e) => responder.respond_with_error(e.answer()),
             },
             agent_client_protocol::on_receive_request!(),
         )
@@ -437,7 +306,23 @@ pub async fn serve(
         )
         .connect_to(transport)
         .await;
+    let_go(&server).await;
+    result
+}
+
+/// When the client has gone: on the link, what runs finishes and is stored (the server follows it
+/// again by `_lembas/session/status` once it is back) and the host stays up for the next link;
+/// from an editor, every running turn is cancelled and the host shut down.
+async fn let_go(server: &Server) {
     let slots: Vec<Slot> = server.sessions.lock().expect("sessions").values().cloned().collect();
+    if server.remote.is_some() {
+        // The server went away: what runs finishes and is stored (the server follows it again
+        // by `_lembas/session/status` once it is back); the host stays up for the next link.
+        for slot in slots {
+            tokio::spawn(async move { slot.handle.close().await });
+        }
+        return;
+    }
     for slot in &slots {
         slot.handle.send(Command::Cancel);
     }
@@ -445,7 +330,6 @@ pub async fn serve(
         let _ = tokio::time::timeout(std::time::Duration::from_secs(5), slot.handle.close()).await;
     }
     server.host.shut_down().await;
-    result
 }
 
 /// `session/prompt`: a lembas command typed as a prompt runs and is answered by the event that
@@ -570,10 +454,14 @@ fn initialize(
     // For a LLeMbas client: the link protocol, the chat's Subagents setting read
     // (`agents`), progress (`progress`) and the subagent tree (`tree`), and no limits
     // on `serve --stdio` (acp.md). A plain editor ignores it.
+    // On the link: the device's limits and its name for the instance (`acp.md`).
+    let limits = server.remote.as_ref().map(|r| r.limits.said());
+    let connection = server.remote.as_ref().and_then(|r| r.connection.clone());
     let mut meta = serde_json::Map::new();
     meta.insert(
         "lembas".into(),
-        serde_json::json!({ "protocol": 3, "capabilities": ["agents", "progress", "tree"], "limits": null }),
+        serde_json::json!({ "protocol": 3, "harness_spec": lembas_protocol::HARNESS_SPEC,
+            "capabilities": ["agents", "progress", "tree"], "limits": limits, "connection": connection }),
     );
     responder.respond(
         InitializeResponse::new(version)
@@ -585,5 +473,5 @@ fn initialize(
 
 /// [`serve`] on standard input and output: `lembas serve --stdio`.
 pub async fn serve_stdio(host: Arc<dyn Host>) -> Result<(), agent_client_protocol::Error> {
-    serve(agent_client_protocol::Stdio::new(), host).await
+    serve(agent_client_protocol::Stdio::new(), host, None).await
 }

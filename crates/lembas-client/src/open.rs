@@ -26,6 +26,9 @@ pub trait EditorFiles: Send + Sync + std::fmt::Debug {
 #[derive(Debug, Clone, Default)]
 pub struct Choices {
     pub mode: Option<Mode>,
+    /// The widest mode the session may ever run in (a remote session's `remote.max_mode`):
+    /// whatever mode is chosen, now or later, is lowered to it.
+    pub widest_mode: Option<Mode>,
     /// A model of the login's, by id or by the name it is shown with.
     pub model: Option<String>,
     pub effort: Option<String>,

@@ -49,6 +49,8 @@ pub struct Config {
     pub mcp_servers: std::collections::BTreeMap<String, crate::McpServer>,
     /// The OS sandbox commands run in (`[sandbox]`).
     pub sandbox: SandboxSettings,
+    /// What a LLeMbas server may do on this computer over the link (`[remote]`).
+    pub remote: crate::RemoteSettings,
 }
 
 /// `agents = { min, max }`: the team's size, counting the main agent (1 is the agent alone).

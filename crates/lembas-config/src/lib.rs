@@ -10,12 +10,14 @@ mod config;
 mod home;
 mod login;
 mod mcp;
+mod remote;
 mod trust;
 
 pub use config::{AgentsSetting, Config, DEFAULT_COMPACT_AT, Setting, save_settings};
 pub use home::Home;
 pub use login::{Login, LoginKind};
 pub use mcp::{DEFAULT_MCP_TIMEOUT_SECS, McpServer, McpServerPlan, McpTransport, expand_vars, project_mcp_servers};
+pub use remote::{DEFAULT_APPROVAL_TIMEOUT, RemoteChange, RemoteSettings, save_remote};
 pub use trust::{Standing, TRUST_BEARING, Trust, project_rules, trust_bearing_content};
 
 /// Why something lembas keeps could not be read or written.

@@ -13,6 +13,7 @@ use crate::{EngineError, Event, now_ms};
 impl Session {
     /// Changes the permission mode; the model is told on the next message that starts a turn.
     pub fn set_mode(&mut self, mode: Mode) {
+        let mode = self.cfg.bounded(mode);
         if self.state.mode != mode {
             if mode == Mode::Plan {
                 self.state.mode_before_plan = Some(self.state.mode);

@@ -21,6 +21,9 @@ pub struct SessionConfig {
     /// The effort level asked for (`None`: the model's start level).
     pub effort: Option<String>,
     pub mode: Mode,
+    /// The widest mode the session may ever run in, whoever asks for a wider one (a remote
+    /// session's `remote.max_mode`); `None`: any.
+    pub widest_mode: Option<Mode>,
     pub approver: Arc<dyn Approver>,
     /// The permission rules: the defaults, then the person's global ones (and a trusted
     /// project's).
@@ -92,6 +95,11 @@ impl SessionConfig {
         })
     }
 
+    /// `mode`, lowered to the widest the session may run in.
+    pub(crate) fn bounded(&self, mode: Mode) -> Mode {
+        self.widest_mode.map_or(mode, |widest| mode.at_most(widest))
+    }
+
     /// A configuration with lembas' defaults for everything not given: nobody to ask, the
     /// default rules, the spec's step backstop, no budgets, compaction at 85 % of the window,
     /// no instruction files beyond the project's, today's local date.
@@ -109,6 +117,7 @@ impl SessionConfig {
             model,
             effort: None,
             mode,
+            widest_mode: None,
             approver: Arc::new(crate::Nobody),
             rules: RuleSet::defaults(),
             lembas_config: None,

@@ -121,6 +121,7 @@ impl Session {
                     .or(before)
                     .filter(|m| *m != lembas_permissions::Mode::Plan)
                     .unwrap_or(lembas_permissions::Mode::Edit);
+                let mode = self.cfg.bounded(mode);
                 self.state.mode = mode;
                 // The result says so: no note needed.
                 self.state.told.facts.mode = Some(mode.to_string());

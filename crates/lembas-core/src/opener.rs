@@ -65,6 +65,10 @@ impl Opener {
         if let Some(mode) = choices.mode {
             cfg.mode = mode;
         }
+        if let Some(widest) = choices.widest_mode {
+            cfg.widest_mode = Some(widest);
+            cfg.mode = cfg.mode.at_most(widest);
+        }
         if let Some(name) = &choices.model {
             cfg.model = cfg.model_named(name)?;
         }

@@ -224,7 +224,7 @@ impl Session {
             ledger: Ledger::default(),
             ids: IdCounter::default(),
             told: Told::default(),
-            mode: cfg.mode,
+            mode: cfg.bounded(cfg.mode),
             effort: cfg.effort.clone(),
             last_input: 0,
             always: Vec::new(),
@@ -376,7 +376,7 @@ impl Session {
         let mut state: State = serde_json::from_str(&record.state).map_err(|e| EngineError::Corrupt(e.to_string()))?;
         let history = stored_history(&store, id)?;
         // A resumed session is asked with its own mode unless the person set another.
-        state.mode = cfg.mode;
+        state.mode = cfg.bounded(cfg.mode);
         let mut kept = None;
         let team = match &subagent {
             Some(of) => of.team.as_ref().map(|(seat, _)| seat.clone()),

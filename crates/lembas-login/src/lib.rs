@@ -53,6 +53,8 @@ pub fn normalize(url: &str) -> (String, String) {
 pub struct Discovery {
     pub version: String,
     pub protocols: Vec<u64>,
+    /// Where the device link is, when the server says (it overrides the usual place).
+    pub link: Option<String>,
 }
 
 async fn discover(client: &reqwest::Client, root: &str) -> Result<Option<Discovery>, LoginError> {
@@ -68,7 +70,8 @@ async fn discover(client: &reqwest::Client, root: &str) -> Result<Option<Discove
         None => body.get("protocol").and_then(Value::as_u64).into_iter().collect(),
     };
     let version = body.get("version").and_then(Value::as_str).unwrap_or("1.x").to_owned();
-    Ok(Some(Discovery { version, protocols }))
+    let link = body.get("link").and_then(Value::as_str).map(str::to_owned);
+    Ok(Some(Discovery { version, protocols, link }))
 }
 
 /// The refusal for a server that does not speak our protocol, word for word.
@@ -84,6 +87,18 @@ fn protocol_refusal(root: &str, discovery: &Discovery) -> Option<LoginError> {
         &[("server", root), ("version", &discovery.version), ("protocols", &protocols.join(" and "))],
     );
     Some(LoginError::Refused(text))
+}
+
+/// The protocol check made before every dial of the link (`acp.md`): the server's discovery,
+/// which must list this CLI's protocol; what it says otherwise is the sentence to show.
+pub async fn check_link(root: &str) -> Result<Discovery, LoginError> {
+    let discovery = discover(&http(), root).await?.ok_or_else(|| {
+        LoginError::Refused(format!("{root} is not a LLeMbas server (it has no discovery): update the server"))
+    })?;
+    match protocol_refusal(root, &discovery) {
+        Some(refusal) => Err(refusal),
+        None => Ok(discovery),
+    }
 }
 
 /// `lembas login URL`: a LLeMbas server signs in by code (the callback shows the code); any
@@ -283,11 +298,11 @@ mod tests {
 
     #[test]
     fn an_old_server_is_refused_word_for_word() {
-        let d = Discovery { version: "1.9.0".into(), protocols: vec![1, 2] };
+        let d = Discovery { version: "1.9.0".into(), protocols: vec![1, 2], link: None };
         assert_eq!(
             protocol_refusal("https://old", &d).unwrap().to_string(),
             "https://old runs LLeMbas 1.9.0, which speaks link protocol 1 and 2; this LLeMbas CLI needs a LLeMbas 2.0 server (protocol 3) — update the server, or use LLeMbas CLI 1.x with it"
         );
-        assert!(protocol_refusal("x", &Discovery { version: "2".into(), protocols: vec![3] }).is_none());
+        assert!(protocol_refusal("x", &Discovery { version: "2".into(), protocols: vec![3], link: None }).is_none());
     }
 }

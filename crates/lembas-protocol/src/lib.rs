@@ -19,6 +19,9 @@ pub use event::{ContextShare, DoneReason, Event, FileDiff, ServerState, ServerSt
 pub use lembas_models::ModelInfo;
 pub use lembas_progress::{self as progress, Progress};
 pub use lembas_spec::Mode;
+
+/// The harness spec this build implements (`harness_spec` of `initialize` and `_lembas/hello`).
+pub const HARNESS_SPEC: &str = lembas_spec::VERSION;
 pub use plan::{Plan, PlanPhase, Status, Task};
 pub use stored::{Found, StoredSession};
 pub use submission::{Said, Submission, SubmissionId};

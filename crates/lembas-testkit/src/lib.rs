@@ -4,11 +4,14 @@
 //! assistant replies in order — text, reasoning, tool calls, usage, errors, a stream cut midway or
 //! stalled, delays — and records every request body, so a test asserts exactly what lembas sent.
 //! It also serves `/v1/models`, llama.cpp's `/props`, and, when asked, a LLeMbas server's
-//! discovery, instance and device-login endpoints. It is only for tests: users run real servers.
+//! discovery, instance and device-login endpoints, and the device link (a WebSocket
+//! the test plays the server's ACP client over). It is only for tests: users run real servers.
 
+mod link;
 mod script;
 mod server;
 
+pub use link::DeviceLink;
 pub use script::{Scripted, ScriptedCall};
 pub use server::{FakeServer, Llembas, Recorded, tokens_in};
 

@@ -61,7 +61,7 @@ impl Default for Llembas {
 }
 
 #[derive(Debug, Default)]
-struct Shared {
+pub(crate) struct Shared {
     script: Mutex<VecDeque<Scripted>>,
     /// Scripts of their own for requests whose system prompt contains a marker (a subagent's,
     /// say), so conversations that run side by side each get their own replies in order.
@@ -70,7 +70,9 @@ struct Shared {
     models: Mutex<Value>,
     props: Mutex<Option<Value>>,
     api_key: Mutex<Option<String>>,
-    llembas: Mutex<Option<Llembas>>,
+    pub(crate) llembas: Mutex<Option<Llembas>>,
+    /// The device links opened, for the test to take.
+    pub(crate) links: crate::link::Links,
     refused_fields: Mutex<Vec<String>>,
     polls: Mutex<u32>,
     /// Benchmarks turn this off so the server's own memory does not grow with every request.
@@ -109,6 +111,7 @@ impl FakeServer {
             .route("/v1/usage", get(usage))
             .route("/api/v1/device/code", post(device_code))
             .route("/api/v1/device/token", post(device_token))
+            .route("/api/v1/device/link", get(crate::link::device_link))
             .fallback(any(not_found))
             .with_state(shared.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind a loopback port");
@@ -175,6 +178,11 @@ impl FakeServer {
         self.shared.forget_bodies.store(!keep, std::sync::atomic::Ordering::Relaxed);
     }
 
+    /// The next device link opened, if one is within `within`.
+    pub async fn next_link(&self, within: Duration) -> Option<crate::DeviceLink> {
+        self.shared.links.next(within).await
+    }
+
     /// Also play a LLeMbas instance.
     pub fn set_llembas(&self, llembas: Llembas) {
         *self.shared.llembas.lock().unwrap() = Some(llembas);
@@ -187,7 +195,7 @@ impl FakeServer {
     }
 }
 
-fn record(shared: &Shared, method: &str, path: &str, headers: &HeaderMap, body: &[u8]) {
+pub(crate) fn record(shared: &Shared, method: &str, path: &str, headers: &HeaderMap, body: &[u8]) {
     let authorization = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).map(str::to_owned);
     let forget = shared.forget_bodies.load(std::sync::atomic::Ordering::Relaxed);
     let body = if forget { Value::Null } else { serde_json::from_slice(body).unwrap_or(Value::Null) };
@@ -443,7 +451,7 @@ async fn discovery(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Res
     }
 }
 
-fn bearer_ok(headers: &HeaderMap, token: &str) -> bool {
+pub(crate) fn bearer_ok(headers: &HeaderMap, token: &str) -> bool {
     headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()) == Some(&format!("Bearer {token}"))
 }
 

@@ -114,8 +114,62 @@ pub enum Command {
         #[arg(long)]
         revoke: bool,
     },
+    /// Keep this computer linked to the LLeMbas server you are logged in to, so that from the
+    /// server you can open agent sessions here (in the folders `lembas remote` allows). Runs in
+    /// the foreground, logging to the logs folder, until Ctrl-C.
+    Service {
+        #[command(subcommand)]
+        action: Option<ServiceAction>,
+    },
+    /// What the LLeMbas server may do on this computer: the folders, the widest mode, scheduled
+    /// work ([remote] in config.toml).
+    Remote {
+        #[command(subcommand)]
+        action: RemoteAction,
+    },
     /// Print a shell completion script.
     Completions { shell: clap_complete::Shell },
+}
+
+/// `on` or `off`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Switch {
+    On,
+    Off,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ServiceAction {
+    /// Accept scheduled work from the server on this computer, or not (remote.scheduled).
+    Scheduled { switch: Switch },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum RemoteAction {
+    /// The server, the link's state and what remote work may do here.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// The folders remote sessions may open.
+    Roots {
+        #[command(subcommand)]
+        action: RootsAction,
+    },
+    /// Let the server open sessions here (in the roots).
+    Enable,
+    /// Refuse every remote session; the computer stays linked.
+    Disable,
+    /// Accept scheduled work from the server on this computer, or not (remote.scheduled).
+    Scheduled { switch: Switch },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum RootsAction {
+    /// Let remote sessions open DIR and every folder below it.
+    Add { dir: std::path::PathBuf },
+    /// Take DIR out of the roots.
+    Remove { dir: std::path::PathBuf },
 }
 
 #[derive(Debug, Subcommand)]

@@ -15,6 +15,7 @@ macro_rules! out {
 mod cli;
 mod login;
 mod mcp;
+mod remote;
 mod run;
 mod serve;
 mod sessions;
@@ -94,6 +95,8 @@ fn main() -> ExitCode {
             Some(Command::Trust { path, revoke }) => trust(path, revoke),
             Some(Command::Serve { stdio: _ }) => serve::serve().await,
             Some(Command::Mcp { action: cli::McpAction::List { json } }) => mcp::list(json).await,
+            Some(Command::Service { action }) => remote::service(action).await,
+            Some(Command::Remote { action }) => remote::remote(action),
             Some(Command::Completions { shell }) => {
                 clap_complete::generate(shell, &mut Cli::command(), "lembas", &mut std::io::stdout());
                 Ok(exit::OK)

@@ -5,8 +5,10 @@ use std::sync::Arc;
 use crate::cli::exit;
 use crate::{Failure, setup};
 
-pub async fn serve() -> Result<u8, Failure> {
-    let start = setup::Startup::load()?;
+/// The host every ACP client's sessions open on — an editor's on stdio, a LLeMbas server's over
+/// the link: the person's configured model, mode and global rules; each session's project, MCP
+/// servers and skills read where the client opens it.
+pub fn acp_host(start: &setup::Startup) -> Result<Arc<lembas_core::Opener>, Failure> {
     let model = setup::choose_model(&start.login, start.config.model.as_deref())?;
     let mode = setup::choose_mode(start.config.mode.as_deref())?;
     // Each session's project is the client's; its own rules are not read here (the editor is
@@ -25,8 +27,13 @@ pub async fn serve() -> Result<u8, Failure> {
             skills: setup::skill_places(&home, &config, root, standing),
         }
     });
-    let opener = lembas_core::Opener::new(start.host.clone(), template, setup::project_root, project_of);
-    let result = lembas_acp::serve_stdio(Arc::new(opener)).await;
+    Ok(Arc::new(lembas_core::Opener::new(start.host.clone(), template, setup::project_root, project_of)))
+}
+
+pub async fn serve() -> Result<u8, Failure> {
+    let start = setup::Startup::load()?;
+    let opener = acp_host(&start)?;
+    let result = lembas_acp::serve_stdio(opener).await;
     start.finish(None).await;
     result.map(|()| exit::OK).map_err(|e| Failure::new(exit::FAILED, e.to_string()))
 }

@@ -133,6 +133,29 @@ fn front_ends_reach_sessions_through_the_handle_and_the_protocol_only() {
     assert!(wrong.is_empty(), "a front end reaches past {SEAM:?} and the pure crates: {wrong:?}");
 }
 
+/// The link to a LLeMbas server is one more transport of the ACP server, never a second engine
+/// client: it may carry `lembas-acp` and check the server through `lembas-login`, and reaches
+/// sessions only through the handle.
+#[test]
+fn the_link_carries_the_acp_server_and_never_reaches_the_engine() {
+    let resolved = resolved_dependencies();
+    let engine = ["lembas-core", "lembas-store", "lembas-tools", "lembas-model"];
+    let wrong: Vec<&String> = resolved["lembas-link"]
+        .iter()
+        .filter(|(d, dev)| !dev && engine.contains(&d.as_str()))
+        .map(|(d, _)| d)
+        .collect();
+    assert!(wrong.is_empty(), "lembas-link depends on {wrong:?}");
+    assert!(resolved["lembas-link"].iter().any(|(d, _)| d == "lembas-acp"), "the link serves lembas' one ACP server");
+    for file in sources(&workspace().join("crates/lembas-link/src")) {
+        assert!(
+            !std::fs::read_to_string(&file).unwrap().contains("lembas_core"),
+            "{} names lembas_core",
+            file.display()
+        );
+    }
+}
+
 /// What the headless front end (`lembas run`, in the binary beside the start-up) may name of the
 /// engine: the host's way to open a session, and the protocol's types it re-exports.
 const HEADLESS_MAY_NAME: &[&str] =

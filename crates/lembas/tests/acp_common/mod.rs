@@ -94,6 +94,7 @@ pub async fn with_editor<F, Fut>(
     let server = tokio::spawn(lembas_acp::serve(
         ByteStreams::new(agent_write.compat_write(), agent_read.compat()),
         Arc::new(lembas_core::Opener::plain(host, cfg, same_dir)),
+        None,
     ));
     let seen: Arc<Mutex<Vec<SessionUpdate>>> = Arc::default();
     let asked: Arc<Mutex<usize>> = Arc::default();

@@ -1,0 +1,216 @@
+//! This computer as a LLeMbas server's device (`acp.md` *Versions and discovery*, the link).
+//!
+//! The device dials the server: a WebSocket at the server's link address (see [`link_url`]),
+//! with the login's token as a bearer. Each text frame is one JSON-RPC message of ACP; the server
+//! is the ACP client, the device the agent — lembas' one ACP server ([`lembas_acp::serve`]), the
+//! same that serves editors on stdio, here with the device's [`Limits`](lembas_acp::Limits). The
+//! device says `_lembas/hello` first. Before every dial the server's discovery must list
+//! protocol 3. Close code 4400 stops the link for good (one of the two needs updating); any other
+//! drop is dialled again after a wait ([`backoff`]).
+
+mod address;
+mod backoff;
+mod frames;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures::SinkExt;
+use lembas_client::Host;
+use serde_json::{Value, json};
+use tokio_tungstenite::tungstenite::{self, Message, client::IntoClientRequest};
+use tokio_util::sync::CancellationToken;
+
+pub use address::{LINK_PATH, link_url};
+
+/// The close code with which either side says the other speaks a protocol it does not.
+pub const OUTDATED: u16 = 4400;
+
+/// This computer as the server is told of it in `_lembas/hello`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Device {
+    pub host: String,
+    pub platform: String,
+}
+
+/// What a link needs: the server, the login's token, and the ACP server's remote settings.
+#[derive(Clone)]
+pub struct LinkPlan {
+    /// The server's root (`https://…`), as logged in to.
+    pub root: String,
+    pub token: String,
+    pub remote: lembas_acp::Remote,
+    pub device: Device,
+}
+
+impl std::fmt::Debug for LinkPlan {
+    // The token is never shown.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LinkPlan").field("root", &self.root).field("device", &self.device).finish_non_exhaustive()
+    }
+}
+
+/// Why the link stopped for good.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LinkStop {
+    /// The server does not speak this CLI's protocol (its discovery says so), in the spec's words.
+    #[error("{0}")]
+    Refused(String),
+    /// The server closed the link with 4400.
+    #[error(
+        "{server} closed the link: {reason} — the server and this LLeMbas CLI speak different link protocols; update the older of the two"
+    )]
+    Outdated { server: String, reason: String },
+    /// The server no longer takes the login's token.
+    #[error("{0} does not accept this computer's login any more: log in again (lembas login)")]
+    Unauthorized(String),
+}
+
+/// How one link ended, when it may be dialled again.
+#[derive(Debug)]
+enum Dropped {
+    /// It could not be opened.
+    Unreachable(String),
+    /// It was open for `lasted`, then closed (with the code, when the server sent one).
+    Closed { lasted: Duration, code: Option<u16>, reason: String },
+}
+
+/// `_lembas/hello`: the first message on every link.
+pub fn hello(device: &Device, limits: &lembas_acp::Limits) -> Value {
+    json!({
+        "jsonrpc": "2.0",
+        "method": "_lembas/hello",
+        "params": {
+            "protocol": 3,
+            "version": env!("CARGO_PKG_VERSION"),
+            "harness_spec": lembas_protocol::HARNESS_SPEC,
+            "device": { "host": device.host, "platform": device.platform },
+            "limits": limits.said(),
+        }
+    })
+}
+
+/// Keeps this computer linked to the server until `stop` is cancelled (answered `Ok`) or the link
+/// must stop for good. `say` hears what happens, a line at a time, for the log — never the token.
+pub async fn hold(
+    plan: &LinkPlan,
+    host: Arc<dyn Host>,
+    say: &(dyn Fn(&str) + Sync),
+    stop: &CancellationToken,
+) -> Result<(), LinkStop> {
+    let mut backoff = backoff::Backoff::new();
+    loop {
+        let outcome = tokio::select! {
+            () = stop.cancelled() => return Ok(()),
+            outcome = link_once(plan, host.clone(), say) => outcome?,
+        };
+        let why = match outcome {
+            Dropped::Closed { code: Some(OUTDATED), reason, .. } => {
+                return Err(LinkStop::Outdated { server: plan.root.clone(), reason });
+            }
+            Dropped::Closed { lasted, code, reason } => {
+                if lasted >= backoff::STEADY {
+                    backoff.reset();
+                }
+                match code {
+                    Some(code) if reason.is_empty() => format!("the server closed the link ({code})"),
+                    Some(code) => format!("the server closed the link ({code}: {reason})"),
+                    None => format!(
+                        "the link dropped{}",
+                        if reason.is_empty() { String::new() } else { format!(": {reason}") }
+                    ),
+                }
+            }
+            Dropped::Unreachable(why) => why,
+        };
+        let wait = backoff.wait();
+        say(&format!("{why}; dialling again in {:.1} s", wait.as_secs_f64()));
+        tokio::select! {
+            () = stop.cancelled() => return Ok(()),
+            () = tokio::time::sleep(wait) => {}
+        }
+    }
+}
+
+/// One link: the protocol check, the dial, `_lembas/hello`, then ACP until it closes.
+async fn link_once(plan: &LinkPlan, host: Arc<dyn Host>, say: &(dyn Fn(&str) + Sync)) -> Result<Dropped, LinkStop> {
+    let discovery = match lembas_login::check_link(&plan.root).await {
+        Ok(discovery) => discovery,
+        Err(lembas_login::LoginError::Unreachable(_)) => {
+            return Ok(Dropped::Unreachable(format!("cannot reach {}", plan.root)));
+        }
+        Err(lembas_login::LoginError::Refused(why)) => return Err(LinkStop::Refused(why)),
+    };
+    let url = link_url(&plan.root, discovery.link.as_deref()).map_err(LinkStop::Refused)?;
+    let mut request = url.as_str().into_client_request().map_err(|e| LinkStop::Refused(format!("{url}: {e}")))?;
+    let bearer = format!("Bearer {}", plan.token).parse().map_err(|_| LinkStop::Unauthorized(plan.root.clone()))?;
+    request.headers_mut().insert(tungstenite::http::header::AUTHORIZATION, bearer);
+    let mut ws = match tokio_tungstenite::connect_async(request).await {
+        Ok((ws, _)) => ws,
+        Err(tungstenite::Error::Http(answer)) if matches!(answer.status().as_u16(), 401 | 403) => {
+            return Err(LinkStop::Unauthorized(plan.root.clone()));
+        }
+        Err(e) => return Ok(Dropped::Unreachable(format!("cannot open the link at {url}: {e}"))),
+    };
+    let opened = Instant::now();
+    let hello = hello(&plan.device, &plan.remote.limits).to_string();
+    if let Err(e) = ws.send(Message::text(hello)).await {
+        return Ok(Dropped::Closed { lasted: opened.elapsed(), code: None, reason: e.to_string() });
+    }
+    say(&format!("linked to {}", plan.root));
+    let closed = frames::CloseSeen::default();
+    let (outgoing, incoming) = frames::lines(ws, closed.clone());
+    let transport = agent_client_protocol::Lines::new(outgoing, incoming);
+    let served = lembas_acp::serve(transport, host, Some(plan.remote.clone())).await;
+    let lasted = opened.elapsed();
+    let seen = closed.lock().expect("close seen").take();
+    Ok(match seen {
+        Some((code, reason)) => Dropped::Closed { lasted, code: Some(code), reason },
+        None => Dropped::Closed { lasted, code: None, reason: served.err().map(|e| e.to_string()).unwrap_or_default() },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hello_says_the_protocol_the_device_and_its_limits() {
+        let limits = lembas_acp::Limits {
+            enabled: true,
+            roots: vec!["/w".into()],
+            max_mode: lembas_protocol::Mode::Edit,
+            require_trust: true,
+            scheduled: false,
+        };
+        let device = Device { host: "box".into(), platform: "linux".into() };
+        let said = hello(&device, &limits);
+        assert_eq!(said["method"], "_lembas/hello");
+        assert_eq!(said["params"]["protocol"], 3);
+        assert_eq!(said["params"]["device"], json!({"host": "box", "platform": "linux"}));
+        assert_eq!(said["params"]["limits"]["roots"], json!(["/w"]));
+        assert_eq!(said["params"]["harness_spec"], lembas_protocol::HARNESS_SPEC);
+    }
+
+    #[test]
+    fn the_token_is_not_in_what_a_plan_shows() {
+        let plan = LinkPlan {
+            root: "http://h".into(),
+            token: "lmb_secret".into(),
+            remote: lembas_acp::Remote {
+                limits: lembas_acp::Limits {
+                    enabled: false,
+                    roots: Vec::new(),
+                    max_mode: lembas_protocol::Mode::Edit,
+                    require_trust: true,
+                    scheduled: false,
+                },
+                connection: None,
+                trusted: Arc::new(|_| false),
+                approval_timeout: Duration::from_secs(1),
+            },
+            device: Device { host: "box".into(), platform: "linux".into() },
+        };
+        assert!(!format!("{plan:?}").contains("lmb_secret"));
+    }
+}

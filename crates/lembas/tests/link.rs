@@ -1,0 +1,236 @@
+//! `lembas service`: this computer linked to a LLeMbas server (the test kit's, which plays the
+//! server's ACP client over the WebSocket link) — hello and limits, remote sessions held to the
+//! roots, trust and the widest mode, a turn over the link, 4400, redial, the protocol check —
+//! and `lembas remote`, the settings the link obeys.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use common::{Env, stderr, stdout};
+use lembas_testkit::{DeviceLink, FakeServer, Llembas, Scripted};
+use serde_json::{Value, json};
+use tokio::io::AsyncWriteExt;
+
+const TOKEN: &str = "lmb_test_token";
+
+/// A LLeMbas instance, logged in to by token; remote work allowed in the folder holding the
+/// project (with `max_mode` and trust as given).
+async fn linked_env(script: Vec<Scripted>, max_mode: &str, trust: bool) -> (FakeServer, Env) {
+    let server = FakeServer::start(script).await;
+    server.set_llembas(Llembas::default());
+    let env = Env::new();
+    let mut login = env.cmd(&["login", "--token-stdin", "--server", &server.url()]);
+    let mut child = login.stdin(Stdio::piped()).spawn().unwrap();
+    child.stdin.take().unwrap().write_all(TOKEN.as_bytes()).await.unwrap();
+    let out = child.wait_with_output().await.unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let root = env.project.parent().unwrap().to_path_buf();
+    let out = env.run(&["remote", "roots", "add", root.to_str().unwrap()]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let config = std::fs::read_to_string(env.home.join("config/config.toml")).unwrap();
+    let config = config.replace("[remote]", &format!("[remote]\nmax_mode = \"{max_mode}\""));
+    std::fs::write(env.home.join("config/config.toml"), config).unwrap();
+    if trust {
+        let out = env.run(&["trust", env.project.to_str().unwrap()]).await;
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    (server, env)
+}
+
+/// `lembas service` running, and the link it opened.
+async fn service(server: &FakeServer, env: &Env) -> (tokio::process::Child, DeviceLink) {
+    let child = env.cmd(&["service"]).spawn().unwrap();
+    let link = server.next_link(Duration::from_secs(20)).await.expect("the service dials the link");
+    (child, link)
+}
+
+fn real(path: &Path) -> String {
+    std::fs::canonicalize(path).unwrap().display().to_string()
+}
+
+async fn initialize(link: &mut DeviceLink) -> Value {
+    let params = json!({ "protocolVersion": 1, "clientCapabilities": { "_meta": { "lembas": { "protocol": 3 } } } });
+    link.request("initialize", params).await
+}
+
+/// Every file under `dir`, with its text.
+fn files_under(dir: &Path) -> Vec<(PathBuf, String)> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(files_under(&path));
+        } else {
+            out.push((path.clone(), std::fs::read_to_string(&path).unwrap_or_default()));
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn the_device_says_hello_then_answers_initialize_with_its_limits() {
+    let (server, env) = linked_env(vec![], "edit", true).await;
+    let (mut child, mut link) = service(&server, &env).await;
+    assert_eq!(link.authorization.as_deref(), Some("Bearer lmb_test_token"));
+    let hello = link.recv().await.unwrap();
+    assert_eq!(hello["method"], "_lembas/hello", "{hello}");
+    assert!(hello.get("id").is_none(), "hello is a notification: {hello}");
+    let root = real(env.project.parent().unwrap());
+    assert_eq!(hello["params"]["protocol"], 3);
+    assert_eq!(
+        hello["params"]["limits"],
+        json!({"roots": [root], "max_mode": "edit", "require_trust": true, "scheduled": false})
+    );
+    assert_eq!(hello["params"]["device"]["platform"], std::env::consts::OS);
+    assert!(hello["params"]["harness_spec"].is_string());
+
+    let answer = initialize(&mut link).await;
+    let lembas = &answer["result"]["_meta"]["lembas"];
+    assert_eq!(lembas["protocol"], 3, "{answer}");
+    assert_eq!(lembas["limits"], hello["params"]["limits"]);
+
+    // What the person sees of it: linked, the settings — and never the token.
+    let listed = env.run(&["remote", "list", "--json"]).await;
+    let listed: Value = serde_json::from_str(&stdout(&listed)).unwrap();
+    assert_eq!(listed["state"], "linked", "{listed}");
+    assert_eq!(listed["server"], server.url());
+    assert_eq!((listed["roots"].clone(), listed["scheduled"].clone()), (json!([root]), json!(false)));
+    let text = env.run(&["remote", "list"]).await;
+    assert!(stdout(&text).contains("(linked)"), "{}", stdout(&text));
+    for (path, text) in files_under(&env.home.join("state")).into_iter().chain(files_under(&env.home.join("logs"))) {
+        assert!(!text.contains(TOKEN), "{} has the token", path.display());
+    }
+    assert!(!stdout(&text).contains(TOKEN) && !listed.to_string().contains(TOKEN));
+    child.kill().await.unwrap();
+}
+
+#[tokio::test]
+async fn remote_sessions_open_only_inside_the_roots_in_trusted_projects_never_wider_than_max_mode() {
+    let (server, env) = linked_env(vec![Scripted::text("Hello from this computer.")], "edit", true).await;
+    let (mut child, mut link) = service(&server, &env).await;
+    link.recv().await.unwrap();
+    initialize(&mut link).await;
+
+    let outside = tempfile::tempdir().unwrap();
+    let refused = link.request("session/new", json!({ "cwd": outside.path(), "mcpServers": [] })).await;
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    assert_eq!(refused["error"]["data"]["reason"], "folder");
+    assert!(refused["error"]["message"].as_str().unwrap().contains("outside the folders"), "{refused}");
+
+    let untrusted = env.project.parent().unwrap().join("other");
+    std::fs::create_dir_all(untrusted.join(".git")).unwrap();
+    let refused = link.request("session/new", json!({ "cwd": untrusted, "mcpServers": [] })).await;
+    assert!(refused["error"]["message"].as_str().unwrap().contains("not a trusted project"), "{refused}");
+
+    // Auto asked for, edit allowed: edit it is, and a later ask for auto stays edit.
+    let opened =
+        link.request("session/new", json!({ "cwd": env.project, "mcpServers": [], "_meta": { "mode": "auto" } })).await;
+    assert_eq!(opened["result"]["modes"]["currentModeId"], "edit", "{opened}");
+    let id = opened["result"]["sessionId"].as_str().unwrap().to_owned();
+    link.request("session/set_mode", json!({ "sessionId": id, "modeId": "manual" })).await;
+    link.request("session/set_mode", json!({ "sessionId": id, "modeId": "auto" })).await;
+
+    let answered = link
+        .request(
+            "session/prompt",
+            json!({ "sessionId": id, "prompt": [{"type": "text", "text": "say hello"}], "_meta": { "lembas": { "turnId": "t1" } } }),
+        )
+        .await;
+    assert_eq!(answered["result"]["stopReason"], "end_turn", "{answered}");
+    let words: String = link
+        .notifications
+        .iter()
+        .filter(|n| n["method"] == "session/update" && n["params"]["update"]["sessionUpdate"] == "agent_message_chunk")
+        .filter_map(|n| n["params"]["update"]["content"]["text"].as_str())
+        .collect();
+    assert_eq!(words, "Hello from this computer.");
+    let modes: Vec<&Value> = link
+        .notifications
+        .iter()
+        .filter(|n| n["params"]["update"]["sessionUpdate"] == "current_mode_update")
+        .map(|n| &n["params"]["update"]["currentModeId"])
+        .collect();
+    // Manual is narrower, so it is taken; auto after it is lowered to edit.
+    assert_eq!(modes, [&json!("manual"), &json!("edit")], "never wider than edit");
+    child.kill().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_dropped_link_is_dialled_again_and_a_malformed_frame_is_a_parse_error() {
+    let (server, env) = linked_env(vec![], "edit", true).await;
+    let (mut child, mut link) = service(&server, &env).await;
+    link.recv().await.unwrap();
+    link.send_raw("{this is not json");
+    let answer = link.recv().await.unwrap();
+    assert_eq!((answer["error"]["code"].clone(), answer["id"].clone()), (json!(-32700), Value::Null), "{answer}");
+    // Still served after it.
+    assert_eq!(initialize(&mut link).await["result"]["_meta"]["lembas"]["protocol"], 3);
+
+    let dropped = std::time::Instant::now();
+    drop(link);
+    let mut again = server.next_link(Duration::from_secs(10)).await.expect("dialled again");
+    assert!(dropped.elapsed() < Duration::from_secs(5), "the first redial comes within a few seconds");
+    assert_eq!(again.recv().await.unwrap()["method"], "_lembas/hello");
+    assert_eq!(initialize(&mut again).await["result"]["_meta"]["lembas"]["protocol"], 3);
+    child.kill().await.unwrap();
+}
+
+#[tokio::test]
+async fn close_code_4400_stops_the_service_naming_what_to_update() {
+    let (server, env) = linked_env(vec![], "edit", true).await;
+    let (child, mut link) = service(&server, &env).await;
+    link.recv().await.unwrap();
+    link.close(4400, "update LLeMbas CLI to 2.0");
+    let out = tokio::time::timeout(Duration::from_secs(20), child.wait_with_output()).await.unwrap().unwrap();
+    assert!(!out.status.success());
+    let said = stderr(&out);
+    assert!(said.contains("update LLeMbas CLI to 2.0") && said.contains("update the older"), "{said}");
+    assert!(server.next_link(Duration::from_secs(3)).await.is_none(), "no redial after 4400");
+}
+
+#[tokio::test]
+async fn a_server_that_no_longer_speaks_protocol_3_is_not_linked_again() {
+    let (server, env) = linked_env(vec![], "edit", true).await;
+    let (child, mut link) = service(&server, &env).await;
+    link.recv().await.unwrap();
+    server.set_llembas(Llembas { protocols: vec![1, 2], version: "1.9.0".into(), ..Llembas::default() });
+    link.close(1012, "restarting");
+    let out = tokio::time::timeout(Duration::from_secs(20), child.wait_with_output()).await.unwrap().unwrap();
+    assert!(!out.status.success());
+    let said = stderr(&out);
+    assert!(said.contains("which speaks link protocol 1 and 2") && said.contains("update the server"), "{said}");
+}
+
+#[tokio::test]
+async fn remote_settings_are_changed_from_the_command_line() {
+    let env = Env::new();
+    let dir = env.project.to_str().unwrap();
+    let listed = |out: std::process::Output| -> Value { serde_json::from_str(&stdout(&out)).unwrap() };
+    let before = listed(env.run(&["remote", "list", "--json"]).await);
+    assert_eq!(
+        before,
+        json!({"server": null, "state": "off", "enabled": true, "roots": [], "max_mode": "edit",
+        "require_trust": true, "approval_timeout": 600, "scheduled": false})
+    );
+    assert!(env.run(&["remote", "roots", "add", dir]).await.status.success());
+    assert!(env.run(&["service", "scheduled", "on"]).await.status.success());
+    assert!(env.run(&["remote", "disable"]).await.status.success());
+    let after = listed(env.run(&["remote", "list", "--json"]).await);
+    assert_eq!(
+        (after["roots"].clone(), after["scheduled"].clone(), after["enabled"].clone()),
+        (json!([real(&env.project)]), json!(true), json!(false))
+    );
+    assert!(env.run(&["remote", "roots", "remove", dir]).await.status.success());
+    let missing = env.run(&["remote", "roots", "remove", dir]).await;
+    assert_eq!(missing.status.code(), Some(2), "{}", stderr(&missing));
+    assert_eq!(listed(env.run(&["remote", "list", "--json"]).await)["roots"], json!([]));
+    // Without a LLeMbas login there is nothing to link to.
+    let server = FakeServer::start(vec![]).await;
+    env.login(&server).await;
+    let out = env.run(&["service"]).await;
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(stderr(&out).contains("plain model server"), "{}", stderr(&out));
+}
