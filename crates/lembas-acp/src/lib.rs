@@ -13,6 +13,7 @@
 
 mod asks;
 mod commands;
+mod events;
 mod opening;
 mod options;
 mod prompt;
@@ -63,6 +64,8 @@ struct Slot {
     busy: Arc<std::sync::atomic::AtomicBool>,
     /// The main agent's progress as last said (`_lembas/session/status`).
     progress: Arc<Mutex<Option<lembas_protocol::Progress>>>,
+    /// The id of the turn that runs, if one does (`_lembas/session/status`, capability `turns`).
+    turn: Arc<Mutex<Option<SubmissionId>>>,
 }
 
 impl Slot {
@@ -134,25 +137,31 @@ impl Server {
             let id = slot.handle.id().to_owned();
             while let Some(Said { submission, event }) = events.recv().await {
                 match &event {
-                    Event::Prompt { .. } => slot.busy.store(true, std::sync::atomic::Ordering::SeqCst),
-                    Event::Done { .. } => slot.busy.store(false, std::sync::atomic::Ordering::SeqCst),
+                    Event::Prompt { .. } => {
+                        slot.busy.store(true, std::sync::atomic::Ordering::SeqCst);
+                        *slot.turn.lock().expect("turn") = submission.clone();
+                    }
+                    Event::Done { .. } => {
+                        slot.busy.store(false, std::sync::atomic::Ordering::SeqCst);
+                        *slot.turn.lock().expect("turn") = None;
+                    }
                     Event::Phase { progress } => *slot.progress.lock().expect("progress") = progress.clone(),
                     _ => {}
                 }
-                match &event {
-                    Event::Closed => break,
-                    // The subagent tree and the main agent's progress, for a client of lembas'
-                    // protocol (`acp.md`: the `team` and `phase` events, capabilities `tree` and
-                    // `progress`; each subagent's progress is in the tree); an editor draws the
-                    // subagents' calls under their tool calls.
-                    Event::Team { .. } | Event::Phase { .. } if lembas_client => {
-                        let params = serde_json::json!({ "sessionId": id, "event": event });
+                // Every engine event, to a client of lembas' protocol (`acp.md` `_lembas/event`:
+                // the subagent tree, progress, turns with their ids, …); an editor gets the ACP
+                // updates alone and draws the subagents' calls under their tool calls.
+                if lembas_client && !matches!(event, Event::Closed) {
+                    for params in events::lembas_events(&id, submission.as_ref(), &event) {
                         let sent = agent_client_protocol::UntypedMessage::new("_lembas/event", params)
                             .map(|message| cx.send_notification(message));
                         if !matches!(sent, Ok(Ok(()))) {
                             return;
                         }
                     }
+                }
+                match &event {
+                    Event::Closed => break,
                     Event::Model { model, effort } => {
                         let options = {
                             let mut choice = slot.choice.lock().expect("choice");
@@ -443,7 +452,12 @@ fn initialize(
 ) -> Result<(), agent_client_protocol::Error> {
     let fs = &request.client_capabilities.fs;
     *server.client_fs.lock().expect("client fs") = (fs.read_text_file, fs.write_text_file);
-    let speaks_lembas = request.meta.as_ref().is_some_and(|m| m.contains_key("lembas"));
+    // A LLeMbas client says so in `clientCapabilities._meta.lembas` (`acp.md`); the top-level
+    // `_meta.lembas` that editors' adapters sent before is read the same.
+    let speaks_lembas = [request.client_capabilities.meta.as_ref(), request.meta.as_ref()]
+        .into_iter()
+        .flatten()
+        .any(|m| m.get("lembas").is_some_and(|l| !l.is_null() && *l != serde_json::Value::Bool(false)));
     server.lembas_client.store(speaks_lembas, std::sync::atomic::Ordering::Relaxed);
     let capabilities = AgentCapabilities::new()
         .load_session(true)
@@ -461,7 +475,7 @@ fn initialize(
     meta.insert(
         "lembas".into(),
         serde_json::json!({ "protocol": 3, "harness_spec": lembas_protocol::HARNESS_SPEC,
-            "capabilities": ["agents", "progress", "tree"], "limits": limits, "connection": connection }),
+            "capabilities": ["agents", "progress", "tree", "turns"], "limits": limits, "connection": connection }),
     );
     responder.respond(
         InitializeResponse::new(version)

@@ -182,6 +182,7 @@ impl Server {
             choice: Arc::new(Mutex::new(choice)),
             busy: Arc::default(),
             progress: Arc::default(),
+            turn: Arc::default(),
         };
         let lembas_client = self.lembas_client.load(std::sync::atomic::Ordering::Relaxed);
         let waits = self.remote.as_ref().map(|r| r.approval_timeout);

@@ -9,8 +9,8 @@ use crate::{Server, invalid};
 
 /// The answer for `{ sessionId }`. A session not open here is `held: "terminal"` while another
 /// lembas has it open (the lock on it says so), else `"none"`; its tree is the one it kept.
-/// lembas takes no turn ids (capability `turns` is not listed), so `queued` is empty and the
-/// turn fields are left out.
+/// `turnId` is the running turn's (capability `turns`); prompts wait in no queue of their own
+/// here (a prompt sent during a turn is taken up after it), so `queued` is empty.
 pub(crate) async fn answer(server: &Server, params: &Value) -> Result<Value, agent_client_protocol::Error> {
     let id = params["sessionId"].as_str().ok_or_else(|| invalid("sessionId is required"))?;
     let stored = server.host.session(id).map_err(|e| invalid(&e.to_string()))?;
@@ -32,6 +32,7 @@ pub(crate) async fn answer(server: &Server, params: &Value) -> Result<Value, age
         "held": held,
         "busy": busy,
         "title": stored.map(|s| s.title),
+        "turnId": slot.as_ref().and_then(|s| s.turn.lock().expect("turn").clone()),
         "queued": [],
         "progress": slot.as_ref().and_then(|s| s.progress.lock().expect("progress").clone()),
         "tree": tree,

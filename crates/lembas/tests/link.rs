@@ -147,6 +147,26 @@ async fn remote_sessions_open_only_inside_the_roots_in_trusted_projects_never_wi
         .filter_map(|n| n["params"]["update"]["content"]["text"].as_str())
         .collect();
     assert_eq!(words, "Hello from this computer.");
+    // A client of lembas' protocol (it said so in clientCapabilities._meta.lembas) gets every
+    // engine event, the turn opened and closed under its id.
+    let events: Vec<&Value> =
+        link.notifications.iter().filter(|n| n["method"] == "_lembas/event").map(|n| &n["params"]["event"]).collect();
+    let tasks: Vec<(&Value, &Value)> =
+        events.iter().filter(|e| e["type"] == "task").map(|e| (&e["state"], &e["turnId"])).collect();
+    assert_eq!(tasks, [(&json!("start"), &json!("t1")), (&json!("end"), &json!("t1"))], "{events:?}");
+    assert!(events.iter().any(|e| e["type"] == "text"), "{events:?}");
+    assert!(events.iter().any(|e| e["type"] == "prompt" && e["turnId"] == "t1"), "{events:?}");
+    // The same turn sent again after a dropped answer is answered by that turn, not run twice.
+    let again = link
+        .request(
+            "session/prompt",
+            json!({ "sessionId": id, "prompt": [{"type": "text", "text": "say hello"}], "_meta": { "lembas": { "turnId": "t1" } } }),
+        )
+        .await;
+    assert_eq!(again["result"]["_meta"]["lembas"]["turnId"], "t1", "{again}");
+    assert_eq!(server.chat_requests().len(), 1, "one turn, one request");
+    let status = link.request("_lembas/session/status", json!({ "sessionId": id })).await;
+    assert_eq!((status["result"]["busy"].clone(), status["result"]["turnId"].clone()), (json!(false), Value::Null));
     let modes: Vec<&Value> = link
         .notifications
         .iter()
