@@ -11,14 +11,45 @@ use agent_client_protocol::v1::schema::{
 use lembas_client::SessionHandle;
 use lembas_protocol::{Answer, Approval, ApprovalRequest, Ask, Command, Mode, PlanVerdict};
 
-/// An approval put to the editor as `session/request_permission`.
-/// On the link, `waits` is how long the server has to answer; no answer by then is a denial.
+use crate::scheduled::Admitted;
+
+/// How long what a session asks waits for the client, and for which scheduled run it asks.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Waits {
+    /// On the link: how long the server has to answer an approval (`remote.approval_timeout`).
+    pub timeout: Option<std::time::Duration>,
+    /// A scheduled run's: its approvals wait its own wait, and nobody answers its questions.
+    pub scheduled: Option<Admitted>,
+}
+
+impl Waits {
+    fn limit(&self) -> Option<std::time::Duration> {
+        match &self.scheduled {
+            Some(run) => Some(std::time::Duration::from_secs(run.wait_s)),
+            None => self.timeout,
+        }
+    }
+
+    /// What the model reads when nobody answered in time.
+    fn unanswered(&self, waited: std::time::Duration) -> String {
+        match &self.scheduled {
+            Some(run) => run.unanswered(),
+            None => {
+                format!("Nobody answered this approval within {} seconds, so it counts as denied.", waited.as_secs())
+            }
+        }
+    }
+}
+
+/// An approval put to the editor as `session/request_permission`. On the link an answer that does
+/// not come within the wait is a denial, and the client is told the card is settled.
 async fn request_permission(
     cx: &ConnectionTo<Client>,
     session_id: &str,
     request: ApprovalRequest,
-    waits: Option<std::time::Duration>,
+    waits: &Waits,
 ) -> Approval {
+    let call_id = request.call_id.clone();
     let title = match &request.agent {
         // Asked under the subagent's task call: the title says whose call it is.
         Some(agent) => format!("{agent}: {} {}", request.tool, request.title),
@@ -39,20 +70,30 @@ async fn request_permission(
         options,
     );
     // A team subagent's call nobody in the tree could allow: which one (`acp.md`, capability
-    // `tree`); an editor that does not know it reads the title.
+    // `tree`); a scheduled run's: which run, and how long it waits. An editor that does not know
+    // them reads the title.
+    let mut said = serde_json::Map::new();
     if let Some(subagent) = &request.subagent {
+        said.insert("subagent".into(), serde_json::json!(subagent));
+    }
+    if let Some(run) = &waits.scheduled {
+        said.insert("scheduled".into(), run.on_permission());
+    }
+    if !said.is_empty() {
         let mut meta = serde_json::Map::new();
-        meta.insert("lembas".into(), serde_json::json!({ "subagent": subagent }));
+        meta.insert("lembas".into(), said.into());
         asked = asked.meta(meta);
     }
     let answered = cx.send_request(asked).block_task();
-    let answered = match waits {
-        Some(waits) => match tokio::time::timeout(waits, answered).await {
+    let answered = match waits.limit() {
+        Some(limit) => match tokio::time::timeout(limit, answered).await {
             Ok(answered) => answered,
             Err(_) => {
-                return Approval::Deny {
-                    feedback: Some(format!("nobody answered within {} seconds", waits.as_secs())),
-                };
+                let params = serde_json::json!({ "sessionId": session_id, "toolCallId": call_id, "outcome": "denied", "reason": "timeout" });
+                if let Ok(settled) = agent_client_protocol::UntypedMessage::new("_lembas/permission/settled", params) {
+                    let _ = cx.send_notification(settled);
+                }
+                return Approval::Deny { feedback: Some(waits.unanswered(limit)) };
             }
         },
         None => answered.await,
@@ -108,12 +149,18 @@ pub(crate) async fn ask_client(
     handle: SessionHandle,
     id: u64,
     ask: Ask,
-    approval_timeout: Option<std::time::Duration>,
+    waits: Waits,
 ) {
     let answer = match ask {
-        Ask::Approval(request) => {
-            Answer::Approval(request_permission(&cx, &session_id, request, approval_timeout).await)
-        }
+        Ask::Approval(request) => Answer::Approval(request_permission(&cx, &session_id, request, &waits).await),
+        // A scheduled run has nobody to answer a question or approve a plan: the session hears
+        // so, as it does with nobody there.
+        Ask::Question(_) if waits.scheduled.is_some() => Answer::Unasked,
+        Ask::Plan { .. } if waits.scheduled.is_some() => Answer::Plan(PlanVerdict::Declined {
+            feedback: Some(
+                "Nobody is at this scheduled run to approve a plan: stop here and say that the plan waits.".into(),
+            ),
+        }),
         Ask::Plan { call_id, plan } => {
             let mut options: Vec<PermissionOption> = PLAN_MODES
                 .iter()

@@ -19,6 +19,7 @@ mod options;
 mod prompt;
 mod reads;
 mod remote;
+mod scheduled;
 mod status;
 mod team;
 mod updates;
@@ -55,7 +56,7 @@ struct Slot {
     handle: SessionHandle,
     /// What a client reads of it (the team) through the host's commands, waiting for answers.
     reads: reads::Reads,
-    prompts: Arc<Mutex<HashMap<SubmissionId, Vec<oneshot::Sender<DoneReason>>>>>,
+    prompts: Arc<Mutex<HashMap<SubmissionId, Vec<oneshot::Sender<scheduled::TurnEnd>>>>>,
     /// lembas commands typed as prompts, waiting for the event that ends each.
     commands: Arc<Mutex<HashMap<SubmissionId, WaitingCommand>>>,
     /// The model and effort it runs with, for its configuration options.
@@ -66,6 +67,10 @@ struct Slot {
     progress: Arc<Mutex<Option<lembas_protocol::Progress>>>,
     /// The id of the turn that runs, if one does (`_lembas/session/status`, capability `turns`).
     turn: Arc<Mutex<Option<SubmissionId>>>,
+    /// The error the running turn met, for its answer.
+    error: Arc<Mutex<Option<String>>>,
+    /// The scheduled run the session is for, as last admitted (`acp.md` *Scheduled work*).
+    scheduled: Arc<Mutex<Option<scheduled::Admitted>>>,
 }
 
 impl Slot {
@@ -85,9 +90,11 @@ impl Slot {
             let _ = reply.send(said);
         }
         self.reads.said(submission, event);
-        if let Event::Done { reason, .. } = event {
+        if let Event::Done { reason, text, .. } = event {
+            let error = self.error.lock().expect("error").take();
+            let end = scheduled::TurnEnd { reason: *reason, text: text.clone(), error };
             for waiting in self.prompts.lock().expect("prompts").remove(submission).unwrap_or_default() {
-                let _ = waiting.send(*reason);
+                let _ = waiting.send(end.clone());
             }
         }
     }
@@ -120,6 +127,11 @@ fn refused(message: &str, reason: &str) -> agent_client_protocol::Error {
 }
 
 impl Server {
+    /// The device's limits, on the link.
+    fn limits(&self) -> Option<&Limits> {
+        self.remote.as_ref().map(|r| &r.limits)
+    }
+
     fn slot(&self, id: &str) -> Option<Slot> {
         self.sessions.lock().expect("sessions").get(id).cloned()
     }
@@ -140,7 +152,9 @@ impl Server {
                     Event::Prompt { .. } => {
                         slot.busy.store(true, std::sync::atomic::Ordering::SeqCst);
                         *slot.turn.lock().expect("turn") = submission.clone();
+                        *slot.error.lock().expect("error") = None;
                     }
+                    Event::Error { message } => *slot.error.lock().expect("error") = Some(message.clone()),
                     Event::Done { .. } => {
                         slot.busy.store(false, std::sync::atomic::Ordering::SeqCst);
                         *slot.turn.lock().expect("turn") = None;
@@ -181,7 +195,10 @@ impl Server {
                             slot.handle.clone(),
                             *ask_id,
                             ask.clone(),
-                            approval_timeout,
+                            asks::Waits {
+                                timeout: approval_timeout,
+                                scheduled: slot.scheduled.lock().expect("scheduled").clone(),
+                            },
                         ));
                     }
                     _ => {}
@@ -384,6 +401,17 @@ fn prompt_request(
         }
         Ok(None) => {}
     }
+    // A scheduled run is judged again at every prompt; its mode is the schedule's, never wider.
+    let run = match scheduled::sent(request.meta.as_ref()).map(|run| scheduled::admit(run, server.limits())) {
+        Some(Err(refusal)) => return responder.respond_with_error(refusal),
+        Some(Ok(admitted)) => {
+            slot.handle.send(Command::SetMode { mode: admitted.mode });
+            let run_id = admitted.run.run_id.clone();
+            *slot.scheduled.lock().expect("scheduled") = Some(admitted);
+            Some(run_id)
+        }
+        None => None,
+    };
     // The client's `turnId` (capability `turns`) is the submission's id: sent again
     // after a dropped link, it is answered by the same turn.
     let turn = prompt::turn_id(request.meta.as_ref());
@@ -393,14 +421,26 @@ fn prompt_request(
     slot.handle.submit(Submission { id: submission, command: Command::Prompt { text, attachments } });
     // Answered when its turn ends, outside the dispatch loop, so a cancel reaches it.
     cx.spawn(async move {
-        let stop = match end.await {
-            Ok(DoneReason::Answered | DoneReason::Failed) => StopReason::EndTurn,
-            Ok(DoneReason::Limit) => StopReason::MaxTurnRequests,
-            Ok(DoneReason::Cancelled) | Err(_) => StopReason::Cancelled,
+        let end =
+            end.await.unwrap_or(scheduled::TurnEnd { reason: DoneReason::Cancelled, text: String::new(), error: None });
+        let stop = match end.reason {
+            DoneReason::Answered | DoneReason::Failed => StopReason::EndTurn,
+            DoneReason::Limit => StopReason::MaxTurnRequests,
+            DoneReason::Cancelled => StopReason::Cancelled,
         };
         let mut answer = PromptResponse::new(stop);
-        if let Some(turn) = turn {
-            answer = answer.meta(prompt::turn_meta(&turn));
+        if turn.is_some() || run.is_some() {
+            // The turn it answers, and for a scheduled run how the run went.
+            let mut said = serde_json::Map::new();
+            if let Some(turn) = &turn {
+                said.insert("turnId".into(), turn.clone().into());
+            }
+            if let Some(run_id) = &run {
+                said.insert("scheduled".into(), scheduled::outcome(run_id, &end));
+            }
+            let mut meta = serde_json::Map::new();
+            meta.insert("lembas".into(), said.into());
+            answer = answer.meta(meta);
         }
         responder.respond(answer)
     })

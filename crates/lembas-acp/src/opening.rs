@@ -113,6 +113,8 @@ pub(crate) fn modes(current: Mode) -> SessionModeState {
 
 /// Why opening a session failed: a remote folder refused, or anything else.
 pub(crate) enum OpenError {
+    /// A scheduled run this device does not take now.
+    Scheduled(agent_client_protocol::Error),
     Refused(String),
     Failed(String),
 }
@@ -120,6 +122,7 @@ pub(crate) enum OpenError {
 impl OpenError {
     pub(crate) fn answer(self) -> agent_client_protocol::Error {
         match self {
+            OpenError::Scheduled(refusal) => refusal,
             OpenError::Refused(why) => refused(&why, "folder"),
             OpenError::Failed(why) => invalid(&why),
         }
@@ -135,6 +138,11 @@ impl Server {
         client_servers: &[McpServer],
         meta: Option<&serde_json::Map<String, serde_json::Value>>,
     ) -> Result<Opening, OpenError> {
+        // A scheduled run first: off, it is refused whatever else is asked.
+        let scheduled = match crate::scheduled::sent(meta) {
+            Some(run) => Some(crate::scheduled::admit(run, self.limits()).map_err(OpenError::Scheduled)?),
+            None => None,
+        };
         // On the link: only a folder the device accepts, at its real path, and never wider
         // than the device's widest mode.
         let (cwd, widest_mode) = match &self.remote {
@@ -163,7 +171,15 @@ impl Server {
             cwd: cwd.to_path_buf(),
             resume: resume.map(str::to_owned),
             attended: true,
-            choices: Choices { widest_mode, ..choose(meta).map_err(OpenError::Failed)? },
+            choices: match &scheduled {
+                // The schedule's mode, and no wider for as long as the session lives.
+                Some(run) => Choices {
+                    mode: Some(run.mode),
+                    widest_mode: Some(run.mode),
+                    ..choose(meta).map_err(OpenError::Failed)?
+                },
+                None => Choices { widest_mode, ..choose(meta).map_err(OpenError::Failed)? },
+            },
             mcp_servers: client_servers.iter().map(|s| serde_json::to_value(s).unwrap_or_default()).collect(),
             editor_files,
         };
@@ -183,6 +199,8 @@ impl Server {
             busy: Arc::default(),
             progress: Arc::default(),
             turn: Arc::default(),
+            error: Arc::default(),
+            scheduled: Arc::new(Mutex::new(scheduled)),
         };
         let lembas_client = self.lembas_client.load(std::sync::atomic::Ordering::Relaxed);
         let waits = self.remote.as_ref().map(|r| r.approval_timeout);

@@ -63,13 +63,6 @@ pub fn turn_id(meta: Option<&serde_json::Map<String, serde_json::Value>>) -> Opt
     (!id.is_empty()).then(|| id.to_owned())
 }
 
-/// The `_meta` of a prompt's answer that names its turn.
-pub fn turn_meta(turn: &str) -> serde_json::Map<String, serde_json::Value> {
-    let mut meta = serde_json::Map::new();
-    meta.insert("lembas".into(), serde_json::json!({ "turnId": turn }));
-    meta
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -19,6 +19,11 @@ const TOKEN: &str = "lmb_test_token";
 /// A LLeMbas instance, logged in to by token; remote work allowed in the folder holding the
 /// project (with `max_mode` and trust as given).
 async fn linked_env(script: Vec<Scripted>, max_mode: &str, trust: bool) -> (FakeServer, Env) {
+    linked_with(script, &format!("max_mode = \"{max_mode}\""), trust).await
+}
+
+/// As [`linked_env`], with `remote` lines of its own added to `[remote]`.
+async fn linked_with(script: Vec<Scripted>, remote: &str, trust: bool) -> (FakeServer, Env) {
     let server = FakeServer::start(script).await;
     server.set_llembas(Llembas::default());
     let env = Env::new();
@@ -31,7 +36,7 @@ async fn linked_env(script: Vec<Scripted>, max_mode: &str, trust: bool) -> (Fake
     let out = env.run(&["remote", "roots", "add", root.to_str().unwrap()]).await;
     assert!(out.status.success(), "{}", stderr(&out));
     let config = std::fs::read_to_string(env.home.join("config/config.toml")).unwrap();
-    let config = config.replace("[remote]", &format!("[remote]\nmax_mode = \"{max_mode}\""));
+    let config = config.replace("[remote]", &format!("[remote]\n{remote}"));
     std::fs::write(env.home.join("config/config.toml"), config).unwrap();
     if trust {
         let out = env.run(&["trust", env.project.to_str().unwrap()]).await;
@@ -253,4 +258,103 @@ async fn remote_settings_are_changed_from_the_command_line() {
     let out = env.run(&["service"]).await;
     assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
     assert!(stderr(&out).contains("plain model server"), "{}", stderr(&out));
+}
+
+/// A scheduled run's `session/new` and `session/prompt` params.
+fn scheduled(run: &str, mode: Option<&str>) -> Value {
+    let mut marks =
+        json!({ "schedule_id": "sched1", "run_id": run, "title": "Waybread check", "approval_wait_s": 1800 });
+    if let Some(mode) = mode {
+        marks["mode"] = json!(mode);
+    }
+    json!({ "lembas": { "scheduled": marks, "turnId": run } })
+}
+
+async fn run_prompt(link: &mut DeviceLink, session: &str, run: &str, words: &str) -> Value {
+    let params =
+        json!({ "sessionId": session, "prompt": [{"type": "text", "text": words}], "_meta": scheduled(run, None) });
+    link.request("session/prompt", params).await
+}
+
+#[tokio::test]
+async fn scheduled_runs_are_refused_while_off_and_report_how_they_went_when_on() {
+    let script = vec![
+        Scripted::text("All the waybread is wrapped."),
+        Scripted::text("Nothing changed.\n[SILENT]"),
+        Scripted::status(400, "the model is gone"),
+    ];
+    let (server, env) = linked_with(script, "max_mode = \"auto\"", true).await;
+    let (mut child, mut link) = service(&server, &env).await;
+    link.recv().await.unwrap();
+    initialize(&mut link).await;
+    let off = link
+        .request("session/new", json!({ "cwd": env.project, "mcpServers": [], "_meta": scheduled("r1", Some("edit")) }))
+        .await;
+    assert_eq!(off["error"]["code"], -32602, "{off}");
+    assert_eq!(off["error"]["data"]["reason"], "scheduled_off");
+    assert_eq!(
+        off["error"]["message"],
+        "This computer does not accept scheduled work. Turn on \"Accept scheduled work\" on it (lembas service scheduled on)."
+    );
+    child.kill().await.unwrap();
+    drop(link);
+
+    assert!(env.run(&["service", "scheduled", "on"]).await.status.success());
+    let (mut child, mut link) = service(&server, &env).await;
+    let hello = link.recv().await.unwrap();
+    assert_eq!(hello["params"]["limits"]["scheduled"], true, "{hello}");
+    initialize(&mut link).await;
+    let plan = link
+        .request("session/new", json!({ "cwd": env.project, "mcpServers": [], "_meta": scheduled("r1", Some("plan")) }))
+        .await;
+    assert_eq!(plan["error"]["data"]["reason"], "plan", "{plan}");
+    // No mode chosen: edit, though the device would allow auto.
+    let opened = link
+        .request("session/new", json!({ "cwd": env.project, "mcpServers": [], "_meta": scheduled("r1", None) }))
+        .await;
+    assert_eq!(opened["result"]["modes"]["currentModeId"], "edit", "{opened}");
+    let id = opened["result"]["sessionId"].as_str().unwrap().to_owned();
+
+    let ok = run_prompt(&mut link, &id, "r1", "check the waybread").await;
+    let said = &ok["result"]["_meta"]["lembas"];
+    assert_eq!(said["turnId"], "r1", "{ok}");
+    assert_eq!(
+        said["scheduled"],
+        json!({ "run_id": "r1", "status": "ok", "text": "All the waybread is wrapped.", "error": null })
+    );
+    let silent = run_prompt(&mut link, &id, "r2", "check again").await;
+    assert_eq!(silent["result"]["_meta"]["lembas"]["scheduled"]["status"], "silent", "{silent}");
+    assert_eq!(silent["result"]["_meta"]["lembas"]["scheduled"]["text"], "Nothing changed.\n[SILENT]");
+    let failed = run_prompt(&mut link, &id, "r3", "once more").await;
+    let outcome = &failed["result"]["_meta"]["lembas"]["scheduled"];
+    assert_eq!(outcome["status"], "failed", "{failed}");
+    assert!(outcome["error"].as_str().is_some_and(|e| !e.is_empty()), "{failed}");
+    child.kill().await.unwrap();
+}
+
+#[tokio::test]
+async fn an_approval_nobody_answers_in_time_is_a_denial_the_model_reads() {
+    let script = vec![
+        Scripted::tool_call("bash", json!({ "command": "touch made-by-the-run.txt" })),
+        Scripted::text("It was not allowed."),
+    ];
+    let (server, env) = linked_with(script, "max_mode = \"manual\"\napproval_timeout = 1", true).await;
+    let (mut child, mut link) = service(&server, &env).await;
+    link.recv().await.unwrap();
+    initialize(&mut link).await;
+    let opened = link.request("session/new", json!({ "cwd": env.project, "mcpServers": [] })).await;
+    let id = opened["result"]["sessionId"].as_str().unwrap().to_owned();
+    let answered = link
+        .request("session/prompt", json!({ "sessionId": id, "prompt": [{"type": "text", "text": "make a file"}] }))
+        .await;
+    assert_eq!(answered["result"]["stopReason"], "end_turn", "{answered}");
+    assert!(link.requests.iter().any(|r| r["method"] == "session/request_permission"), "the server was asked");
+    let settled: Vec<&Value> =
+        link.notifications.iter().filter(|n| n["method"] == "_lembas/permission/settled").collect();
+    assert_eq!(settled.len(), 1, "{:?}", link.notifications);
+    assert_eq!(settled[0]["params"]["outcome"], "denied");
+    assert!(!env.project.join("made-by-the-run.txt").exists());
+    let told = server.chat_requests()[1].to_string();
+    assert!(told.contains("Nobody answered this approval within 1 seconds"), "{told}");
+    child.kill().await.unwrap();
 }
