@@ -14,6 +14,7 @@
 mod asks;
 mod commands;
 mod events;
+mod monitor;
 mod opening;
 mod options;
 mod prompt;
@@ -312,6 +313,7 @@ pub async fn serve(
             async move |request: agent_client_protocol::UntypedMessage, responder, _cx| {
                 let answered = match request.method.as_str() {
                     "_lembas/session/status" => status::answer(&s8, &request.params).await,
+                    "_lembas/monitor" => monitor::answer(&s8, &request.params).await,
                     method => team::answer(&s8, method, &request.params).await,
                 };
                 match answered {
@@ -515,7 +517,7 @@ fn initialize(
     meta.insert(
         "lembas".into(),
         serde_json::json!({ "protocol": 3, "harness_spec": lembas_protocol::HARNESS_SPEC,
-            "capabilities": ["agents", "progress", "tree", "turns"], "limits": limits, "connection": connection }),
+            "capabilities": ["agents", "progress", "tree", "turns", "scheduled"], "limits": limits, "connection": connection }),
     );
     responder.respond(
         InitializeResponse::new(version)

@@ -5,8 +5,10 @@
 //! `lembas-protocol` alone and cannot reach around the host.
 
 mod open;
+mod watch;
 
 pub use open::{Choices, EditorFiles, Host, OpenRequest, OpenedSession};
+pub use watch::{WatchRefused, WatchRequest, Watched};
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

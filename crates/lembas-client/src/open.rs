@@ -86,4 +86,10 @@ pub trait Host: Sessions {
     /// Ends what the sessions opened here started besides themselves (their MCP servers), once
     /// the front end is done.
     fn shut_down(&self) -> Pin<Box<dyn Future<Output = ()> + Send + '_>>;
+    /// Runs a schedule's watch command here, judged as `bash` would be in its folder and mode,
+    /// and only when that allows it without asking (`acp.md` *Monitor mode*).
+    fn watch(
+        &self,
+        request: crate::WatchRequest,
+    ) -> Pin<Box<dyn Future<Output = Result<crate::Watched, crate::WatchRefused>> + Send + '_>>;
 }

@@ -11,7 +11,7 @@ impl Session {
     /// Where plan mode may write plans: `.agent/plans` in the project, as plan mode's text
     /// tells the model (`prompts/modes/plan.md`).
     pub(crate) fn plans_dir(&self) -> PathBuf {
-        self.ws.root.join(".agent").join("plans")
+        crate::session::plans_dir(&self.ws.root)
     }
 
     /// The session's judge: its rules, what the person allowed for the session, and where the

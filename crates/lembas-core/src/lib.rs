@@ -47,6 +47,7 @@ mod transcript;
 mod turn;
 mod undo;
 mod waking;
+mod watching;
 mod worktree;
 
 pub use approve::{Approver, Nobody};

@@ -51,6 +51,16 @@ impl Opener {
         Opener { host, template, root_of, project_of, hubs: Mutex::default() }
     }
 
+    /// The configuration every session here starts from.
+    pub(crate) fn template(&self) -> &SessionConfig {
+        &self.template
+    }
+
+    /// The project root of the folder `cwd`.
+    pub(crate) fn root_of(&self, cwd: &Path) -> PathBuf {
+        (self.root_of)(cwd)
+    }
+
     /// Roots as given, and no configured MCP servers or skills.
     pub fn plain(host: Arc<Host>, template: SessionConfig, root_of: RootOf) -> Opener {
         Opener::new(host, template, root_of, Arc::new(|_| ProjectSetup::default()))
@@ -145,6 +155,13 @@ impl lembas_client::Host for Opener {
 
     fn kept_tree(&self, id: &str) -> Result<Option<lembas_protocol::team::TeamTree>, Failure> {
         Ok(self.host.kept_tree(id)?)
+    }
+
+    fn watch(
+        &self,
+        request: lembas_client::WatchRequest,
+    ) -> Pin<Box<dyn Future<Output = Result<lembas_client::Watched, lembas_client::WatchRefused>> + Send + '_>> {
+        Box::pin(self.run_watch(request))
     }
 
     fn shut_down(&self) -> Pin<Box<dyn Future<Output = ()> + Send + '_>> {

@@ -1,6 +1,7 @@
 //! Commands in the sandbox: how far each may write (its mode, and whether the person approved
 //! it), and the way out of the sandbox — only with the person's approval, never in plan mode.
 
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use lembas_permissions::Mode;
@@ -8,7 +9,41 @@ use lembas_tools::{Jobs, Sandbox, SandboxHidden, SandboxPlaces, SandboxReach, To
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::{Approval, ApprovalRequest, Approver, Session};
+use crate::{Approval, ApprovalRequest, Approver, Session, SessionConfig};
+
+/// Where `command`, run in the project at `root` with `cfg`, may write (`reach`) and read.
+pub(crate) fn command_sandbox(
+    cfg: &SessionConfig,
+    root: &Path,
+    private_tmp: PathBuf,
+    reach: SandboxReach,
+    command: &str,
+) -> Sandbox {
+    let plans_dir = crate::session::plans_dir(root);
+    let mut sandbox = SandboxPlaces {
+        root: root.to_path_buf(),
+        home: cfg.user_home.clone(),
+        plans_dir: Some(plans_dir.clone()),
+        private_tmp,
+        extra: cfg.sandbox_writable.clone(),
+        credentials: cfg
+            .user_home
+            .as_deref()
+            .map(|home| lembas_permissions::credentials(home).into_iter().map(|(place, _)| place).collect())
+            .unwrap_or_default(),
+        credentials_readable: !cfg.sandbox_credentials.is_empty()
+            && lembas_permissions::every_part_matches(command, &cfg.sandbox_credentials),
+        launcher: cfg.sandbox_launcher.clone(),
+        hidden: SandboxHidden {
+            folders: cfg.lembas_private.iter().chain(&cfg.lembas_config).cloned().collect(),
+            open: [Some(root.to_path_buf()), Some(plans_dir), cfg.skills.own.clone()].into_iter().flatten().collect(),
+        },
+        network: cfg.sandbox_network,
+    }
+    .sandbox(reach);
+    cfg.read_grants.fill(&mut sandbox);
+    sandbox
+}
 
 /// One command's run: its sandbox and who may let it out.
 pub(crate) struct CommandRunner {
@@ -31,33 +66,8 @@ impl Session {
             _ if approved => SandboxReach::ProjectAndCaches,
             _ => SandboxReach::Project,
         };
-        let mut sandbox = SandboxPlaces {
-            root: self.ws.root.clone(),
-            home: self.cfg.user_home.clone(),
-            plans_dir: Some(self.plans_dir()),
-            private_tmp: std::env::temp_dir().join(format!("lembas-{}", self.id)),
-            extra: self.cfg.sandbox_writable.clone(),
-            credentials: self
-                .cfg
-                .user_home
-                .as_deref()
-                .map(|home| lembas_permissions::credentials(home).into_iter().map(|(place, _)| place).collect())
-                .unwrap_or_default(),
-            credentials_readable: !self.cfg.sandbox_credentials.is_empty()
-                && lembas_permissions::every_part_matches(command, &self.cfg.sandbox_credentials),
-            launcher: self.cfg.sandbox_launcher.clone(),
-            hidden: SandboxHidden {
-                folders: self.cfg.lembas_private.iter().chain(&self.cfg.lembas_config).cloned().collect(),
-                open: [Some(self.ws.root.clone()), Some(self.plans_dir()), self.cfg.skills.own.clone()]
-                    .into_iter()
-                    .flatten()
-                    .collect(),
-            },
-            network: self.cfg.sandbox_network,
-        }
-        .sandbox(reach);
-        self.cfg.read_grants.fill(&mut sandbox);
-        sandbox
+        let private_tmp = std::env::temp_dir().join(format!("lembas-{}", self.id));
+        command_sandbox(&self.cfg, &self.ws.root, private_tmp, reach, command)
     }
 
     /// Whether commands run sandboxed, as the session's announcement says it.

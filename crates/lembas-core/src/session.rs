@@ -67,6 +67,12 @@ pub(crate) struct State {
     pub offer: Option<crate::fit::Offer>,
 }
 
+/// Where plan mode may write plans in the project at `root`: `.agent/plans`, as plan mode's text
+/// tells the model (`prompts/modes/plan.md`).
+pub(crate) fn plans_dir(root: &Path) -> PathBuf {
+    root.join(".agent").join("plans")
+}
+
 /// A running session.
 pub struct Session {
     /// This process holds the session: no other lembas appends to it meanwhile.

@@ -65,11 +65,26 @@ pub fn silent(text: &str) -> (bool, String) {
 /// The watch command's hash: `sha256:` over the output's bytes, a newline, then the exit
 /// status in decimal.
 pub fn monitor_hash(output: &[u8], exit: i32) -> String {
-    let mut hasher = Sha256::new();
+    let mut hasher = MonitorHasher::default();
     hasher.update(output);
-    hasher.update(b"\n");
-    hasher.update(exit.to_string().as_bytes());
-    format!("sha256:{}", hex::encode(hasher.finalize()))
+    hasher.finish(exit)
+}
+
+/// [`monitor_hash`] made as the output streams, however long it is.
+#[derive(Debug, Clone, Default)]
+pub struct MonitorHasher(Sha256);
+
+impl MonitorHasher {
+    pub fn update(&mut self, bytes: &[u8]) {
+        self.0.update(bytes);
+    }
+
+    /// The hash, once the command exited with `exit`.
+    pub fn finish(mut self, exit: i32) -> String {
+        self.0.update(b"\n");
+        self.0.update(exit.to_string().as_bytes());
+        format!("sha256:{}", hex::encode(self.0.finalize()))
+    }
 }
 
 #[cfg(test)]

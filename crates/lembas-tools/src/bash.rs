@@ -57,7 +57,7 @@ pub async fn run_bash_in(
 
 /// The environment a command gets: lembas' own variables (an API key among them) taken out, and
 /// in plan mode git kept from running what a repository's configuration names.
-fn command_env(command: &mut tokio::process::Command, sandbox: &Sandbox) {
+pub(crate) fn command_env(command: &mut tokio::process::Command, sandbox: &Sandbox) {
     for (name, _) in std::env::vars_os() {
         if name.to_string_lossy().starts_with("LEMBAS_") {
             command.env_remove(&name);
@@ -276,7 +276,7 @@ fn taken_output(sink: &SharedSink) -> String {
 }
 
 /// Ends a command's whole process group: a polite signal, then a kill.
-async fn stop_group(pgid: Option<Pid>) {
+pub(crate) async fn stop_group(pgid: Option<Pid>) {
     if let Some(pgid) = pgid {
         let _ = killpg(pgid, Signal::SIGTERM);
         tokio::time::sleep(Duration::from_millis(300)).await;

@@ -20,6 +20,7 @@ pub mod reaper;
 pub mod sandbox;
 mod search;
 mod skills;
+mod watch;
 mod workspace;
 
 use std::path::PathBuf;
@@ -35,6 +36,7 @@ pub use skills::{
     Skill, SkillPlaces, discover as discover_skills, index as skills_index, skill_manage, skill_view, skills_list,
     written_note as skill_written_note,
 };
+pub use watch::{WatchEnd, watch};
 pub use workspace::{EditorFiles, FileTimes, Workspace};
 
 /// What a tool call produced, before the engine gives it an id and a bracket.

@@ -358,3 +358,56 @@ async fn an_approval_nobody_answers_in_time_is_a_denial_the_model_reads() {
     assert!(told.contains("Nobody answered this approval within 1 seconds"), "{told}");
     child.kill().await.unwrap();
 }
+
+#[tokio::test]
+async fn a_watch_command_runs_only_where_the_mode_allows_it_and_is_hashed_as_the_spec_says() {
+    let (server, env) = linked_env(vec![], "edit", true).await;
+    let (mut child, mut link) = service(&server, &env).await;
+    link.recv().await.unwrap();
+    initialize(&mut link).await;
+    let watch = |command: &str, timeout: f64| json!({ "cwd": env.project, "command": command, "timeout_s": timeout, "schedule_id": "s", "run_id": "r" });
+    let off = link.request("_lembas/monitor", watch("printf 'ok\\n'", 10.0)).await;
+    assert_eq!(off["error"]["data"]["reason"], "scheduled_off", "{off}");
+    child.kill().await.unwrap();
+    drop(link);
+
+    assert!(env.run(&["remote", "scheduled", "on"]).await.status.success());
+    let (mut child, mut link) = service(&server, &env).await;
+    link.recv().await.unwrap();
+    initialize(&mut link).await;
+    let ok = link.request("_lembas/monitor", watch("printf 'ok\\n'", 10.0)).await;
+    let result = &ok["result"];
+    assert_eq!(result["hash"], "sha256:9427ae13c91f98a3af2213b34fb59e4bb5aa9e6101a1f7407f526dde3571e6aa", "{ok}");
+    assert_eq!((result["exit"].clone(), result["timed_out"].clone()), (json!(0), json!(false)));
+    assert_eq!(
+        (result["excerpt"].clone(), result["bytes"].clone(), result["truncated"].clone()),
+        (json!("ok\n"), json!(3), json!(false))
+    );
+    assert!(result["duration_ms"].is_u64());
+
+    let asks = link.request("_lembas/monitor", watch("rm -rf build", 10.0)).await;
+    assert_eq!(asks["error"]["data"]["reason"], "permission", "{asks}");
+    assert!(
+        asks["error"]["message"].as_str().unwrap().starts_with("The watch command would need approval in edit mode ("),
+        "{asks}"
+    );
+    let denied = link.request("_lembas/monitor", watch("rm -rf /", 10.0)).await;
+    assert!(
+        denied["error"]["message"].as_str().unwrap().starts_with("The watch command is refused here: "),
+        "{denied}"
+    );
+
+    let slow = link.request("_lembas/monitor", watch("echo started; tail -f notes.txt", 1.9)).await;
+    let result = &slow["result"];
+    assert_eq!(
+        (result["timed_out"].clone(), result["hash"].clone(), result["exit"].clone()),
+        (json!(true), Value::Null, Value::Null),
+        "{slow}"
+    );
+    assert_eq!(result["excerpt"], "started\nremember the milk\n");
+    assert!(result["duration_ms"].as_u64().unwrap() < 10_000, "stopped at its timeout (1 s: the fraction is cut)");
+
+    let outside = link.request("_lembas/monitor", json!({ "cwd": "/", "command": "true" })).await;
+    assert_eq!(outside["error"]["data"]["reason"], "folder", "{outside}");
+    child.kill().await.unwrap();
+}
