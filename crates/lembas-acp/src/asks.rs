@@ -2,15 +2,14 @@
 //! its options, a plan approved into a mode or sent back, a question with options as one option
 //! per answer. The answer goes back through the host.
 
-use agent_client_protocol::Client;
-use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
     ContentBlock, PermissionOption, PermissionOptionKind, RequestPermissionOutcome, RequestPermissionRequest,
-    TextContent, ToolCallContent, ToolCallUpdate, ToolCallUpdateFields,
+    RequestPermissionResponse, TextContent, ToolCallContent, ToolCallUpdate, ToolCallUpdateFields,
 };
 use lembas_client::SessionHandle;
 use lembas_protocol::{Answer, Approval, ApprovalRequest, Ask, Command, Mode, PlanVerdict};
 
+use crate::peer::Peer;
 use crate::scheduled::Admitted;
 
 /// How long what a session asks waits for the client, and for which scheduled run it asks.
@@ -42,13 +41,9 @@ impl Waits {
 }
 
 /// An approval put to the editor as `session/request_permission`. On the link an answer that does
-/// not come within the wait is a denial, and the client is told the card is settled.
-async fn request_permission(
-    cx: &ConnectionTo<Client>,
-    session_id: &str,
-    request: ApprovalRequest,
-    waits: &Waits,
-) -> Approval {
+/// not come within the wait is a denial, and the client is told the card is settled; asked on a
+/// link that dropped, it is asked again on the next one within the same wait.
+async fn request_permission(peer: &Peer, session_id: &str, request: ApprovalRequest, waits: &Waits) -> Approval {
     let call_id = request.call_id.clone();
     let title = match &request.agent {
         // Asked under the subagent's task call: the title says whose call it is.
@@ -84,19 +79,23 @@ async fn request_permission(
         meta.insert("lembas".into(), said.into());
         asked = asked.meta(meta);
     }
-    let answered = cx.send_request(asked).block_task();
     let answered = match waits.limit() {
-        Some(limit) => match tokio::time::timeout(limit, answered).await {
-            Ok(answered) => answered,
+        Some(limit) => match tokio::time::timeout(limit, ask_until_answered(peer, asked)).await {
+            Ok(answered) => Ok(answered),
             Err(_) => {
                 let params = serde_json::json!({ "sessionId": session_id, "toolCallId": call_id, "outcome": "denied", "reason": "timeout" });
-                if let Ok(settled) = agent_client_protocol::UntypedMessage::new("_lembas/permission/settled", params) {
+                if let (Some(cx), Ok(settled)) =
+                    (peer.now().1, agent_client_protocol::UntypedMessage::new("_lembas/permission/settled", params))
+                {
                     let _ = cx.send_notification(settled);
                 }
                 return Approval::Deny { feedback: Some(waits.unanswered(limit)) };
             }
         },
-        None => answered.await,
+        None => match peer.now().1 {
+            Some(cx) => cx.send_request(asked).block_task().await,
+            None => Err(agent_client_protocol::Error::internal_error()),
+        },
     };
     match answered {
         Ok(answer) => match answer.outcome {
@@ -111,10 +110,31 @@ async fn request_permission(
     }
 }
 
+/// `asked` put to the client there is, and again to the next one whenever the link it was put
+/// on drops before an answer came; the caller bounds the wait.
+async fn ask_until_answered(peer: &Peer, asked: RequestPermissionRequest) -> RequestPermissionResponse {
+    let mut generation = peer.now().0;
+    loop {
+        let (now, cx) = match peer.now() {
+            (now, Some(cx)) => (now, cx),
+            _ => peer.next_after(generation).await,
+        };
+        generation = now;
+        tokio::select! {
+            answered = cx.send_request(asked.clone()).block_task() => match answered {
+                Ok(answer) => return answer,
+                // The request died with its link: the next link is asked.
+                Err(_) => { peer.next_after(generation).await; }
+            },
+            () = peer.left(generation) => {}
+        }
+    }
+}
+
 /// A choice put to the editor as `session/request_permission` under the call `call_id`: the
 /// option the person picked, by id, or `None` (dismissed, cancelled, no answer).
 async fn pick(
-    cx: &ConnectionTo<Client>,
+    peer: &Peer,
     session_id: &str,
     call_id: &str,
     title: String,
@@ -127,6 +147,7 @@ async fn pick(
     }
     let asked =
         RequestPermissionRequest::new(session_id.to_owned(), ToolCallUpdate::new(call_id.to_owned(), fields), options);
+    let cx = peer.now().1?;
     match cx.send_request(asked).block_task().await {
         Ok(answer) => match answer.outcome {
             RequestPermissionOutcome::Selected(selected) => Some(selected.option_id.0.to_string()),
@@ -143,16 +164,9 @@ const PLAN_MODES: [Mode; 3] = [Mode::Edit, Mode::Auto, Mode::Manual];
 /// approved into a mode the person picks, or sent back; a question with options offers one
 /// option per answer; a question without options cannot be put as a permission request, and
 /// the model is told it could not be asked.
-pub(crate) async fn ask_client(
-    cx: ConnectionTo<Client>,
-    session_id: String,
-    handle: SessionHandle,
-    id: u64,
-    ask: Ask,
-    waits: Waits,
-) {
+pub(crate) async fn ask_client(peer: Peer, session_id: String, handle: SessionHandle, id: u64, ask: Ask, waits: Waits) {
     let answer = match ask {
-        Ask::Approval(request) => Answer::Approval(request_permission(&cx, &session_id, request, &waits).await),
+        Ask::Approval(request) => Answer::Approval(request_permission(&peer, &session_id, request, &waits).await),
         // A scheduled run has nobody to answer a question or approve a plan: the session hears
         // so, as it does with nobody there.
         Ask::Question(_) if waits.scheduled.is_some() => Answer::Unasked,
@@ -176,7 +190,7 @@ pub(crate) async fn ask_client(
             options.push(PermissionOption::new("keep_planning", "Keep planning", PermissionOptionKind::RejectOnce));
             // The rendered plan's first line names it ("Plan: …").
             let title = plan.lines().next().unwrap_or("Plan").to_owned();
-            let picked = pick(&cx, &session_id, &call_id, title, Some(plan), options).await;
+            let picked = pick(&peer, &session_id, &call_id, title, Some(plan), options).await;
             let mode = picked.as_deref().and_then(|p| p.strip_prefix("approve_")).and_then(Mode::parse);
             Answer::Plan(match mode {
                 Some(mode) => PlanVerdict::Approved { mode: Some(mode) },
@@ -193,7 +207,7 @@ pub(crate) async fn ask_client(
                 .collect();
             options.push(PermissionOption::new("no_answer", "Don't answer", PermissionOptionKind::RejectOnce));
             let call_id = format!("question_{id}");
-            let picked = pick(&cx, &session_id, &call_id, question.question.clone(), None, options).await;
+            let picked = pick(&peer, &session_id, &call_id, question.question.clone(), None, options).await;
             let words = picked
                 .as_deref()
                 .and_then(|p| p.strip_prefix("option_"))

@@ -17,6 +17,7 @@ mod events;
 mod monitor;
 mod opening;
 mod options;
+mod peer;
 mod prompt;
 mod reads;
 mod remote;
@@ -114,6 +115,8 @@ struct Server {
     lembas_client: std::sync::atomic::AtomicBool,
     /// On a LLeMbas server's link: the device's limits and how approvals wait. `None` on stdio.
     remote: Option<Remote>,
+    /// The client's connection now (a link's comes and goes).
+    peer: peer::Peer,
 }
 
 fn invalid(message: &str) -> agent_client_protocol::Error {
@@ -140,7 +143,7 @@ impl Server {
     /// A session's events, forwarded to the client as updates for as long as the session lives;
     /// what it asks goes to the client, and a client's turn that ends answers its prompt.
     fn forward(
-        cx: ConnectionTo<Client>,
+        peer: peer::Peer,
         slot: Slot,
         mut events: tokio::sync::mpsc::UnboundedReceiver<Said>,
         lembas_client: bool,
@@ -166,12 +169,13 @@ impl Server {
                 // Every engine event, to a client of lembas' protocol (`acp.md` `_lembas/event`:
                 // the subagent tree, progress, turns with their ids, …); an editor gets the ACP
                 // updates alone and draws the subagents' calls under their tool calls.
-                if lembas_client && !matches!(event, Event::Closed) {
+                // Between links nobody hears it: a client that comes back reads where the session
+                // stands (`_lembas/session/status`).
+                let cx = peer.now().1;
+                if let Some(cx) = cx.as_ref().filter(|_| lembas_client && !matches!(event, Event::Closed)) {
                     for params in events::lembas_events(&id, submission.as_ref(), &event) {
-                        let sent = agent_client_protocol::UntypedMessage::new("_lembas/event", params)
-                            .map(|message| cx.send_notification(message));
-                        if !matches!(sent, Ok(Ok(()))) {
-                            return;
+                        if let Ok(message) = agent_client_protocol::UntypedMessage::new("_lembas/event", params) {
+                            let _ = cx.send_notification(message);
                         }
                     }
                 }
@@ -184,14 +188,14 @@ impl Server {
                             choice.options()
                         };
                         let update = SessionUpdate::ConfigOptionUpdate(ConfigOptionUpdate::new(options));
-                        if cx.send_notification(SessionNotification::new(id.clone(), update)).is_err() {
-                            return;
+                        if let Some(cx) = &cx {
+                            let _ = cx.send_notification(SessionNotification::new(id.clone(), update));
                         }
                     }
                     Event::Agents { min, max } => slot.choice.lock().expect("choice").agents = (*min, *max),
                     Event::Ask { id: ask_id, ask } => {
                         tokio::spawn(asks::ask_client(
-                            cx.clone(),
+                            peer.clone(),
                             id.clone(),
                             slot.handle.clone(),
                             *ask_id,
@@ -207,9 +211,9 @@ impl Server {
                 if let Some(submission) = &submission {
                     slot.answered(submission, &event);
                 }
-                for update in updates(&event) {
-                    if cx.send_notification(SessionNotification::new(id.clone(), update)).is_err() {
-                        return;
+                if let Some(cx) = &cx {
+                    for update in updates(&event) {
+                        let _ = cx.send_notification(SessionNotification::new(id.clone(), update));
                     }
                 }
             }
@@ -217,23 +221,78 @@ impl Server {
     }
 }
 
-/// Serves ACP on `transport` until the client closes it. With no `remote` (an editor on stdio),
-/// every running turn is then cancelled (what was answered stays stored) and the host shut down;
-/// on a LLeMbas server's link (`remote`), what runs finishes and the host stays up for the next
-/// link. Sessions open on `host`, which fills in what the client does not choose from the
-/// person's set-up (what a session asks goes to the client).
+/// Serves ACP on `transport` until the client closes it; then every running turn is cancelled
+/// (what was answered stays stored) and the host shut down. Sessions open on `host`, which fills
+/// in what the client does not choose from the person's set-up (what a session asks goes to the
+/// client). A LLeMbas server's link, which comes and goes, holds an [`AcpServer`] instead.
 pub async fn serve(
     transport: impl ConnectTo<Agent> + 'static,
     host: Arc<dyn Host>,
     remote: Option<Remote>,
 ) -> Result<(), agent_client_protocol::Error> {
-    let server = Arc::new(Server {
-        host,
-        sessions: Mutex::new(HashMap::new()),
-        client_fs: Mutex::new((false, false)),
-        lembas_client: std::sync::atomic::AtomicBool::new(false),
-        remote,
-    });
+    let server = AcpServer::new(host, remote);
+    let result = server.serve(transport).await;
+    server.finish().await;
+    result
+}
+
+/// lembas' ACP server, over as many connections one after another as its client makes: the
+/// sessions a connection opened go on when it ends, what they say goes to the next, and a prompt
+/// sent again there under its `turnId` is answered by its turn (a LLeMbas server's link).
+#[derive(Clone)]
+pub struct AcpServer {
+    server: Arc<Server>,
+}
+
+impl std::fmt::Debug for AcpServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AcpServer").field("remote", &self.server.remote).finish_non_exhaustive()
+    }
+}
+
+impl AcpServer {
+    /// A server on `host`; `remote` holds it to a device's limits (a LLeMbas server's link).
+    pub fn new(host: Arc<dyn Host>, remote: Option<Remote>) -> AcpServer {
+        AcpServer {
+            server: Arc::new(Server {
+                host,
+                sessions: Mutex::new(HashMap::new()),
+                client_fs: Mutex::new((false, false)),
+                lembas_client: std::sync::atomic::AtomicBool::new(false),
+                remote,
+                peer: peer::Peer::default(),
+            }),
+        }
+    }
+
+    /// Serves one connection until the client closes it.
+    pub async fn serve(&self, transport: impl ConnectTo<Agent> + 'static) -> Result<(), agent_client_protocol::Error> {
+        let result = connection(self.server.clone(), transport).await;
+        let peer = &self.server.peer;
+        peer.gone(peer.now().0);
+        result
+    }
+
+    /// Ends every session: a running turn is cancelled (what was answered stays stored), and the
+    /// host shut down.
+    pub async fn finish(&self) {
+        let server = &self.server;
+        let slots: Vec<Slot> = server.sessions.lock().expect("sessions").drain().map(|(_, slot)| slot).collect();
+        for slot in &slots {
+            slot.handle.send(Command::Cancel);
+        }
+        for slot in &slots {
+            let _ = tokio::time::timeout(std::time::Duration::from_secs(5), slot.handle.close()).await;
+        }
+        server.host.shut_down().await;
+    }
+}
+
+/// One connection's dispatch: each request to its handler, until the client closes it.
+async fn connection(
+    server: Arc<Server>,
+    transport: impl ConnectTo<Agent> + 'static,
+) -> Result<(), agent_client_protocol::Error> {
     let (s1, s2, s3, s4, s5, s6, s7, s8) = (
         server.clone(),
         server.clone(),
@@ -244,11 +303,15 @@ pub async fn serve(
         server.clone(),
         server.clone(),
     );
-    let result = Agent
+    Agent
         .v1()
         .name("lembas")
         .on_receive_request(
-            async move |request: InitializeRequest, responder, _cx| initialize(&s1, request, responder),
+            async move |request: InitializeRequest, responder, cx| {
+                // Whoever initializes is the client now (each link starts so).
+                s1.peer.connected(cx);
+                initialize(&s1, request, responder)
+            },
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
@@ -333,31 +396,7 @@ pub async fn serve(
             agent_client_protocol::on_receive_notification!(),
         )
         .connect_to(transport)
-        .await;
-    let_go(&server).await;
-    result
-}
-
-/// When the client has gone: on the link, what runs finishes and is stored (the server follows it
-/// again by `_lembas/session/status` once it is back) and the host stays up for the next link;
-/// from an editor, every running turn is cancelled and the host shut down.
-async fn let_go(server: &Server) {
-    let slots: Vec<Slot> = server.sessions.lock().expect("sessions").values().cloned().collect();
-    if server.remote.is_some() {
-        // The server went away: what runs finishes and is stored (the server follows it again
-        // by `_lembas/session/status` once it is back); the host stays up for the next link.
-        for slot in slots {
-            tokio::spawn(async move { slot.handle.close().await });
-        }
-        return;
-    }
-    for slot in &slots {
-        slot.handle.send(Command::Cancel);
-    }
-    for slot in &slots {
-        let _ = tokio::time::timeout(std::time::Duration::from_secs(5), slot.handle.close()).await;
-    }
-    server.host.shut_down().await;
+        .await
 }
 
 /// `session/prompt`: a lembas command typed as a prompt runs and is answered by the event that

@@ -204,7 +204,8 @@ impl Server {
         };
         let lembas_client = self.lembas_client.load(std::sync::atomic::Ordering::Relaxed);
         let waits = self.remote.as_ref().map(|r| r.approval_timeout);
-        Self::forward(cx.clone(), slot.clone(), opened.events, lembas_client, waits);
+        self.peer.connected_if_none(cx);
+        Self::forward(self.peer.clone(), slot.clone(), opened.events, lembas_client, waits);
         self.sessions.lock().expect("sessions").insert(id.clone(), slot);
         Ok((id, mode, said, offered))
     }

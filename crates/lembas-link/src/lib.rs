@@ -91,10 +91,26 @@ pub fn hello(device: &Device, limits: &lembas_acp::Limits) -> Value {
 }
 
 /// Keeps this computer linked to the server until `stop` is cancelled (answered `Ok`) or the link
-/// must stop for good. `say` hears what happens, a line at a time, for the log — never the token.
+/// must stop for good. The sessions the server opens live across links: a turn goes on while the
+/// link is down, and the server follows it again on the next. When the link stops, they end (a
+/// running turn cancelled, what was answered stored). `say` hears what happens, a line at a time,
+/// for the log — never the token.
 pub async fn hold(
     plan: &LinkPlan,
     host: Arc<dyn Host>,
+    say: &(dyn Fn(&str) + Sync),
+    stop: &CancellationToken,
+) -> Result<(), LinkStop> {
+    let acp = lembas_acp::AcpServer::new(host, Some(plan.remote.clone()));
+    let held = redial(plan, &acp, say, stop).await;
+    acp.finish().await;
+    held
+}
+
+/// Dials, serves, and dials again after a drop, until `stop` or a stop for good.
+async fn redial(
+    plan: &LinkPlan,
+    acp: &lembas_acp::AcpServer,
     say: &(dyn Fn(&str) + Sync),
     stop: &CancellationToken,
 ) -> Result<(), LinkStop> {
@@ -102,7 +118,7 @@ pub async fn hold(
     loop {
         let outcome = tokio::select! {
             () = stop.cancelled() => return Ok(()),
-            outcome = link_once(plan, host.clone(), say) => outcome?,
+            outcome = link_once(plan, acp, say) => outcome?,
         };
         let why = match outcome {
             Dropped::Closed { code: Some(OUTDATED), reason, .. } => {
@@ -133,7 +149,11 @@ pub async fn hold(
 }
 
 /// One link: the protocol check, the dial, `_lembas/hello`, then ACP until it closes.
-async fn link_once(plan: &LinkPlan, host: Arc<dyn Host>, say: &(dyn Fn(&str) + Sync)) -> Result<Dropped, LinkStop> {
+async fn link_once(
+    plan: &LinkPlan,
+    acp: &lembas_acp::AcpServer,
+    say: &(dyn Fn(&str) + Sync),
+) -> Result<Dropped, LinkStop> {
     let discovery = match lembas_login::check_link(&plan.root).await {
         Ok(discovery) => discovery,
         Err(lembas_login::LoginError::Unreachable(_)) => {
@@ -161,7 +181,7 @@ async fn link_once(plan: &LinkPlan, host: Arc<dyn Host>, say: &(dyn Fn(&str) + S
     let closed = frames::CloseSeen::default();
     let (outgoing, incoming) = frames::lines(ws, closed.clone());
     let transport = agent_client_protocol::Lines::new(outgoing, incoming);
-    let served = lembas_acp::serve(transport, host, Some(plan.remote.clone())).await;
+    let served = acp.serve(transport).await;
     let lasted = opened.elapsed();
     let seen = closed.lock().expect("close seen").take();
     Ok(match seen {

@@ -162,8 +162,7 @@ async fn hold_link() -> Result<u8, Failure> {
             on_interrupt.cancel();
         }
     });
-    let held = lembas_link::hold(&plan, opener.clone(), &say, &stop).await;
-    lembas_client::Host::shut_down(opener.as_ref()).await;
+    let held = lembas_link::hold(&plan, opener, &say, &stop).await;
     start.finish(None).await;
     match held {
         Ok(()) => {

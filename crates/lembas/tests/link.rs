@@ -411,3 +411,57 @@ async fn a_watch_command_runs_only_where_the_mode_allows_it_and_is_hashed_as_the
     assert_eq!(outside["error"]["data"]["reason"], "folder", "{outside}");
     child.kill().await.unwrap();
 }
+
+#[tokio::test]
+async fn a_turn_goes_on_while_the_link_is_down_and_is_followed_again_on_the_next() {
+    let script = vec![
+        Scripted::tool_call("bash", json!({ "command": "touch made-while-away.txt" })),
+        Scripted::text("Made it.").with_delay_ms(300),
+    ];
+    let (server, env) = linked_env(script, "manual", true).await;
+    let (mut child, mut link) = service(&server, &env).await;
+    link.recv().await.unwrap();
+    initialize(&mut link).await;
+    let opened = link.request("session/new", json!({ "cwd": env.project, "mcpServers": [] })).await;
+    let id = opened["result"]["sessionId"].as_str().unwrap().to_owned();
+    let prompt = json!({ "jsonrpc": "2.0", "id": 99, "method": "session/prompt", "params": {
+        "sessionId": id, "prompt": [{"type": "text", "text": "make a file"}], "_meta": { "lembas": { "turnId": "t9" } } } });
+    link.send(&prompt);
+    // The approval is asked; the link drops before anyone answers.
+    loop {
+        let message = link.recv().await.expect("the approval is asked");
+        if message["method"] == "session/request_permission" {
+            break;
+        }
+    }
+    drop(link);
+
+    let mut again = server.next_link(Duration::from_secs(10)).await.expect("dialled again");
+    again.recv().await.unwrap();
+    initialize(&mut again).await;
+    let status = again.request("_lembas/session/status", json!({ "sessionId": id })).await;
+    let status = &status["result"];
+    assert_eq!(
+        (status["held"].clone(), status["busy"].clone(), status["turnId"].clone()),
+        (json!("here"), json!(true), json!("t9")),
+        "{status}"
+    );
+    // The approval is asked again on this link; allowed, the turn goes on.
+    let asked = loop {
+        if let Some(asked) = again.requests.iter().find(|r| r["method"] == "session/request_permission") {
+            break asked.clone();
+        }
+        let message = again.recv().await.expect("asked again on the new link");
+        if message["method"] == "session/request_permission" {
+            break message;
+        }
+    };
+    again.answer(&asked["id"], json!({ "outcome": { "outcome": "selected", "optionId": "allow_once" } }));
+    // The prompt sent again under its turn id is answered by that turn.
+    again.send(&prompt);
+    let answer = again.answer_to(99).await;
+    assert_eq!(answer["result"]["_meta"]["lembas"]["turnId"], "t9", "{answer}");
+    assert!(env.project.join("made-while-away.txt").exists());
+    assert_eq!(server.chat_requests().len(), 2, "one turn: the call, then the answer");
+    child.kill().await.unwrap();
+}
