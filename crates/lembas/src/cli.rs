@@ -12,6 +12,8 @@ pub mod exit {
     pub const USAGE: u8 = 2;
     /// Not logged in, or the login could not be made.
     pub const LOGIN: u8 = 3;
+    /// `lembas service`: the link stopped for good (a protocol to update, a login to renew).
+    pub const LINK_STOPPED: u8 = 4;
     /// Interrupted by Ctrl-C (the session keeps what was answered).
     pub const INTERRUPTED: u8 = 130;
 }
@@ -19,7 +21,8 @@ pub mod exit {
 const AFTER_HELP: &str = "\
 Exit status: 0 the turn ended normally (an answer, or a stop at the step limit); 1 it could not \
 finish (the model server refused, or stayed unreachable after retries); 2 bad arguments; 3 not \
-logged in or the login failed; 130 interrupted by Ctrl-C.
+logged in or the login failed; 4 (`lembas service`) the link stopped for good; 130 interrupted by \
+Ctrl-C.
 
 Everything lembas keeps lives under LEMBAS_HOME when it is set, else in ~/.config/lembas, \
 ~/.local/share/lembas and ~/.local/state/lembas. An API key for a plain model server can also \
@@ -142,6 +145,13 @@ pub enum Switch {
 pub enum ServiceAction {
     /// Accept scheduled work from the server on this computer, or not (remote.scheduled).
     Scheduled { switch: Switch },
+    /// Keep the link up with the system: a systemd user unit (Linux) or a launchd agent (macOS)
+    /// that runs `lembas service` at login and again when it fails.
+    Install,
+    /// Stop and remove that unit.
+    Uninstall,
+    /// Whether the unit is installed, and how the link stands.
+    Status,
 }
 
 #[derive(Debug, Subcommand)]

@@ -18,6 +18,7 @@ mod mcp;
 mod remote;
 mod run;
 mod serve;
+mod service;
 mod sessions;
 mod setup;
 mod tui;

@@ -24,6 +24,9 @@ pub async fn service(action: Option<ServiceAction>) -> Result<u8, Failure> {
     match action {
         None => hold_link().await,
         Some(ServiceAction::Scheduled { switch }) => change(RemoteChange::Scheduled(switch == Switch::On)),
+        Some(ServiceAction::Install) => crate::service::install(),
+        Some(ServiceAction::Uninstall) => crate::service::uninstall(),
+        Some(ServiceAction::Status) => crate::service::status(),
     }
 }
 
@@ -106,7 +109,7 @@ fn limits(settings: &RemoteSettings, home: &Home) -> Result<lembas_acp::Limits, 
 }
 
 /// The LLeMbas login the link needs, or why there is none.
-fn llembas_login(home: &Home) -> Result<(Login, String), Failure> {
+pub(crate) fn llembas_login(home: &Home) -> Result<(Login, String), Failure> {
     let login = setup::login(home)?;
     match (&login.kind, login.secret.clone()) {
         (LoginKind::Llembas, Some(token)) => Ok((login, token)),
@@ -171,7 +174,7 @@ async fn hold_link() -> Result<u8, Failure> {
         }
         Err(why) => {
             say(&format!("stopped: {why}"));
-            Err(Failure::new(exit::FAILED, why.to_string()))
+            Err(Failure::new(exit::LINK_STOPPED, why.to_string()))
         }
     }
 }
@@ -219,7 +222,7 @@ fn list(as_json: bool) -> Result<u8, Failure> {
     let settings = setup::config(&home)?.remote;
     let limits = limits(&settings, &home)?;
     let login = Login::load(&home).ok().flatten().filter(|l| l.kind == LoginKind::Llembas);
-    let state = link_state(&home);
+    let (state, _) = link_state(&home);
     let roots: Vec<String> = limits.roots.iter().map(|r| r.display().to_string()).collect();
     if as_json {
         let said = json!({
@@ -250,16 +253,18 @@ fn list(as_json: bool) -> Result<u8, Failure> {
     Ok(exit::OK)
 }
 
-/// Whether a service holds the link now, and what it last said: `linked`, `dialling`, or `off`.
-fn link_state(home: &Home) -> String {
+/// Whether a service holds the link now — `linked`, `dialling`, or `off` — and the last thing a
+/// service said (a stopped one's reason too).
+pub(crate) fn link_state(home: &Home) -> (String, Option<String>) {
     let lock = std::fs::File::options().read(true).write(true).open(home.state.join(LOCK_FILE));
     let running = lock.is_ok_and(|file| file.try_lock().is_err());
-    if !running {
-        return "off".into();
-    }
     let said: serde_json::Value = std::fs::read_to_string(home.state.join(STATE_FILE))
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok())
         .unwrap_or_default();
-    said["state"].as_str().unwrap_or("dialling").to_owned()
+    let last = said["said"].as_str().map(|s| format!("{s} ({})", said["at"].as_str().unwrap_or("?")));
+    if !running {
+        return ("off".into(), last);
+    }
+    (said["state"].as_str().unwrap_or("dialling").to_owned(), last)
 }

@@ -210,7 +210,7 @@ async fn close_code_4400_stops_the_service_naming_what_to_update() {
     link.recv().await.unwrap();
     link.close(4400, "update LLeMbas CLI to 2.0");
     let out = tokio::time::timeout(Duration::from_secs(20), child.wait_with_output()).await.unwrap().unwrap();
-    assert!(!out.status.success());
+    assert_eq!(out.status.code(), Some(4), "stopped for good: a unit does not restart it");
     let said = stderr(&out);
     assert!(said.contains("update LLeMbas CLI to 2.0") && said.contains("update the older"), "{said}");
     assert!(server.next_link(Duration::from_secs(3)).await.is_none(), "no redial after 4400");
@@ -464,4 +464,46 @@ async fn a_turn_goes_on_while_the_link_is_down_and_is_followed_again_on_the_next
     assert!(env.project.join("made-while-away.txt").exists());
     assert_eq!(server.chat_requests().len(), 2, "one turn: the call, then the answer");
     child.kill().await.unwrap();
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn the_service_is_installed_as_a_systemd_user_unit_and_removed_again() {
+    use std::os::unix::fs::PermissionsExt;
+    let (_server, env) = linked_env(vec![], "edit", true).await;
+    let config = env.home.parent().unwrap().join("xdg");
+    // A stand-in for systemctl that writes down what it was asked.
+    let bin = env.home.parent().unwrap().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let asked = bin.join("asked");
+    std::fs::write(bin.join("systemctl"), format!("#!/bin/sh\necho \"$@\" >> {}\n", asked.display())).unwrap();
+    std::fs::set_permissions(bin.join("systemctl"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let run = |args: &'static [&'static str]| {
+        let mut cmd = env.cmd(args);
+        cmd.env("XDG_CONFIG_HOME", &config).env("PATH", &path);
+        cmd
+    };
+    let out = run(&["service", "install"]).output().await.unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let unit = std::fs::read_to_string(config.join("systemd/user/lembas.service")).unwrap();
+    assert!(unit.contains(&format!("ExecStart={} service", env!("CARGO_BIN_EXE_lembas"))), "{unit}");
+    assert!(unit.contains(&format!("LEMBAS_HOME={}", env.home.display())), "{unit}");
+    assert_eq!(std::fs::read_to_string(&asked).unwrap(), "--user daemon-reload\n--user enable --now lembas.service\n");
+    let status = run(&["service", "status"]).output().await.unwrap();
+    assert!(
+        stdout(&status).contains("installed  ") && stdout(&status).contains("lembas.service"),
+        "{}",
+        stdout(&status)
+    );
+    let out = run(&["service", "uninstall"]).output().await.unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!config.join("systemd/user/lembas.service").exists());
+    assert!(
+        std::fs::read_to_string(&asked)
+            .unwrap()
+            .ends_with("--user disable --now lembas.service\n--user daemon-reload\n")
+    );
+    let status = run(&["service", "status"]).output().await.unwrap();
+    assert!(stdout(&status).contains("installed  no"), "{}", stdout(&status));
 }
