@@ -14,6 +14,7 @@
 mod asks;
 mod commands;
 mod events;
+mod methods;
 mod monitor;
 mod opening;
 mod options;
@@ -147,6 +148,7 @@ impl Server {
         slot: Slot,
         mut events: tokio::sync::mpsc::UnboundedReceiver<Said>,
         lembas_client: bool,
+        instance: events::Instance,
         approval_timeout: Option<std::time::Duration>,
     ) {
         tokio::spawn(async move {
@@ -173,7 +175,7 @@ impl Server {
                 // stands (`_lembas/session/status`).
                 let cx = peer.now().1;
                 if let Some(cx) = cx.as_ref().filter(|_| lembas_client && !matches!(event, Event::Closed)) {
-                    for params in events::lembas_events(&id, submission.as_ref(), &event) {
+                    for params in events::lembas_events(&id, submission.as_ref(), &event, &instance) {
                         if let Ok(message) = agent_client_protocol::UntypedMessage::new("_lembas/event", params) {
                             let _ = cx.send_notification(message);
                         }
@@ -377,6 +379,11 @@ async fn connection(
                 let answered = match request.method.as_str() {
                     "_lembas/session/status" => status::answer(&s8, &request.params).await,
                     "_lembas/monitor" => monitor::answer(&s8, &request.params).await,
+                    "_lembas/configure" => methods::configure(&s8, &request.params),
+                    "_lembas/steer" => methods::steer(&s8, &request.params),
+                    "_lembas/session/compact" => methods::compact(&s8, &request.params).await,
+                    "_lembas/session/delete" => methods::delete(&s8, &request.params).await,
+                    "_lembas/directories" => methods::directories(&s8, &request.params),
                     method => team::answer(&s8, method, &request.params).await,
                 };
                 match answered {
@@ -556,7 +563,7 @@ fn initialize(
     meta.insert(
         "lembas".into(),
         serde_json::json!({ "protocol": 3, "harness_spec": lembas_protocol::HARNESS_SPEC,
-            "capabilities": ["agents", "progress", "tree", "turns", "scheduled"], "limits": limits, "connection": connection }),
+            "capabilities": ["agents", "progress", "tree", "turns", "scheduled", "directories", "configure"], "limits": limits, "connection": connection }),
     );
     responder.respond(
         InitializeResponse::new(version)

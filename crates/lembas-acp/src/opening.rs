@@ -79,17 +79,19 @@ fn choose(meta: Option<&serde_json::Map<String, serde_json::Value>>) -> Result<C
 }
 
 /// What `session/new` answers in its `_meta` (`acp.md`): the model, mode and effort the session
-/// runs with. `instance` is false: no LLeMbas instance is behind an editor's link.
+/// runs with, and whether the model is the instance's (true on a LLeMbas server's link; no
+/// instance is behind an editor).
 fn chosen(
     model: &lembas_protocol::ModelInfo,
     mode: Mode,
     effort: Option<&str>,
+    instance: bool,
 ) -> serde_json::Map<String, serde_json::Value> {
     let effort = effort.map_or_else(|| model.start_level(), str::to_owned);
     let mut meta = serde_json::Map::new();
     meta.insert(
         "lembas".into(),
-        serde_json::json!({ "model": model.id, "mode": mode, "effort": effort, "instance": false }),
+        serde_json::json!({ "model": model.id, "mode": mode, "effort": effort, "instance": instance }),
     );
     meta
 }
@@ -185,7 +187,12 @@ impl Server {
         };
         let OpenedSession { opened, mode, model, models, effort, agents } =
             self.host.open(request).map_err(|e| OpenError::Failed(e.to_string()))?;
-        let said = chosen(&model, mode, effort.as_deref());
+        // On a LLeMbas server's link every model is the instance's; an editor's are the device's.
+        let instance = crate::events::Instance {
+            connection: self.remote.as_ref().and_then(|r| r.connection.clone()),
+            served: self.remote.is_some(),
+        };
+        let said = chosen(&model, mode, effort.as_deref(), instance.served);
         let choice = options::Choice { models, model, effort, agents };
         let offered = choice.options();
         let id = opened.handle.id().to_owned();
@@ -205,7 +212,7 @@ impl Server {
         let lembas_client = self.lembas_client.load(std::sync::atomic::Ordering::Relaxed);
         let waits = self.remote.as_ref().map(|r| r.approval_timeout);
         self.peer.connected_if_none(cx);
-        Self::forward(self.peer.clone(), slot.clone(), opened.events, lembas_client, waits);
+        Self::forward(self.peer.clone(), slot.clone(), opened.events, lembas_client, instance, waits);
         self.sessions.lock().expect("sessions").insert(id.clone(), slot);
         Ok((id, mode, said, offered))
     }

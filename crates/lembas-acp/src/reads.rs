@@ -23,7 +23,7 @@ type Gathering = (Vec<Event>, oneshot::Sender<Vec<Event>>);
 /// The event that ends a read: the room after the tree (`ReportTeam`), what a stop did, or why
 /// it could not.
 fn ends_a_read(event: &Event) -> bool {
-    matches!(event, Event::Room { .. } | Event::SubagentsStopped { .. } | Event::Error { .. })
+    matches!(event, Event::Room { .. } | Event::SubagentsStopped { .. } | Event::Compacted { .. } | Event::Error { .. })
 }
 
 impl Reads {
@@ -42,6 +42,16 @@ impl Reads {
     /// Sends `command` to the session and waits for what answers it, its last event the one
     /// that ends it.
     pub(crate) async fn ask(&self, handle: &SessionHandle, command: Command) -> Result<Vec<Event>, String> {
+        self.ask_within(handle, command, WAIT).await
+    }
+
+    /// [`Reads::ask`], waiting at most `wait` (a compaction asks the model).
+    pub(crate) async fn ask_within(
+        &self,
+        handle: &SessionHandle,
+        command: Command,
+        wait: Duration,
+    ) -> Result<Vec<Event>, String> {
         let id = SubmissionId::fresh("read");
         let (answer, answered) = oneshot::channel();
         self.0.lock().expect("reads").insert(id.clone(), (Vec::new(), answer));
@@ -49,7 +59,7 @@ impl Reads {
             self.0.lock().expect("reads").remove(&id);
             return Err("the session has closed".into());
         }
-        let got = tokio::time::timeout(WAIT, answered).await;
+        let got = tokio::time::timeout(wait, answered).await;
         self.0.lock().expect("reads").remove(&id);
         match got {
             Ok(Ok(events)) => Ok(events),

@@ -114,6 +114,8 @@ pub trait Sessions: Send + Sync {
     /// A stored session's conversation as the events that draw it — the same events, titles
     /// included, a live turn says.
     fn transcript(&self, id: &str) -> Result<Vec<Event>, Failure>;
+    /// Deletes a stored session and everything kept with it (not while a lembas has it open).
+    fn delete(&self, id: &str) -> Result<(), Failure>;
 }
 
 #[cfg(test)]

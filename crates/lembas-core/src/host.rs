@@ -538,4 +538,8 @@ impl lembas_client::Sessions for Host {
     fn transcript(&self, id: &str) -> Result<Vec<Event>, lembas_client::Failure> {
         Ok(Host::transcript(self, id)?)
     }
+
+    fn delete(&self, id: &str) -> Result<(), lembas_client::Failure> {
+        Ok(Host::delete(self, id)?)
+    }
 }

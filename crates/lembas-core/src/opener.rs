@@ -118,6 +118,10 @@ impl lembas_client::Sessions for Opener {
     fn transcript(&self, id: &str) -> Result<Vec<Event>, Failure> {
         lembas_client::Sessions::transcript(self.host.as_ref(), id)
     }
+
+    fn delete(&self, id: &str) -> Result<(), Failure> {
+        lembas_client::Sessions::delete(self.host.as_ref(), id)
+    }
 }
 
 impl lembas_client::Host for Opener {

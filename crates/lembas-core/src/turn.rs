@@ -473,14 +473,14 @@ impl Session {
         let ask =
             render(text("tasks/compact.md"), &[("transcript", ""), ("previous_summary", "")]).trim_end().to_owned();
         let reply = self.request(Some(&ask), cancel, phases).await?;
-        let summary = reply.text.trim();
+        let summary = reply.text.trim().to_owned();
         if summary.is_empty() {
             return Err(EngineError::Compaction(
                 "the model gave an empty summary; the conversation was kept as it was".into(),
             ));
         }
         let table = self.state.ledger.compact();
-        let mut content = render(text("tasks/summary.md"), &[("summary", summary)]);
+        let mut content = render(text("tasks/summary.md"), &[("summary", &summary)]);
         if !table.is_empty() {
             content.push_str("\n\n");
             content.push_str(&table);
@@ -491,7 +491,7 @@ impl Session {
         self.state.last_input = 0;
         let stored: Vec<_> = self.history.iter().map(Entry::stored).collect();
         self.cfg.store.replace_history(&self.id, &stored, &self.state_value(), &self.system_prompt, now_ms())?;
-        self.emit(Event::Compacted { table });
+        self.emit(Event::Compacted { summary, table });
         Ok(())
     }
 }

@@ -214,8 +214,11 @@ pub enum Event {
     Plan {
         plan: Plan,
     },
-    /// The conversation was compacted.
+    /// The conversation was compacted: the model's summary it goes on from, and the table of
+    /// the reads that summary covers.
     Compacted {
+        #[serde(default)]
+        summary: String,
         table: String,
     },
     /// The permission mode changed.

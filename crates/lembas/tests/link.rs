@@ -134,6 +134,7 @@ async fn remote_sessions_open_only_inside_the_roots_in_trusted_projects_never_wi
     let opened =
         link.request("session/new", json!({ "cwd": env.project, "mcpServers": [], "_meta": { "mode": "auto" } })).await;
     assert_eq!(opened["result"]["modes"]["currentModeId"], "edit", "{opened}");
+    assert_eq!(opened["result"]["_meta"]["lembas"]["instance"], true, "the instance's model: {opened}");
     let id = opened["result"]["sessionId"].as_str().unwrap().to_owned();
     link.request("session/set_mode", json!({ "sessionId": id, "modeId": "manual" })).await;
     link.request("session/set_mode", json!({ "sessionId": id, "modeId": "auto" })).await;
@@ -506,4 +507,61 @@ async fn the_service_is_installed_as_a_systemd_user_unit_and_removed_again() {
     );
     let status = run(&["service", "status"]).output().await.unwrap();
     assert!(stdout(&status).contains("installed  no"), "{}", stdout(&status));
+}
+
+#[tokio::test]
+async fn the_server_lists_folders_configures_steers_compacts_and_deletes_remote_sessions() {
+    let script =
+        vec![Scripted::text("Hi there."), Scripted::text("The person greeted the agent; nothing else happened.")];
+    let (server, env) = linked_env(script, "edit", true).await;
+    let (mut child, mut link) = service(&server, &env).await;
+    link.recv().await.unwrap();
+    let init = initialize(&mut link).await;
+    let capabilities = &init["result"]["_meta"]["lembas"]["capabilities"];
+    for promised in ["turns", "scheduled", "directories", "configure"] {
+        assert!(capabilities.as_array().unwrap().iter().any(|c| c == promised), "{promised} in {capabilities}");
+    }
+    // The folders: the roots, then what lies in one, with what the person made of each.
+    let roots = link.request("_lembas/directories", json!({})).await;
+    let root = real(env.project.parent().unwrap());
+    assert_eq!(roots["result"]["roots"], json!([root]), "{roots}");
+    let inside = link.request("_lembas/directories", json!({ "path": root })).await;
+    let folders = inside["result"]["directories"].as_array().unwrap();
+    let project = folders.iter().find(|f| f["name"] == "proj").expect("the project is listed");
+    assert_eq!((project["project"].clone(), project["trusted"].clone()), (json!(true), json!(true)), "{inside}");
+    let outside = link.request("_lembas/directories", json!({ "path": "/" })).await;
+    assert_eq!(outside["error"]["data"]["reason"], "folder", "{outside}");
+
+    let opened = link.request("session/new", json!({ "cwd": env.project, "mcpServers": [] })).await;
+    let id = opened["result"]["sessionId"].as_str().unwrap().to_owned();
+    let configured = link.request("_lembas/configure", json!({ "sessionId": id, "effort": "no-such-level" })).await;
+    assert_eq!(configured["result"]["model"], "fake-model", "{configured}");
+    let refused = link.request("_lembas/configure", json!({ "sessionId": id, "model": "not-served" })).await;
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    let steered = link.request("_lembas/steer", json!({ "sessionId": id, "text": "say hi" })).await;
+    assert_eq!(steered["result"]["steered"], true, "{steered}");
+    // Steered with nothing running, the words are a turn of their own.
+    for _ in 0..100 {
+        if server.chat_requests().len() == 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(server.chat_requests().len(), 1);
+    let mut compacted = link.request("_lembas/session/compact", json!({ "sessionId": id })).await;
+    for _ in 0..50 {
+        // The steered turn may still be ending: asked again once it has.
+        if compacted.get("error").is_none() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        compacted = link.request("_lembas/session/compact", json!({ "sessionId": id })).await;
+    }
+    assert!(compacted["result"]["summary"].as_str().is_some_and(|s| s.contains("greeted")), "{compacted}");
+
+    let deleted = link.request("_lembas/session/delete", json!({ "sessionId": id })).await;
+    assert_eq!(deleted["result"]["deleted"], true, "{deleted}");
+    let status = link.request("_lembas/session/status", json!({ "sessionId": id })).await;
+    assert_eq!(status["result"]["exists"], false, "{status}");
+    child.kill().await.unwrap();
 }
