@@ -118,6 +118,8 @@ struct Server {
     remote: Option<Remote>,
     /// The client's connection now (a link's comes and goes).
     peer: peer::Peer,
+    /// The device's limits now, on the link (`remote`'s at first).
+    limits: std::sync::RwLock<Option<Limits>>,
 }
 
 fn invalid(message: &str) -> agent_client_protocol::Error {
@@ -133,8 +135,9 @@ fn refused(message: &str, reason: &str) -> agent_client_protocol::Error {
 
 impl Server {
     /// The device's limits, on the link.
-    fn limits(&self) -> Option<&Limits> {
-        self.remote.as_ref().map(|r| &r.limits)
+    /// The device's limits as they stand (the person may change them while linked).
+    fn limits(&self) -> Option<Limits> {
+        self.limits.read().expect("limits").clone()
     }
 
     fn slot(&self, id: &str) -> Option<Slot> {
@@ -261,6 +264,7 @@ impl AcpServer {
                 sessions: Mutex::new(HashMap::new()),
                 client_fs: Mutex::new((false, false)),
                 lembas_client: std::sync::atomic::AtomicBool::new(false),
+                limits: std::sync::RwLock::new(remote.as_ref().map(|r| r.limits.clone())),
                 remote,
                 peer: peer::Peer::default(),
             }),
@@ -268,11 +272,34 @@ impl AcpServer {
     }
 
     /// Serves one connection until the client closes it.
+    /// Serves one connection until the client closes it (or the future is dropped: the link
+    /// taken down).
     pub async fn serve(&self, transport: impl ConnectTo<Agent> + 'static) -> Result<(), agent_client_protocol::Error> {
-        let result = connection(self.server.clone(), transport).await;
-        let peer = &self.server.peer;
-        peer.gone(peer.now().0);
-        result
+        /// Whoever the client was is gone once the connection is, however it ended.
+        struct Gone<'a>(&'a peer::Peer);
+        impl Drop for Gone<'_> {
+            fn drop(&mut self) {
+                self.0.gone(self.0.now().0);
+            }
+        }
+        let _gone = Gone(&self.server.peer);
+        connection(self.server.clone(), transport).await
+    }
+
+    /// The person changed the device's limits: sessions opened from now on are held to these,
+    /// and the next `initialize` says them.
+    pub fn set_limits(&self, limits: Limits) {
+        *self.server.limits.write().expect("limits") = Some(limits);
+    }
+
+    /// Whether a turn runs in any of its sessions.
+    pub fn busy(&self) -> bool {
+        self.server
+            .sessions
+            .lock()
+            .expect("sessions")
+            .values()
+            .any(|s| s.busy.load(std::sync::atomic::Ordering::SeqCst))
     }
 
     /// Ends every session: a running turn is cancelled (what was answered stays stored), and the
@@ -384,6 +411,7 @@ async fn connection(
                     "_lembas/session/compact" => methods::compact(&s8, &request.params).await,
                     "_lembas/session/delete" => methods::delete(&s8, &request.params).await,
                     "_lembas/directories" => methods::directories(&s8, &request.params),
+                    "_lembas/session/history" => methods::history(&s8, &request.params),
                     method => team::answer(&s8, method, &request.params).await,
                 };
                 match answered {
@@ -450,7 +478,7 @@ fn prompt_request(
         Ok(None) => {}
     }
     // A scheduled run is judged again at every prompt; its mode is the schedule's, never wider.
-    let run = match scheduled::sent(request.meta.as_ref()).map(|run| scheduled::admit(run, server.limits())) {
+    let run = match scheduled::sent(request.meta.as_ref()).map(|run| scheduled::admit(run, server.limits().as_ref())) {
         Some(Err(refusal)) => return responder.respond_with_error(refusal),
         Some(Ok(admitted)) => {
             slot.handle.send(Command::SetMode { mode: admitted.mode });
@@ -557,7 +585,7 @@ fn initialize(
     // (`agents`), progress (`progress`) and the subagent tree (`tree`), and no limits
     // on `serve --stdio` (acp.md). A plain editor ignores it.
     // On the link: the device's limits and its name for the instance (`acp.md`).
-    let limits = server.remote.as_ref().map(|r| r.limits.said());
+    let limits = server.limits().map(|l| l.said());
     let connection = server.remote.as_ref().and_then(|r| r.connection.clone());
     let mut meta = serde_json::Map::new();
     meta.insert(

@@ -100,8 +100,9 @@ pub(crate) async fn delete(server: &Server, params: &Value) -> Result<Value, age
 /// folders in `path` (inside a root, on its real path) — each with whether it is a project (a git
 /// work tree) and whether the person trusted it.
 pub(crate) fn directories(server: &Server, params: &Value) -> Result<Value, agent_client_protocol::Error> {
-    let remote = server.remote.as_ref().ok_or_else(|| invalid("no remote work here"))?;
-    let limits = &remote.limits;
+    let (Some(remote), Some(limits)) = (server.remote.as_ref(), server.limits()) else {
+        return Err(invalid("no remote work here"));
+    };
     let roots: Vec<PathBuf> = if limits.enabled { limits.roots.clone() } else { Vec::new() };
     let folder = |path: &Path| {
         let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
@@ -125,4 +126,16 @@ pub(crate) fn directories(server: &Server, params: &Value) -> Result<Value, agen
         .collect();
     listed.sort();
     Ok(json!({ "roots": roots, "path": inside, "directories": listed.iter().map(|p| folder(p)).collect::<Vec<_>>() }))
+}
+
+/// `_lembas/session/history { sessionId }` → `{ sessionId, turns }`: the stored conversation as
+/// turns (each the words that started it and what was said in it, in order), for a client that
+/// imports a turn it missed — open here, held by a terminal, or closed.
+pub(crate) fn history(server: &Server, params: &Value) -> Result<Value, agent_client_protocol::Error> {
+    let id = params["sessionId"].as_str().ok_or_else(|| invalid("sessionId is required"))?;
+    if server.host.session(id).map_err(|e| invalid(&e.to_string()))?.is_none() {
+        return Err(invalid("no such session"));
+    }
+    let events = server.host.transcript(id).map_err(|e| invalid(&e.to_string()))?;
+    Ok(json!({ "sessionId": id, "turns": crate::team::turns_of(events) }))
 }

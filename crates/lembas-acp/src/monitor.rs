@@ -19,10 +19,13 @@ pub(crate) async fn answer(server: &Server, params: &Value) -> Result<Value, age
         mode: word("mode"),
         approval_wait_s: None,
     };
-    let admitted = scheduled::admit(run, server.limits())?;
-    let remote = server.remote.as_ref().ok_or_else(|| invalid("no remote work here"))?;
+    let limits = server.limits();
+    let admitted = scheduled::admit(run, limits.as_ref())?;
+    let (Some(remote), Some(limits)) = (server.remote.as_ref(), limits) else {
+        return Err(invalid("no remote work here"));
+    };
     let cwd = PathBuf::from(word("cwd").ok_or_else(|| invalid("cwd is required"))?);
-    let cwd = remote.limits.admit(&cwd, remote.trusted.as_ref()).map_err(|why| refused(&why, "folder"))?;
+    let cwd = limits.admit(&cwd, remote.trusted.as_ref()).map_err(|why| refused(&why, "folder"))?;
     let command = word("command").filter(|c| !c.trim().is_empty()).ok_or_else(|| invalid("command is required"))?;
     let spec = &lembas_spec::loop_spec().scheduled;
     // Whole seconds: a fraction is cut, and the spec's range holds.

@@ -142,17 +142,17 @@ impl Server {
     ) -> Result<Opening, OpenError> {
         // A scheduled run first: off, it is refused whatever else is asked.
         let scheduled = match crate::scheduled::sent(meta) {
-            Some(run) => Some(crate::scheduled::admit(run, self.limits()).map_err(OpenError::Scheduled)?),
+            Some(run) => Some(crate::scheduled::admit(run, self.limits().as_ref()).map_err(OpenError::Scheduled)?),
             None => None,
         };
         // On the link: only a folder the device accepts, at its real path, and never wider
         // than the device's widest mode.
-        let (cwd, widest_mode) = match &self.remote {
-            Some(remote) => {
-                let real = remote.limits.admit(cwd, remote.trusted.as_ref()).map_err(OpenError::Refused)?;
-                (real, Some(remote.limits.max_mode))
+        let (cwd, widest_mode) = match (&self.remote, self.limits()) {
+            (Some(remote), Some(limits)) => {
+                let real = limits.admit(cwd, remote.trusted.as_ref()).map_err(OpenError::Refused)?;
+                (real, Some(limits.max_mode))
             }
-            None => (cwd.to_path_buf(), None),
+            _ => (cwd.to_path_buf(), None),
         };
         let cwd = cwd.as_path();
         let (reads, writes) = *self.client_fs.lock().expect("client fs");

@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 use futures::SinkExt;
 use lembas_client::Host;
 use serde_json::{Value, json};
+use tokio::sync::watch;
 use tokio_tungstenite::tungstenite::{self, Message, client::IntoClientRequest};
 use tokio_util::sync::CancellationToken;
 
@@ -69,6 +70,8 @@ pub enum LinkStop {
 /// How one link ended, when it may be dialled again.
 #[derive(Debug)]
 enum Dropped {
+    /// The person changed the limits and nothing ran: dial again at once.
+    LimitsChanged,
     /// It could not be opened.
     Unreachable(String),
     /// It was open for `lasted`, then closed (with the code, when the server sent one).
@@ -95,32 +98,45 @@ pub fn hello(device: &Device, limits: &lembas_acp::Limits) -> Value {
 /// link is down, and the server follows it again on the next. When the link stops, they end (a
 /// running turn cancelled, what was answered stored). `say` hears what happens, a line at a time,
 /// for the log — never the token.
+///
+/// `limits` says the device's limits whenever the person changes them: once nothing runs, the
+/// link is dialled again so that the server hears them (`_lembas/hello`, `initialize`).
 pub async fn hold(
     plan: &LinkPlan,
     host: Arc<dyn Host>,
     say: &(dyn Fn(&str) + Sync),
     stop: &CancellationToken,
+    limits: watch::Receiver<lembas_acp::Limits>,
 ) -> Result<(), LinkStop> {
     let acp = lembas_acp::AcpServer::new(host, Some(plan.remote.clone()));
-    let held = redial(plan, &acp, say, stop).await;
+    let held = redial(plan.clone(), &acp, say, stop, limits).await;
     acp.finish().await;
     held
 }
 
-/// Dials, serves, and dials again after a drop, until `stop` or a stop for good.
+/// Dials, serves, and dials again after a drop or a change of the limits, until `stop` or a stop
+/// for good.
 async fn redial(
-    plan: &LinkPlan,
+    mut plan: LinkPlan,
     acp: &lembas_acp::AcpServer,
     say: &(dyn Fn(&str) + Sync),
     stop: &CancellationToken,
+    mut limits: watch::Receiver<lembas_acp::Limits>,
 ) -> Result<(), LinkStop> {
     let mut backoff = backoff::Backoff::new();
     loop {
         let outcome = tokio::select! {
             () = stop.cancelled() => return Ok(()),
-            outcome = link_once(plan, acp, say) => outcome?,
+            outcome = link_once(&plan, acp, say, &mut limits) => outcome?,
         };
         let why = match outcome {
+            Dropped::LimitsChanged => {
+                let now = limits.borrow_and_update().clone();
+                acp.set_limits(now.clone());
+                plan.remote.limits = now;
+                say("the remote settings changed: dialling again so that the server hears them");
+                continue;
+            }
             Dropped::Closed { code: Some(OUTDATED), reason, .. } => {
                 return Err(LinkStop::Outdated { server: plan.root.clone(), reason });
             }
@@ -153,6 +169,7 @@ async fn link_once(
     plan: &LinkPlan,
     acp: &lembas_acp::AcpServer,
     say: &(dyn Fn(&str) + Sync),
+    limits: &mut watch::Receiver<lembas_acp::Limits>,
 ) -> Result<Dropped, LinkStop> {
     let discovery = match lembas_login::check_link(&plan.root).await {
         Ok(discovery) => discovery,
@@ -181,7 +198,26 @@ async fn link_once(
     let closed = frames::CloseSeen::default();
     let (outgoing, incoming) = frames::lines(ws, closed.clone());
     let transport = agent_client_protocol::Lines::new(outgoing, incoming);
-    let served = acp.serve(transport).await;
+    // A change of the limits ends this link once nothing runs (the connection dropped: the server
+    // sees the new limits in the next link's hello).
+    let changed = async {
+        loop {
+            if limits.changed().await.is_err() {
+                return std::future::pending().await;
+            }
+            if *limits.borrow() == plan.remote.limits {
+                continue;
+            }
+            while acp.busy() {
+                tokio::time::sleep(Duration::from_millis(500)).await;
+            }
+            return;
+        }
+    };
+    let served = tokio::select! {
+        served = acp.serve(transport) => served,
+        () = changed => return Ok(Dropped::LimitsChanged),
+    };
     let lasted = opened.elapsed();
     let seen = closed.lock().expect("close seen").take();
     Ok(match seen {

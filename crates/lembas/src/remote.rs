@@ -165,7 +165,8 @@ async fn hold_link() -> Result<u8, Failure> {
             on_interrupt.cancel();
         }
     });
-    let held = lembas_link::hold(&plan, opener, &say, &stop).await;
+    let limits = watch_limits(start.home.clone(), plan.remote.limits.clone());
+    let held = lembas_link::hold(&plan, opener, &say, &stop, limits).await;
     start.finish(None).await;
     match held {
         Ok(()) => {
@@ -177,6 +178,30 @@ async fn hold_link() -> Result<u8, Failure> {
             Err(Failure::new(exit::LINK_STOPPED, why.to_string()))
         }
     }
+}
+
+/// The limits as `[remote]` says them, read again every two seconds: a change the person makes
+/// (`lembas remote …`, or the file by hand) reaches the link. A file that cannot be read now
+/// changes nothing.
+fn watch_limits(home: Home, now: lembas_acp::Limits) -> tokio::sync::watch::Receiver<lembas_acp::Limits> {
+    let (tell, told) = tokio::sync::watch::channel(now);
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+            if tell.is_closed() {
+                return;
+            }
+            let read = lembas_config::Config::load(&home).ok().and_then(|c| limits(&c.remote, &home).ok());
+            if let Some(read) = read {
+                tell.send_if_modified(|limits| {
+                    let changed = *limits != read;
+                    *limits = read;
+                    changed
+                });
+            }
+        }
+    });
+    told
 }
 
 /// The service's log: lines with their time, in the logs folder and on stderr; the last one is

@@ -173,6 +173,11 @@ async fn remote_sessions_open_only_inside_the_roots_in_trusted_projects_never_wi
     assert_eq!(server.chat_requests().len(), 1, "one turn, one request");
     let status = link.request("_lembas/session/status", json!({ "sessionId": id })).await;
     assert_eq!((status["result"]["busy"].clone(), status["result"]["turnId"].clone()), (json!(false), Value::Null));
+    // A turn the client missed is imported from the history.
+    let history = link.request("_lembas/session/history", json!({ "sessionId": id })).await;
+    let turns = history["result"]["turns"].as_array().unwrap();
+    assert_eq!(turns.len(), 1, "{history}");
+    assert_eq!(turns[0]["prompt"], "say hello");
     let modes: Vec<&Value> = link
         .notifications
         .iter()
@@ -563,5 +568,20 @@ async fn the_server_lists_folders_configures_steers_compacts_and_deletes_remote_
     assert_eq!(deleted["result"]["deleted"], true, "{deleted}");
     let status = link.request("_lembas/session/status", json!({ "sessionId": id })).await;
     assert_eq!(status["result"]["exists"], false, "{status}");
+    child.kill().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_change_of_the_limits_is_heard_by_the_server_on_a_new_link() {
+    let (server, env) = linked_env(vec![], "edit", true).await;
+    let (mut child, mut link) = service(&server, &env).await;
+    let hello = link.recv().await.unwrap();
+    assert_eq!(hello["params"]["limits"]["scheduled"], false);
+    assert!(env.run(&["remote", "scheduled", "on"]).await.status.success());
+    let mut again = server.next_link(Duration::from_secs(15)).await.expect("dialled again with the new limits");
+    let hello = again.recv().await.unwrap();
+    assert_eq!(hello["params"]["limits"]["scheduled"], true, "{hello}");
+    let init = initialize(&mut again).await;
+    assert_eq!(init["result"]["_meta"]["lembas"]["limits"]["scheduled"], true, "{init}");
     child.kill().await.unwrap();
 }
