@@ -65,7 +65,7 @@ impl Host {
     }
 
     /// Opens a session and starts its task (within a tokio runtime). Nothing is said until a
-    /// command asks (a front end that shows the session sends [`Command::Announce`]).
+    /// command asks (a front end that shows the session sends [`Command::SaySession`]).
     pub fn open(&self, request: OpenSession) -> Result<Opened, EngineError> {
         let OpenSession { mut cfg, start, attended } = request;
         let (events_tx, events) = EventSink::channel();
@@ -269,7 +269,7 @@ async fn drive(mut session: Session, mut commands: UnboundedReceiver<Submission>
             Command::StopSubagent { name } => {
                 stop_subagent(session.leads_team().map(crate::team::TeamView::of).as_ref(), &session.events, &id, &name)
             }
-            Command::Announce => session.announce(resumed),
+            Command::SaySession => session.announce(resumed),
             setting @ (Command::SetMode { .. }
             | Command::SetModel { .. }
             | Command::SetEffort { .. }

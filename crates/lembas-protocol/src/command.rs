@@ -102,8 +102,9 @@ pub enum Command {
         #[serde(default)]
         since: u64,
     },
-    /// Say the session again ([`crate::Event::Session`]).
-    Announce,
+    /// Say the session again ([`crate::Event::Session`]) — not the spec's `announce`, a terminal
+    /// sharing its session with a LLeMbas server.
+    SaySession,
     /// Close the session: its events end. With `wait_for_jobs`, background jobs may first run
     /// that many seconds and their notes wake it (nobody comes back to it later).
     Close {

@@ -1,7 +1,7 @@
 //! The UI's side of the seam: the session it shows, what that session says, and what the
 //! person's actions send it. Answers are matched to what asked for them by submission id: the
 //! conversation of a session opened to be shown is drawn under the announcement that answers
-//! this UI's own `Announce`, and `/team` shows the room that answers its own `ReportTeam`.
+//! this UI's own `SaySession`, and `/team` shows the room that answers its own `ReportTeam`.
 
 use std::sync::Arc;
 
@@ -63,7 +63,7 @@ impl Driver {
     /// Asks the session to say itself; with `shown`, its stored conversation is drawn under
     /// the announcement that answers.
     fn announce(&mut self, shown: Option<String>) {
-        let announced = self.session.send(Command::Announce);
+        let announced = self.session.send(Command::SaySession);
         self.replay = shown.zip(announced).map(|(id, asked)| (asked, id));
     }
 

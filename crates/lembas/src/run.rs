@@ -157,7 +157,7 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
     });
 
     if json {
-        session.send(Command::Announce);
+        session.send(Command::SaySession);
     }
     let on_interrupt = session.clone();
     tokio::spawn(async move {
