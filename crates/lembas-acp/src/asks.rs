@@ -197,6 +197,7 @@ pub(crate) async fn ask_client(peer: Peer, session_id: String, handle: SessionHa
                 None => PlanVerdict::Declined { feedback: None },
             })
         }
+        Ask::Show(showing) => show(&peer, &session_id, showing).await,
         Ask::Question(question) if question.options.is_empty() => Answer::Unasked,
         Ask::Question(question) => {
             let mut options: Vec<PermissionOption> = question
@@ -217,4 +218,39 @@ pub(crate) async fn ask_client(peer: Peer, session_id: String, handle: SessionHa
         }
     };
     handle.send(Command::Answer { id, answer });
+}
+
+/// How long the viewer has to say whether it showed a file.
+const SHOWING: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// A file put in the client's viewer (`_lembas/show`); its answer says whether it was shown.
+async fn show(peer: &Peer, session_id: &str, showing: lembas_protocol::Showing) -> Answer {
+    let not_shown = |reason: &str| Answer::Shown { shown: false, reason: Some(reason.to_owned()) };
+    let Some(cx) = peer.now().1 else { return not_shown("nobody is connected to show it to") };
+    let mut params = serde_json::json!({
+        "sessionId": session_id,
+        "toolCallId": showing.call_id,
+        "path": showing.path,
+        "kind": showing.kind,
+        "text": showing.text,
+    });
+    if let Some(language) = &showing.language {
+        params["language"] = language.clone().into();
+    }
+    if let Some(line) = showing.line {
+        params["line"] = line.into();
+    }
+    let Ok(request) = agent_client_protocol::UntypedMessage::new("_lembas/show", params) else {
+        return not_shown("it could not be sent");
+    };
+    match tokio::time::timeout(SHOWING, cx.send_request(request).block_task()).await {
+        Ok(Ok(answer)) => {
+            let answer: serde_json::Value = serde_json::to_value(answer).unwrap_or_default();
+            let shown = answer["shown"].as_bool().unwrap_or(false);
+            let reason = answer["reason"].as_str().map(str::to_owned);
+            Answer::Shown { shown, reason: reason.or_else(|| (!shown).then(|| "the viewer did not show it".into())) }
+        }
+        Ok(Err(e)) => not_shown(&format!("the viewer refused it ({})", e.message)),
+        Err(_) => not_shown("the viewer did not answer"),
+    }
 }

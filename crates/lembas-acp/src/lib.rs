@@ -114,6 +114,8 @@ struct Server {
     /// The client speaks lembas' own protocol (`_meta.lembas` at `initialize`): it gets
     /// `_lembas/event` notifications besides the ACP updates.
     lembas_client: std::sync::atomic::AtomicBool,
+    /// The client shows files (`clientCapabilities._meta.lembas.show`): `show` is offered.
+    client_shows: std::sync::atomic::AtomicBool,
     /// On a LLeMbas server's link: the device's limits and how approvals wait. `None` on stdio.
     remote: Option<Remote>,
     /// The client's connection now (a link's comes and goes).
@@ -264,6 +266,7 @@ impl AcpServer {
                 sessions: Mutex::new(HashMap::new()),
                 client_fs: Mutex::new((false, false)),
                 lembas_client: std::sync::atomic::AtomicBool::new(false),
+                client_shows: std::sync::atomic::AtomicBool::new(false),
                 limits: std::sync::RwLock::new(remote.as_ref().map(|r| r.limits.clone())),
                 remote,
                 peer: peer::Peer::default(),
@@ -575,6 +578,8 @@ fn initialize(
         .flatten()
         .any(|m| m.get("lembas").is_some_and(|l| !l.is_null() && *l != serde_json::Value::Bool(false)));
     server.lembas_client.store(speaks_lembas, std::sync::atomic::Ordering::Relaxed);
+    let shows = request.client_capabilities.meta.as_ref().and_then(|m| m.get("lembas")).and_then(|l| l.get("show"));
+    server.client_shows.store(shows == Some(&serde_json::Value::Bool(true)), std::sync::atomic::Ordering::Relaxed);
     let capabilities = AgentCapabilities::new()
         .load_session(true)
         .prompt_capabilities(PromptCapabilities::new().image(true).embedded_context(true))
@@ -591,7 +596,7 @@ fn initialize(
     meta.insert(
         "lembas".into(),
         serde_json::json!({ "protocol": 3, "harness_spec": lembas_protocol::HARNESS_SPEC,
-            "capabilities": ["agents", "progress", "tree", "turns", "scheduled", "directories", "configure"], "limits": limits, "connection": connection }),
+            "capabilities": ["agents", "progress", "tree", "turns", "scheduled", "directories", "configure", "show"], "limits": limits, "connection": connection }),
     );
     responder.respond(
         InitializeResponse::new(version)

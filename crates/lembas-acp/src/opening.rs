@@ -69,6 +69,7 @@ fn choose(meta: Option<&serde_json::Map<String, serde_json::Value>>) -> Result<C
     Ok(Choices {
         mode,
         widest_mode: None,
+        display: false,
         model: word("lembas_model").or_else(|| word("model")).map(str::to_owned),
         effort: word("effort").map(str::to_owned),
         // A LLeMbas client's chat setting stands over the device's own (capability `agents`).
@@ -174,13 +175,18 @@ impl Server {
             resume: resume.map(str::to_owned),
             attended: true,
             choices: match &scheduled {
-                // The schedule's mode, and no wider for as long as the session lives.
+                // The schedule's mode, and no wider for as long as the session lives; nobody is
+                // looking, so nothing is shown.
                 Some(run) => Choices {
                     mode: Some(run.mode),
                     widest_mode: Some(run.mode),
                     ..choose(meta).map_err(OpenError::Failed)?
                 },
-                None => Choices { widest_mode, ..choose(meta).map_err(OpenError::Failed)? },
+                None => Choices {
+                    widest_mode,
+                    display: self.client_shows.load(std::sync::atomic::Ordering::Relaxed),
+                    ..choose(meta).map_err(OpenError::Failed)?
+                },
             },
             mcp_servers: client_servers.iter().map(|s| serde_json::to_value(s).unwrap_or_default()).collect(),
             editor_files,

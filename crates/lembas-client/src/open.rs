@@ -26,6 +26,8 @@ pub trait EditorFiles: Send + Sync + std::fmt::Debug {
 #[derive(Debug, Clone, Default)]
 pub struct Choices {
     pub mode: Option<Mode>,
+    /// The client shows files (`show` is offered: `acp.md` `_lembas/show`).
+    pub display: bool,
     /// The widest mode the session may ever run in (a remote session's `remote.max_mode`):
     /// whatever mode is chosen, now or later, is lowered to it.
     pub widest_mode: Option<Mode>,

@@ -4,7 +4,7 @@
 use std::future::Future;
 use std::pin::Pin;
 
-use lembas_protocol::{Approval, ApprovalRequest, PlanVerdict, Question, Reply};
+use lembas_protocol::{Approval, ApprovalRequest, PlanVerdict, Question, Reply, Showing};
 
 /// Someone who can answer approvals and questions.
 pub trait Approver: Send + Sync {
@@ -26,6 +26,11 @@ pub trait Approver: Send + Sync {
     /// The person's word on the plan (plan mode's `plan_submit` call `call_id`).
     fn approve_plan(&self, _call_id: String, _plan: String) -> Pin<Box<dyn Future<Output = PlanVerdict> + Send + '_>> {
         Box::pin(async { PlanVerdict::Declined { feedback: None } })
+    }
+
+    /// A file put in the client's viewer: `Err` with why it was not shown.
+    fn show(&self, _showing: Showing) -> Pin<Box<dyn Future<Output = Result<(), String>> + Send + '_>> {
+        Box::pin(async { Err("nothing here can show a file".to_owned()) })
     }
 }
 

@@ -145,4 +145,19 @@ impl Approver for HostAsks {
             }
         })
     }
+
+    fn show(&self, showing: lembas_protocol::Showing) -> Pin<Box<dyn Future<Output = Result<(), String>> + Send + '_>> {
+        Box::pin(async move {
+            if !self.attended {
+                return Err("nobody is looking".to_owned());
+            }
+            match self.put(Ask::Show(showing), false).await {
+                Some(Answer::Shown { shown: true, .. }) => Ok(()),
+                Some(Answer::Shown { reason, .. }) => {
+                    Err(reason.unwrap_or_else(|| "the viewer did not show it".into()))
+                }
+                _ => Err("the viewer did not answer".to_owned()),
+            }
+        })
+    }
 }

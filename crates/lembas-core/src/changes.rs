@@ -33,7 +33,8 @@ impl Session {
         // The MCP servers' tools stay listed, after the model's own set.
         let mcp: Vec<ToolSchema> = self.tools.iter().filter(|t| lembas_mcp::is_mcp_name(&t.name)).cloned().collect();
         let task = crate::handlers::offers(&self.tools, "task");
-        let mut tools = offered_tools(&self.cfg.model, task);
+        let display = crate::handlers::offers(&self.tools, "show");
+        let mut tools = offered_tools(&self.cfg.model, task, display);
         if self.cfg.model.tools != Some(false) {
             tools.extend(mcp);
         }

@@ -21,6 +21,8 @@ pub struct SessionConfig {
     /// The effort level asked for (`None`: the model's start level).
     pub effort: Option<String>,
     pub mode: Mode,
+    /// Its client shows files in a viewer beside the conversation (`show` is offered).
+    pub display: bool,
     /// The widest mode the session may ever run in, whoever asks for a wider one (a remote
     /// session's `remote.max_mode`); `None`: any.
     pub widest_mode: Option<Mode>,
@@ -118,6 +120,7 @@ impl SessionConfig {
             effort: None,
             mode,
             widest_mode: None,
+            display: false,
             approver: Arc::new(crate::Nobody),
             rules: RuleSet::defaults(),
             lembas_config: None,

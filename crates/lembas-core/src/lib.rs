@@ -40,6 +40,7 @@ mod preview;
 mod prompt;
 mod sandboxing;
 mod session;
+mod show;
 mod sink;
 mod subagent;
 mod team;

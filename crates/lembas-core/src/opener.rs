@@ -75,6 +75,7 @@ impl Opener {
         if let Some(mode) = choices.mode {
             cfg.mode = mode;
         }
+        cfg.display = choices.display;
         if let Some(widest) = choices.widest_mode {
             cfg.widest_mode = Some(widest);
             cfg.mode = cfg.mode.at_most(widest);

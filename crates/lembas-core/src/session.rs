@@ -165,17 +165,20 @@ impl std::fmt::Debug for Session {
 
 /// The tools a session on `model` is offered, read from their definitions (`spec/tools/`):
 /// every device tool whose requirements a session can meet — `plan` comes and goes, so
-/// `plan_submit` is offered and answers `unavailable` outside plan mode; a bare terminal has no
-/// `display` — with the task tool (`block: task`) only where subagents are, and `view_image`
+/// `plan_submit` is offered and answers `unavailable` outside plan mode; `display` (`show`) only
+/// where the client shows files (`display`: a LLeMbas client that said so) — with the task tool (`block: task`) only where subagents are, and `view_image`
 /// only to a model that sees (lembas' rule: docs/spec-decisions.md), and the team's tools (`requires:
 /// team`) with it — the main agent's, not those only a subagent has. In the definitions' order.
-pub(crate) fn offered_tools(model: &ModelInfo, task: bool) -> Vec<ToolSchema> {
+pub(crate) fn offered_tools(model: &ModelInfo, task: bool, display: bool) -> Vec<ToolSchema> {
     if model.tools == Some(false) {
         return Vec::new();
     }
     lembas_spec::tools()
         .iter()
-        .filter(|def| def.on_device() && def.requires.iter().all(|r| r == "plan" || (r == "team" && task)))
+        .filter(|def| {
+            def.on_device()
+                && def.requires.iter().all(|r| r == "plan" || (r == "team" && task) || (r == "display" && display))
+        })
         .filter(|def| def.offered.as_deref() != Some("subagent"))
         .filter(|def| !def.starts_a_subagent() || task)
         .filter(|def| !crate::handlers::handler(&def.name).needs_vision || model.vision == Some(true))
@@ -244,6 +247,7 @@ impl Session {
         let mut tools = offered_tools(
             &cfg.model,
             subagent.is_none() && cfg.subagents && lembas_models::subagent_offered(&cfg.model, &cfg.models),
+            subagent.is_none() && cfg.display,
         );
         if let Some(of) = &subagent {
             let def = |name: &str| lembas_spec::tool(name);

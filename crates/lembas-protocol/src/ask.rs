@@ -79,6 +79,24 @@ pub enum Ask {
         call_id: String,
         plan: String,
     },
+    /// A file to show in the client's viewer (`show`): asked only of a client that said it shows
+    /// files (`acp.md` `_lembas/show`).
+    Show(Showing),
+}
+
+/// A file the session asks the client to show.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Showing {
+    pub call_id: String,
+    /// Relative to the session's working folder.
+    pub path: String,
+    /// `markdown`, `code`, `text` or `html`, from the file's name.
+    pub kind: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub language: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<u64>,
+    pub text: String,
 }
 
 /// The person's word on a plan.
@@ -112,6 +130,13 @@ pub enum Reply {
 pub enum Answer {
     Approval(Approval),
     Plan(PlanVerdict),
-    Reply { words: Option<String> },
+    Reply {
+        words: Option<String>,
+    },
+    /// Whether the file was shown, and why not.
+    Shown {
+        shown: bool,
+        reason: Option<String>,
+    },
     Unasked,
 }

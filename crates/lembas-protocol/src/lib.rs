@@ -13,7 +13,7 @@ pub mod team;
 pub mod tools;
 mod usage;
 
-pub use ask::{Answer, Approval, ApprovalRequest, Ask, PlanVerdict, Question, Reply, SubagentRef};
+pub use ask::{Answer, Approval, ApprovalRequest, Ask, PlanVerdict, Question, Reply, Showing, SubagentRef};
 pub use command::{Attachment, Command};
 pub use event::{ContextShare, DoneReason, Event, FileDiff, ServerState, ServerStatus, ToolOutcome, TurnUsage};
 pub use lembas_models::ModelInfo;

@@ -326,6 +326,11 @@ impl App {
             lembas_protocol::Ask::Approval(request) => self.ask(request),
             lembas_protocol::Ask::Question(question) => self.question(question),
             lembas_protocol::Ask::Plan { plan, .. } => self.plan(plan),
+            // Never asked of a terminal: `show` is offered only to a client that shows files.
+            lembas_protocol::Ask::Show(_) => {
+                self.asking = None;
+                self.next_card();
+            }
         }
     }
 

@@ -36,6 +36,8 @@ async fn ask_at_terminal(ask: Ask) -> Answer {
         Ask::Plan { plan, .. } => {
             format!("\n{}\n\nApprove the plan? [y] yes, [n] no — you may add why after n: ", plan.trim_end())
         }
+        // Never asked of a terminal: `show` is offered only to a client that shows files.
+        Ask::Show(_) => return Answer::Shown { shown: false, reason: Some("a terminal has no viewer".into()) },
     };
     eprint!("{card}");
     let _ = std::io::stderr().flush();

@@ -171,6 +171,10 @@ async fn remote_sessions_open_only_inside_the_roots_in_trusted_projects_never_wi
         .await;
     assert_eq!(again["result"]["_meta"]["lembas"]["turnId"], "t1", "{again}");
     assert_eq!(server.chat_requests().len(), 1, "one turn, one request");
+    assert!(
+        !server.chat_requests()[0]["tools"].to_string().contains("\"show\""),
+        "show: only where the client shows files"
+    );
     let status = link.request("_lembas/session/status", json!({ "sessionId": id })).await;
     assert_eq!((status["result"]["busy"].clone(), status["result"]["turnId"].clone()), (json!(false), Value::Null));
     // A turn the client missed is imported from the history.
@@ -583,5 +587,45 @@ async fn a_change_of_the_limits_is_heard_by_the_server_on_a_new_link() {
     assert_eq!(hello["params"]["limits"]["scheduled"], true, "{hello}");
     let init = initialize(&mut again).await;
     assert_eq!(init["result"]["_meta"]["lembas"]["limits"]["scheduled"], true, "{init}");
+    child.kill().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_client_that_shows_files_is_offered_show_and_is_sent_the_file() {
+    let script = vec![
+        Scripted::tool_call("show", json!({ "path": "notes.txt", "line": 1 })),
+        Scripted::tool_call("show", json!({ "path": "/etc/hostname" })),
+        Scripted::text("Shown."),
+    ];
+    let (server, env) = linked_env(script, "edit", true).await;
+    let (mut child, mut link) = service(&server, &env).await;
+    link.recv().await.unwrap();
+    let params = json!({ "protocolVersion": 1, "clientCapabilities": { "_meta": { "lembas": { "protocol": 3, "show": true } } } });
+    link.request("initialize", params).await;
+    let opened = link.request("session/new", json!({ "cwd": env.project, "mcpServers": [] })).await;
+    let id = opened["result"]["sessionId"].as_str().unwrap().to_owned();
+    link.send(&json!({ "jsonrpc": "2.0", "id": 99, "method": "session/prompt", "params": {
+        "sessionId": id, "prompt": [{"type": "text", "text": "show me the notes"}] } }));
+    let mut shown = Vec::new();
+    loop {
+        let message = link.recv().await.expect("the turn ends");
+        if message["method"] == "_lembas/show" {
+            shown.push(message["params"].clone());
+            link.answer(&message["id"], json!({ "shown": true }));
+        } else if message["id"] == 99 {
+            assert_eq!(message["result"]["stopReason"], "end_turn", "{message}");
+            break;
+        }
+    }
+    assert_eq!(shown.len(), 1, "only the project's file is sent: {shown:?}");
+    assert_eq!(shown[0]["path"], "notes.txt");
+    assert_eq!(
+        (shown[0]["kind"].clone(), shown[0]["text"].clone(), shown[0]["line"].clone()),
+        (json!("text"), json!("remember the milk\n"), json!(1))
+    );
+    let requests = server.chat_requests();
+    assert!(requests[0]["tools"].to_string().contains("\"show\""), "offered to a client that shows files");
+    let told = requests[2]["messages"].to_string();
+    assert!(told.contains("Shown to the person: notes.txt") && told.contains("outside the project"), "{told}");
     child.kill().await.unwrap();
 }

@@ -188,6 +188,7 @@ static HANDLERS: LazyLock<Vec<Handler>> = LazyLock::new(|| {
         Handler::new("team_stop", Team(team::team_stop)).titled(d::agent_title),
         Handler::new("team_whoami", Team(team::team_whoami)),
         Handler::new("view_image", Files(&on_files::VIEW_IMAGE)).seeing(),
+        Handler::new("show", Engine(crate::show::show)),
         Handler::new("write", Files(&on_files::WRITE)).summed(d::change_summary),
     ]
 });
@@ -215,7 +216,7 @@ mod tests {
 
     #[test]
     fn every_device_tool_of_the_spec_has_a_handler_and_every_handler_a_definition() {
-        for def in lembas_spec::tools().iter().filter(|d| d.on_device() && !d.requires.iter().any(|r| r == "display")) {
+        for def in lembas_spec::tools().iter().filter(|d| d.on_device()) {
             assert_eq!(handler(&def.name).name, def.name, "{} has no handler", def.name);
         }
         for h in HANDLERS.iter() {
