@@ -14,6 +14,7 @@
 mod asks;
 mod commands;
 mod events;
+mod handshake;
 mod methods;
 mod monitor;
 mod opening;
@@ -30,14 +31,12 @@ mod updates;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
-    AgentCapabilities, CancelNotification, ConfigOptionUpdate, ContentBlock, ContentChunk, Implementation,
-    InitializeRequest, InitializeResponse, LoadSessionRequest, LoadSessionResponse, McpCapabilities, NewSessionRequest,
-    NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse, SessionConfigOption, SessionNotification,
-    SessionUpdate, SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, SetSessionModeRequest,
-    SetSessionModeResponse, StopReason, TextContent,
+    CancelNotification, ConfigOptionUpdate, ContentBlock, ContentChunk, InitializeRequest, LoadSessionRequest,
+    LoadSessionResponse, NewSessionRequest, NewSessionResponse, PromptRequest, PromptResponse, SessionConfigOption,
+    SessionNotification, SessionUpdate, SetSessionConfigOptionRequest, SetSessionConfigOptionResponse,
+    SetSessionModeRequest, SetSessionModeResponse, StopReason, TextContent,
 };
 use agent_client_protocol::{Agent, Client, ConnectTo};
 use lembas_client::{Host, SessionHandle};
@@ -342,7 +341,7 @@ async fn connection(
             async move |request: InitializeRequest, responder, cx| {
                 // Whoever initializes is the client now (each link starts so).
                 s1.peer.connected(cx);
-                initialize(&s1, request, responder)
+                handshake::initialize(&s1, request, responder)
             },
             agent_client_protocol::on_receive_request!(),
         )
@@ -560,50 +559,6 @@ fn set_config_option(
         }
         Err(e) => responder.respond_with_error(invalid(&e)),
     }
-}
-
-/// `initialize`: what the client does with files, whether it speaks lembas' protocol, and what
-/// lembas offers.
-fn initialize(
-    server: &Server,
-    request: InitializeRequest,
-    responder: agent_client_protocol::v1::Responder<InitializeResponse>,
-) -> Result<(), agent_client_protocol::Error> {
-    let fs = &request.client_capabilities.fs;
-    *server.client_fs.lock().expect("client fs") = (fs.read_text_file, fs.write_text_file);
-    // A LLeMbas client says so in `clientCapabilities._meta.lembas` (`acp.md`); the top-level
-    // `_meta.lembas` that editors' adapters sent before is read the same.
-    let speaks_lembas = [request.client_capabilities.meta.as_ref(), request.meta.as_ref()]
-        .into_iter()
-        .flatten()
-        .any(|m| m.get("lembas").is_some_and(|l| !l.is_null() && *l != serde_json::Value::Bool(false)));
-    server.lembas_client.store(speaks_lembas, std::sync::atomic::Ordering::Relaxed);
-    let shows = request.client_capabilities.meta.as_ref().and_then(|m| m.get("lembas")).and_then(|l| l.get("show"));
-    server.client_shows.store(shows == Some(&serde_json::Value::Bool(true)), std::sync::atomic::Ordering::Relaxed);
-    let capabilities = AgentCapabilities::new()
-        .load_session(true)
-        .prompt_capabilities(PromptCapabilities::new().image(true).embedded_context(true))
-        .mcp_capabilities(McpCapabilities::new().http(true));
-    let version =
-        if request.protocol_version > ProtocolVersion::V1 { ProtocolVersion::V1 } else { request.protocol_version };
-    // For a LLeMbas client: the link protocol, the chat's Subagents setting read
-    // (`agents`), progress (`progress`) and the subagent tree (`tree`), and no limits
-    // on `serve --stdio` (acp.md). A plain editor ignores it.
-    // On the link: the device's limits and its name for the instance (`acp.md`).
-    let limits = server.limits().map(|l| l.said());
-    let connection = server.remote.as_ref().and_then(|r| r.connection.clone());
-    let mut meta = serde_json::Map::new();
-    meta.insert(
-        "lembas".into(),
-        serde_json::json!({ "protocol": 3, "harness_spec": lembas_protocol::HARNESS_SPEC,
-            "capabilities": ["agents", "progress", "tree", "turns", "scheduled", "directories", "configure", "show"], "limits": limits, "connection": connection }),
-    );
-    responder.respond(
-        InitializeResponse::new(version)
-            .agent_capabilities(capabilities)
-            .agent_info(Implementation::new("lembas", env!("CARGO_PKG_VERSION")))
-            .meta(meta),
-    )
 }
 
 /// [`serve`] on standard input and output: `lembas serve --stdio`.

@@ -40,7 +40,6 @@ mod preview;
 mod prompt;
 mod sandboxing;
 mod session;
-mod show;
 mod sink;
 mod subagent;
 mod team;

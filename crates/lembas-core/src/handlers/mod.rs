@@ -9,6 +9,7 @@
 
 pub(crate) mod describe;
 mod runs;
+mod show;
 
 use std::path::PathBuf;
 use std::sync::LazyLock;
@@ -188,7 +189,7 @@ static HANDLERS: LazyLock<Vec<Handler>> = LazyLock::new(|| {
         Handler::new("team_stop", Team(team::team_stop)).titled(d::agent_title),
         Handler::new("team_whoami", Team(team::team_whoami)),
         Handler::new("view_image", Files(&on_files::VIEW_IMAGE)).seeing(),
-        Handler::new("show", Engine(crate::show::show)),
+        Handler::new("show", Engine(show::show)),
         Handler::new("write", Files(&on_files::WRITE)).summed(d::change_summary),
     ]
 });

@@ -1,0 +1,54 @@
+//! `initialize` (`acp.md`): what the client is and does — its files, whether it speaks lembas'
+//! protocol and shows files — and what lembas offers it: the capabilities this build has, and on
+//! the link the device's limits.
+
+use agent_client_protocol::schema::ProtocolVersion;
+use agent_client_protocol::v1::schema::{
+    AgentCapabilities, Implementation, InitializeRequest, InitializeResponse, McpCapabilities, PromptCapabilities,
+};
+
+use crate::Server;
+
+/// `initialize`: what the client does with files, whether it speaks lembas' protocol, and what
+/// lembas offers.
+pub(crate) fn initialize(
+    server: &Server,
+    request: InitializeRequest,
+    responder: agent_client_protocol::v1::Responder<InitializeResponse>,
+) -> Result<(), agent_client_protocol::Error> {
+    let fs = &request.client_capabilities.fs;
+    *server.client_fs.lock().expect("client fs") = (fs.read_text_file, fs.write_text_file);
+    // A LLeMbas client says so in `clientCapabilities._meta.lembas` (`acp.md`); the top-level
+    // `_meta.lembas` that editors' adapters sent before is read the same.
+    let speaks_lembas = [request.client_capabilities.meta.as_ref(), request.meta.as_ref()]
+        .into_iter()
+        .flatten()
+        .any(|m| m.get("lembas").is_some_and(|l| !l.is_null() && *l != serde_json::Value::Bool(false)));
+    server.lembas_client.store(speaks_lembas, std::sync::atomic::Ordering::Relaxed);
+    let shows = request.client_capabilities.meta.as_ref().and_then(|m| m.get("lembas")).and_then(|l| l.get("show"));
+    server.client_shows.store(shows == Some(&serde_json::Value::Bool(true)), std::sync::atomic::Ordering::Relaxed);
+    let capabilities = AgentCapabilities::new()
+        .load_session(true)
+        .prompt_capabilities(PromptCapabilities::new().image(true).embedded_context(true))
+        .mcp_capabilities(McpCapabilities::new().http(true));
+    let version =
+        if request.protocol_version > ProtocolVersion::V1 { ProtocolVersion::V1 } else { request.protocol_version };
+    // For a LLeMbas client: the link protocol, the chat's Subagents setting read
+    // (`agents`), progress (`progress`) and the subagent tree (`tree`), and no limits
+    // on `serve --stdio` (acp.md). A plain editor ignores it.
+    // On the link: the device's limits and its name for the instance (`acp.md`).
+    let limits = server.limits().map(|l| l.said());
+    let connection = server.remote.as_ref().and_then(|r| r.connection.clone());
+    let mut meta = serde_json::Map::new();
+    meta.insert(
+        "lembas".into(),
+        serde_json::json!({ "protocol": 3, "harness_spec": lembas_protocol::HARNESS_SPEC,
+            "capabilities": ["agents", "progress", "tree", "turns", "scheduled", "directories", "configure", "show"], "limits": limits, "connection": connection }),
+    );
+    responder.respond(
+        InitializeResponse::new(version)
+            .agent_capabilities(capabilities)
+            .agent_info(Implementation::new("lembas", env!("CARGO_PKG_VERSION")))
+            .meta(meta),
+    )
+}
