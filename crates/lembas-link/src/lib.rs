@@ -195,8 +195,8 @@ async fn link_once(
         return Ok(Dropped::Closed { lasted: opened.elapsed(), code: None, reason: e.to_string() });
     }
     say(&format!("linked to {}", plan.root));
-    let closed = frames::CloseSeen::default();
-    let (outgoing, incoming) = frames::lines(ws, closed.clone());
+    let ending = frames::Ending::default();
+    let (outgoing, incoming) = frames::lines(ws, ending.clone(), frames::Keepalive::default());
     let transport = agent_client_protocol::Lines::new(outgoing, incoming);
     // A change of the limits ends this link once nothing runs (the connection dropped: the server
     // sees the new limits in the next link's hello).
@@ -219,9 +219,12 @@ async fn link_once(
         () = changed => return Ok(Dropped::LimitsChanged),
     };
     let lasted = opened.elapsed();
-    let seen = closed.lock().expect("close seen").take();
+    let seen = ending.closed.lock().expect("close seen").take();
     Ok(match seen {
         Some((code, reason)) => Dropped::Closed { lasted, code: Some(code), reason },
+        None if ending.silent.load(std::sync::atomic::Ordering::SeqCst) => {
+            Dropped::Closed { lasted, code: None, reason: "the server stopped answering".into() }
+        }
         None => Dropped::Closed { lasted, code: None, reason: served.err().map(|e| e.to_string()).unwrap_or_default() },
     })
 }
