@@ -285,7 +285,7 @@ impl AcpServer {
             }
         }
         let _gone = Gone(&self.server.peer);
-        connection(self.server.clone(), transport).await
+        connection(self.server.clone(), agent_client_protocol::DynConnectTo::new(transport)).await
     }
 
     /// The person changed the device's limits: sessions opened from now on are held to these,
@@ -320,9 +320,10 @@ impl AcpServer {
 }
 
 /// One connection's dispatch: each request to its handler, until the client closes it.
+/// One dispatch for every transport (stdio, the link's frames), so the handlers are compiled once.
 async fn connection(
     server: Arc<Server>,
-    transport: impl ConnectTo<Agent> + 'static,
+    transport: agent_client_protocol::DynConnectTo<Agent>,
 ) -> Result<(), agent_client_protocol::Error> {
     let (s1, s2, s3, s4, s5, s6, s7, s8) = (
         server.clone(),
