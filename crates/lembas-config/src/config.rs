@@ -118,10 +118,24 @@ pub enum Setting {
     },
 }
 
-/// Writes `settings` into `config.toml`, keeping everything else in it as the person wrote it —
-/// comments, order, other keys. The file is replaced whole only once the new one is written,
-/// and never with one lembas would refuse to read.
+/// Writes `settings` into `config.toml`, keeping everything else in it as the person wrote it.
 pub fn save_settings(home: &Home, settings: &[Setting]) -> Result<(), StoreError> {
+    edit_config(home, |doc| {
+        write_settings(doc, settings);
+        Ok(())
+    })
+    .map(|_| ())
+}
+
+/// Changes `config.toml` with `change`, keeping everything else in it as the person wrote it —
+/// comments, order, other keys. The file is replaced whole (atomically, readable by the user
+/// alone) only once the new one is written, never with one lembas would refuse to read, and not
+/// at all when nothing changed. Answers whether it changed; `change`'s error says what is wrong
+/// with the file.
+pub(crate) fn edit_config(
+    home: &Home,
+    change: impl FnOnce(&mut toml_edit::DocumentMut) -> Result<(), String>,
+) -> Result<bool, StoreError> {
     let path = home.config_file();
     let text = match std::fs::read_to_string(&path) {
         Ok(t) => t,
@@ -130,32 +144,35 @@ pub fn save_settings(home: &Home, settings: &[Setting]) -> Result<(), StoreError
     };
     let invalid = |reason: String| StoreError::Invalid { path: path.display().to_string(), reason };
     let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| invalid(e.to_string()))?;
+    change(&mut doc).map_err(invalid)?;
+    let written = doc.to_string();
+    if written == text {
+        return Ok(false);
+    }
+    toml::from_str::<Config>(&written).map_err(|e| invalid(e.to_string()))?;
+    crate::write_atomic(&path, written.as_bytes(), 0o600)?;
+    Ok(true)
+}
+
+fn write_settings(doc: &mut toml_edit::DocumentMut, settings: &[Setting]) {
     for setting in settings {
         match setting {
-            Setting::Mode(mode) => set(&mut doc, "mode", mode.as_str().into()),
-            Setting::Model(model) => set(&mut doc, "model", model.as_str().into()),
-            Setting::Effort(Some(level)) => set(&mut doc, "effort", level.as_str().into()),
+            Setting::Mode(mode) => set(doc, "mode", mode.as_str().into()),
+            Setting::Model(model) => set(doc, "model", model.as_str().into()),
+            Setting::Effort(Some(level)) => set(doc, "effort", level.as_str().into()),
             Setting::Effort(None) => {
                 doc.remove("effort");
             }
-            Setting::Notify(on) => set(&mut doc, "notify", (*on).into()),
-            Setting::CompactAt(share) => set(&mut doc, "compact_at", ((share * 100.0).round() / 100.0).into()),
+            Setting::Notify(on) => set(doc, "notify", (*on).into()),
+            Setting::CompactAt(share) => set(doc, "compact_at", ((share * 100.0).round() / 100.0).into()),
             Setting::Agents { min, max } => {
                 let mut range = toml_edit::InlineTable::new();
                 range.insert("min", i64::from(*min).into());
                 range.insert("max", i64::from(*max).into());
-                set(&mut doc, "agents", range.into());
+                set(doc, "agents", range.into());
             }
         }
     }
-    let written = doc.to_string();
-    toml::from_str::<Config>(&written).map_err(|e| invalid(e.to_string()))?;
-    if let Some(folder) = path.parent() {
-        std::fs::create_dir_all(folder).map_err(|e| StoreError::io(folder, e))?;
-    }
-    let fresh = path.with_extension("toml.new");
-    std::fs::write(&fresh, written).map_err(|e| StoreError::io(&fresh, e))?;
-    std::fs::rename(&fresh, &path).map_err(|e| StoreError::io(&path, e))
 }
 
 /// Sets a top-level key, keeping the comment and spacing around a value already there.

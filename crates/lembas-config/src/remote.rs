@@ -56,20 +56,15 @@ pub enum RemoteChange {
 /// wrote it. Answers whether anything changed (adding a root already there, or removing one that
 /// is not, changes nothing).
 pub fn save_remote(home: &Home, change: &RemoteChange) -> Result<bool, StoreError> {
-    let path = home.config_file();
-    let text = match std::fs::read_to_string(&path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(e) => return Err(StoreError::io(&path, e)),
-    };
-    let invalid = |reason: String| StoreError::Invalid { path: path.display().to_string(), reason };
-    let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| invalid(e.to_string()))?;
-    let before = doc.to_string();
+    crate::config::edit_config(home, |doc| write_remote(doc, change))
+}
+
+fn write_remote(doc: &mut toml_edit::DocumentMut, change: &RemoteChange) -> Result<(), String> {
     let table = doc
         .entry("remote")
         .or_insert_with(|| toml_edit::Item::Table(toml_edit::Table::new()))
         .as_table_like_mut()
-        .ok_or_else(|| invalid("remote is not a table".into()))?;
+        .ok_or("remote is not a table")?;
     match change {
         RemoteChange::Enabled(on) => table.insert("enabled", toml_edit::value(*on)),
         RemoteChange::Scheduled(on) => table.insert("scheduled", toml_edit::value(*on)),
@@ -88,13 +83,7 @@ pub fn save_remote(home: &Home, change: &RemoteChange) -> Result<bool, StoreErro
             table.insert("roots", toml_edit::value(roots.into_iter().collect::<toml_edit::Array>()))
         }
     };
-    let written = doc.to_string();
-    if written == before {
-        return Ok(false);
-    }
-    toml::from_str::<crate::Config>(&written).map_err(|e| invalid(e.to_string()))?;
-    crate::write_atomic(&path, written.as_bytes(), 0o600)?;
-    Ok(true)
+    Ok(())
 }
 
 #[cfg(test)]
