@@ -125,15 +125,19 @@ async fn redial(
 ) -> Result<(), LinkStop> {
     let mut backoff = backoff::Backoff::new();
     loop {
+        // The limits as they are now go with this dial's hello: a change made while the link
+        // was down, or the one that ended the last link.
+        let now = limits.borrow_and_update().clone();
+        if now != plan.remote.limits {
+            acp.set_limits(now.clone());
+            plan.remote.limits = now;
+        }
         let outcome = tokio::select! {
             () = stop.cancelled() => return Ok(()),
             outcome = link_once(&plan, acp, say, &mut limits) => outcome?,
         };
         let why = match outcome {
             Dropped::LimitsChanged => {
-                let now = limits.borrow_and_update().clone();
-                acp.set_limits(now.clone());
-                plan.remote.limits = now;
                 say("the remote settings changed: dialling again so that the server hears them");
                 continue;
             }

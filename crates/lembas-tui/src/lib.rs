@@ -49,25 +49,62 @@ pub use view::{Theme, block_lines, block_rows, status_line};
 
 /// A yes-or-no answer from one key (`y` or `n`; Enter, Esc and Ctrl-C say no), as a person
 /// answers such a question in a terminal — no Enter needed after it. The answer is echoed.
-pub fn yes_or_no() -> std::io::Result<bool> {
-    use crossterm::event::{Event as Term, KeyCode, KeyEventKind, read};
+///
+/// A person who starts typing their prompt before they notice the question is not answering it:
+/// once a key that is no answer comes, what follows is their words (a `y` or `n` in them
+/// included), shown as they type, until Enter — then the question is put again. Those words are
+/// answered back, for the editor to start with, so nothing typed is lost.
+pub fn yes_or_no() -> std::io::Result<(bool, String)> {
     crossterm::terminal::enable_raw_mode()?;
-    let answer = loop {
-        match read() {
-            Ok(Term::Key(k)) if k.kind == KeyEventKind::Press => match k.code {
-                KeyCode::Char('y' | 'Y') => break Ok(true),
-                KeyCode::Char('c') if k.modifiers.contains(crossterm::event::KeyModifiers::CONTROL) => break Ok(false),
-                KeyCode::Char('n' | 'N') | KeyCode::Enter | KeyCode::Esc => break Ok(false),
-                _ => {}
-            },
-            Ok(_) => {}
-            Err(e) => break Err(e),
-        }
-    };
+    let answer = read_answer();
     crossterm::terminal::disable_raw_mode()?;
-    let answer = answer?;
+    let (answer, typed) = answer?;
     println!("{}", if answer { "y" } else { "n" });
-    Ok(answer)
+    Ok((answer, typed))
+}
+
+fn read_answer() -> std::io::Result<(bool, String)> {
+    use crossterm::event::{Event as Term, KeyCode, KeyEventKind, KeyModifiers, read};
+    let mut typed = String::new();
+    // Typing words, not answering: from the first key that is no answer until Enter.
+    let mut words = false;
+    let mut out = std::io::stdout();
+    loop {
+        let key = match read()? {
+            Term::Key(k) if k.kind == KeyEventKind::Press => k,
+            // A paste is words too.
+            Term::Paste(text) => {
+                typed.push_str(&text);
+                words = true;
+                let _ = write!(out, "{text}");
+                let _ = out.flush();
+                continue;
+            }
+            _ => continue,
+        };
+        match key.code {
+            KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => return Ok((false, typed)),
+            KeyCode::Char('y' | 'Y') if !words => return Ok((true, typed)),
+            KeyCode::Char('n' | 'N') | KeyCode::Esc if !words => return Ok((false, typed)),
+            KeyCode::Enter if !words => return Ok((false, typed)),
+            KeyCode::Enter => {
+                words = false;
+                typed.push('\n');
+                let _ = write!(out, "\r\n(kept for when lembas opens) Trust this project? [y/n] ");
+            }
+            KeyCode::Backspace if words && !typed.is_empty() => {
+                typed.pop();
+                let _ = write!(out, "\u{8} \u{8}");
+            }
+            KeyCode::Char(c) => {
+                words = true;
+                typed.push(c);
+                let _ = write!(out, "{c}");
+            }
+            _ => {}
+        }
+        let _ = out.flush();
+    }
 }
 
 /// Height of the live area, in rows.

@@ -9,10 +9,11 @@ use crate::cli::exit;
 use crate::{Failure, setup};
 
 /// The first time in a project: whether to trust it (its own rules count then). Remembered.
-fn ask_trust(home: &lembas_config::Home, root: &std::path::Path) -> Result<(), Failure> {
+/// Answers what the person typed meanwhile that was no answer — their prompt, for the editor.
+fn ask_trust(home: &lembas_config::Home, root: &std::path::Path) -> Result<String, Failure> {
     let mut trust = lembas_config::Trust::load(home).map_err(|e| Failure::new(exit::FAILED, e.to_string()))?;
     if trust.answer(root).is_some() {
-        return Ok(());
+        return Ok(String::new());
     }
     if trust.standing(root) == lembas_config::Standing::Changed {
         println!("This project's own rules, MCP servers, commands or skills changed since you trusted it.");
@@ -23,9 +24,10 @@ fn ask_trust(home: &lembas_config::Home, root: &std::path::Path) -> Result<(), F
     );
     let _ = std::io::stdout().flush();
     // One key answers it, as the cards do.
-    let yes = lembas_tui::yes_or_no().map_err(|e| Failure::new(exit::FAILED, e.to_string()))?;
+    let (yes, typed) = lembas_tui::yes_or_no().map_err(|e| Failure::new(exit::FAILED, e.to_string()))?;
     trust.set(root, yes);
-    trust.save(home).map_err(|e| Failure::new(exit::FAILED, e.to_string()))
+    trust.save(home).map_err(|e| Failure::new(exit::FAILED, e.to_string()))?;
+    Ok(typed.trim().to_owned())
 }
 
 pub async fn tui(args: crate::cli::UiArgs) -> Result<u8, Failure> {
@@ -46,7 +48,7 @@ pub async fn tui(args: crate::cli::UiArgs) -> Result<u8, Failure> {
     let cwd = std::env::current_dir().map_err(|e| Failure::new(exit::FAILED, format!("no current directory: {e}")))?;
     let root = setup::project_root(&cwd);
     let canonical = setup::real_root(&root);
-    ask_trust(&start.home, &canonical)?;
+    let typed = ask_trust(&start.home, &canonical)?;
     let project = start.project(root)?;
     let host = start.host.clone();
     let resume = setup::resume_id(&host, &project.real, args.continue_last, args.resume.as_deref())?;
@@ -62,6 +64,10 @@ pub async fn tui(args: crate::cli::UiArgs) -> Result<u8, Failure> {
         app.agents = (agents.min, agents.max);
     }
     app.notify = config.notify.unwrap_or(true);
+    // What the person typed while the trust question was up: their prompt, in the editor unsent.
+    if !typed.is_empty() {
+        app.input.set(&typed);
+    }
     app.files = lembas_tools::project_files(&canonical, &start.walk_private, 50_000);
     app.root = Some(canonical.clone());
     // Custom commands: the person's own, and the project's once it is trusted.

@@ -115,3 +115,27 @@ async fn subagents_side_by_side_ask_one_card_at_a_time_and_undo_takes_their_work
     tmux.send(&["C-c"]);
     tmux.send(&["C-c"]);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn words_typed_while_the_trust_question_is_up_are_kept_for_the_editor() {
+    if !tmux_available() {
+        eprintln!("tmux is not installed: the terminal UI test runs in CI (.ci/run installs tmux)");
+        return;
+    }
+    let server = FakeServer::start(vec![Scripted::text("It says to remember the milk.")]).await;
+    let (tmux, _dir, _project) = open_ui("typed-early", &server, &[("notes.txt", "remember the milk\n")]).await;
+    tmux.wait_for("Trust this project?").await;
+    // The `n` of "note" and the `y` of "say" answer nothing: the person is typing their prompt.
+    tmux.send(&["-l", "what does the note say?"]);
+    tmux.send(&["Enter"]);
+    tmux.wait_for("(kept for when lembas opens)").await;
+    tmux.send(&["y"]);
+    let opened = tmux.wait_for("mode: manual").await;
+    assert!(opened.contains("what does the note say?"), "the words wait in the editor:\n{opened}");
+    tmux.send(&["Enter"]);
+    tmux.wait_for("It says to remember the milk.").await;
+    let asked = server.chat_requests().last().unwrap()["messages"].to_string();
+    assert!(asked.contains("what does the note say?"), "{asked}");
+    tmux.send(&["C-c"]);
+    tmux.send(&["C-c"]);
+}
