@@ -21,6 +21,10 @@ pub(crate) fn transcript_of(history: &[Entry]) -> Vec<Event> {
             Message::User { content, .. } if entry.turn && !entry.summary => {
                 events.push(Event::Prompt { text: without_note(content).to_owned(), machine: false });
             }
+            // Where a compaction's summary took over from what came before it.
+            Message::User { content, .. } if entry.summary => {
+                events.push(Event::Compacted { summary: content.clone(), table: String::new() });
+            }
             Message::Assistant { content, reasoning, tool_calls } => {
                 if let Some(r) = reasoning.as_ref().filter(|r| !r.is_empty()) {
                     events.push(Event::Reasoning { delta: r.clone() });
@@ -62,7 +66,15 @@ pub(crate) fn transcript_of(history: &[Entry]) -> Vec<Event> {
 /// A stored session's conversation as events, read-only: how the person reads a subagent's
 /// transcript, while it works and after it ended.
 pub fn stored_transcript(store: &Store, id: &str) -> Result<Vec<Event>, EngineError> {
-    Ok(transcript_of(&stored_history(store, id)?))
+    // The whole conversation, what a compaction took out of the history included; where the
+    // summary took over, it says so.
+    let said = store
+        .said(id)?
+        .into_iter()
+        .map(|m| serde_json::from_str::<Entry>(&m.json))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| EngineError::Corrupt(e.to_string()))?;
+    Ok(transcript_of(&said))
 }
 
 /// A stored session's history, as sent.

@@ -289,6 +289,15 @@ async fn compaction_asks_in_the_same_conversation_then_starts_afresh_with_the_ta
     assert!(summary.contains("The person asked about add"));
     assert!(summary.contains("## Files read before this summary") && summary.contains("| src/lib.rs | 1-3 of 3 |"));
     assert!(drain(&mut rx).iter().any(|e| matches!(e, Event::Compacted { .. })));
+    // Read back, the session is the whole conversation: what the summary took over from, where
+    // it did, and what came after.
+    let said = lembas_core::stored_transcript(&h.store, session.id()).unwrap();
+    let at = |wanted: &dyn Fn(&Event) -> bool| said.iter().position(wanted).unwrap_or_else(|| panic!("{said:?}"));
+    let first = at(&|e| matches!(e, Event::Prompt { text, .. } if text == "read lib"));
+    let compacted =
+        at(&|e| matches!(e, Event::Compacted { summary, .. } if summary.contains("The person asked about add")));
+    let then = at(&|e| matches!(e, Event::Prompt { text, .. } if text == "go on"));
+    assert!(first < compacted && compacted < then, "{said:?}");
 }
 
 #[tokio::test]

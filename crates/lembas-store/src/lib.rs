@@ -219,9 +219,20 @@ impl Store {
 
     /// The history sent to the model, in order (compacted messages excluded).
     pub fn messages(&self, id: &str) -> Result<Vec<StoredMessage>, StoreError> {
+        self.messages_where(id, "AND live = 1")
+    }
+
+    /// Everything said in a session, in order — what a compaction took out of the history too
+    /// (a person reading the session back sees the whole conversation; an undo's are gone).
+    pub fn said(&self, id: &str) -> Result<Vec<StoredMessage>, StoreError> {
+        self.messages_where(id, "")
+    }
+
+    fn messages_where(&self, id: &str, live: &str) -> Result<Vec<StoredMessage>, StoreError> {
         let conn = self.conn();
-        let mut stmt =
-            conn.prepare("SELECT seq, role, json FROM messages WHERE session_id = (SELECT n FROM sessions WHERE id = ?1) AND live = 1 ORDER BY seq")?;
+        let mut stmt = conn.prepare(&format!(
+            "SELECT seq, role, json FROM messages WHERE session_id = (SELECT n FROM sessions WHERE id = ?1) {live} ORDER BY seq"
+        ))?;
         let rows = stmt.query_map([id], |r| Ok(StoredMessage { seq: r.get(0)?, role: r.get(1)?, json: r.get(2)? }))?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
