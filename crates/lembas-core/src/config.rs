@@ -97,6 +97,17 @@ impl SessionConfig {
         })
     }
 
+    /// lembas' own folders (its configuration, sessions, logs): hidden from commands, never shown.
+    pub(crate) fn own_folders(&self) -> impl Iterator<Item = &PathBuf> {
+        self.lembas_private.iter().chain(&self.lembas_config)
+    }
+
+    /// Where the person's credentials are (`~/.ssh`, `~/.aws`, …).
+    pub(crate) fn credential_places(&self) -> Vec<PathBuf> {
+        let places = self.user_home.as_deref().map(lembas_permissions::credentials).unwrap_or_default();
+        places.into_iter().map(|(place, _)| place).collect()
+    }
+
     /// `mode`, lowered to the widest the session may run in.
     pub(crate) fn bounded(&self, mode: Mode) -> Mode {
         self.widest_mode.map_or(mode, |widest| mode.at_most(widest))

@@ -1,11 +1,40 @@
 //! The session's judge: the permission rules, what the person allowed for the session, and where
 //! the floor's protected paths are.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use lembas_permissions::{Action, Context, Judge, Source};
 
+use crate::SessionConfig;
 use crate::session::Session;
+
+/// Where the floor's protected paths are for a command run with `cfg` in the project at `root`:
+/// the same for a session's calls and a schedule's watch command.
+pub(crate) fn judge_context(cfg: &SessionConfig, root: &Path) -> Context {
+    Context {
+        home: cfg.user_home.clone(),
+        root: root.to_path_buf(),
+        lembas_config: cfg.lembas_config.clone(),
+        lembas_private: cfg.lembas_private.clone(),
+        plans_dir: Some(crate::session::plans_dir(root)),
+        skills_dir: cfg.skills.own.clone(),
+        unsealed_home: unsealed_home(cfg),
+    }
+}
+
+/// Whether the home folder lies in a place commands may write while the sandbox, Landlock alone
+/// here, cannot keep it read-only (a container's or a CI machine's home in `/tmp`).
+fn unsealed_home(cfg: &SessionConfig) -> bool {
+    let Some(home) = &cfg.user_home else { return false };
+    let real = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let home = real(home);
+    cfg.sandbox
+        && lembas_tools::sandbox::state(cfg.sandbox_launcher.as_deref()).is_err()
+        && [std::env::temp_dir(), PathBuf::from("/var/tmp")]
+            .iter()
+            .chain(&cfg.sandbox_writable)
+            .any(|w| home.starts_with(real(w)) && home != real(w))
+}
 
 impl Session {
     /// Where plan mode may write plans: `.agent/plans` in the project, as plan mode's text
@@ -21,29 +50,6 @@ impl Session {
         for (tool, pattern) in &self.state.always {
             rules.add(tool, pattern.as_deref(), Action::Allow, Source::Session);
         }
-        let ctx = Context {
-            home: self.cfg.user_home.clone(),
-            root: self.ws.root.clone(),
-            lembas_config: self.cfg.lembas_config.clone(),
-            lembas_private: self.cfg.lembas_private.clone(),
-            plans_dir: Some(self.plans_dir()),
-            skills_dir: self.cfg.skills.own.clone(),
-            unsealed_home: self.unsealed_home(),
-        };
-        Judge { rules, ctx }
-    }
-
-    /// Whether the home folder lies in a place commands may write while the sandbox, Landlock
-    /// alone here, cannot keep it read-only (a container's or a CI machine's home in `/tmp`).
-    fn unsealed_home(&self) -> bool {
-        let Some(home) = &self.cfg.user_home else { return false };
-        let real = |p: &std::path::Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
-        let home = real(home);
-        self.cfg.sandbox
-            && lembas_tools::sandbox::state(self.cfg.sandbox_launcher.as_deref()).is_err()
-            && [std::env::temp_dir(), PathBuf::from("/var/tmp")]
-                .iter()
-                .chain(&self.cfg.sandbox_writable)
-                .any(|w| home.starts_with(real(w)) && home != real(w))
+        Judge { rules, ctx: judge_context(&self.cfg, &self.ws.root) }
     }
 }

@@ -11,7 +11,18 @@ use tokio_util::sync::CancellationToken;
 
 use crate::{Approval, ApprovalRequest, Approver, Session, SessionConfig};
 
-/// Where `command`, run in the project at `root` with `cfg`, may write (`reach`) and read.
+/// How far a command may write in `mode`, and whether the person approved it.
+pub(crate) fn reach(mode: Mode, approved: bool) -> SandboxReach {
+    match mode {
+        Mode::Plan => SandboxReach::Plans,
+        Mode::Auto => SandboxReach::ProjectAndCaches,
+        _ if approved => SandboxReach::ProjectAndCaches,
+        _ => SandboxReach::Project,
+    }
+}
+
+/// Where `command`, run in the project at `root` with `cfg`, may write (`reach`) and read — no
+/// sandbox at all when the person switched it off.
 pub(crate) fn command_sandbox(
     cfg: &SessionConfig,
     root: &Path,
@@ -19,6 +30,9 @@ pub(crate) fn command_sandbox(
     reach: SandboxReach,
     command: &str,
 ) -> Sandbox {
+    if !cfg.sandbox {
+        return Sandbox::none();
+    }
     let plans_dir = crate::session::plans_dir(root);
     let mut sandbox = SandboxPlaces {
         root: root.to_path_buf(),
@@ -26,16 +40,12 @@ pub(crate) fn command_sandbox(
         plans_dir: Some(plans_dir.clone()),
         private_tmp,
         extra: cfg.sandbox_writable.clone(),
-        credentials: cfg
-            .user_home
-            .as_deref()
-            .map(|home| lembas_permissions::credentials(home).into_iter().map(|(place, _)| place).collect())
-            .unwrap_or_default(),
+        credentials: cfg.credential_places(),
         credentials_readable: !cfg.sandbox_credentials.is_empty()
             && lembas_permissions::every_part_matches(command, &cfg.sandbox_credentials),
         launcher: cfg.sandbox_launcher.clone(),
         hidden: SandboxHidden {
-            folders: cfg.lembas_private.iter().chain(&cfg.lembas_config).cloned().collect(),
+            folders: cfg.own_folders().cloned().collect(),
             open: [Some(root.to_path_buf()), Some(plans_dir), cfg.skills.own.clone()].into_iter().flatten().collect(),
         },
         network: cfg.sandbox_network,
@@ -57,17 +67,8 @@ pub(crate) struct CommandRunner {
 impl Session {
     /// Where `command` may write and what it may read in this session's mode.
     pub(crate) fn sandbox_for(&self, approved: bool, command: &str) -> Sandbox {
-        if !self.cfg.sandbox {
-            return Sandbox::none();
-        }
-        let reach = match self.state.mode {
-            Mode::Plan => SandboxReach::Plans,
-            Mode::Auto => SandboxReach::ProjectAndCaches,
-            _ if approved => SandboxReach::ProjectAndCaches,
-            _ => SandboxReach::Project,
-        };
         let private_tmp = std::env::temp_dir().join(format!("lembas-{}", self.id));
-        command_sandbox(&self.cfg, &self.ws.root, private_tmp, reach, command)
+        command_sandbox(&self.cfg, &self.ws.root, private_tmp, reach(self.state.mode, approved), command)
     }
 
     /// Whether commands run sandboxed, as the session's announcement says it.

@@ -7,9 +7,8 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use lembas_client::{WatchRefused, WatchRequest, Watched};
-use lembas_permissions::{Call, Context, Decision, Judge, Mode};
+use lembas_permissions::{Call, Decision, Judge};
 use lembas_scheduled::MonitorHasher;
-use lembas_tools::{Sandbox, SandboxReach};
 
 use crate::opener::Opener;
 
@@ -25,18 +24,7 @@ impl Opener {
     pub(crate) async fn run_watch(&self, request: WatchRequest) -> Result<Watched, WatchRefused> {
         let cfg = self.template();
         let root = self.root_of(&request.cwd);
-        let judge = Judge {
-            rules: cfg.rules.clone(),
-            ctx: Context {
-                home: cfg.user_home.clone(),
-                root: root.clone(),
-                lembas_config: cfg.lembas_config.clone(),
-                lembas_private: cfg.lembas_private.clone(),
-                plans_dir: Some(crate::session::plans_dir(&root)),
-                skills_dir: cfg.skills.own.clone(),
-                unsealed_home: false,
-            },
-        };
+        let judge = Judge { rules: cfg.rules.clone(), ctx: crate::judging::judge_context(cfg, &root) };
         let call =
             Call { tool: "bash", risk: lembas_spec::RiskClass::Execute, command: Some(&request.command), paths: &[] };
         let real = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
@@ -50,13 +38,9 @@ impl Opener {
             }
             Decision::Refuse(why) => return Err(WatchRefused::Denied(why.trim_end_matches('.').to_owned())),
         }
-        let sandbox = if cfg.sandbox {
-            let reach = if request.mode == Mode::Auto { SandboxReach::ProjectAndCaches } else { SandboxReach::Project };
-            let private_tmp = std::env::temp_dir().join(format!("lembas-watch-{}", std::process::id()));
-            crate::sandboxing::command_sandbox(cfg, &root, private_tmp, reach, &request.command)
-        } else {
-            Sandbox::none()
-        };
+        let private_tmp = std::env::temp_dir().join(format!("lembas-watch-{}", std::process::id()));
+        let reach = crate::sandboxing::reach(request.mode, false);
+        let sandbox = crate::sandboxing::command_sandbox(cfg, &root, private_tmp, reach, &request.command);
         let spec = &lembas_spec::loop_spec().scheduled.monitor;
         let keep = spec.output_max_bytes;
         let collected = Arc::new(Mutex::new(Collected::default()));

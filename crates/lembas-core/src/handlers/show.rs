@@ -85,14 +85,8 @@ impl Session {
         let path = self.ws.resolve(asked);
         let real = std::fs::canonicalize(&path).map_err(|_| format!("{asked} does not exist."))?;
         let root = std::fs::canonicalize(&self.ws.root).unwrap_or_else(|_| self.ws.root.clone());
-        let private = self.cfg.lembas_private.iter().chain(&self.cfg.lembas_config);
-        let credentials = self
-            .cfg
-            .user_home
-            .as_deref()
-            .map(|home| lembas_permissions::credentials(home).into_iter().map(|(place, _)| place).collect::<Vec<_>>())
-            .unwrap_or_default();
-        if !real.starts_with(&root) || private.chain(&credentials).any(|p| real.starts_with(p)) {
+        let credentials = self.cfg.credential_places();
+        if !real.starts_with(&root) || self.cfg.own_folders().chain(&credentials).any(|p| real.starts_with(p)) {
             return Err(format!("{asked} is outside the project: only the project's files can be shown."));
         }
         let size = std::fs::metadata(&real).map_err(|e| format!("{asked}: {e}"))?.len();
