@@ -9,6 +9,10 @@ use agent_client_protocol::v1::schema::{
 
 use crate::Server;
 
+/// What this build implements, by `acp.md`'s capability names.
+const CAPABILITIES: [&str; 8] =
+    ["agents", "progress", "tree", "turns", "scheduled", "directories", "configure", "show"];
+
 /// `initialize`: what the client does with files, whether it speaks lembas' protocol, and what
 /// lembas offers.
 pub(crate) fn initialize(
@@ -33,17 +37,21 @@ pub(crate) fn initialize(
         .mcp_capabilities(McpCapabilities::new().http(true));
     let version =
         if request.protocol_version > ProtocolVersion::V1 { ProtocolVersion::V1 } else { request.protocol_version };
-    // For a LLeMbas client: the link protocol, the chat's Subagents setting read
-    // (`agents`), progress (`progress`) and the subagent tree (`tree`), and no limits
-    // on `serve --stdio` (acp.md). A plain editor ignores it.
-    // On the link: the device's limits and its name for the instance (`acp.md`).
+    // For a LLeMbas client (a plain editor ignores it): the link protocol, the capabilities this
+    // build has — listed whatever the settings say (`acp.md`) — and on the link the device's
+    // limits and its name for the instance; `limits` is null on `serve --stdio`.
     let limits = server.limits().map(|l| l.said());
     let connection = server.remote.as_ref().and_then(|r| r.connection.clone());
     let mut meta = serde_json::Map::new();
     meta.insert(
         "lembas".into(),
-        serde_json::json!({ "protocol": 3, "harness_spec": lembas_protocol::HARNESS_SPEC,
-            "capabilities": ["agents", "progress", "tree", "turns", "scheduled", "directories", "configure", "show"], "limits": limits, "connection": connection }),
+        serde_json::json!({
+            "protocol": 3,
+            "harness_spec": lembas_protocol::HARNESS_SPEC,
+            "capabilities": CAPABILITIES,
+            "limits": limits,
+            "connection": connection,
+        }),
     );
     responder.respond(
         InitializeResponse::new(version)

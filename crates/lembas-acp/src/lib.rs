@@ -123,6 +123,11 @@ struct Server {
     limits: std::sync::RwLock<Option<Limits>>,
 }
 
+/// The `sessionId` a `_lembas/*` request names.
+fn session_id(params: &serde_json::Value) -> Result<&str, agent_client_protocol::Error> {
+    params["sessionId"].as_str().ok_or_else(|| invalid("sessionId is required"))
+}
+
 fn invalid(message: &str) -> agent_client_protocol::Error {
     agent_client_protocol::Error::invalid_params().data(serde_json::json!({ "reason": message }))
 }
@@ -135,7 +140,6 @@ fn refused(message: &str, reason: &str) -> agent_client_protocol::Error {
 }
 
 impl Server {
-    /// The device's limits, on the link.
     /// The device's limits as they stand (the person may change them while linked).
     fn limits(&self) -> Option<Limits> {
         self.limits.read().expect("limits").clone()
@@ -273,7 +277,6 @@ impl AcpServer {
         }
     }
 
-    /// Serves one connection until the client closes it.
     /// Serves one connection until the client closes it (or the future is dropped: the link
     /// taken down).
     pub async fn serve(&self, transport: impl ConnectTo<Agent> + 'static) -> Result<(), agent_client_protocol::Error> {
@@ -319,8 +322,8 @@ impl AcpServer {
     }
 }
 
-/// One connection's dispatch: each request to its handler, until the client closes it.
-/// One dispatch for every transport (stdio, the link's frames), so the handlers are compiled once.
+/// One connection's dispatch, each request to its handler until the client closes it: one for
+/// every transport (stdio, the link's frames), so the handlers are compiled once.
 async fn connection(
     server: Arc<Server>,
     transport: agent_client_protocol::DynConnectTo<Agent>,

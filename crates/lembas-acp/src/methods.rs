@@ -14,17 +14,16 @@ use crate::{Server, Slot, invalid, options};
 /// How long a compaction may take before the client is told it did not finish.
 const COMPACTING: Duration = Duration::from_secs(600);
 
-fn session<'a>(server: &Server, params: &'a Value) -> Result<(&'a str, Slot), agent_client_protocol::Error> {
-    let id = params["sessionId"].as_str().ok_or_else(|| invalid("sessionId is required"))?;
-    let slot = server.slot(id).ok_or_else(|| invalid("no such session open here"))?;
-    Ok((id, slot))
+/// The session open here that `params` names.
+fn open_session(server: &Server, params: &Value) -> Result<Slot, agent_client_protocol::Error> {
+    server.slot(crate::session_id(params)?).ok_or_else(|| invalid("no such session open here"))
 }
 
 /// `_lembas/configure { sessionId, model?, effort?, agents? }` → `{ model, effort }`: checked
 /// before anything changes (a model the login does not serve is refused and the session keeps
 /// its own); the session's `model` event follows a change.
 pub(crate) fn configure(server: &Server, params: &Value) -> Result<Value, agent_client_protocol::Error> {
-    let (_, slot) = session(server, params)?;
+    let slot = open_session(server, params)?;
     let mut choice = slot.choice.lock().expect("choice").clone();
     let value = |v: &str| SessionConfigOptionValue::ValueId { value: v.to_owned().into() };
     let mut commands = Vec::new();
@@ -59,7 +58,7 @@ pub(crate) fn configure(server: &Server, params: &Value) -> Result<Value, agent_
 /// `_lembas/steer { sessionId, text }`: words for the running turn, taken in at its next step (a
 /// turn of their own when none runs).
 pub(crate) fn steer(server: &Server, params: &Value) -> Result<Value, agent_client_protocol::Error> {
-    let (_, slot) = session(server, params)?;
+    let slot = open_session(server, params)?;
     let text = params["text"].as_str().filter(|t| !t.trim().is_empty()).ok_or_else(|| invalid("text is required"))?;
     let running = slot.busy.load(std::sync::atomic::Ordering::SeqCst);
     slot.handle.send(Command::Steer { text: text.to_owned() });
@@ -68,7 +67,7 @@ pub(crate) fn steer(server: &Server, params: &Value) -> Result<Value, agent_clie
 
 /// `_lembas/session/compact { sessionId }` → `{ summary }`; refused while the session works.
 pub(crate) async fn compact(server: &Server, params: &Value) -> Result<Value, agent_client_protocol::Error> {
-    let (_, slot) = session(server, params)?;
+    let slot = open_session(server, params)?;
     if slot.busy.load(std::sync::atomic::Ordering::SeqCst) {
         return Err(invalid("the session is working: compact it once the turn ends"));
     }
@@ -83,7 +82,7 @@ pub(crate) async fn compact(server: &Server, params: &Value) -> Result<Value, ag
 /// `_lembas/session/delete { sessionId }`: the session stops if it works and leaves the store
 /// with everything kept with it.
 pub(crate) async fn delete(server: &Server, params: &Value) -> Result<Value, agent_client_protocol::Error> {
-    let id = params["sessionId"].as_str().ok_or_else(|| invalid("sessionId is required"))?;
+    let id = crate::session_id(params)?;
     let open = server.sessions.lock().expect("sessions").remove(id);
     if let Some(slot) = open {
         slot.handle.send(Command::Cancel);
@@ -132,7 +131,7 @@ pub(crate) fn directories(server: &Server, params: &Value) -> Result<Value, agen
 /// turns (each the words that started it and what was said in it, in order), for a client that
 /// imports a turn it missed — open here, held by a terminal, or closed.
 pub(crate) fn history(server: &Server, params: &Value) -> Result<Value, agent_client_protocol::Error> {
-    let id = params["sessionId"].as_str().ok_or_else(|| invalid("sessionId is required"))?;
+    let id = crate::session_id(params)?;
     if server.host.session(id).map_err(|e| invalid(&e.to_string()))?.is_none() {
         return Err(invalid("no such session"));
     }

@@ -141,14 +141,16 @@ impl Server {
         client_servers: &[McpServer],
         meta: Option<&serde_json::Map<String, serde_json::Value>>,
     ) -> Result<Opening, OpenError> {
+        // The limits as they are now, read once for the whole decision.
+        let limits = self.limits();
         // A scheduled run first: off, it is refused whatever else is asked.
         let scheduled = match crate::scheduled::sent(meta) {
-            Some(run) => Some(crate::scheduled::admit(run, self.limits().as_ref()).map_err(OpenError::Scheduled)?),
+            Some(run) => Some(crate::scheduled::admit(run, limits.as_ref()).map_err(OpenError::Scheduled)?),
             None => None,
         };
         // On the link: only a folder the device accepts, at its real path, and never wider
         // than the device's widest mode.
-        let (cwd, widest_mode) = match (&self.remote, self.limits()) {
+        let (cwd, widest_mode) = match (&self.remote, limits) {
             (Some(remote), Some(limits)) => {
                 let real = limits.admit(cwd, remote.trusted.as_ref()).map_err(OpenError::Refused)?;
                 (real, Some(limits.max_mode))

@@ -12,7 +12,7 @@ use crate::{Server, invalid};
 /// `turnId` is the running turn's (capability `turns`); prompts wait in no queue of their own
 /// here (a prompt sent during a turn is taken up after it), so `queued` is empty.
 pub(crate) async fn answer(server: &Server, params: &Value) -> Result<Value, agent_client_protocol::Error> {
-    let id = params["sessionId"].as_str().ok_or_else(|| invalid("sessionId is required"))?;
+    let id = crate::session_id(params)?;
     let stored = server.host.session(id).map_err(|e| invalid(&e.to_string()))?;
     let slot = server.slot(id);
     let held = match (&slot, &stored) {
