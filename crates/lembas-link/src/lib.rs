@@ -24,6 +24,14 @@ use tokio_util::sync::CancellationToken;
 
 pub use address::{LINK_PATH, link_url};
 
+/// Where the link stands, as it tells of itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LinkState {
+    /// Dialling, or waiting to dial again.
+    Dialling,
+    Linked,
+}
+
 /// The close code with which either side says the other speaks a protocol it does not.
 pub const OUTDATED: u16 = 4400;
 
@@ -96,15 +104,15 @@ pub fn hello(device: &Device, limits: &lembas_acp::Limits) -> Value {
 /// Keeps this computer linked to the server until `stop` is cancelled (answered `Ok`) or the link
 /// must stop for good. The sessions the server opens live across links: a turn goes on while the
 /// link is down, and the server follows it again on the next. When the link stops, they end (a
-/// running turn cancelled, what was answered stored). `say` hears what happens, a line at a time,
-/// for the log — never the token.
+/// running turn cancelled, what was answered stored). `say` hears what happens, a line at a time
+/// with where the link stands, for the log — never the token.
 ///
 /// `limits` says the device's limits whenever the person changes them: once nothing runs, the
 /// link is dialled again so that the server hears them (`_lembas/hello`, `initialize`).
 pub async fn hold(
     plan: &LinkPlan,
     host: Arc<dyn Host>,
-    say: &(dyn Fn(&str) + Sync),
+    say: &(dyn Fn(LinkState, &str) + Sync),
     stop: &CancellationToken,
     limits: watch::Receiver<lembas_acp::Limits>,
 ) -> Result<(), LinkStop> {
@@ -119,7 +127,7 @@ pub async fn hold(
 async fn redial(
     mut plan: LinkPlan,
     acp: &lembas_acp::AcpServer,
-    say: &(dyn Fn(&str) + Sync),
+    say: &(dyn Fn(LinkState, &str) + Sync),
     stop: &CancellationToken,
     mut limits: watch::Receiver<lembas_acp::Limits>,
 ) -> Result<(), LinkStop> {
@@ -138,7 +146,7 @@ async fn redial(
         };
         let why = match outcome {
             Dropped::LimitsChanged => {
-                say("the remote settings changed: dialling again so that the server hears them");
+                say(LinkState::Dialling, "the remote settings changed: dialling again so that the server hears them");
                 continue;
             }
             Dropped::Closed { code: Some(OUTDATED), reason, .. } => {
@@ -160,7 +168,7 @@ async fn redial(
             Dropped::Unreachable(why) => why,
         };
         let wait = backoff.wait();
-        say(&format!("{why}; dialling again in {:.1} s", wait.as_secs_f64()));
+        say(LinkState::Dialling, &format!("{why}; dialling again in {:.1} s", wait.as_secs_f64()));
         tokio::select! {
             () = stop.cancelled() => return Ok(()),
             () = tokio::time::sleep(wait) => {}
@@ -172,7 +180,7 @@ async fn redial(
 async fn link_once(
     plan: &LinkPlan,
     acp: &lembas_acp::AcpServer,
-    say: &(dyn Fn(&str) + Sync),
+    say: &(dyn Fn(LinkState, &str) + Sync),
     limits: &mut watch::Receiver<lembas_acp::Limits>,
 ) -> Result<Dropped, LinkStop> {
     let discovery = match lembas_login::check_link(&plan.root).await {
@@ -198,7 +206,7 @@ async fn link_once(
     if let Err(e) = ws.send(Message::text(hello)).await {
         return Ok(Dropped::Closed { lasted: opened.elapsed(), code: None, reason: e.to_string() });
     }
-    say(&format!("linked to {}", plan.root));
+    say(LinkState::Linked, &format!("linked to {}", plan.root));
     let ending = frames::Ending::default();
     let (outgoing, incoming) = frames::lines(ws, ending.clone(), frames::Keepalive::default());
     let transport = agent_client_protocol::Lines::new(outgoing, incoming);

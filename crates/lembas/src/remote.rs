@@ -156,8 +156,10 @@ async fn hold_link() -> Result<u8, Failure> {
     let plan = lembas_link::LinkPlan { root: login.server.clone(), token, remote, device };
     let opener = crate::serve::acp_host(&start)?;
     let log = Log::open(&start.home.logs_dir(), &state_dir, &login.server);
-    let say = |line: &str| log.say(line);
-    say(&format!("linking to {} (lembas {})", login.server, env!("CARGO_PKG_VERSION")));
+    log.say("dialling", &format!("linking to {} (lembas {})", login.server, env!("CARGO_PKG_VERSION")));
+    let say = |state: lembas_link::LinkState, line: &str| {
+        log.say(if state == lembas_link::LinkState::Linked { "linked" } else { "dialling" }, line);
+    };
     let stop = tokio_util::sync::CancellationToken::new();
     let on_interrupt = stop.clone();
     tokio::spawn(async move {
@@ -170,11 +172,11 @@ async fn hold_link() -> Result<u8, Failure> {
     start.finish(None).await;
     match held {
         Ok(()) => {
-            say("stopped");
+            log.say("stopped", "stopped");
             Ok(exit::OK)
         }
         Err(why) => {
-            say(&format!("stopped: {why}"));
+            log.say("stopped", &format!("stopped: {why}"));
             Err(Failure::new(exit::LINK_STOPPED, why.to_string()))
         }
     }
@@ -223,19 +225,13 @@ impl Log {
         Log { file: Mutex::new(file), state: state.join(STATE_FILE), server: server.to_owned() }
     }
 
-    fn say(&self, line: &str) {
+    /// `line`, with where the link stands now: `linked`, `dialling` or `stopped`.
+    fn say(&self, state: &str, line: &str) {
         let now = chrono::Local::now().format("%Y-%m-%d %H:%M:%S");
         eprintln!("lembas service: {line}");
         if let Some(file) = self.file.lock().expect("log").as_mut() {
             let _ = writeln!(file, "{now} {line}");
         }
-        let state = if line.starts_with("linked") {
-            "linked"
-        } else if line.starts_with("stopped") {
-            "stopped"
-        } else {
-            "dialling"
-        };
         let said = json!({ "server": self.server, "state": state, "said": line, "at": now.to_string(), "pid": std::process::id() });
         let _ = lembas_config::write_atomic(&self.state, said.to_string().as_bytes(), 0o600);
     }
