@@ -57,7 +57,7 @@ pub async fn run_bash_in(
 
 /// The environment a command gets: lembas' own variables (an API key among them) taken out, and
 /// in plan mode git kept from running what a repository's configuration names.
-pub(crate) fn command_env(command: &mut tokio::process::Command, sandbox: &Sandbox) {
+fn command_env(command: &mut tokio::process::Command, sandbox: &Sandbox) {
     for (name, _) in std::env::vars_os() {
         if name.to_string_lossy().starts_with("LEMBAS_") {
             command.env_remove(&name);
@@ -114,7 +114,9 @@ async fn run(
         return Err("Background jobs are not available here: run it in the foreground.".to_owned());
     }
 
-    let (mut child, pgid, mark) = spawn_bash(command, &cwd, background, sandbox)?;
+    let stdin = if background { Stdio::piped() } else { Stdio::null() };
+    let stdio = BashStdio { stdin, stdout: Stdio::piped(), stderr: Stdio::piped() };
+    let (mut child, pgid, mark) = spawn_bash(command, &cwd, stdio, sandbox)?;
     let started = Instant::now();
 
     let sink: SharedSink = Arc::new(Mutex::new(Sink::Memory { kept: Vec::new(), dropped: 0 }));
@@ -206,21 +208,28 @@ async fn run(
     Ok((ending_text(text, ending), failed))
 }
 
+/// Where a command's input comes from and its output goes.
+pub(crate) struct BashStdio {
+    pub stdin: Stdio,
+    pub stdout: Stdio,
+    pub stderr: Stdio,
+}
+
 /// Starts `bash -c command` in `cwd` inside `sandbox`, in a process group of its own and marked
 /// (what it leaves running is found by the mark): the child, its group, the mark.
-fn spawn_bash(
+pub(crate) fn spawn_bash(
     command: &str,
     cwd: &std::path::Path,
-    background: bool,
+    stdio: BashStdio,
     sandbox: &Sandbox,
 ) -> Result<(tokio::process::Child, Option<Pid>, String), String> {
     let mut bash = crate::sandbox::command("bash", sandbox);
     bash.arg("-c")
         .arg(command)
         .current_dir(cwd)
-        .stdin(if background { Stdio::piped() } else { Stdio::null() })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
+        .stdin(stdio.stdin)
+        .stdout(stdio.stdout)
+        .stderr(stdio.stderr)
         .env("PAGER", "cat")
         .env("GIT_PAGER", "cat")
         .env("GIT_TERMINAL_PROMPT", "0")

@@ -8,8 +8,6 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use nix::unistd::Pid;
-
 use crate::sandbox::Sandbox;
 
 /// How a watch command ended.
@@ -34,25 +32,10 @@ pub async fn watch(
 ) -> Result<WatchEnd, String> {
     let (reader, writer) = std::io::pipe().map_err(|e| format!("no pipe for the watch command: {e}"))?;
     let both = writer.try_clone().map_err(|e| format!("no pipe for the watch command: {e}"))?;
-    let mut bash = crate::sandbox::command("bash", sandbox);
-    bash.arg("-c")
-        .arg(command)
-        .current_dir(cwd)
-        .stdin(Stdio::null())
-        .stdout(Stdio::from(writer))
-        .stderr(Stdio::from(both))
-        .env("PAGER", "cat")
-        .env("GIT_PAGER", "cat")
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .env("LEMBAS", "1")
-        .process_group(0);
-    crate::bash::command_env(&mut bash, sandbox);
-    let mark = crate::reaper::new_mark();
-    bash.env(crate::reaper::MARK_VAR, &mark);
+    let stdio = crate::bash::BashStdio { stdin: Stdio::null(), stdout: Stdio::from(writer), stderr: Stdio::from(both) };
     let started = Instant::now();
-    let mut child = crate::sandbox::spawn(bash, sandbox).map_err(|e| format!("bash could not be started: {e}"))?;
     // The command holds the pipe's writing ends now; ours went with the `Command`.
-    let pgid = child.id().map(|id| Pid::from_raw(id as i32));
+    let (mut child, pgid, mark) = crate::bash::spawn_bash(command, cwd, stdio, sandbox)?;
     let read = tokio::task::spawn_blocking(move || {
         let mut reader = reader;
         let mut chunk = [0u8; 16 * 1024];
