@@ -291,6 +291,11 @@ impl AcpServer {
         connection(self.server.clone(), agent_client_protocol::DynConnectTo::new(transport)).await
     }
 
+    /// The device's limits as they stand (its `remote`'s until the person changes them).
+    pub fn limits(&self) -> Limits {
+        self.server.limits().expect("a server on the link has limits")
+    }
+
     /// The person changed the device's limits: sessions opened from now on are held to these,
     /// and the next `initialize` says them.
     pub fn set_limits(&self, limits: Limits) {

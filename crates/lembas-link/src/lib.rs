@@ -117,7 +117,7 @@ pub async fn hold(
     limits: watch::Receiver<lembas_acp::Limits>,
 ) -> Result<(), LinkStop> {
     let acp = lembas_acp::AcpServer::new(host, Some(plan.remote.clone()));
-    let held = redial(plan.clone(), &acp, say, stop, limits).await;
+    let held = redial(plan, &acp, say, stop, limits).await;
     acp.finish().await;
     held
 }
@@ -125,7 +125,7 @@ pub async fn hold(
 /// Dials, serves, and dials again after a drop or a change of the limits, until `stop` or a stop
 /// for good.
 async fn redial(
-    mut plan: LinkPlan,
+    plan: &LinkPlan,
     acp: &lembas_acp::AcpServer,
     say: &(dyn Fn(LinkState, &str) + Sync),
     stop: &CancellationToken,
@@ -135,14 +135,10 @@ async fn redial(
     loop {
         // The limits as they are now go with this dial's hello: a change made while the link
         // was down, or the one that ended the last link.
-        let now = limits.borrow_and_update().clone();
-        if now != plan.remote.limits {
-            acp.set_limits(now.clone());
-            plan.remote.limits = now;
-        }
+        acp.set_limits(limits.borrow_and_update().clone());
         let outcome = tokio::select! {
             () = stop.cancelled() => return Ok(()),
-            outcome = link_once(&plan, acp, say, &mut limits) => outcome?,
+            outcome = link_once(plan, acp, say, &mut limits) => outcome?,
         };
         let why = match outcome {
             Dropped::LimitsChanged => {
@@ -202,7 +198,7 @@ async fn link_once(
         Err(e) => return Ok(Dropped::Unreachable(format!("cannot open the link at {url}: {e}"))),
     };
     let opened = Instant::now();
-    let hello = hello(&plan.device, &plan.remote.limits).to_string();
+    let hello = hello(&plan.device, &acp.limits()).to_string();
     if let Err(e) = ws.send(Message::text(hello)).await {
         return Ok(Dropped::Closed { lasted: opened.elapsed(), code: None, reason: e.to_string() });
     }
@@ -217,7 +213,7 @@ async fn link_once(
             if limits.changed().await.is_err() {
                 return std::future::pending().await;
             }
-            if *limits.borrow() == plan.remote.limits {
+            if *limits.borrow() == acp.limits() {
                 continue;
             }
             while acp.busy() {
