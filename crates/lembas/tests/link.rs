@@ -61,6 +61,15 @@ async fn initialize(link: &mut DeviceLink) -> Value {
     link.request("initialize", params).await
 }
 
+/// `lembas service` running, its hello read and the link initialized by a client of lembas'
+/// protocol.
+async fn ready(server: &FakeServer, env: &Env) -> (tokio::process::Child, DeviceLink) {
+    let (child, mut link) = service(server, env).await;
+    assert_eq!(link.recv().await.unwrap()["method"], "_lembas/hello");
+    initialize(&mut link).await;
+    (child, link)
+}
+
 /// Every file under `dir`, with its text.
 fn files_under(dir: &Path) -> Vec<(PathBuf, String)> {
     let mut out = Vec::new();
@@ -115,9 +124,7 @@ async fn the_device_says_hello_then_answers_initialize_with_its_limits() {
 #[tokio::test]
 async fn remote_sessions_open_only_inside_the_roots_in_trusted_projects_never_wider_than_max_mode() {
     let (server, env) = linked_env(vec![Scripted::text("Hello from this computer.")], "edit", true).await;
-    let (mut child, mut link) = service(&server, &env).await;
-    link.recv().await.unwrap();
-    initialize(&mut link).await;
+    let (mut child, mut link) = ready(&server, &env).await;
 
     let outside = tempfile::tempdir().unwrap();
     let refused = link.request("session/new", json!({ "cwd": outside.path(), "mcpServers": [] })).await;
@@ -294,9 +301,7 @@ async fn scheduled_runs_are_refused_while_off_and_report_how_they_went_when_on()
         Scripted::status(400, "the model is gone"),
     ];
     let (server, env) = linked_with(script, "max_mode = \"auto\"", true).await;
-    let (mut child, mut link) = service(&server, &env).await;
-    link.recv().await.unwrap();
-    initialize(&mut link).await;
+    let (mut child, mut link) = ready(&server, &env).await;
     let off = link
         .request("session/new", json!({ "cwd": env.project, "mcpServers": [], "_meta": scheduled("r1", Some("edit")) }))
         .await;
@@ -349,9 +354,7 @@ async fn an_approval_nobody_answers_in_time_is_a_denial_the_model_reads() {
         Scripted::text("It was not allowed."),
     ];
     let (server, env) = linked_with(script, "max_mode = \"manual\"\napproval_timeout = 1", true).await;
-    let (mut child, mut link) = service(&server, &env).await;
-    link.recv().await.unwrap();
-    initialize(&mut link).await;
+    let (mut child, mut link) = ready(&server, &env).await;
     let opened = link.request("session/new", json!({ "cwd": env.project, "mcpServers": [] })).await;
     let id = opened["result"]["sessionId"].as_str().unwrap().to_owned();
     let answered = link
@@ -372,9 +375,7 @@ async fn an_approval_nobody_answers_in_time_is_a_denial_the_model_reads() {
 #[tokio::test]
 async fn a_watch_command_runs_only_where_the_mode_allows_it_and_is_hashed_as_the_spec_says() {
     let (server, env) = linked_env(vec![], "edit", true).await;
-    let (mut child, mut link) = service(&server, &env).await;
-    link.recv().await.unwrap();
-    initialize(&mut link).await;
+    let (mut child, mut link) = ready(&server, &env).await;
     let watch = |command: &str, timeout: f64| json!({ "cwd": env.project, "command": command, "timeout_s": timeout, "schedule_id": "s", "run_id": "r" });
     let off = link.request("_lembas/monitor", watch("printf 'ok\\n'", 10.0)).await;
     assert_eq!(off["error"]["data"]["reason"], "scheduled_off", "{off}");
@@ -382,9 +383,7 @@ async fn a_watch_command_runs_only_where_the_mode_allows_it_and_is_hashed_as_the
     drop(link);
 
     assert!(env.run(&["remote", "scheduled", "on"]).await.status.success());
-    let (mut child, mut link) = service(&server, &env).await;
-    link.recv().await.unwrap();
-    initialize(&mut link).await;
+    let (mut child, mut link) = ready(&server, &env).await;
     let ok = link.request("_lembas/monitor", watch("printf 'ok\\n'", 10.0)).await;
     let result = &ok["result"];
     assert_eq!(result["hash"], "sha256:9427ae13c91f98a3af2213b34fb59e4bb5aa9e6101a1f7407f526dde3571e6aa", "{ok}");
@@ -429,9 +428,7 @@ async fn a_turn_goes_on_while_the_link_is_down_and_is_followed_again_on_the_next
         Scripted::text("Made it.").with_delay_ms(300),
     ];
     let (server, env) = linked_env(script, "manual", true).await;
-    let (mut child, mut link) = service(&server, &env).await;
-    link.recv().await.unwrap();
-    initialize(&mut link).await;
+    let (mut child, mut link) = ready(&server, &env).await;
     let opened = link.request("session/new", json!({ "cwd": env.project, "mcpServers": [] })).await;
     let id = opened["result"]["sessionId"].as_str().unwrap().to_owned();
     let prompt = json!({ "jsonrpc": "2.0", "id": 99, "method": "session/prompt", "params": {
