@@ -4,7 +4,6 @@
 
 mod common;
 
-use std::process::Command;
 use std::time::Duration;
 
 use common::tmux::{open_ui, tmux_available};
@@ -51,8 +50,8 @@ async fn a_person_asks_for_a_change_approves_it_and_sees_it_happen() {
     tmux.wait_for("── Resumed: fix the note ──").await;
     // Narrower, then wider: the live area is drawn again where it was, and no copy of it is
     // left in the scrollback (the terminal reflows what it had drawn).
-    for (width, height) in [("60", "24"), ("80", "24")] {
-        let _ = Command::new("tmux").args(["resize-window", "-t", &tmux.name, "-x", width, "-y", height]).status();
+    for (width, height) in [(60, 24), (80, 24)] {
+        tmux.resize(width, height);
         tokio::time::sleep(Duration::from_millis(600)).await;
         let screen = tmux.wait_for("fake-model · mode: manual").await;
         assert_eq!(screen.matches("fake-model · mode: manual").count(), 1, "one live area after a resize:\n{screen}");

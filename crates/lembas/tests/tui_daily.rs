@@ -364,13 +364,7 @@ async fn a_wrapped_paragraph_copies_as_its_words_at_any_width() {
     let copied = |tmux: &common::tmux::Tmux| tmux.joined().split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(copied(&tmux).contains(words), "at 80 columns:\n{}", tmux.joined());
     for (width, height) in [(120, 40), (60, 24), (80, 24)] {
-        assert!(
-            std::process::Command::new("tmux")
-                .args(["resize-window", "-t", &tmux.name, "-x", &width.to_string(), "-y", &height.to_string()])
-                .status()
-                .unwrap()
-                .success()
-        );
+        tmux.resize(width, height);
         tokio::time::sleep(Duration::from_millis(500)).await;
         assert!(copied(&tmux).contains(words), "at {width} columns:\n{}", tmux.joined());
     }

@@ -7,27 +7,43 @@ use std::time::{Duration, Instant};
 
 use lembas_testkit::FakeServer;
 
+/// One test's tmux: a server of its own (`-L`, its own socket) holding one session. A shared
+/// server exits when its last session is killed, and a test that starts a session just then is
+/// told "server exited unexpectedly" — so no test shares one.
 pub struct Tmux {
     pub name: String,
 }
 
 impl Tmux {
+    /// `tmux` talking to this test's own server.
+    pub fn command(&self) -> Command {
+        let mut command = Command::new("tmux");
+        command.args(["-L", &self.name]);
+        command
+    }
+
     pub fn send(&self, keys: &[&str]) {
         let mut args = vec!["send-keys", "-t", &self.name];
         args.extend_from_slice(keys);
-        assert!(Command::new("tmux").args(&args).status().unwrap().success());
+        assert!(self.command().args(&args).status().unwrap().success());
+    }
+
+    /// The window made `width`×`height`, as a person resizing their terminal.
+    pub fn resize(&self, width: u16, height: u16) {
+        let (width, height) = (width.to_string(), height.to_string());
+        let args = ["resize-window", "-t", &self.name, "-x", &width, "-y", &height];
+        assert!(self.command().args(args).status().unwrap().success());
     }
 
     /// The pane with rows the terminal wrapped joined back into their lines (`capture-pane -J`).
     pub fn joined(&self) -> String {
-        let out =
-            Command::new("tmux").args(["capture-pane", "-p", "-J", "-S", "-", "-t", &self.name]).output().unwrap();
+        let out = self.command().args(["capture-pane", "-p", "-J", "-S", "-", "-t", &self.name]).output().unwrap();
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
     pub fn screen(&self) -> String {
         // The whole pane, its scrollback included.
-        let out = Command::new("tmux").args(["capture-pane", "-p", "-S", "-", "-t", &self.name]).output().unwrap();
+        let out = self.command().args(["capture-pane", "-p", "-S", "-", "-t", &self.name]).output().unwrap();
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
@@ -46,7 +62,7 @@ impl Tmux {
 
 impl Drop for Tmux {
     fn drop(&mut self) {
-        let _ = Command::new("tmux").args(["kill-session", "-t", &self.name]).status();
+        let _ = self.command().arg("kill-server").status();
     }
 }
 
@@ -93,7 +109,8 @@ pub fn launch(name: &str, home: &std::path::Path, project: &std::path::Path, arg
         home.display(),
         env!("CARGO_BIN_EXE_lembas")
     );
-    let started = Command::new("tmux")
+    let started = tmux
+        .command()
         .args(["new-session", "-d", "-s", &tmux.name, "-x", &size.0.to_string(), "-y", &size.1.to_string(), "-c"])
         .arg(project)
         .arg(&command)
