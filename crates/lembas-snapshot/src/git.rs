@@ -1,0 +1,128 @@
+//! Running the real `git` on lembas' own store: never the project's `.git`, and never the
+//! person's git configuration (a `core.autocrlf`, a filter or a hook of theirs would change what
+//! is kept or put back).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use crate::SnapshotError;
+
+/// One project's store: its object store and the project it keeps.
+#[derive(Debug, Clone)]
+pub(crate) struct Git {
+    pub git_dir: PathBuf,
+    pub work_tree: PathBuf,
+}
+
+impl Git {
+    /// `git` on the store, with `index` as its index file.
+    fn command(&self, index: Option<&Path>) -> Command {
+        let mut command = Command::new("git");
+        // What the person's environment says of git (a hook's GIT_DIR, an editor's
+        // GIT_INDEX_FILE) is not ours.
+        for (key, _) in std::env::vars_os() {
+            if key.to_string_lossy().starts_with("GIT_") {
+                command.env_remove(key);
+            }
+        }
+        command
+            .env("GIT_DIR", &self.git_dir)
+            .env("GIT_WORK_TREE", &self.work_tree)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_LITERAL_PATHSPECS", "1")
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .env("LC_ALL", "C")
+            .args([
+                "-c",
+                "core.autocrlf=false",
+                "-c",
+                "core.safecrlf=false",
+                "-c",
+                "core.symlinks=true",
+                "-c",
+                "core.fsmonitor=false",
+                "-c",
+                "core.hooksPath=/dev/null",
+                "-c",
+                "core.untrackedCache=true",
+                "-c",
+                "gc.auto=0",
+                "-c",
+                "advice.addEmbeddedRepo=false",
+            ])
+            .current_dir(&self.work_tree)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        if let Some(index) = index {
+            command.env("GIT_INDEX_FILE", index);
+        }
+        command
+    }
+
+    /// Runs `git args` (with `input` on its standard input) and answers what it wrote.
+    pub fn run(&self, index: Option<&Path>, args: &[&str], input: Option<&[u8]>) -> Result<Vec<u8>, SnapshotError> {
+        let mut command = self.command(index);
+        command.args(args);
+        if input.is_some() {
+            command.stdin(Stdio::piped());
+        }
+        let mut child = command.spawn().map_err(SnapshotError::NoGit)?;
+        if let Some(input) = input {
+            let mut stdin = child.stdin.take().expect("stdin was piped");
+            // A git that exits early closes its end; what it says then is the error.
+            let _ = stdin.write_all(input);
+        }
+        let output = child.wait_with_output().map_err(SnapshotError::NoGit)?;
+        if !output.status.success() {
+            return Err(SnapshotError::Git {
+                args: args.join(" "),
+                said: String::from_utf8_lossy(&output.stderr).trim().to_owned(),
+            });
+        }
+        Ok(output.stdout)
+    }
+
+    /// `run`, its output a line of text (an object id).
+    pub fn line(&self, index: Option<&Path>, args: &[&str]) -> Result<String, SnapshotError> {
+        Ok(String::from_utf8_lossy(&self.run(index, args, None)?).trim().to_owned())
+    }
+
+    /// Makes the store if it is not there yet: a repository with no work tree of its own, which
+    /// every command here points at the project.
+    pub fn init(&self) -> Result<(), SnapshotError> {
+        if self.git_dir.join("HEAD").is_file() {
+            return Ok(());
+        }
+        std::fs::create_dir_all(&self.git_dir).map_err(|e| SnapshotError::Io(self.git_dir.clone(), e))?;
+        let mut command = self.command(None);
+        command.env_remove("GIT_WORK_TREE").env_remove("GIT_DIR").args(["init", "-q", "--bare"]).arg(&self.git_dir);
+        let output = command.output().map_err(SnapshotError::NoGit)?;
+        if !output.status.success() {
+            return Err(SnapshotError::Git {
+                args: "init".into(),
+                said: String::from_utf8_lossy(&output.stderr).trim().to_owned(),
+            });
+        }
+        // Which project this store keeps, for a person looking in the folder.
+        let named = self.git_dir.join("description");
+        std::fs::write(&named, format!("{}\n", self.work_tree.display())).map_err(|e| SnapshotError::Io(named, e))
+    }
+}
+
+/// NUL-separated paths (`-z` output) as strings.
+pub(crate) fn paths(bytes: &[u8]) -> Vec<String> {
+    bytes.split(|&b| b == 0).filter(|p| !p.is_empty()).map(|p| String::from_utf8_lossy(p).into_owned()).collect()
+}
+
+/// Paths NUL-separated, for `--pathspec-from-file=- --pathspec-file-nul`.
+pub(crate) fn nul_joined<'a>(paths: impl IntoIterator<Item = &'a String>) -> Vec<u8> {
+    let mut out = Vec::new();
+    for path in paths {
+        out.extend_from_slice(path.as_bytes());
+        out.push(0);
+    }
+    out
+}

@@ -1,0 +1,343 @@
+//! Every turn a snapshot. Before a turn's first change the project's files are kept in a git
+//! object store of lembas' own (one per project, in lembas' data folder: never the project's
+//! `.git`, its index, branches, stash or hooks, and a project need not be a git repository at
+//! all); when the turn ends they are kept again. An undo puts back every file the turn changed —
+//! whoever changed it: lembas' file tools, a command, a subagent — unless the person changed it
+//! since, which is left as they made it and said.
+//!
+//! The store honours the project's `.gitignore` (and `.git/info/exclude`, and the person's own
+//! global ignore file); a file over [`Limits::file_bytes`] is not kept, nor what would take one
+//! snapshot's new content past [`Limits::snapshot_bytes`], and those are named. Each session has
+//! an index of its own, so a snapshot is one incremental `git add` of what changed since its last.
+//! Snapshots are refs (`refs/lembas/<session>/<turn>/before|after`) to trees; deleting a session's
+//! refs and a `git gc` is how a store shrinks ([`Store::forget`], [`Store::prune`]).
+
+mod git;
+mod restore;
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use sha2::Digest;
+
+use git::{Git, nul_joined, paths};
+pub use restore::Restored;
+
+/// Why a snapshot could not be taken or put back.
+#[derive(Debug, thiserror::Error)]
+pub enum SnapshotError {
+    #[error("git could not be run ({0}); snapshots need git installed")]
+    NoGit(std::io::Error),
+    #[error("git {args} failed: {said}")]
+    Git { args: String, said: String },
+    #[error("{path}: {1}", path = .0.display())]
+    Io(PathBuf, std::io::Error),
+}
+
+/// How much a store keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// A file larger than this is not kept (a dataset, a build's output not ignored).
+    pub file_bytes: u64,
+    /// What one snapshot adds at most; files past it are not kept.
+    pub snapshot_bytes: u64,
+    /// The store's size past which the oldest snapshots are dropped.
+    pub store_bytes: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { file_bytes: 4 << 20, snapshot_bytes: 256 << 20, store_bytes: 1 << 30 }
+    }
+}
+
+/// The project's files as they were at one moment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Snapshot {
+    /// The tree's object id.
+    pub tree: String,
+    /// Files left out: over a limit.
+    pub skipped: Vec<String>,
+}
+
+/// One turn's snapshots: before its first change, and as it ended (`None`: it did not end — the
+/// program was stopped in it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TurnSnapshots {
+    pub turn: i64,
+    pub before: String,
+    pub after: Option<String>,
+}
+
+/// One project's snapshots.
+#[derive(Debug, Clone)]
+pub struct Store {
+    git: Git,
+    limits: Limits,
+}
+
+impl Store {
+    /// The store for `project` (its real path) under `root` (lembas' snapshots folder), made
+    /// when first used.
+    pub fn open(root: &Path, project: &Path, limits: Limits) -> Store {
+        let key = hex::encode(&sha2::Sha256::digest(project.as_os_str().as_encoded_bytes())[..10]);
+        Store { git: Git { git_dir: root.join(format!("{key}.git")), work_tree: project.to_path_buf() }, limits }
+    }
+
+    /// Where the store is (its git folder).
+    pub fn path(&self) -> &Path {
+        &self.git.git_dir
+    }
+
+    /// The project's files as they are now, kept. `session` names the index the snapshot
+    /// starts from (its last), so only what changed since is read again.
+    pub fn take(&self, session: &str) -> Result<Snapshot, SnapshotError> {
+        self.git.init()?;
+        let _shared = self.lock(false)?;
+        let index = self.index(session);
+        let indexes = self.git.git_dir.join("indexes");
+        std::fs::create_dir_all(&indexes).map_err(|e| SnapshotError::Io(indexes, e))?;
+        // Every snapshot decides afresh what is over a limit: a file that shrank is kept again.
+        self.write_excludes(&[])?;
+        let new = paths(&self.git.run(Some(&index), &["ls-files", "-z", "-o", "--exclude-standard"], None)?);
+        let changed = paths(&self.git.run(Some(&index), &["ls-files", "-z", "-m"], None)?);
+        let (mut skipped, mut added) = (Vec::new(), 0u64);
+        for path in &new {
+            let size = self.size_of(path);
+            if size > self.limits.file_bytes || added + size > self.limits.snapshot_bytes {
+                skipped.push(path.clone());
+            } else {
+                added += size;
+            }
+        }
+        let grown: Vec<String> =
+            changed.into_iter().filter(|path| self.size_of(path) > self.limits.file_bytes).collect();
+        if !grown.is_empty() {
+            let args =
+                ["rm", "-q", "-f", "--cached", "--ignore-unmatch", "--pathspec-from-file=-", "--pathspec-file-nul"];
+            self.git.run(Some(&index), &args, Some(&nul_joined(&grown)))?;
+            skipped.extend(grown);
+        }
+        self.write_excludes(&skipped)?;
+        self.add_all(&index)?;
+        let tree = match self.git.line(Some(&index), &["write-tree"]) {
+            Ok(tree) => tree,
+            // An index naming an object the store lost (a prune by another lembas, a store
+            // copied in part): read the files whole again.
+            Err(_) => {
+                let _ = std::fs::remove_file(&index);
+                self.add_all(&index)?;
+                self.git.line(Some(&index), &["write-tree"])?
+            }
+        };
+        skipped.sort();
+        Ok(Snapshot { tree, skipped })
+    }
+
+    /// Everything in the project that is not ignored, into `index`.
+    fn add_all(&self, index: &Path) -> Result<(), SnapshotError> {
+        match self.git.run(Some(index), &["add", "-A", "--ignore-errors"], None) {
+            Ok(_) => Ok(()),
+            // A file that could not be read (one the person cannot read) is left out, and git
+            // says so as an error; what it could read is in the index. A fatal one is not that.
+            Err(SnapshotError::Git { said, .. }) if !said.contains("fatal:") => Ok(()),
+            Err(other) => Err(other),
+        }
+    }
+
+    /// Keeps `tree` as `session`'s turn `turn`'s snapshot `which` (`before` or `after`).
+    pub fn keep(&self, session: &str, turn: i64, which: &str, tree: &str) -> Result<(), SnapshotError> {
+        let name = format!("refs/lembas/{}/{turn}/{which}", safe(session));
+        self.git.run(None, &["update-ref", &name, tree], None).map(drop)
+    }
+
+    /// `session`'s turns with snapshots, oldest first.
+    pub fn turns(&self, session: &str) -> Result<Vec<TurnSnapshots>, SnapshotError> {
+        if !self.git.git_dir.join("HEAD").is_file() {
+            return Ok(Vec::new());
+        }
+        let prefix = format!("refs/lembas/{}/", safe(session));
+        let listed = self.git.run(None, &["for-each-ref", "--format=%(refname) %(objectname)", &prefix], None)?;
+        let mut turns: BTreeMap<i64, (Option<String>, Option<String>)> = BTreeMap::new();
+        for line in String::from_utf8_lossy(&listed).lines() {
+            let Some((name, object)) = line.split_once(' ') else { continue };
+            let Some((turn, which)) = name.strip_prefix(&prefix).and_then(|rest| rest.split_once('/')) else {
+                continue;
+            };
+            let Ok(turn) = turn.parse() else { continue };
+            let entry = turns.entry(turn).or_default();
+            match which {
+                "before" => entry.0 = Some(object.to_owned()),
+                "after" => entry.1 = Some(object.to_owned()),
+                _ => {}
+            }
+        }
+        Ok(turns
+            .into_iter()
+            .filter_map(|(turn, (before, after))| Some(TurnSnapshots { turn, before: before?, after }))
+            .collect())
+    }
+
+    /// Drops `session`'s snapshots of turn `from` and later (an undo took them back).
+    pub fn drop_from(&self, session: &str, from: i64) -> Result<(), SnapshotError> {
+        let doomed: Vec<i64> = self.turns(session)?.into_iter().map(|t| t.turn).filter(|&t| t >= from).collect();
+        self.delete_refs(
+            doomed.iter().flat_map(|turn| {
+                ["before", "after"].map(|which| format!("refs/lembas/{}/{turn}/{which}", safe(session)))
+            }),
+        )
+    }
+
+    /// Forgets every snapshot of `session` (it was deleted); the space comes back at the next
+    /// [`Store::prune`].
+    pub fn forget(&self, session: &str) -> Result<(), SnapshotError> {
+        if !self.git.git_dir.join("HEAD").is_file() {
+            return Ok(());
+        }
+        let prefix = format!("refs/lembas/{}/", safe(session));
+        let listed = self.git.run(None, &["for-each-ref", "--format=%(refname)", &prefix], None)?;
+        self.delete_refs(String::from_utf8_lossy(&listed).lines().map(str::to_owned))?;
+        let index = self.index(session);
+        match std::fs::remove_file(&index) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(SnapshotError::Io(index, e)),
+            _ => Ok(()),
+        }
+    }
+
+    /// The store's size on disk, in bytes (its objects).
+    pub fn size(&self) -> Result<u64, SnapshotError> {
+        if !self.git.git_dir.join("HEAD").is_file() {
+            return Ok(0);
+        }
+        let counted = self.git.run(None, &["count-objects", "-v"], None)?;
+        let kib: u64 = String::from_utf8_lossy(&counted)
+            .lines()
+            .filter_map(|line| line.split_once(": "))
+            .filter(|(key, _)| matches!(*key, "size" | "size-pack" | "size-garbage"))
+            .filter_map(|(_, value)| value.trim().parse::<u64>().ok())
+            .sum();
+        Ok(kib * 1024)
+    }
+
+    /// Keeps the store under its limit: while it is over, the oldest snapshots go (the sessions
+    /// least recently snapshotted first, each one's earliest turns first) — never `keeping`'s
+    /// latest turn. Answers how many turns' snapshots were dropped.
+    pub fn prune(&self, keeping: &str) -> Result<usize, SnapshotError> {
+        let mut dropped = 0;
+        while self.size()? > self.limits.store_bytes {
+            let mut oldest = self.oldest_first()?;
+            // The turn being kept (the latest of the session at work) is never pruned.
+            if let Some(latest) = oldest.iter().filter(|(_, session, _)| session == keeping).map(|t| t.2).max() {
+                oldest.retain(|(_, session, turn)| !(session == keeping && *turn == latest));
+            }
+            if oldest.is_empty() {
+                break;
+            }
+            // A quarter at a time: each round is a whole `git gc`.
+            let take = oldest.len().div_ceil(4);
+            self.delete_refs(oldest.iter().take(take).flat_map(|(_, session, turn)| {
+                ["before", "after"].map(|which| format!("refs/lembas/{session}/{turn}/{which}"))
+            }))?;
+            dropped += take;
+            let _only = self.lock(true)?;
+            self.git.run(None, &["reflog", "expire", "--expire=now", "--all"], None)?;
+            self.git.run(None, &["gc", "-q", "--prune=now"], None)?;
+            // A session's index may name objects just pruned; its next snapshot reads its
+            // files whole again.
+            let indexes = self.git.git_dir.join("indexes");
+            let _ = std::fs::remove_dir_all(&indexes);
+        }
+        Ok(dropped)
+    }
+
+    /// Every snapshotted turn, as (when its session last took one, session, turn), oldest first.
+    fn oldest_first(&self) -> Result<Vec<(std::time::SystemTime, String, i64)>, SnapshotError> {
+        let listed = self.git.run(None, &["for-each-ref", "--format=%(refname)", "refs/lembas/"], None)?;
+        let mut turns = Vec::new();
+        for name in String::from_utf8_lossy(&listed).lines() {
+            let mut parts = name.strip_prefix("refs/lembas/").unwrap_or_default().split('/');
+            let (Some(session), Some(turn), Some("before")) = (parts.next(), parts.next(), parts.next()) else {
+                continue;
+            };
+            let Ok(turn) = turn.parse::<i64>() else { continue };
+            let when = std::fs::metadata(self.index(session))
+                .and_then(|m| m.modified())
+                .unwrap_or(std::time::SystemTime::UNIX_EPOCH);
+            turns.push((when, session.to_owned(), turn));
+        }
+        turns.sort();
+        Ok(turns)
+    }
+
+    fn delete_refs(&self, names: impl Iterator<Item = String>) -> Result<(), SnapshotError> {
+        let script: String = names.map(|name| format!("delete {name}\n")).collect();
+        if script.is_empty() {
+            return Ok(());
+        }
+        self.git.run(None, &["update-ref", "--stdin"], Some(script.as_bytes())).map(drop)
+    }
+
+    fn index(&self, session: &str) -> PathBuf {
+        self.git.git_dir.join("indexes").join(safe(session))
+    }
+
+    /// A file's size in the project; 0 when it cannot be read (git says so when it adds).
+    fn size_of(&self, path: &str) -> u64 {
+        std::fs::symlink_metadata(self.git.work_tree.join(path)).map(|m| m.len()).unwrap_or(0)
+    }
+
+    /// What no snapshot keeps beside what the project ignores: the files over a limit.
+    fn write_excludes(&self, skipped: &[String]) -> Result<(), SnapshotError> {
+        let info = self.git.git_dir.join("info");
+        std::fs::create_dir_all(&info).map_err(|e| SnapshotError::Io(info.clone(), e))?;
+        let mut text = String::from("# Over lembas' snapshot limits: not kept.\n");
+        for path in skipped {
+            text.push('/');
+            text.push_str(&escape_pattern(path));
+            text.push('\n');
+        }
+        let file = info.join("exclude");
+        std::fs::write(&file, text).map_err(|e| SnapshotError::Io(file, e))
+    }
+
+    /// Snapshots share the store; a `gc` has it alone (so it cannot prune what a snapshot is
+    /// writing).
+    fn lock(&self, alone: bool) -> Result<File, SnapshotError> {
+        let path = self.git.git_dir.join("lembas.lock");
+        let file = File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|e| SnapshotError::Io(path.clone(), e))?;
+        let locked = if alone { file.lock() } else { file.lock_shared() };
+        locked.map_err(|e| SnapshotError::Io(path, e))?;
+        Ok(file)
+    }
+}
+
+/// A session id as one component of a ref name and a file name.
+fn safe(session: &str) -> String {
+    session.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect()
+}
+
+/// A path as a gitignore pattern matching only itself.
+fn escape_pattern(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    for c in path.chars() {
+        if matches!(c, '\\' | '*' | '?' | '[' | ']' | '!' | '#') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    // Trailing spaces count only when escaped.
+    let kept = out.trim_end_matches(' ').len();
+    let trailing = out.len() - kept;
+    out.truncate(kept);
+    out.push_str(&"\\ ".repeat(trailing));
+    out
+}
+
+#[cfg(test)]
+mod tests;
