@@ -49,15 +49,8 @@ impl Awaited {
         match (self, event) {
             (_, Event::Error { .. }) => Some(String::new()),
             (Awaited::Compacted, Event::Compacted { .. }) => Some("Compacted the conversation.".into()),
-            (Awaited::Undone, Event::Undone { prompt, files, ran_commands }) => {
-                let mut said = format!("Took back the turn \"{}\".", prompt.lines().next().unwrap_or(""));
-                if !files.is_empty() {
-                    said.push_str(&format!(" Put back: {}.", files.join(", ")));
-                }
-                if *ran_commands {
-                    said.push_str(" It ran commands, whose effects an undo does not reach.");
-                }
-                Some(said)
+            (Awaited::Undone, Event::Undone { prompt, files }) => {
+                Some(lembas_protocol::undo_said(prompt.as_deref(), files))
             }
             (Awaited::Context, Event::Context { window, shares, offer }) => {
                 let used: u64 = shares.iter().map(|s| s.tokens).sum();

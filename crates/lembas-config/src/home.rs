@@ -66,6 +66,11 @@ impl Home {
         self.data.join("skills")
     }
 
+    /// The projects' snapshots, one git store each: data, kept like the sessions they undo.
+    pub fn snapshots_dir(&self) -> PathBuf {
+        self.data.join("snapshots")
+    }
+
     pub fn jobs_dir(&self) -> PathBuf {
         self.state.join("jobs")
     }

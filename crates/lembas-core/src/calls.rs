@@ -41,11 +41,10 @@ impl Session {
             prepared.push(self.prepare(call).await);
         }
 
-        // Files a call will change are kept as they are first, for an undo.
-        for prepared in &prepared {
-            if let Prepared::Run { name, paths, .. } = prepared {
-                self.back_up(name, paths);
-            }
+        // Before the turn's first call that may change the project, its files are kept, for an
+        // undo.
+        if prepared.iter().any(|p| matches!(p, Prepared::Run { name, .. } if handler(name).may_change_the_project())) {
+            self.snapshot_before().await;
         }
 
         let outputs = self.run_batches(calls, &mut prepared, cancel, phases).await;

@@ -51,6 +51,10 @@ pub struct SessionConfig {
     pub sandbox_credentials: Vec<String>,
     /// Where jobs keep their output (each session in a folder of its own below it).
     pub jobs_dir: PathBuf,
+    /// Where the projects' snapshots are kept (a git store per project); by default beside
+    /// `jobs_dir`.
+    pub snapshots_dir: PathBuf,
+    pub snapshot_limits: lembas_snapshot::Limits,
     /// The editor's files, when the session runs in an editor that offers them (ACP).
     pub editor_files: Option<Arc<dyn lembas_tools::EditorFiles>>,
     pub max_steps: u32,
@@ -143,6 +147,8 @@ impl SessionConfig {
             sandbox_launcher: None,
             read_grants: Default::default(),
             sandbox_credentials: Vec::new(),
+            snapshots_dir: jobs_dir.with_file_name("snapshots"),
+            snapshot_limits: Default::default(),
             jobs_dir,
             editor_files: None,
             max_steps: crate::default_max_steps(),

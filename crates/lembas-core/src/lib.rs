@@ -41,6 +41,7 @@ mod prompt;
 mod sandboxing;
 mod session;
 mod sink;
+mod snapshots;
 mod subagent;
 mod team;
 mod transcript;

@@ -119,9 +119,11 @@ pub struct Session {
     pub(crate) mcp_failures_told: HashSet<String>,
     /// Whom this session works for, when it is a subagent's.
     pub(crate) subagent: Option<crate::subagent::SubagentOf>,
-    /// Where the running turn the person started began (the checkpoint its files are kept
-    /// under, for an undo).
+    /// Where the running turn the person started began (the checkpoint its snapshots are
+    /// kept under, for an undo).
     pub(crate) turn_seq: Option<i64>,
+    /// How far this turn's snapshot went.
+    pub(crate) snapshot: crate::snapshots::TurnSnapshot,
     /// What the person allowed "for this session" on a subagent's card, for the session itself
     /// to take up (the subagent has it at once; the session at its next step).
     pub(crate) granted: Grants,
@@ -348,6 +350,7 @@ impl Session {
             mcp_failures_told: HashSet::new(),
             subagent,
             turn_seq: None,
+            snapshot: Default::default(),
             granted: Arc::default(),
             team,
             cfg,

@@ -37,10 +37,6 @@ pub(crate) struct SubagentOf {
     pub block: String,
     /// An `explore` subagent: reading tools only.
     pub read_only: bool,
-    /// The parent's turn its file changes are kept under, for an undo there.
-    pub backup_to: Option<(String, i64)>,
-    /// It works in a worktree of its own: nothing of the project's to keep.
-    pub in_worktree: bool,
     /// Where what the person allows "for this session" on its cards goes, for the parent.
     pub granted: crate::session::Grants,
     /// A team's subagent: its seat in the tree, and whether it has request options.
@@ -217,8 +213,6 @@ impl Session {
             label: label.clone(),
             block,
             read_only: explore,
-            backup_to: self.turn_seq.map(|seq| (self.id.clone(), seq)),
-            in_worktree: worktree.is_some(),
             granted: self.granted.clone(),
             team: None,
         };

@@ -97,6 +97,7 @@ impl Session {
             }
             DoneReason::Failed => {}
         }
+        self.snapshot_after().await;
         let usage = std::mem::take(&mut self.turn_usage);
         let done = Event::Done { reason, text: text.clone(), steps, session: self.id.clone(), usage };
         self.record_answer(&done);

@@ -1,15 +1,15 @@
-//! Undo: the last turn the person started is taken back — the files lembas' own tools changed
-//! in it are put back as they were, and its messages leave the conversation (`context.md` §2:
-//! after an undo its results are gone from what is sent; nothing before it changes, so the
-//! prompt cache still holds up to there).
+//! Undo: the last turn the person started is taken back — every file of the project it
+//! changed is put back as the turn found it (`snapshots.rs`), and its messages leave the
+//! conversation (`context.md` §2: after an undo its results are gone from what is sent; nothing
+//! before it changes, so the prompt cache still holds up to there).
 //!
 //! How: when a turn the person started begins, the store marks where (a checkpoint with the
-//! engine's state); before a file tool changes a file, the file as it was is kept once per turn.
-//! Commands (`bash`) are not followed: what a command changed stays, and the undo says so.
-
-use std::path::PathBuf;
+//! engine's state); before its first change the project's files are snapshotted, and again as it
+//! ends. A file changed again after the turn is left as it is and named. Past a compaction the
+//! conversation has no checkpoint to go back to; the turn's files still come back.
 
 use lembas_model::Message;
+use lembas_protocol::FilesBack;
 
 use crate::history::Entry;
 use crate::session::{Session, State};
@@ -18,12 +18,10 @@ use crate::{EngineError, Event, now_ms};
 /// What an undo did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Undone {
-    /// The person's words that started the turn taken back (a front end offers them again).
-    pub prompt: String,
-    /// The files put back, as the person reads them.
-    pub files: Vec<String>,
-    /// The turn ran commands, whose effects an undo does not reach.
-    pub ran_commands: bool,
+    /// The person's words that started the turn taken back (a front end offers them again);
+    /// `None`: the conversation stood (the turn is behind a compaction), only files came back.
+    pub prompt: Option<String>,
+    pub files: FilesBack,
 }
 
 impl Session {
@@ -31,51 +29,19 @@ impl Session {
     pub(crate) fn mark_turn(&mut self) -> Result<(), EngineError> {
         let seq = self.cfg.store.checkpoint(&self.id, self.history.len(), &self.state_value())?;
         self.turn_seq = Some(seq);
+        self.snapshot.taken = false;
         Ok(())
-    }
-
-    /// Before a call changes files: keeps each as it is now, the first time this turn touches it.
-    /// A subagent keeps them in its parent's turn (an undo there takes its changes back too); one
-    /// in a worktree of its own changes nothing of the project's.
-    pub(crate) fn back_up(&self, tool: &str, paths: &[PathBuf]) {
-        // The tools whose changes an undo puts back: those that change files.
-        if !lembas_spec::tool(tool).is_some_and(|t| t.changes_files()) {
-            return;
-        }
-        let (session, seq) = match &self.subagent {
-            Some(of) => match (&of.backup_to, of.in_worktree) {
-                (Some((parent, seq)), false) => (parent.as_str(), *seq),
-                _ => return,
-            },
-            None => match self.turn_seq {
-                Some(seq) => (self.id.as_str(), seq),
-                None => return,
-            },
-        };
-        for path in paths {
-            let real = self.ws.real_path(path);
-            let before = match std::fs::read(&real) {
-                Ok(bytes) => Some(bytes),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-                // Not a file lembas could change (a folder, unreadable): nothing to keep.
-                Err(_) => continue,
-            };
-            let _ = self.cfg.store.back_up(session, seq, &real.to_string_lossy(), before.as_deref());
-        }
     }
 
     /// Takes back the last turn the person started (and any turn a job's note started after it).
     pub fn undo(&mut self) -> Result<Undone, EngineError> {
-        let nothing = || EngineError::Undo("There is nothing to undo in this session.".into());
-        let checkpoint = loop {
-            let checkpoint = self.cfg.store.last_checkpoint(&self.id)?.ok_or_else(nothing)?;
-            if checkpoint.history_len < self.history.len() {
-                break checkpoint;
-            }
-            // A turn that failed before its first message was kept: nothing of it to take back,
-            // so the undo goes to the turn before.
-            self.cfg.store.take_back(&self.id, checkpoint.seq, &self.state_value(), &[], now_ms())?;
+        let Some(checkpoint) = self.last_turn_checkpoint()? else {
+            // Behind a compaction: the files of the last turn with snapshots, if any.
+            let files = self.put_files_back(None)?.ok_or_else(nothing_to_undo)?;
+            return Ok(self.said_undone(None, files));
         };
+        // The files first: a failure there leaves the conversation as it was.
+        let files = self.put_files_back(Some(checkpoint.seq))?.unwrap_or_default();
         let taken = &self.history[checkpoint.history_len..];
         // The words the person typed — not the files they attached, which went with them.
         let prompt = match taken.first() {
@@ -85,25 +51,6 @@ impl Session {
             }
             _ => String::new(),
         };
-        let ran_commands = taken.iter().any(|e| {
-            matches!(&e.message, Message::Assistant { tool_calls, .. } if tool_calls.iter().any(|c| crate::handlers::handler(&c.name).runs_a_command()))
-        });
-        let mut files = Vec::new();
-        for lembas_store::Backup { path, before } in self.cfg.store.backups(&self.id, checkpoint.seq)? {
-            let path = PathBuf::from(path);
-            let put_back = match &before {
-                Some(bytes) => {
-                    path.parent().map_or(Ok(()), std::fs::create_dir_all).and_then(|()| std::fs::write(&path, bytes))
-                }
-                None => match std::fs::remove_file(&path) {
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-                    other => other,
-                },
-            };
-            let name = lembas_paths::prompt_name(&path, &self.ws.root, self.cfg.user_home.as_deref());
-            put_back.map_err(|e| EngineError::Undo(format!("{name} could not be put back: {e}")))?;
-            files.push(name);
-        }
         // The engine's state as the turn began — but ids are never reused, and what the person
         // set (mode, effort, approvals, models named) and the tool list stand as they are.
         let mut state: State =
@@ -123,13 +70,54 @@ impl Session {
         self.turn_seq = None;
         self.cfg.store.take_back(&self.id, checkpoint.seq, &self.state_value(), &forget, now_ms())?;
         self.judge = self.make_judge();
-        let undone = Undone { prompt, files, ran_commands };
-        self.emit(Event::Undone {
-            prompt: undone.prompt.clone(),
-            files: undone.files.clone(),
-            ran_commands: undone.ran_commands,
-        });
-        self.report_context();
-        Ok(undone)
+        Ok(self.said_undone(Some(prompt), files))
     }
+
+    /// The last checkpoint with something after it: a turn that failed before its first
+    /// message was kept leaves one with nothing to take back, and the undo goes to the turn
+    /// before.
+    fn last_turn_checkpoint(&mut self) -> Result<Option<lembas_store::Checkpoint>, EngineError> {
+        while let Some(checkpoint) = self.cfg.store.last_checkpoint(&self.id)? {
+            if checkpoint.history_len < self.history.len() {
+                return Ok(Some(checkpoint));
+            }
+            self.cfg.store.take_back(&self.id, checkpoint.seq, &self.state_value(), &[], now_ms())?;
+        }
+        Ok(None)
+    }
+
+    /// Puts back the files of the turns snapshotted from the checkpoint `from` on (`None`: the
+    /// last snapshotted turn), and forgets their snapshots. `None` when there were none.
+    fn put_files_back(&mut self, from: Option<i64>) -> Result<Option<FilesBack>, EngineError> {
+        let store = self.snapshots();
+        let turns = match store.turns(&self.id) {
+            Ok(turns) => turns,
+            Err(e) => return Ok(Some(FilesBack { not_back: Some(e.to_string()), ..Default::default() })),
+        };
+        let Some(from) = from.or_else(|| turns.last().map(|t| t.turn)) else { return Ok(None) };
+        let taken: Vec<_> = turns.into_iter().filter(|t| t.turn >= from).collect();
+        let (Some(first), Some(last)) = (taken.first(), taken.last()) else { return Ok(None) };
+        let restored = store
+            .restore(&self.id, &first.before, last.after.as_deref())
+            .map_err(|e| EngineError::Undo(format!("The files could not be put back: {e}")))?;
+        store.drop_from(&self.id, from).map_err(|e| EngineError::Undo(e.to_string()))?;
+        self.snapshot.taken = false;
+        Ok(Some(FilesBack {
+            put_back: restored.put_back,
+            removed: restored.removed,
+            kept: restored.kept,
+            not_back: None,
+        }))
+    }
+
+    fn said_undone(&mut self, prompt: Option<String>, files: FilesBack) -> Undone {
+        let undone = Undone { prompt, files };
+        self.emit(Event::Undone { prompt: undone.prompt.clone(), files: undone.files.clone() });
+        self.report_context();
+        undone
+    }
+}
+
+fn nothing_to_undo() -> EngineError {
+    EngineError::Undo("There is nothing to undo in this session.".into())
 }

@@ -36,15 +36,15 @@ async fn undo_puts_the_files_back_and_takes_the_turn_out_of_the_conversation() {
     let stored_before = h.store.messages(session.id()).unwrap().len();
 
     let undone = session.undo().unwrap();
-    assert_eq!(undone.prompt, "make it multiply");
-    assert_eq!(undone.files, ["src/extra.rs", "src/lib.rs"]);
-    assert!(!undone.ran_commands);
+    assert_eq!(undone.prompt.as_deref(), Some("make it multiply"));
+    assert_eq!(undone.files.put_back, ["src/lib.rs"]);
+    assert_eq!(undone.files.removed, ["src/extra.rs"]);
     assert!(std::fs::read_to_string(h.root.join("src/lib.rs")).unwrap().contains("a + b"), "as the first turn left it");
     assert!(!h.root.join("src/extra.rs").exists(), "made in the undone turn: gone");
     assert_eq!(h.store.messages(session.id()).unwrap().len(), stored_before - 6, "the turn's six messages");
     while let Ok(said) = rx.try_recv() {
         if let Event::Undone { prompt, .. } = said.event {
-            assert_eq!(prompt, "make it multiply");
+            assert_eq!(prompt.as_deref(), Some("make it multiply"));
         }
     }
 
@@ -62,7 +62,7 @@ async fn undo_puts_the_files_back_and_takes_the_turn_out_of_the_conversation() {
 
     // A second undo takes back the turn just made; a third the first turn; then nothing is left.
     session.undo().unwrap();
-    assert_eq!(session.undo().unwrap().prompt, "fix add");
+    assert_eq!(session.undo().unwrap().prompt.as_deref(), Some("fix add"));
     assert!(std::fs::read_to_string(h.root.join("src/lib.rs")).unwrap().contains("a - b"));
     assert!(matches!(session.undo(), Err(EngineError::Undo(m)) if m.contains("nothing to undo")));
 }
@@ -87,12 +87,40 @@ async fn a_subagents_changes_are_undone_with_the_turn_that_started_it() {
     session.prompt("fix add with a subagent", &CancellationToken::new()).await;
     assert!(std::fs::read_to_string(h.root.join("src/lib.rs")).unwrap().contains("a + b"));
     let undone = session.undo().unwrap();
-    assert_eq!(undone.files, ["src/lib.rs"]);
+    assert_eq!(undone.files.put_back, ["src/lib.rs"]);
     assert!(std::fs::read_to_string(h.root.join("src/lib.rs")).unwrap().contains("a - b"));
 }
 
 #[tokio::test]
-async fn undo_says_when_commands_ran_and_stops_at_a_summary() {
+async fn what_a_command_changed_is_undone_too_and_the_persons_later_edit_is_kept() {
+    let h = Harness::new(vec![
+        Scripted::tool_call(
+            "bash",
+            json!({"command": "sed -i 's/a - b/a + b/' src/lib.rs && rm AGENTS.md && mkdir -p gen && echo made > gen/out.txt && echo x > notes.txt"}),
+        ),
+        Scripted::text("Ran it."),
+    ])
+    .await;
+    std::fs::write(h.root.join("notes.txt"), "mine\n").unwrap();
+    let (mut session, _rx) = h.start(Mode::Auto);
+    session.prompt("rewrite things with a command", &CancellationToken::new()).await;
+    assert!(std::fs::read_to_string(h.root.join("src/lib.rs")).unwrap().contains("a + b"));
+    assert!(!h.root.join("AGENTS.md").exists());
+    // The person changes one of the files the turn changed, before the undo.
+    std::fs::write(h.root.join("notes.txt"), "mine, edited again\n").unwrap();
+
+    let undone = session.undo().unwrap();
+    assert_eq!(undone.files.put_back, ["AGENTS.md", "src/lib.rs"]);
+    assert_eq!(undone.files.removed, ["gen/out.txt"]);
+    assert_eq!(undone.files.kept, ["notes.txt"]);
+    assert!(std::fs::read_to_string(h.root.join("src/lib.rs")).unwrap().contains("a - b"));
+    assert_eq!(std::fs::read_to_string(h.root.join("AGENTS.md")).unwrap(), "Run cargo test before you finish.\n");
+    assert!(!h.root.join("gen").exists());
+    assert_eq!(std::fs::read_to_string(h.root.join("notes.txt")).unwrap(), "mine, edited again\n", "never overwritten");
+}
+
+#[tokio::test]
+async fn past_a_compaction_the_files_still_come_back_and_the_conversation_stands() {
     let h = Harness::new(vec![
         Scripted::tool_call("bash", json!({"command": "touch made-by-bash"})),
         Scripted::text("Ran it."),
@@ -102,16 +130,27 @@ async fn undo_says_when_commands_ran_and_stops_at_a_summary() {
     let (mut session, _rx) = h.start(Mode::Auto);
     let cancel = CancellationToken::new();
     session.prompt("run it", &cancel).await;
-    // Compaction makes a new start: an undo does not reach back past it.
+    assert!(h.root.join("made-by-bash").exists());
     session.compact(&cancel).await.unwrap();
-    assert!(matches!(session.undo(), Err(EngineError::Undo(_))));
-
-    let h =
-        Harness::new(vec![Scripted::tool_call("bash", json!({"command": "true"})), Scripted::text("Ran it.")]).await;
-    let (mut session, _rx) = h.start(Mode::Auto);
-    session.prompt("run it", &cancel).await;
+    let stored = h.store.messages(session.id()).unwrap().len();
     let undone = session.undo().unwrap();
-    assert!(undone.ran_commands && undone.files.is_empty());
+    assert_eq!(undone.prompt, None, "the conversation is behind the summary");
+    assert_eq!(undone.files.removed, ["made-by-bash"]);
+    assert!(!h.root.join("made-by-bash").exists());
+    assert_eq!(h.store.messages(session.id()).unwrap().len(), stored);
+    // Its snapshots went with the undo: nothing is left to take back.
+    assert!(matches!(session.undo(), Err(EngineError::Undo(m)) if m.contains("nothing to undo")));
+}
+
+#[tokio::test]
+async fn a_turn_that_only_read_takes_no_snapshot() {
+    let h =
+        Harness::new(vec![Scripted::tool_call("read", json!({"path": "src/lib.rs"})), Scripted::text("Read.")]).await;
+    let (mut session, _rx) = h.start(Mode::Auto);
+    session.prompt("read it", &CancellationToken::new()).await;
+    let undone = session.undo().unwrap();
+    assert_eq!(undone.files, Default::default());
+    assert!(!h._dir.path().join("snapshots").exists(), "no store was made for a turn that changed nothing");
 }
 
 #[tokio::test]
@@ -123,7 +162,7 @@ async fn a_turn_that_never_got_its_message_in_does_not_block_the_undo_before_it(
     let kept = h.store.messages(session.id()).unwrap().len();
     h.store.checkpoint(session.id(), kept, &serde_json::json!({})).unwrap();
     let undone = session.undo().unwrap();
-    assert_eq!(undone.prompt, "fix add");
+    assert_eq!(undone.prompt.as_deref(), Some("fix add"));
     assert!(std::fs::read_to_string(h.root.join("src/lib.rs")).unwrap().contains("a - b"));
 }
 
@@ -139,7 +178,7 @@ async fn undo_gives_back_the_words_typed_not_the_files_attached() {
     session.prompt_with("what does @src/lib.rs do?", &[file], &CancellationToken::new()).await;
     let sent = h.server.chat_requests()[0]["messages"][1]["content"].as_str().unwrap().to_owned();
     assert!(sent.contains("a - b"), "the file went with the words: {sent}");
-    assert_eq!(session.undo().unwrap().prompt, "what does @src/lib.rs do?");
+    assert_eq!(session.undo().unwrap().prompt.as_deref(), Some("what does @src/lib.rs do?"));
 }
 
 #[tokio::test]

@@ -264,12 +264,12 @@ pub enum Event {
     SteerReturned {
         texts: Vec<String>,
     },
-    /// The last turn was taken back: its words (to offer again) and the files put back.
+    /// The last turn was taken back: its words (to offer again; `None`: the conversation
+    /// stood, the turn being behind a compaction) and what came of its files
+    /// ([`crate::undo_said`] says it).
     Undone {
-        prompt: String,
-        files: Vec<String>,
-        /// It ran commands, whose effects an undo does not reach.
-        ran_commands: bool,
+        prompt: Option<String>,
+        files: crate::FilesBack,
     },
     /// Something a subagent did: its own event, with the `task` call it works for and the
     /// description it goes by.

@@ -11,6 +11,7 @@ mod stored;
 mod submission;
 pub mod team;
 pub mod tools;
+mod undo;
 mod usage;
 
 pub use ask::{Answer, Approval, ApprovalRequest, Ask, PlanVerdict, Question, Reply, Showing, SubagentRef};
@@ -25,4 +26,5 @@ pub const HARNESS_SPEC: &str = lembas_spec::VERSION;
 pub use plan::{Plan, PlanPhase, Status, Task};
 pub use stored::{Found, StoredSession};
 pub use submission::{Said, Submission, SubmissionId};
+pub use undo::{FilesBack, undo_said};
 pub use usage::MonthUsage;

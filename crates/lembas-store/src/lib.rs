@@ -26,7 +26,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use rusqlite::{Connection, params};
+use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 
 /// Why the store failed.
@@ -104,13 +104,6 @@ pub struct Checkpoint {
     pub seq: i64,
     pub history_len: usize,
     pub state: serde_json::Value,
-}
-
-/// A file as a turn found it before changing it: its bytes, or `None` when it did not exist.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Backup {
-    pub path: String,
-    pub before: Option<Vec<u8>>,
 }
 
 /// A session whose words match a search, with the words around the match.
@@ -263,15 +256,6 @@ impl Store {
         );
         let mut stmt = conn.prepare(&sql)?;
         let rows = stmt.query_map([project], summary)?;
-        Ok(rows.collect::<Result<_, _>>()?)
-    }
-
-    /// The files the turn begun at `seq` changed, each as it was before.
-    pub fn backups(&self, id: &str, seq: i64) -> Result<Vec<Backup>, StoreError> {
-        let conn = self.conn();
-        let mut stmt =
-            conn.prepare("SELECT path, before FROM file_backups WHERE session_id = (SELECT n FROM sessions WHERE id = ?1) AND seq = ?2 ORDER BY path")?;
-        let rows = stmt.query_map(params![id, seq], |r| Ok(Backup { path: r.get(0)?, before: r.get(1)? }))?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 

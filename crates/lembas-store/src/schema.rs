@@ -255,7 +255,6 @@ mod tests {
         assert_eq!(usage, [10, 20], "in the order written");
         assert_eq!(store.search("milk").unwrap()[0].session.id, "old-1");
         assert_eq!(store.last_checkpoint("old-1").unwrap().unwrap().state, serde_json::json!({"mode": "manual"}));
-        assert_eq!(store.backups("old-1", 1).unwrap()[0].before.as_deref(), Some(&b"old"[..]));
         assert_eq!(store.session("old-1").unwrap().unwrap().state, "{\"mode\":\"edit\"}");
         {
             let conn = store.conn();

@@ -25,18 +25,6 @@ impl Store {
         })
     }
 
-    /// Keeps a file as it was before the turn begun at `seq` first changed it; a later change in
-    /// the same turn keeps nothing more.
-    pub fn back_up(&self, id: &str, seq: i64, path: &str, before: Option<&[u8]>) -> Result<(), StoreError> {
-        self.timed(|| {
-            self.conn().execute(
-                "INSERT OR IGNORE INTO file_backups (session_id, seq, path, before) VALUES ((SELECT n FROM sessions WHERE id = ?1), ?2, ?3, ?4)",
-                params![id, seq, path, before],
-            )?;
-            Ok(())
-        })
-    }
-
     /// The last turn's checkpoint, if any.
     pub fn last_checkpoint(&self, id: &str) -> Result<Option<Checkpoint>, StoreError> {
         let conn = self.conn();
@@ -58,7 +46,8 @@ impl Store {
     }
 
     /// Takes back everything from the message `seq` on: those messages, the checkpoint there
-    /// and its backups; the session's state becomes `state`. One transaction.
+    /// (and the file backups an older lembas kept); the session's state becomes `state`. One
+    /// transaction.
     ///
     /// `forget` are the words of the messages taken back, as they were written for search:
     /// each one's latest copy leaves the search too (an undone turn is not found again).

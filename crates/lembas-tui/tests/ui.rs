@@ -526,14 +526,23 @@ fn undo_is_refused_mid_turn_and_brings_the_words_back() {
     app.busy = false;
     app.input.set("/undo");
     assert_eq!(app.key(key(KeyCode::Enter)), Some(Action::Undo));
-    app.apply(&Event::Undone {
-        prompt: "make it multiply".into(),
-        files: vec!["src/lib.rs".into()],
-        ran_commands: true,
-    });
+    let files = lembas_protocol::FilesBack {
+        put_back: vec!["src/lib.rs".into()],
+        kept: vec!["README.md".into()],
+        ..Default::default()
+    };
+    app.apply(&Event::Undone { prompt: Some("make it multiply".into()), files: files.clone() });
     assert_eq!(app.input, "make it multiply");
     let said = lines(app.finished.last().unwrap()).join(" ");
-    assert!(said.contains("put back: src/lib.rs") && said.contains("commands changed is not undone"), "{said}");
+    assert!(
+        said.contains("Put back: src/lib.rs") && said.contains("changed again after the turn: README.md"),
+        "{said}"
+    );
+    // Behind a compaction only the files come back: the input stays as it is.
+    app.input.set("");
+    app.apply(&Event::Undone { prompt: None, files });
+    assert_eq!(app.input, "");
+    assert!(lines(app.finished.last().unwrap()).join(" ").contains("before the compaction stays"));
 }
 
 #[test]
@@ -684,7 +693,7 @@ fn the_transcript_drops_an_undone_turn_and_marks_a_stopped_one() {
         Block::User("make it multiply".into()),
         Block::Assistant("Multiplied.".into()),
     ];
-    app.apply(&Event::Undone { prompt: "make it multiply".into(), files: vec![], ran_commands: false });
+    app.apply(&Event::Undone { prompt: Some("make it multiply".into()), files: Default::default() });
     assert_eq!(app.transcript.len(), 2, "{:?}", app.transcript);
     app.apply(&Event::Prompt { text: "again".into(), machine: false });
     app.apply(&cancelled());

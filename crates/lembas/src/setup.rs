@@ -366,6 +366,7 @@ pub fn session_config(
     let mut cfg = SessionConfig::new(store, client, model, mode, home.jobs_dir(), config.context_window);
     cfg.effort = effort;
     cfg.rules = rules;
+    cfg.snapshots_dir = home.snapshots_dir();
     cfg.lembas_config = Some(home.config.clone());
     cfg.lembas_private = vec![home.data.clone(), home.state.clone()];
     cfg.sandbox = config.sandbox.enabled;

@@ -240,7 +240,10 @@ async fn lembas_commands_are_offered_and_run_from_the_editor() {
         let context = cx.send_request(PromptRequest::new(id, text("/context"))).block_task().await?;
         assert_eq!(context.stop_reason, StopReason::EndTurn);
         let said = agent_words(&seen.lock().unwrap());
-        assert!(said.contains("Took back the turn \"make a file\"") && said.contains("made.txt"), "{said}");
+        assert!(
+            said.contains("Undone: \"make a file\" is out of the conversation") && said.contains("made.txt"),
+            "{said}"
+        );
         assert!(said.contains("Context: ") && said.contains("system prompt"), "{said}");
         Ok(())
     })

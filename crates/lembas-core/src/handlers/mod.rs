@@ -140,6 +140,16 @@ impl Handler {
     pub fn runs_a_command(&self) -> bool {
         matches!(self.runs, Runs::Command)
     }
+
+    /// Whether a call may change the project's files, so the turn snapshots them first: a file
+    /// tool that writes, a command, a subagent, a team's member, a job or an MCP server's tool.
+    pub fn may_change_the_project(&self) -> bool {
+        match self.runs {
+            Runs::Files(_) => lembas_spec::tool(self.name).is_some_and(|t| t.changes_files()),
+            Runs::Command | Runs::Task | Runs::Beside(_) | Runs::Team(_) => true,
+            Runs::Skills(_) | Runs::Engine(_) | Runs::AtOnce(_) | Runs::Recall | Runs::Missing => false,
+        }
+    }
 }
 
 /// Every handler, in the definitions' order; an MCP server's tools share one

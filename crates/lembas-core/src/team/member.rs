@@ -107,8 +107,6 @@ impl Session {
             label: agent.name.clone(),
             block,
             read_only: agent.explore,
-            backup_to: self.turn_seq.map(|seq| (self.id.clone(), seq)),
-            in_worktree: false,
             granted: self.granted.clone(),
             team: Some((Seat { hub: hub.clone(), me: id.to_owned() }, !agent.request.is_empty())),
         };

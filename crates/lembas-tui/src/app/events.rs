@@ -130,7 +130,7 @@ impl App {
             Event::Steered { text } => self.steered(text),
             Event::SteerReturned { texts } => self.steer_returned(texts),
             Event::Subagent { call_id, event, .. } => self.apply_subagent(call_id, event),
-            Event::Undone { prompt, files, ran_commands } => self.undone(prompt, files, *ran_commands),
+            Event::Undone { prompt, files } => self.undone(prompt.as_deref(), files),
             Event::McpServers { servers } => self.finished.push(Block::Notice(mcp_report(servers))),
             Event::Error { message } => {
                 self.flush_live();
@@ -246,16 +246,10 @@ impl App {
     }
 
     /// The last turn was taken back: said, out of the transcript, its words back in the input.
-    fn undone(&mut self, prompt: &str, files: &[String], ran_commands: bool) {
-        let mut said = match files.len() {
-            0 => "Undone: the last turn is out of the conversation; it changed no file.".to_owned(),
-            _ => {
-                format!("Undone: the last turn is out of the conversation, and put back: {}.", files.join(", "))
-            }
-        };
-        if ran_commands {
-            said.push_str(" What its commands changed is not undone.");
-        }
+    fn undone(&mut self, prompt: Option<&str>, files: &lembas_protocol::FilesBack) {
+        self.finished.push(Block::Notice(lembas_protocol::undo_said(prompt, files)));
+        // Only files came back (the turn is behind a compaction): the conversation stands.
+        let Some(prompt) = prompt else { return };
         // Out of the transcript too (Ctrl-O): from the turn's words on. (The terminal's
         // scrollback keeps what it was shown.)
         let first_line = prompt.lines().next().unwrap_or_default();
@@ -264,7 +258,6 @@ impl App {
         {
             self.transcript.truncate(at);
         }
-        self.finished.push(Block::Notice(said));
         // Its words come back to the input, to change and send again.
         if self.input.is_empty() {
             self.input.set(prompt);
