@@ -51,6 +51,8 @@ pub struct Host {
     store: Arc<Store>,
     /// The sessions open here, and each one's team where one is offered.
     open: Mutex<HashMap<String, SessionHandle>>,
+    /// Where the projects' snapshots are, so a deleted session's go with it.
+    snapshots: Option<std::path::PathBuf>,
 }
 
 impl std::fmt::Debug for Host {
@@ -61,7 +63,12 @@ impl std::fmt::Debug for Host {
 
 impl Host {
     pub fn new(store: Arc<Store>) -> Host {
-        Host { store, open: Mutex::default() }
+        Host { store, open: Mutex::default(), snapshots: None }
+    }
+
+    /// The same, deleting a session's snapshots with it (`dir`: the sessions' snapshots folder).
+    pub fn keeping_snapshots_in(self, dir: std::path::PathBuf) -> Host {
+        Host { snapshots: Some(dir), ..self }
     }
 
     /// Opens a session and starts its task (within a tokio runtime). Nothing is said until a
@@ -155,8 +162,16 @@ impl Host {
         matches!(self.store.lock_session(id), Err(lembas_store::StoreError::Busy { .. }))
     }
 
+    /// Deletes a stored session, and its snapshots: the space they took comes back when the
+    /// project's store is next pruned.
     pub fn delete(&self, id: &str) -> Result<(), EngineError> {
-        Ok(self.store.delete(id)?)
+        let project = self.store.summary(id)?.map(|s| s.project);
+        self.store.delete(id)?;
+        if let (Some(dir), Some(project)) = (&self.snapshots, project) {
+            let snapshots = lembas_snapshot::Store::open(dir, std::path::Path::new(&project), Default::default());
+            snapshots.forget(id).map_err(|e| EngineError::Undo(format!("its snapshots could not be deleted: {e}")))?;
+        }
+        Ok(())
     }
 }
 

@@ -130,6 +130,16 @@ pub enum Command {
         #[command(subcommand)]
         action: RemoteAction,
     },
+    /// Take back the last turn of a session: every file it changed put back (a file changed
+    /// again since is left and named), its messages out of the conversation.
+    Undo {
+        /// The session (an id or its start; default: this project's last session).
+        #[arg(long)]
+        session: Option<String>,
+        /// One JSON object for scripts: the session, the turn's words, and the files.
+        #[arg(long)]
+        json: bool,
+    },
     /// Print a shell completion script.
     Completions { shell: clap_complete::Shell },
 }

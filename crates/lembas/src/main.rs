@@ -22,6 +22,7 @@ mod service;
 mod sessions;
 mod setup;
 mod tui;
+mod undo;
 
 use std::process::ExitCode;
 
@@ -98,6 +99,7 @@ fn main() -> ExitCode {
             Some(Command::Mcp { action: cli::McpAction::List { json } }) => mcp::list(json).await,
             Some(Command::Service { action }) => remote::service(action).await,
             Some(Command::Remote { action }) => remote::remote(action),
+            Some(Command::Undo { session, json }) => undo::undo(session, json).await,
             Some(Command::Completions { shell }) => {
                 clap_complete::generate(shell, &mut Cli::command(), "lembas", &mut std::io::stdout());
                 Ok(exit::OK)

@@ -423,7 +423,8 @@ impl Startup {
         let store = store(&home)?;
         let client = client(&home, &login, &config)?;
         let walk_private = walk_private(&home);
-        Ok(Startup { host: Arc::new(lembas_core::Host::new(store)), home, config, login, client, walk_private })
+        let host = lembas_core::Host::new(store).keeping_snapshots_in(home.snapshots_dir());
+        Ok(Startup { host: Arc::new(host), home, config, login, client, walk_private })
     }
 
     /// The project at `root`: its standing read once; its rules, MCP servers (connecting from now

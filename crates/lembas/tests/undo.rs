@@ -1,0 +1,60 @@
+//! `lembas undo` from a script: what a turn's command changed comes back, and deleting the
+//! session deletes its snapshots.
+
+use lembas_testkit::{FakeServer, Scripted};
+use serde_json::{Value, json};
+
+mod common;
+use common::{Env, stderr, stdout};
+
+/// The refs in every snapshot store under the home.
+fn snapshot_refs(env: &Env) -> String {
+    let mut refs = String::new();
+    for store in std::fs::read_dir(env.home.join("data/snapshots")).unwrap() {
+        let out =
+            std::process::Command::new("git").arg("--git-dir").arg(store.unwrap().path()).arg("for-each-ref").output();
+        refs.push_str(&String::from_utf8_lossy(&out.unwrap().stdout));
+    }
+    refs
+}
+
+#[tokio::test]
+async fn a_command_that_rewrote_and_made_files_is_undone_from_a_script() {
+    let command = "echo changed > notes.txt && mkdir -p gen && echo made > gen/out.txt";
+    let server = FakeServer::start(vec![
+        Scripted::tool_call("bash", json!({"command": command})),
+        Scripted::text("Rewrote the note."),
+        Scripted::tool_call("bash", json!({"command": "echo again > notes.txt"})),
+        Scripted::text("Again."),
+    ])
+    .await;
+    let env = Env::new();
+    env.login(&server).await;
+    let out = env.run(&["run", "--mode", "auto", "rewrite the note"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(std::fs::read_to_string(env.project.join("notes.txt")).unwrap(), "changed\n");
+    assert!(snapshot_refs(&env).contains("/before"), "the turn was snapshotted");
+
+    let out = env.run(&["undo", "--json"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let undone: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(undone["prompt"], "rewrite the note");
+    assert_eq!(undone["files"]["put_back"], json!(["notes.txt"]));
+    assert_eq!(undone["files"]["removed"], json!(["gen/out.txt"]));
+    assert_eq!(std::fs::read_to_string(env.project.join("notes.txt")).unwrap(), "remember the milk\n");
+    assert!(!env.project.join("gen").exists());
+
+    // Nothing more to take back: said, and a failure for the script.
+    let out = env.run(&["undo"]).await;
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("nothing to undo in this project"), "{}", stderr(&out));
+
+    // A session deleted takes its snapshots with it.
+    let out = env.run(&["run", "--mode", "auto", "again"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(snapshot_refs(&env).contains("/after"));
+    let list: Value = serde_json::from_slice(&env.run(&["sessions", "list", "--json"]).await.stdout).unwrap();
+    let id = list[0]["id"].as_str().unwrap().to_owned();
+    assert!(env.run(&["sessions", "delete", &id]).await.status.success());
+    assert_eq!(snapshot_refs(&env), "", "no snapshot of the deleted session is left");
+}
