@@ -100,19 +100,21 @@ impl Store {
         std::fs::create_dir_all(&indexes).map_err(|e| SnapshotError::Io(indexes, e))?;
         // Every snapshot decides afresh what is over a limit: a file that shrank is kept again.
         self.write_excludes(&[])?;
-        let new = paths(&self.git.run(Some(&index), &["ls-files", "-z", "-o", "--exclude-standard"], None)?);
-        let changed = paths(&self.git.run(Some(&index), &["ls-files", "-z", "-m"], None)?);
-        let (mut skipped, mut added) = (Vec::new(), 0u64);
-        for path in &new {
+        // What is new (`?`) or changed (`C`) since the index's last snapshot: what this one adds.
+        let listed = self.git.run(Some(&index), &["ls-files", "-z", "-t", "-o", "-m", "--exclude-standard"], None)?;
+        let (mut skipped, mut grown, mut added) = (Vec::new(), Vec::new(), 0u64);
+        for entry in paths(&listed) {
+            let Some((tag, path)) = entry.split_once(' ') else { continue };
             let size = self.size_of(path);
-            if size > self.limits.file_bytes || added + size > self.limits.snapshot_bytes {
-                skipped.push(path.clone());
-            } else {
+            if size <= self.limits.file_bytes && added + size <= self.limits.snapshot_bytes {
                 added += size;
+            } else if tag == "?" {
+                skipped.push(path.to_owned());
+            } else {
+                // Kept before, over a limit now: out of the index, so this snapshot leaves it out.
+                grown.push(path.to_owned());
             }
         }
-        let grown: Vec<String> =
-            changed.into_iter().filter(|path| self.size_of(path) > self.limits.file_bytes).collect();
         if !grown.is_empty() {
             let args =
                 ["rm", "-q", "-f", "--cached", "--ignore-unmatch", "--pathspec-from-file=-", "--pathspec-file-nul"];
@@ -146,10 +148,14 @@ impl Store {
         }
     }
 
-    /// Keeps `tree` as `session`'s turn `turn`'s snapshot `which` (`before` or `after`).
+    /// Keeps `tree` as `session`'s turn `turn`'s snapshot `which` (`before` or `after`): a ref,
+    /// written as git writes a loose one (a file holding the id), without starting a git for it.
     pub fn keep(&self, session: &str, turn: i64, which: &str, tree: &str) -> Result<(), SnapshotError> {
-        let name = format!("refs/lembas/{}/{turn}/{which}", safe(session));
-        self.git.run(None, &["update-ref", &name, tree], None).map(drop)
+        let folder = self.git.git_dir.join("refs/lembas").join(safe(session)).join(turn.to_string());
+        std::fs::create_dir_all(&folder).map_err(|e| SnapshotError::Io(folder.clone(), e))?;
+        let (file, partial) = (folder.join(which), folder.join(format!("{which}.lock")));
+        std::fs::write(&partial, format!("{tree}\n")).map_err(|e| SnapshotError::Io(partial.clone(), e))?;
+        std::fs::rename(&partial, &file).map_err(|e| SnapshotError::Io(file, e))
     }
 
     /// `session`'s turns with snapshots, oldest first.
@@ -205,19 +211,21 @@ impl Store {
         }
     }
 
-    /// The store's size on disk, in bytes (its objects).
+    /// The store's size on disk, in bytes: its objects, loose and packed (read from the
+    /// folder, as `git count-objects` would, without starting a git after every turn).
     pub fn size(&self) -> Result<u64, SnapshotError> {
-        if !self.git.git_dir.join("HEAD").is_file() {
-            return Ok(0);
+        fn sum(dir: &Path) -> u64 {
+            let Ok(entries) = std::fs::read_dir(dir) else { return 0 };
+            entries
+                .flatten()
+                .map(|entry| match entry.file_type() {
+                    Ok(kind) if kind.is_dir() => sum(&entry.path()),
+                    Ok(_) => entry.metadata().map(|m| m.len()).unwrap_or(0),
+                    Err(_) => 0,
+                })
+                .sum()
         }
-        let counted = self.git.run(None, &["count-objects", "-v"], None)?;
-        let kib: u64 = String::from_utf8_lossy(&counted)
-            .lines()
-            .filter_map(|line| line.split_once(": "))
-            .filter(|(key, _)| matches!(*key, "size" | "size-pack" | "size-garbage"))
-            .filter_map(|(_, value)| value.trim().parse::<u64>().ok())
-            .sum();
-        Ok(kib * 1024)
+        Ok(sum(&self.git.git_dir.join("objects")))
     }
 
     /// Keeps the store under its limit: while it is over, the oldest snapshots go (the sessions
