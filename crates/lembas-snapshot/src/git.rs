@@ -90,25 +90,38 @@ impl Git {
         Ok(String::from_utf8_lossy(&self.run(index, args, None)?).trim().to_owned())
     }
 
-    /// Makes the store if it is not there yet: a repository with no work tree of its own, which
-    /// every command here points at the project.
+    /// Makes the store if it is not there yet: a bare repository (every command here points it
+    /// at the project), laid out as `git init --bare` lays one out — written here because a git
+    /// started for it would cost a new project's first turn as much as its snapshot. Made aside
+    /// and moved in whole, so two lembas making it at once leave one.
     pub fn init(&self) -> Result<(), SnapshotError> {
         if self.git_dir.join("HEAD").is_file() {
             return Ok(());
         }
-        std::fs::create_dir_all(&self.git_dir).map_err(|e| SnapshotError::Io(self.git_dir.clone(), e))?;
-        let mut command = self.command(None);
-        command.env_remove("GIT_WORK_TREE").env_remove("GIT_DIR").args(["init", "-q", "--bare"]).arg(&self.git_dir);
-        let output = command.output().map_err(SnapshotError::NoGit)?;
-        if !output.status.success() {
-            return Err(SnapshotError::Git {
-                args: "init".into(),
-                said: String::from_utf8_lossy(&output.stderr).trim().to_owned(),
-            });
+        let parent = self.git_dir.parent().unwrap_or(&self.git_dir);
+        std::fs::create_dir_all(parent).map_err(|e| SnapshotError::Io(parent.to_path_buf(), e))?;
+        let making = parent.join(format!(".making-{}", std::process::id()));
+        let io = |path: &std::path::Path, e| SnapshotError::Io(path.to_path_buf(), e);
+        for folder in ["objects/info", "objects/pack", "refs/heads", "refs/tags", "info"] {
+            std::fs::create_dir_all(making.join(folder)).map_err(|e| io(&making, e))?;
         }
-        // Which project this store keeps, for a person looking in the folder.
-        let named = self.git_dir.join("description");
-        std::fs::write(&named, format!("{}\n", self.work_tree.display())).map_err(|e| SnapshotError::Io(named, e))
+        let files = [
+            ("config", "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = true\n".to_owned()),
+            // Which project this store keeps, for a person looking in the folder.
+            ("description", format!("{}\n", self.work_tree.display())),
+            ("HEAD", "ref: refs/heads/main\n".to_owned()),
+        ];
+        for (name, text) in files {
+            std::fs::write(making.join(name), text).map_err(|e| io(&making, e))?;
+        }
+        match std::fs::rename(&making, &self.git_dir) {
+            Ok(()) => Ok(()),
+            // Another lembas made it first (or an empty folder is in the way).
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&making);
+                if self.git_dir.join("HEAD").is_file() { Ok(()) } else { Err(io(&self.git_dir, e)) }
+            }
+        }
     }
 }
 
