@@ -272,7 +272,7 @@ async fn drive(mut session: Session, mut commands: UnboundedReceiver<Submission>
             Command::Cancel | Command::Steer { .. } => {}
             Command::Answer { id: ask, answer } => asks.answer(ask, answer, &id),
             Command::Undo => {
-                if let Err(e) = session.undo() {
+                if let Err(e) = session.undo().await {
                     session.emit(Event::Error { message: e.to_string() });
                 }
             }
@@ -293,6 +293,8 @@ async fn drive(mut session: Session, mut commands: UnboundedReceiver<Submission>
         }
     }
     asks.give_up(true);
+    // No snapshot is left reading the project once the session is let go.
+    session.settle_snapshots().await;
 }
 
 /// Runs `work` on the session as its busy time (a turn, a compaction, a command) for the

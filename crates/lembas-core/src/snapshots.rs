@@ -1,20 +1,30 @@
-//! Every turn a snapshot: before the first call of a turn the person started that may change
-//! the project, its files are kept (`lembas-snapshot`), and again as the turn ends. An undo puts
-//! back what changed between the two, whoever changed it: lembas' file tools, a command, a
-//! subagent, a team's member.
+//! Every turn a snapshot: the project's files as they were before the first call of a turn the
+//! person started that may change the project (`lembas-snapshot`), and as the turn left them. An
+//! undo puts back what changed between the two, whoever changed it: lembas' file tools, a
+//! command, a subagent, a team's member.
+//!
+//! The one before is taken as the turn opens, while the model is asked (in a large project it is
+//! a walk of its files, which the person then does not wait on); it is kept only when a call may
+//! change something, and waited for then. The one after is taken as the turn ends, before it is
+//! said to have ended: taken later, a file the person saved in between would count as the
+//! turn's, and an undo would take their edit back (file times cannot tell the two apart: a file
+//! system's clock moves in steps of milliseconds).
 
 use lembas_snapshot::{SnapshotError, Store};
+use tokio::task::JoinHandle;
 
 use crate::Event;
 use crate::session::Session;
 
-/// This turn's snapshot, as far as it went.
+/// This turn's snapshots, as far as they went.
 #[derive(Debug, Default)]
 pub(crate) struct TurnSnapshot {
-    /// The files were kept before this turn's first change.
+    /// The files as they were before this turn's first change are kept.
     pub taken: bool,
     /// The person was told snapshots could not be taken (once a session).
-    pub trouble_told: bool,
+    trouble_told: bool,
+    /// The snapshot taken as the turn opened, being read: its tree.
+    ahead: Option<JoinHandle<Result<String, SnapshotError>>>,
 }
 
 impl Session {
@@ -23,24 +33,43 @@ impl Session {
         Store::open(&self.cfg.snapshots_dir, &self.ws.root, self.cfg.snapshot_limits)
     }
 
-    /// Keeps the project's files before the turn's first change (once a turn; a subagent's
-    /// changes are its parent's turn's, which kept them before it started).
+    /// A turn the person started opens: the files are read now, while the model is asked.
+    /// (A subagent's changes are its parent's turn's, which kept the files before it started.)
+    pub(crate) async fn snapshot_ahead(&mut self) {
+        if self.subagent.is_some() {
+            return;
+        }
+        // Snapshots use the session's index: one at a time.
+        self.settle_snapshots().await;
+        let (store, id) = (self.snapshots(), self.id.clone());
+        self.snapshot.ahead = Some(tokio::task::spawn_blocking(move || store.take(&id).map(|taken| taken.tree)));
+    }
+
+    /// Before the turn's first call that may change the project: the files as they were are
+    /// kept (once a turn).
     pub(crate) async fn snapshot_before(&mut self) {
         let Some(turn) = self.turn_seq.filter(|_| !self.snapshot.taken && self.subagent.is_none()) else {
             return;
         };
         self.snapshot.taken = true;
         let (store, id) = (self.snapshots(), self.id.clone());
-        let kept = tokio::task::spawn_blocking(move || {
-            let taken = store.take(&id)?;
-            store.keep(&id, turn, "before", &taken.tree)
-        })
-        .await;
+        let tree = match self.snapshot.ahead.take() {
+            Some(ahead) => ahead.await,
+            // A turn no person started (a job's note) after an undo: read now.
+            None => {
+                let (store, id) = (store.clone(), id.clone());
+                tokio::task::spawn_blocking(move || store.take(&id).map(|taken| taken.tree)).await
+            }
+        };
+        let kept = tree.map(|tree| tree.and_then(|tree| store.keep(&id, turn, "before", &tree)));
         self.say_snapshot_trouble(kept);
     }
 
-    /// Keeps the files as the turn left them, and the store within its limit.
+    /// The turn ends: the files as it left them are kept, and the store held within its
+    /// limit, when it changed something.
     pub(crate) async fn snapshot_after(&mut self) {
+        // Read as the turn opened and not needed: done with before anything else reads.
+        self.settle_snapshots().await;
         let Some(turn) = self.turn_seq.filter(|_| self.snapshot.taken && self.subagent.is_none()) else {
             return;
         };
@@ -52,6 +81,14 @@ impl Session {
         })
         .await;
         self.say_snapshot_trouble(kept);
+    }
+
+    /// Waits for a snapshot still being read (one at a time on the session's index; none is
+    /// left running when the session ends).
+    pub(crate) async fn settle_snapshots(&mut self) {
+        if let Some(ahead) = self.snapshot.ahead.take() {
+            let _ = ahead.await;
+        }
     }
 
     fn say_snapshot_trouble(&mut self, kept: Result<Result<(), SnapshotError>, tokio::task::JoinError>) {

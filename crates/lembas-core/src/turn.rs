@@ -186,6 +186,7 @@ impl Session {
         if !machine && self.subagent.is_none() {
             // Where an undo goes back to: before this turn's first message.
             self.mark_turn()?;
+            self.snapshot_ahead().await;
         }
         // What the person ran themselves since the last prompt comes with this one.
         let mut attachments = attachments.to_vec();

@@ -34,7 +34,9 @@ impl Session {
     }
 
     /// Takes back the last turn the person started (and any turn a job's note started after it).
-    pub fn undo(&mut self) -> Result<Undone, EngineError> {
+    pub async fn undo(&mut self) -> Result<Undone, EngineError> {
+        // A snapshot still being read (a turn that failed as it opened) finishes first.
+        self.settle_snapshots().await;
         let Some(checkpoint) = self.last_turn_checkpoint()? else {
             // Behind a compaction: the files of the last turn with snapshots, if any.
             let files = self.put_files_back(None)?.ok_or_else(nothing_to_undo)?;

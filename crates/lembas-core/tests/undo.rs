@@ -35,7 +35,7 @@ async fn undo_puts_the_files_back_and_takes_the_turn_out_of_the_conversation() {
     assert!(h.root.join("src/extra.rs").exists());
     let stored_before = h.store.messages(session.id()).unwrap().len();
 
-    let undone = session.undo().unwrap();
+    let undone = session.undo().await.unwrap();
     assert_eq!(undone.prompt.as_deref(), Some("make it multiply"));
     assert_eq!(undone.files.put_back, ["src/lib.rs"]);
     assert_eq!(undone.files.removed, ["src/extra.rs"]);
@@ -61,10 +61,10 @@ async fn undo_puts_the_files_back_and_takes_the_turn_out_of_the_conversation() {
     assert!(results.last().unwrap().starts_with("[#0005 src/lib.rs"), "{results:?}");
 
     // A second undo takes back the turn just made; a third the first turn; then nothing is left.
-    session.undo().unwrap();
-    assert_eq!(session.undo().unwrap().prompt.as_deref(), Some("fix add"));
+    session.undo().await.unwrap();
+    assert_eq!(session.undo().await.unwrap().prompt.as_deref(), Some("fix add"));
     assert!(std::fs::read_to_string(h.root.join("src/lib.rs")).unwrap().contains("a - b"));
-    assert!(matches!(session.undo(), Err(EngineError::Undo(m)) if m.contains("nothing to undo")));
+    assert!(matches!(session.undo().await, Err(EngineError::Undo(m)) if m.contains("nothing to undo")));
 }
 
 #[tokio::test]
@@ -86,7 +86,7 @@ async fn a_subagents_changes_are_undone_with_the_turn_that_started_it() {
     let (mut session, _rx) = h.start(Mode::Auto);
     session.prompt("fix add with a subagent", &CancellationToken::new()).await;
     assert!(std::fs::read_to_string(h.root.join("src/lib.rs")).unwrap().contains("a + b"));
-    let undone = session.undo().unwrap();
+    let undone = session.undo().await.unwrap();
     assert_eq!(undone.files.put_back, ["src/lib.rs"]);
     assert!(std::fs::read_to_string(h.root.join("src/lib.rs")).unwrap().contains("a - b"));
 }
@@ -109,7 +109,7 @@ async fn what_a_command_changed_is_undone_too_and_the_persons_later_edit_is_kept
     // The person changes one of the files the turn changed, before the undo.
     std::fs::write(h.root.join("notes.txt"), "mine, edited again\n").unwrap();
 
-    let undone = session.undo().unwrap();
+    let undone = session.undo().await.unwrap();
     assert_eq!(undone.files.put_back, ["AGENTS.md", "src/lib.rs"]);
     assert_eq!(undone.files.removed, ["gen/out.txt"]);
     assert_eq!(undone.files.kept, ["notes.txt"]);
@@ -133,13 +133,13 @@ async fn past_a_compaction_the_files_still_come_back_and_the_conversation_stands
     assert!(h.root.join("made-by-bash").exists());
     session.compact(&cancel).await.unwrap();
     let stored = h.store.messages(session.id()).unwrap().len();
-    let undone = session.undo().unwrap();
+    let undone = session.undo().await.unwrap();
     assert_eq!(undone.prompt, None, "the conversation is behind the summary");
     assert_eq!(undone.files.removed, ["made-by-bash"]);
     assert!(!h.root.join("made-by-bash").exists());
     assert_eq!(h.store.messages(session.id()).unwrap().len(), stored);
     // Its snapshots went with the undo: nothing is left to take back.
-    assert!(matches!(session.undo(), Err(EngineError::Undo(m)) if m.contains("nothing to undo")));
+    assert!(matches!(session.undo().await, Err(EngineError::Undo(m)) if m.contains("nothing to undo")));
 }
 
 #[tokio::test]
@@ -148,9 +148,12 @@ async fn a_turn_that_only_read_takes_no_snapshot() {
         Harness::new(vec![Scripted::tool_call("read", json!({"path": "src/lib.rs"})), Scripted::text("Read.")]).await;
     let (mut session, _rx) = h.start(Mode::Auto);
     session.prompt("read it", &CancellationToken::new()).await;
-    let undone = session.undo().unwrap();
+    let undone = session.undo().await.unwrap();
     assert_eq!(undone.files, Default::default());
-    assert!(!h._dir.path().join("snapshots").exists(), "no store was made for a turn that changed nothing");
+    // Its files were read as it opened, and not kept: it changed nothing.
+    let stores: Vec<_> = std::fs::read_dir(h._dir.path().join("snapshots")).unwrap().flatten().collect();
+    assert_eq!(stores.len(), 1);
+    assert!(!stores[0].path().join("refs/lembas").exists(), "no snapshot is kept for a turn that only read");
 }
 
 #[tokio::test]
@@ -161,7 +164,7 @@ async fn a_turn_that_never_got_its_message_in_does_not_block_the_undo_before_it(
     // As a turn whose first message failed to be written leaves it: a checkpoint and nothing after.
     let kept = h.store.messages(session.id()).unwrap().len();
     h.store.checkpoint(session.id(), kept, &serde_json::json!({})).unwrap();
-    let undone = session.undo().unwrap();
+    let undone = session.undo().await.unwrap();
     assert_eq!(undone.prompt.as_deref(), Some("fix add"));
     assert!(std::fs::read_to_string(h.root.join("src/lib.rs")).unwrap().contains("a - b"));
 }
@@ -178,7 +181,7 @@ async fn undo_gives_back_the_words_typed_not_the_files_attached() {
     session.prompt_with("what does @src/lib.rs do?", &[file], &CancellationToken::new()).await;
     let sent = h.server.chat_requests()[0]["messages"][1]["content"].as_str().unwrap().to_owned();
     assert!(sent.contains("a - b"), "the file went with the words: {sent}");
-    assert_eq!(session.undo().unwrap().prompt.as_deref(), Some("what does @src/lib.rs do?"));
+    assert_eq!(session.undo().await.unwrap().prompt.as_deref(), Some("what does @src/lib.rs do?"));
 }
 
 #[tokio::test]
@@ -188,7 +191,7 @@ async fn an_undone_turn_is_not_found_by_a_search() {
     session.prompt("remember the pelican", &CancellationToken::new()).await;
     session.prompt("remember the zebra", &CancellationToken::new()).await;
     assert_eq!(h.store.search("zebra").unwrap().len(), 1);
-    session.undo().unwrap();
+    session.undo().await.unwrap();
     assert!(h.store.search("zebra").unwrap().is_empty(), "the undone turn's words left the search");
     assert_eq!(h.store.search("pelican").unwrap().len(), 1, "the turn before is still found");
 }

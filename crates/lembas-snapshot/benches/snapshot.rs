@@ -18,7 +18,8 @@ fn main() {
         let path = project.join(format!("src/m{folder:04}"));
         std::fs::create_dir_all(&path).unwrap();
         for file in 0..PER_FOLDER {
-            std::fs::write(path.join(format!("f{file:03}.rs")), format!("// {folder} {file}\npub fn f() {{}}\n")).unwrap();
+            std::fs::write(path.join(format!("f{file:03}.rs")), format!("// {folder} {file}\npub fn f() {{}}\n"))
+                .unwrap();
         }
     }
     let store = Store::open(&dir.path().join("snapshots"), &project, Limits::default());
