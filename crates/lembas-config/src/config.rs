@@ -51,6 +51,16 @@ pub struct Config {
     pub sandbox: SandboxSettings,
     /// What a LLeMbas server may do on this computer over the link (`[remote]`).
     pub remote: crate::RemoteSettings,
+    /// Where `lembas update` looks for releases (`[update]`).
+    pub update: UpdateSettings,
+}
+
+/// `[update]`: the release source.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct UpdateSettings {
+    /// The release manifest's URL (default: lembas' own releases).
+    pub url: Option<String>,
 }
 
 /// `agents = { min, max }`: the team's size, counting the main agent (1 is the agent alone).

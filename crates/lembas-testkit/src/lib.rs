@@ -8,10 +8,12 @@
 //! the test plays the server's ACP client over). It is only for tests: users run real servers.
 
 mod link;
+mod release;
 mod script;
 mod server;
 
 pub use link::DeviceLink;
+pub use release::{ReleaseServer, tar_gz};
 pub use script::{Scripted, ScriptedCall};
 pub use server::{FakeServer, Llembas, Recorded, tokens_in};
 

@@ -140,6 +140,25 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Install a newer lembas from the release source (`--url`, `LEMBAS_UPDATE_URL`, `[update]
+    /// url`, or lembas' own releases), its checksum verified, in place of this one.
+    Update {
+        /// Only say whether a newer lembas is out.
+        #[arg(long)]
+        check: bool,
+        /// The release manifest to read.
+        #[arg(long)]
+        url: Option<String>,
+    },
+    /// Remove lembas (its launcher, shell completions and service too).
+    Uninstall {
+        /// Also delete its settings, login, sessions, snapshots, logs and jobs' output.
+        #[arg(long)]
+        purge: bool,
+        /// Delete without asking.
+        #[arg(long)]
+        yes: bool,
+    },
     /// Print a shell completion script.
     Completions { shell: clap_complete::Shell },
 }

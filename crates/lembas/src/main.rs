@@ -23,6 +23,8 @@ mod sessions;
 mod setup;
 mod tui;
 mod undo;
+mod uninstall;
+mod update;
 
 use std::process::ExitCode;
 
@@ -100,6 +102,8 @@ fn main() -> ExitCode {
             Some(Command::Service { action }) => remote::service(action).await,
             Some(Command::Remote { action }) => remote::remote(action),
             Some(Command::Undo { session, json }) => undo::undo(session, json).await,
+            Some(Command::Update { check, url }) => update::update(url, check).await,
+            Some(Command::Uninstall { purge, yes }) => uninstall::uninstall(purge, yes),
             Some(Command::Completions { shell }) => {
                 clap_complete::generate(shell, &mut Cli::command(), "lembas", &mut std::io::stdout());
                 Ok(exit::OK)

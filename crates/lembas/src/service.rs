@@ -13,7 +13,7 @@ const NAME: &str = "lembas";
 
 /// Where the unit file goes: systemd's user folder (`$XDG_CONFIG_HOME/systemd/user`), or
 /// launchd's (`~/Library/LaunchAgents`).
-fn unit_file() -> Result<PathBuf, Failure> {
+pub(crate) fn unit_file() -> Result<PathBuf, Failure> {
     let home = std::env::var_os("HOME").map(PathBuf::from);
     let none = || Failure::new(exit::FAILED, "no home folder: set HOME");
     if cfg!(target_os = "macos") {

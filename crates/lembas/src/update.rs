@@ -1,0 +1,262 @@
+//! `lembas update [--check] [--url URL]`: a newer lembas from a release source, checked against
+//! the manifest's SHA-256 and put in place of this one whole, or not at all.
+//!
+//! The release source is a manifest (JSON): `version`, `notes`, and `archives` by platform
+//! (`x86_64-linux`, `aarch64-linux`, `aarch64-macos`, …), each a `url` (absolute, or relative
+//! to the manifest's) of a `.tar.gz` with `lembas` (and `lembas-sandbox`) at its root, and its
+//! `sha256`. `docs/install.md` has an example.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use sha2::Digest;
+
+use crate::cli::exit;
+use crate::{Failure, setup};
+
+/// Where lembas' own releases are listed, when neither `--url`, `LEMBAS_UPDATE_URL` nor
+/// `[update] url` names another source.
+pub const DEFAULT_URL: &str = "https://lembas.dev/releases/latest.json";
+
+/// The programs a release archive carries: lembas and its sandbox's launcher.
+const PROGRAMS: [&str; 2] = ["lembas", "lembas-sandbox"];
+
+#[derive(Debug, Deserialize)]
+struct Manifest {
+    version: String,
+    #[serde(default)]
+    notes: String,
+    #[serde(default)]
+    archives: BTreeMap<String, Archive>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Archive {
+    url: String,
+    sha256: String,
+}
+
+/// This computer's platform as a manifest names it: `x86_64-linux`, `aarch64-macos`.
+pub fn platform() -> String {
+    format!("{}-{}", std::env::consts::ARCH, std::env::consts::OS)
+}
+
+fn failed(message: impl Into<String>) -> Failure {
+    Failure::new(exit::FAILED, message)
+}
+
+/// `lembas update`.
+pub async fn update(url: Option<String>, check: bool) -> Result<u8, Failure> {
+    let home = setup::home()?;
+    let configured = lembas_config::Config::load(&home).map_err(|e| failed(e.to_string()))?.update.url;
+    let url = url
+        .or_else(|| std::env::var("LEMBAS_UPDATE_URL").ok().filter(|u| !u.is_empty()))
+        .or(configured)
+        .unwrap_or_else(|| DEFAULT_URL.to_owned());
+    let client = reqwest::Client::builder()
+        .connect_timeout(std::time::Duration::from_secs(15))
+        .timeout(std::time::Duration::from_secs(300))
+        .build()
+        .map_err(|e| failed(e.to_string()))?;
+    let manifest: Manifest = fetch(&client, &url)
+        .await
+        .and_then(|bytes| serde_json::from_slice(&bytes).map_err(|e| format!("its manifest is not one: {e}")))
+        .map_err(|e| failed(format!("the release source {url} could not be read: {e}")))?;
+    let current = semver::Version::parse(env!("CARGO_PKG_VERSION")).expect("lembas' own version is semver");
+    let newest = semver::Version::parse(manifest.version.trim_start_matches('v')).map_err(|e| {
+        failed(format!("the release source names no version lembas can read ({}): {e}", manifest.version))
+    })?;
+    if newest <= current {
+        out!("lembas {current} is the newest (the release source offers {newest}).");
+        return Ok(exit::OK);
+    }
+    if check {
+        out!("lembas {newest} is out (this is {current}): `lembas update` installs it.");
+        say_notes(&manifest.notes);
+        return Ok(exit::OK);
+    }
+    let exe = std::env::current_exe().and_then(|p| p.canonicalize()).map_err(|e| failed(e.to_string()))?;
+    if let Some(how) = managed_elsewhere(&exe) {
+        return Err(failed(how));
+    }
+    let archive = manifest.archives.get(&platform()).ok_or_else(|| {
+        failed(format!(
+            "lembas {newest} has no release for {}: build it from source (install.sh does, with cargo)",
+            platform()
+        ))
+    })?;
+    let archive_url = joined(&url, &archive.url);
+    let unchanged = format!("lembas {current} is unchanged");
+    let bytes = fetch(&client, &archive_url)
+        .await
+        .map_err(|e| failed(format!("the download of {archive_url} failed ({e}); {unchanged}")))?;
+    let sum = hex::encode(sha2::Sha256::digest(&bytes));
+    if !sum.eq_ignore_ascii_case(archive.sha256.trim()) {
+        return Err(failed(format!(
+            "the download's SHA-256 ({sum}) is not the manifest's ({}): refused; {unchanged}",
+            archive.sha256.trim()
+        )));
+    }
+    let dir = exe.parent().expect("a program is in a folder");
+    let placed = place(&bytes, dir, &exe).map_err(|e| failed(format!("{e}; {unchanged}")))?;
+    out!("Updated lembas {current} → {newest} ({}).", placed.join(", "));
+    say_notes(&manifest.notes);
+    Ok(exit::OK)
+}
+
+fn say_notes(notes: &str) {
+    if !notes.trim().is_empty() {
+        out!("\nWhat changed:\n{}", notes.trim_end());
+    }
+}
+
+/// A URL's body, whole: a status other than 2xx, or a body cut short, is an error.
+async fn fetch(client: &reqwest::Client, url: &str) -> Result<Vec<u8>, String> {
+    let response = client.get(url).send().await.map_err(|e| with_causes(&e))?;
+    let status = response.status();
+    if !status.is_success() {
+        return Err(format!("the server answered {status}"));
+    }
+    let promised = response.content_length();
+    let bytes = response.bytes().await.map_err(|e| format!("cut off: {}", with_causes(&e)))?;
+    match promised {
+        Some(length) if length != bytes.len() as u64 => Err(format!("cut off after {} of {length} bytes", bytes.len())),
+        _ => Ok(bytes.to_vec()),
+    }
+}
+
+/// An error and what caused it, in one line (reqwest's own says only "error sending request").
+fn with_causes(error: &dyn std::error::Error) -> String {
+    let mut said = error.to_string();
+    let mut cause = error.source();
+    while let Some(e) = cause {
+        said.push_str(&format!(": {e}"));
+        cause = e.source();
+    }
+    said
+}
+
+/// `path` of the manifest at `base`: an absolute URL as it is, a relative one beside it.
+fn joined(base: &str, path: &str) -> String {
+    if path.contains("://") {
+        return path.to_owned();
+    }
+    match base.rfind('/') {
+        Some(cut) => format!("{}/{}", &base[..cut], path.trim_start_matches("./")),
+        None => path.to_owned(),
+    }
+}
+
+/// Why lembas at `exe` is not lembas' to replace, and how to update it instead; `None`: it is.
+pub fn managed_elsewhere(exe: &Path) -> Option<String> {
+    let shown = exe.display();
+    if exe.components().any(|c| c.as_os_str() == ".cargo") {
+        return Some(format!(
+            "lembas ({shown}) was installed with cargo: update it with cargo (`cargo install` as you installed it)"
+        ));
+    }
+    let managed = [
+        "/usr/bin",
+        "/usr/sbin",
+        "/usr/lib",
+        "/bin",
+        "/nix/store",
+        "/opt/homebrew",
+        "/usr/local/Cellar",
+        "/home/linuxbrew",
+        "/snap",
+    ];
+    if managed.iter().any(|root| exe.starts_with(root)) {
+        return Some(format!(
+            "lembas ({shown}) was installed by a package manager: update it with that package manager"
+        ));
+    }
+    let dir = exe.parent()?;
+    let probe = dir.join(format!(".lembas-write-test-{}", std::process::id()));
+    match std::fs::write(&probe, b"") {
+        Ok(()) => {
+            let _ = std::fs::remove_file(&probe);
+            None
+        }
+        Err(e) => Some(format!(
+            "lembas cannot write {} ({e}): update it the way it was installed, or as someone who may write there",
+            dir.display()
+        )),
+    }
+}
+
+/// Unpacks the archive's programs beside `exe` under temporary names, then moves each over its
+/// old self (a rename: a program running from the old file goes on). Nothing is moved unless
+/// all were unpacked. Answers the programs put in place.
+fn place(archive: &[u8], dir: &Path, exe: &Path) -> Result<Vec<String>, String> {
+    let mut unpacked: Vec<(PathBuf, PathBuf)> = Vec::new();
+    let result = unpack(archive, dir, exe, &mut unpacked);
+    if let Err(e) = result {
+        for (partial, _) in &unpacked {
+            let _ = std::fs::remove_file(partial);
+        }
+        return Err(e);
+    }
+    if !unpacked.iter().any(|(_, target)| target == exe) {
+        for (partial, _) in &unpacked {
+            let _ = std::fs::remove_file(partial);
+        }
+        return Err("the archive holds no lembas program".into());
+    }
+    // The launcher first: lembas last, so a failure between leaves the old lembas working.
+    unpacked.sort_by_key(|(_, target)| target == exe);
+    let mut placed = Vec::new();
+    for (partial, target) in &unpacked {
+        std::fs::rename(partial, target).map_err(|e| format!("{} could not be replaced: {e}", target.display()))?;
+        placed.push(target.file_name().unwrap_or_default().to_string_lossy().into_owned());
+    }
+    Ok(placed)
+}
+
+fn unpack(archive: &[u8], dir: &Path, exe: &Path, unpacked: &mut Vec<(PathBuf, PathBuf)>) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut tar = tar::Archive::new(flate2::read::GzDecoder::new(archive));
+    let entries = tar.entries().map_err(|e| format!("the archive cannot be read: {e}"))?;
+    for entry in entries {
+        let mut entry = entry.map_err(|e| format!("the archive cannot be read: {e}"))?;
+        let path = entry.path().map_err(|e| e.to_string())?.into_owned();
+        // Only the programs, by name at the archive's root (or in its one folder): nothing an
+        // archive names can be written anywhere else.
+        let Some(name) = path.file_name().and_then(|n| n.to_str()).filter(|n| PROGRAMS.contains(n)) else {
+            continue;
+        };
+        if path.components().count() > 2 || !entry.header().entry_type().is_file() {
+            continue;
+        }
+        let target = if name == "lembas" { exe.to_path_buf() } else { dir.join(name) };
+        let partial = dir.join(format!(".{name}.update-{}", std::process::id()));
+        let mut bytes = Vec::new();
+        entry.read_to_end(&mut bytes).map_err(|e| format!("the archive cannot be read: {e}"))?;
+        std::fs::write(&partial, &bytes).map_err(|e| format!("{} could not be written: {e}", partial.display()))?;
+        unpacked.push((partial.clone(), target));
+        std::fs::set_permissions(&partial, std::fs::Permissions::from_mode(0o755)).map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_archive_named_beside_the_manifest_is_found_there() {
+        let base = "https://example.test/releases/latest.json";
+        assert_eq!(joined(base, "lembas-1.2.0.tar.gz"), "https://example.test/releases/lembas-1.2.0.tar.gz");
+        assert_eq!(joined(base, "https://cdn.test/a.tar.gz"), "https://cdn.test/a.tar.gz");
+    }
+
+    #[test]
+    fn an_install_by_cargo_or_a_package_manager_is_theirs_to_update() {
+        assert!(managed_elsewhere(Path::new("/home/me/.cargo/bin/lembas")).unwrap().contains("cargo"));
+        assert!(managed_elsewhere(Path::new("/usr/bin/lembas")).unwrap().contains("package manager"));
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(managed_elsewhere(&dir.path().join("lembas")), None);
+    }
+}
