@@ -61,6 +61,8 @@ pub struct Config {
 pub struct UpdateSettings {
     /// The release manifest's URL (default: lembas' own releases).
     pub url: Option<String>,
+    /// Whether the terminal UI looks for a newer lembas once a day (default: yes).
+    pub check: Option<bool>,
 }
 
 /// `agents = { min, max }`: the team's size, counting the main agent (1 is the agent alone).

@@ -64,6 +64,12 @@ pub async fn tui(args: crate::cli::UiArgs) -> Result<u8, Failure> {
         app.agents = (agents.min, agents.max);
     }
     app.notify = config.notify.unwrap_or(true);
+    // A newer lembas, at most once a day; looked for in the background, for a later start.
+    let now = chrono::Utc::now().timestamp_millis();
+    if let Some(newer) = crate::update::mention(&start.home, now) {
+        app.finished.push(lembas_tui::Block::Notice(newer));
+    }
+    crate::update::check_in_background(&start.home, &config.update, now);
     // What the person typed while the trust question was up: their prompt, in the editor unsent.
     if !typed.is_empty() {
         app.input.set(&typed);

@@ -47,27 +47,41 @@ fn failed(message: impl Into<String>) -> Failure {
     Failure::new(exit::FAILED, message)
 }
 
+/// The release source: `--url`, `LEMBAS_UPDATE_URL`, `[update] url`, or lembas' own.
+fn source(url: Option<String>, configured: Option<String>) -> String {
+    url.or_else(|| std::env::var("LEMBAS_UPDATE_URL").ok().filter(|u| !u.is_empty()))
+        .or(configured)
+        .unwrap_or_else(|| DEFAULT_URL.to_owned())
+}
+
+fn client(whole: std::time::Duration) -> Result<reqwest::Client, String> {
+    let connect = whole.min(std::time::Duration::from_secs(15));
+    reqwest::Client::builder().connect_timeout(connect).timeout(whole).build().map_err(|e| e.to_string())
+}
+
+/// The manifest at `url`, and the version it offers.
+async fn read_manifest(client: &reqwest::Client, url: &str) -> Result<(Manifest, semver::Version), String> {
+    let manifest: Manifest = fetch(client, url)
+        .await
+        .and_then(|bytes| serde_json::from_slice(&bytes).map_err(|e| format!("its manifest is not one: {e}")))
+        .map_err(|e| format!("the release source {url} could not be read: {e}"))?;
+    let newest = semver::Version::parse(manifest.version.trim_start_matches('v'))
+        .map_err(|e| format!("the release source names no version lembas can read ({}): {e}", manifest.version))?;
+    Ok((manifest, newest))
+}
+
+fn this_version() -> semver::Version {
+    semver::Version::parse(env!("CARGO_PKG_VERSION")).expect("lembas' own version is semver")
+}
+
 /// `lembas update`.
 pub async fn update(url: Option<String>, check: bool) -> Result<u8, Failure> {
     let home = setup::home()?;
     let configured = lembas_config::Config::load(&home).map_err(|e| failed(e.to_string()))?.update.url;
-    let url = url
-        .or_else(|| std::env::var("LEMBAS_UPDATE_URL").ok().filter(|u| !u.is_empty()))
-        .or(configured)
-        .unwrap_or_else(|| DEFAULT_URL.to_owned());
-    let client = reqwest::Client::builder()
-        .connect_timeout(std::time::Duration::from_secs(15))
-        .timeout(std::time::Duration::from_secs(300))
-        .build()
-        .map_err(|e| failed(e.to_string()))?;
-    let manifest: Manifest = fetch(&client, &url)
-        .await
-        .and_then(|bytes| serde_json::from_slice(&bytes).map_err(|e| format!("its manifest is not one: {e}")))
-        .map_err(|e| failed(format!("the release source {url} could not be read: {e}")))?;
-    let current = semver::Version::parse(env!("CARGO_PKG_VERSION")).expect("lembas' own version is semver");
-    let newest = semver::Version::parse(manifest.version.trim_start_matches('v')).map_err(|e| {
-        failed(format!("the release source names no version lembas can read ({}): {e}", manifest.version))
-    })?;
+    let url = source(url, configured);
+    let client = client(std::time::Duration::from_secs(300)).map_err(failed)?;
+    let (manifest, newest) = read_manifest(&client, &url).await.map_err(failed)?;
+    let current = this_version();
     if newest <= current {
         out!("lembas {current} is the newest (the release source offers {newest}).");
         return Ok(exit::OK);
@@ -104,6 +118,70 @@ pub async fn update(url: Option<String>, check: bool) -> Result<u8, Failure> {
     out!("Updated lembas {current} → {newest} ({}).", placed.join(", "));
     say_notes(&manifest.notes);
     Ok(exit::OK)
+}
+
+/// What the once-a-day check last found (`update.json` in the state folder).
+#[derive(Debug, Default, serde::Serialize, Deserialize)]
+struct Checked {
+    /// When the release source was last read (ms).
+    checked_at: i64,
+    /// The version it offered then.
+    newest: Option<String>,
+    /// When the person was last told of it (ms).
+    told_at: i64,
+}
+
+const DAY_MS: i64 = 24 * 60 * 60 * 1000;
+
+fn checked_file(home: &lembas_config::Home) -> PathBuf {
+    home.state.join("update.json")
+}
+
+/// For the terminal UI as it opens, at most once a day: a newer lembas the last check found.
+/// Reads a file; the network is never waited on (the check itself runs in the background, for
+/// a later start: [`check_in_background`]).
+pub fn mention(home: &lembas_config::Home, now_ms: i64) -> Option<String> {
+    let file = checked_file(home);
+    let mut checked: Checked = serde_json::from_slice(&std::fs::read(&file).ok()?).ok()?;
+    let newest = semver::Version::parse(checked.newest.as_deref()?).ok()?;
+    if newest <= this_version() || now_ms - checked.told_at < DAY_MS {
+        return None;
+    }
+    checked.told_at = now_ms;
+    std::fs::write(&file, serde_json::to_vec(&checked).ok()?).ok()?;
+    Some(format!("lembas {newest} is out (this is {}): `lembas update` installs it.", this_version()))
+}
+
+/// Reads the release source in the background when it was not read today (`[update] check =
+/// false`: never); what it finds is mentioned at a later start. A failure is quiet: it is tried
+/// again tomorrow.
+pub fn check_in_background(home: &lembas_config::Home, settings: &lembas_config::UpdateSettings, now_ms: i64) {
+    if settings.check == Some(false) {
+        return;
+    }
+    let file = checked_file(home);
+    let checked: Checked = std::fs::read(&file).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default();
+    if now_ms - checked.checked_at < DAY_MS {
+        return;
+    }
+    let url = source(None, settings.url.clone());
+    tokio::spawn(async move {
+        let newest = match client(std::time::Duration::from_secs(10)) {
+            Ok(client) => read_manifest(&client, &url).await.ok().map(|(_, newest)| newest.to_string()),
+            Err(_) => None,
+        };
+        let checked = Checked { checked_at: now_ms, newest: newest.or(checked.newest), told_at: checked.told_at };
+        if let Some(folder) = file.parent() {
+            let _ = std::fs::create_dir_all(folder);
+        }
+        // Whole or not at all: a start reading it meanwhile finds the old one or the new.
+        let partial = file.with_extension(format!("json.{}", std::process::id()));
+        if let Ok(bytes) = serde_json::to_vec(&checked)
+            && std::fs::write(&partial, bytes).is_ok()
+        {
+            let _ = std::fs::rename(&partial, &file);
+        }
+    });
 }
 
 fn say_notes(notes: &str) {
@@ -250,6 +328,33 @@ mod tests {
         let base = "https://example.test/releases/latest.json";
         assert_eq!(joined(base, "lembas-1.2.0.tar.gz"), "https://example.test/releases/lembas-1.2.0.tar.gz");
         assert_eq!(joined(base, "https://cdn.test/a.tar.gz"), "https://cdn.test/a.tar.gz");
+    }
+
+    #[tokio::test]
+    async fn a_newer_release_is_looked_for_once_a_day_and_mentioned_once_a_day() {
+        let server = lembas_testkit::ReleaseServer::start().await;
+        server.serve("/latest.json", r#"{"version": "99.0.0", "archives": {}}"#);
+        let dir = tempfile::tempdir().unwrap();
+        let home = lembas_config::Home::under(dir.path());
+        let settings =
+            lembas_config::UpdateSettings { url: Some(format!("{}/latest.json", server.url())), check: None };
+        let now = 10 * DAY_MS;
+        assert_eq!(mention(&home, now), None, "nothing was looked for yet");
+        check_in_background(&home, &settings, now);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while !checked_file(&home).exists() {
+            assert!(std::time::Instant::now() < deadline, "the check never wrote what it found");
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        let said = mention(&home, now).expect("a newer lembas is mentioned");
+        assert!(said.starts_with("lembas 99.0.0 is out"), "{said}");
+        assert_eq!(mention(&home, now + DAY_MS / 2), None, "once a day at most");
+        assert!(mention(&home, now + DAY_MS + 1).is_some());
+        // Read today already: not again until tomorrow.
+        server.serve("/latest.json", r#"{"version": "100.0.0", "archives": {}}"#);
+        check_in_background(&home, &settings, now + 1);
+        let checked: Checked = serde_json::from_slice(&std::fs::read(checked_file(&home)).unwrap()).unwrap();
+        assert_eq!(checked.newest.as_deref(), Some("99.0.0"));
     }
 
     #[test]

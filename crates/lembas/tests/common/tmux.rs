@@ -95,7 +95,9 @@ pub async fn make_project(
     }
     let home = dir.join("home");
     std::fs::create_dir_all(home.join("config")).unwrap();
-    std::fs::write(home.join("config/config.toml"), "mode = \"manual\"\ncontext_window = 32768\n").unwrap();
+    // No looking for a newer lembas on the network from a test.
+    let config = "mode = \"manual\"\ncontext_window = 32768\n\n[update]\ncheck = false\n";
+    std::fs::write(home.join("config/config.toml"), config).unwrap();
     super::log_in(&home, server).await;
     (home, project)
 }
