@@ -271,10 +271,8 @@ async fn drive(mut session: Session, mut commands: UnboundedReceiver<Submission>
             }
             Command::Cancel | Command::Steer { .. } => {}
             Command::Answer { id: ask, answer } => asks.answer(ask, answer, &id),
-            Command::Undo => {
-                if let Err(e) = session.undo().await {
-                    session.emit(Event::Error { message: e.to_string() });
-                }
+            command @ (Command::Undo | Command::Rewind { .. } | Command::ReportTurns) => {
+                going_back(&mut session, command).await;
             }
             Command::ReportContext => session.report_context(),
             Command::ReportMcp => session.report_mcp(),
@@ -295,6 +293,19 @@ async fn drive(mut session: Session, mut commands: UnboundedReceiver<Submission>
     asks.give_up(true);
     // No snapshot is left reading the project once the session is let go.
     session.settle_snapshots().await;
+}
+
+/// An undo, a rewind, or the list of turns a rewind can go back to; a refusal is said as an
+/// error.
+async fn going_back(session: &mut Session, command: Command) {
+    let done = match command {
+        Command::Undo => session.undo().await.map(drop),
+        Command::Rewind { to, files, conversation } => session.rewind(to, files, conversation).await.map(drop),
+        _ => session.report_turns(),
+    };
+    if let Err(e) = done {
+        session.emit(Event::Error { message: e.to_string() });
+    }
 }
 
 /// Runs `work` on the session as its busy time (a turn, a compaction, a command) for the

@@ -38,6 +38,7 @@ mod prefix;
 mod prepare;
 mod preview;
 mod prompt;
+mod rewind;
 mod sandboxing;
 mod session;
 mod sink;

@@ -42,17 +42,31 @@ impl Session {
             let files = self.put_files_back(None)?.ok_or_else(nothing_to_undo)?;
             return Ok(self.said_undone(None, files));
         };
+        self.go_back(checkpoint, true, true)
+    }
+
+    /// Goes back to where `checkpoint`'s turn began: the files of it and every later turn put
+    /// back (`files`), those turns out of the conversation (`conversation`).
+    pub(crate) fn go_back(
+        &mut self,
+        checkpoint: lembas_store::Checkpoint,
+        files: bool,
+        conversation: bool,
+    ) -> Result<Undone, EngineError> {
         // The files first: a failure there leaves the conversation as it was.
-        let files = self.put_files_back(Some(checkpoint.seq))?.unwrap_or_default();
-        let taken = &self.history[checkpoint.history_len..];
-        // The words the person typed — not the files they attached, which went with them.
-        let prompt = match taken.first() {
-            Some(Entry { typed: Some(typed), .. }) => typed.clone(),
-            Some(Entry { message: Message::User { content, .. }, .. }) => {
-                crate::history::without_note(content).to_owned()
+        let files = if files {
+            self.put_files_back(Some(checkpoint.seq))?.unwrap_or_default()
+        } else {
+            // What the turns changed on disk stays; their snapshots go with them.
+            if conversation {
+                let _ = self.snapshots().drop_from(&self.id, checkpoint.seq);
             }
-            _ => String::new(),
+            FilesBack { not_back: Some("left as they are, as asked".into()), ..Default::default() }
         };
+        if !conversation {
+            return Ok(self.said_undone(None, files));
+        }
+        let prompt = typed_words(self.history.get(checkpoint.history_len));
         // The engine's state as the turn began — but ids are never reused, and what the person
         // set (mode, effort, approvals, models named) and the tool list stand as they are.
         let mut state: State =
@@ -117,6 +131,16 @@ impl Session {
         self.emit(Event::Undone { prompt: undone.prompt.clone(), files: undone.files.clone() });
         self.report_context();
         undone
+    }
+}
+
+/// The words the person typed to start a turn, from its first message — not the files they
+/// attached, which went with them.
+pub(crate) fn typed_words(first: Option<&Entry>) -> String {
+    match first {
+        Some(Entry { typed: Some(typed), .. }) => typed.clone(),
+        Some(Entry { message: Message::User { content, .. }, .. }) => crate::history::without_note(content).to_owned(),
+        _ => String::new(),
     }
 }
 

@@ -91,6 +91,17 @@ pub enum Command {
     },
     /// Take the last turn back.
     Undo,
+    /// Go back to before turn `to` (1: the first the person started since the last compaction,
+    /// as [`crate::Event::Turns`] lists them): its files and those of every turn after it put
+    /// back (`files`), and those turns out of the conversation (`conversation`). Said as
+    /// [`crate::Event::Undone`].
+    Rewind {
+        to: u32,
+        files: bool,
+        conversation: bool,
+    },
+    /// Say the turns one can go back to ([`crate::Event::Turns`]).
+    ReportTurns,
     /// Say what fills the context window ([`crate::Event::Context`]).
     ReportContext,
     /// Say where the MCP servers stand ([`crate::Event::McpServers`]).

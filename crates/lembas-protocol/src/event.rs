@@ -271,6 +271,11 @@ pub enum Event {
         prompt: Option<String>,
         files: crate::FilesBack,
     },
+    /// The turns a rewind can go back to, oldest first (turn 1 first): the first line of each
+    /// one's words.
+    Turns {
+        turns: Vec<String>,
+    },
     /// Something a subagent did: its own event, with the `task` call it works for and the
     /// description it goes by.
     Subagent {

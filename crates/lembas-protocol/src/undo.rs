@@ -22,7 +22,7 @@ pub fn undo_said(prompt: Option<&str>, files: &FilesBack) -> String {
         Some(prompt) => {
             format!("Undone: \"{}\" is out of the conversation.", prompt.lines().next().unwrap_or_default())
         }
-        None => "Undone: the files of the last turn; the conversation before the compaction stays as it is.".into(),
+        None => "Undone: the files; the conversation stays as it was.".into(),
     };
     if let Some(why) = &files.not_back {
         said.push_str(&format!(" Its files were not taken back: {why}."));

@@ -27,14 +27,35 @@ impl Store {
 
     /// The last turn's checkpoint, if any.
     pub fn last_checkpoint(&self, id: &str) -> Result<Option<Checkpoint>, StoreError> {
+        self.checkpoint_where(id, "ORDER BY seq DESC LIMIT 1", None)
+    }
+
+    /// The checkpoint of the turn that began at message `seq`, if it is still there.
+    pub fn checkpoint_at(&self, id: &str, seq: i64) -> Result<Option<Checkpoint>, StoreError> {
+        self.checkpoint_where(id, "AND seq = ?2", Some(seq))
+    }
+
+    /// Where each turn the person started begins, oldest first: (its first message's seq, the
+    /// history's length then).
+    pub fn checkpoints(&self, id: &str) -> Result<Vec<(i64, usize)>, StoreError> {
         let conn = self.conn();
-        let row: Option<(i64, i64, String, Option<i64>)> = conn
-            .query_row(
-                "SELECT seq, history_len, state, state_n FROM checkpoints WHERE session_id = (SELECT n FROM sessions WHERE id = ?1) ORDER BY seq DESC LIMIT 1",
-                [id],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
-            )
-            .optional()?;
+        let mut stmt = conn.prepare(
+            "SELECT seq, history_len FROM checkpoints WHERE session_id = (SELECT n FROM sessions WHERE id = ?1) ORDER BY seq",
+        )?;
+        let rows = stmt.query_map([id], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)? as usize)))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    fn checkpoint_where(&self, id: &str, filter: &str, seq: Option<i64>) -> Result<Option<Checkpoint>, StoreError> {
+        let conn = self.conn();
+        let sql = format!(
+            "SELECT seq, history_len, state, state_n FROM checkpoints WHERE session_id = (SELECT n FROM sessions WHERE id = ?1) {filter}"
+        );
+        let read = |r: &rusqlite::Row<'_>| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?));
+        let row: Option<(i64, i64, String, Option<i64>)> = match seq {
+            Some(seq) => conn.query_row(&sql, params![id, seq], read).optional()?,
+            None => conn.query_row(&sql, [id], read).optional()?,
+        };
         let Some((seq, history_len, text, state_n)) = row else { return Ok(None) };
         let state = match state_n {
             Some(n) => state::state_at(&conn, id, n)?,

@@ -76,6 +76,8 @@ pub enum Action {
     Subagents(Option<usize>),
     /// Take back the last turn.
     Undo,
+    /// Go back to before turn N, its files and the conversation (`None`: list the turns).
+    Rewind(Option<u32>),
     /// The team's size setting: Min and Max, the main agent included.
     SetAgents(u32, u32),
     /// The person stops a subagent, by name.

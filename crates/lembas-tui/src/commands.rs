@@ -76,6 +76,7 @@ pub static COMMANDS: &[SlashCommand] = &[
     SlashCommand::new("usage", "", "the tokens used", |app, _| app.say(app.usage_report())),
     SlashCommand::new("compact", "", "summarise the conversation to make room", |_, _| Some(Action::Compact)),
     SlashCommand::new("undo", "", "take the last turn back, and the files it changed", undo),
+    SlashCommand::new("rewind", "[N]", "go back to before turn N, files and conversation (a list without one)", rewind),
     SlashCommand::new("rename", "TITLE", "name this session", rename),
     SlashCommand::new("init", "", "write or update AGENTS.md for this project", |_, _| {
         Some(Action::Prompt(INIT.trim().to_owned()))
@@ -181,6 +182,19 @@ fn undo(app: &mut App, _: &str) -> Option<Action> {
         return app.say("A turn is running: stop it (Esc) first, then /undo.".into());
     }
     Some(Action::Undo)
+}
+
+fn rewind(app: &mut App, arg: &str) -> Option<Action> {
+    if app.busy {
+        return app.say("A turn is running: stop it (Esc) first, then /rewind.".into());
+    }
+    if arg.is_empty() {
+        return Some(Action::Rewind(None));
+    }
+    match arg.parse::<u32>() {
+        Ok(turn) if turn > 0 => Some(Action::Rewind(Some(turn))),
+        _ => app.fail("/rewind N: the turn to go back to before, by its number in /rewind's list."),
+    }
 }
 
 fn rename(app: &mut App, arg: &str) -> Option<Action> {

@@ -162,6 +162,8 @@ impl Driver {
             Action::SetMode(mode) => Some(Command::SetMode { mode }),
             Action::Compact => Some(Command::Compact),
             Action::Undo => Some(Command::Undo),
+            Action::Rewind(None) => Some(Command::ReportTurns),
+            Action::Rewind(Some(to)) => Some(Command::Rewind { to, files: true, conversation: true }),
             Action::SetModel(model) => Some(Command::SetModel { model: model.id }),
             Action::SetEffort(level) => Some(Command::SetEffort { level }),
             // The engine says the new title (`Event::Title`); the status bar shows it.

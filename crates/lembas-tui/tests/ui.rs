@@ -542,7 +542,22 @@ fn undo_is_refused_mid_turn_and_brings_the_words_back() {
     app.input.set("");
     app.apply(&Event::Undone { prompt: None, files });
     assert_eq!(app.input, "");
-    assert!(lines(app.finished.last().unwrap()).join(" ").contains("before the compaction stays"));
+    assert!(lines(app.finished.last().unwrap()).join(" ").contains("the conversation stays as it was"));
+}
+
+#[test]
+fn rewind_lists_the_turns_and_goes_back_to_one_by_its_number() {
+    let mut app = App::new("m", Mode::Edit, None, 0);
+    app.input.set("/rewind");
+    assert_eq!(app.key(key(KeyCode::Enter)), Some(Action::Rewind(None)));
+    app.apply(&Event::Turns { turns: vec!["fix add".into(), "make it multiply".into()] });
+    let said = lines(app.finished.last().unwrap()).join("\n");
+    assert!(said.contains("1  fix add") && said.contains("2  make it multiply"), "{said}");
+    app.input.set("/rewind 2");
+    assert_eq!(app.key(key(KeyCode::Enter)), Some(Action::Rewind(Some(2))));
+    app.input.set("/rewind two");
+    assert_eq!(app.key(key(KeyCode::Enter)), None);
+    assert!(matches!(app.finished.last(), Some(Block::Error(n)) if n.contains("/rewind N")));
 }
 
 #[test]

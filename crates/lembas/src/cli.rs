@@ -140,6 +140,26 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Go back to before an earlier turn of a session: the files of it and every later turn put
+    /// back (a file changed again since is left and named), those turns out of the
+    /// conversation. Without --to, the turns it can go back to.
+    Rewind {
+        /// The session (an id or its start; default: this project's last session).
+        #[arg(long)]
+        session: Option<String>,
+        /// The turn to go back to before (1: the first listed).
+        #[arg(long)]
+        to: Option<u32>,
+        /// Only the files: the conversation stays.
+        #[arg(long, conflicts_with = "conversation")]
+        files: bool,
+        /// Only the conversation: what the turns changed on disk stays.
+        #[arg(long)]
+        conversation: bool,
+        /// One JSON object for scripts.
+        #[arg(long)]
+        json: bool,
+    },
     /// Install a newer lembas from the release source (`--url`, `LEMBAS_UPDATE_URL`, `[update]
     /// url`, or lembas' own releases), its checksum verified, in place of this one.
     Update {

@@ -1,5 +1,6 @@
-//! `lembas undo`: the last turn of a session taken back from a script — its files put back, its
-//! messages out of the conversation — through the same host command the TUI and ACP send.
+//! `lembas undo` and `lembas rewind`: a session's turns taken back from a script — their files
+//! put back, their messages out of the conversation — through the same host commands the TUI
+//! and ACP send.
 
 use lembas_core::{Command, Event, OpenSession, Said, Start};
 
@@ -8,6 +9,26 @@ use crate::{Failure, setup};
 
 /// `lembas undo [--session ID] [--json]`: `ID` (or the current project's last session).
 pub async fn undo(session: Option<String>, json: bool) -> Result<u8, Failure> {
+    one_command(session, Command::Undo, json).await
+}
+
+/// `lembas rewind [--session ID] [--to N] [--files | --conversation] [--json]`: without `--to`,
+/// the turns it can go back to.
+pub async fn rewind(
+    session: Option<String>,
+    to: Option<u32>,
+    (files_only, conversation_only): (bool, bool),
+    json: bool,
+) -> Result<u8, Failure> {
+    let command = match to {
+        Some(to) => Command::Rewind { to, files: !conversation_only, conversation: !files_only },
+        None => Command::ReportTurns,
+    };
+    one_command(session, command, json).await
+}
+
+/// Opens the session, sends `command`, prints what answers it, and closes the session.
+async fn one_command(session: Option<String>, command: Command, json: bool) -> Result<u8, Failure> {
     let start = setup::Startup::load()?;
     let host = start.host.clone();
     let id = match session {
@@ -28,7 +49,7 @@ pub async fn undo(session: Option<String>, json: bool) -> Result<u8, Failure> {
     let cfg = start.project_session(&project, model, None, mode);
     let opened = host.open(OpenSession { cfg, start: Start::Resume(id.clone()), attended: false })?;
     let (handle, mut events) = (opened.handle, opened.events);
-    handle.send(Command::Undo);
+    handle.send(command);
     let mut status = exit::FAILED;
     while let Some(Said { event, .. }) = events.recv().await {
         match event {
@@ -37,6 +58,18 @@ pub async fn undo(session: Option<String>, json: bool) -> Result<u8, Failure> {
                     out!("{}", serde_json::json!({ "session": id, "prompt": prompt, "files": files }));
                 } else {
                     out!("{}", lembas_protocol::undo_said(prompt.as_deref(), &files));
+                }
+                status = exit::OK;
+                break;
+            }
+            Event::Turns { turns } => {
+                if json {
+                    out!("{}", serde_json::json!({ "session": id, "turns": turns }));
+                } else if turns.is_empty() {
+                    out!("No turn of this session can be gone back to.");
+                } else {
+                    turns.iter().enumerate().for_each(|(i, words)| out!("{:>3}  {words}", i + 1));
+                    out!("\n`lembas rewind --to N` goes back to before turn N.");
                 }
                 status = exit::OK;
                 break;

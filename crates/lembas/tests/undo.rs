@@ -58,3 +58,33 @@ async fn a_command_that_rewrote_and_made_files_is_undone_from_a_script() {
     assert!(env.run(&["sessions", "delete", &id]).await.status.success());
     assert_eq!(snapshot_refs(&env), "", "no snapshot of the deleted session is left");
 }
+
+#[tokio::test]
+async fn rewind_lists_the_turns_and_goes_back_to_one_from_a_script() {
+    let mut script = Vec::new();
+    for n in 1..=3 {
+        script.push(Scripted::tool_call("bash", json!({"command": format!("echo {n} > t{n}.txt")})));
+        script.push(Scripted::text("Done."));
+    }
+    let server = FakeServer::start(script).await;
+    let env = Env::new();
+    env.login(&server).await;
+    for n in 1..=3 {
+        let resume = if n == 1 { vec![] } else { vec!["--continue"] };
+        let words = format!("make t{n}");
+        let args = [&["run", "--mode", "auto"][..], &resume, &[words.as_str()]].concat();
+        let out = env.run(&args).await;
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    let listed = stdout(&env.run(&["rewind"]).await);
+    assert!(listed.contains("  1  make t1") && listed.contains("  3  make t3"), "{listed}");
+
+    let out = env.run(&["rewind", "--to", "2", "--json"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let back: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(back["prompt"], "make t2");
+    assert_eq!(back["files"]["removed"], json!(["t2.txt", "t3.txt"]));
+    assert!(env.project.join("t1.txt").exists() && !env.project.join("t2.txt").exists());
+    let listed = stdout(&env.run(&["rewind"]).await);
+    assert!(listed.contains("  1  make t1") && !listed.contains("make t2"), "{listed}");
+}

@@ -131,6 +131,17 @@ impl App {
             Event::SteerReturned { texts } => self.steer_returned(texts),
             Event::Subagent { call_id, event, .. } => self.apply_subagent(call_id, event),
             Event::Undone { prompt, files } => self.undone(prompt.as_deref(), files),
+            Event::Turns { turns } => {
+                let said = match turns.len() {
+                    0 => "No turn of this session can be gone back to.".to_owned(),
+                    _ => {
+                        let listed: Vec<String> =
+                            turns.iter().enumerate().map(|(i, words)| format!("{:>3}  {words}", i + 1)).collect();
+                        format!("{}\n/rewind N goes back to before turn N.", listed.join("\n"))
+                    }
+                };
+                self.finished.push(Block::Notice(said));
+            }
             Event::McpServers { servers } => self.finished.push(Block::Notice(mcp_report(servers))),
             Event::Error { message } => {
                 self.flush_live();
