@@ -37,11 +37,13 @@ async fn team_tree(
     }
 }
 
-/// Events until one matches `until` (that one included); fails after ten seconds.
+/// Events until one matches `until` (that one included); fails after thirty seconds between two
+/// events (a loaded 2-core CI machine once took more than ten between a turn's last reply and its
+/// end, while a subagent's command ran beside it).
 async fn until(events: &mut UnboundedReceiver<lembas_core::Said>, mut until: impl FnMut(&Event) -> bool) -> Vec<Event> {
     let mut seen = Vec::new();
     loop {
-        let event = tokio::time::timeout(Duration::from_secs(10), events.recv())
+        let event = tokio::time::timeout(Duration::from_secs(30), events.recv())
             .await
             .unwrap_or_else(|_| panic!("waited in vain; saw {seen:#?}"))
             .expect("the session's events ended")
