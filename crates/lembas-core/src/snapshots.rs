@@ -41,8 +41,13 @@ impl Session {
         }
         // Snapshots use the session's index: one at a time.
         self.settle_snapshots().await;
+        self.snapshot.ahead = Some(self.read_files());
+    }
+
+    /// The project's files read into the store on a blocking thread: the tree they make.
+    fn read_files(&self) -> JoinHandle<Result<String, SnapshotError>> {
         let (store, id) = (self.snapshots(), self.id.clone());
-        self.snapshot.ahead = Some(tokio::task::spawn_blocking(move || store.take(&id).map(|taken| taken.tree)));
+        tokio::task::spawn_blocking(move || store.take(&id).map(|taken| taken.tree))
     }
 
     /// Before the turn's first call that may change the project: the files as they were are
@@ -52,16 +57,13 @@ impl Session {
             return;
         };
         self.snapshot.taken = true;
-        let (store, id) = (self.snapshots(), self.id.clone());
+        // A turn no person started (a job's note) after an undo has none read ahead: read now.
         let tree = match self.snapshot.ahead.take() {
             Some(ahead) => ahead.await,
-            // A turn no person started (a job's note) after an undo: read now.
-            None => {
-                let (store, id) = (store.clone(), id.clone());
-                tokio::task::spawn_blocking(move || store.take(&id).map(|taken| taken.tree)).await
-            }
+            None => self.read_files().await,
         };
-        let kept = tree.map(|tree| tree.and_then(|tree| store.keep(&id, turn, "before", &tree)));
+        let store = self.snapshots();
+        let kept = tree.map(|tree| tree.and_then(|tree| store.keep(&self.id, turn, "before", &tree)));
         self.say_snapshot_trouble(kept);
     }
 

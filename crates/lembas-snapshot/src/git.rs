@@ -90,12 +90,17 @@ impl Git {
         Ok(String::from_utf8_lossy(&self.run(index, args, None)?).trim().to_owned())
     }
 
+    /// Whether the store is made (its `HEAD` is written last).
+    pub fn made(&self) -> bool {
+        self.git_dir.join("HEAD").is_file()
+    }
+
     /// Makes the store if it is not there yet: a bare repository (every command here points it
     /// at the project), laid out as `git init --bare` lays one out — written here because a git
     /// started for it would cost a new project's first turn as much as its snapshot. Made aside
     /// and moved in whole, so two lembas making it at once leave one.
     pub fn init(&self) -> Result<(), SnapshotError> {
-        if self.git_dir.join("HEAD").is_file() {
+        if self.made() {
             return Ok(());
         }
         let parent = self.git_dir.parent().unwrap_or(&self.git_dir);
@@ -119,7 +124,7 @@ impl Git {
             // Another lembas made it first (or an empty folder is in the way).
             Err(e) => {
                 let _ = std::fs::remove_dir_all(&making);
-                if self.git_dir.join("HEAD").is_file() { Ok(()) } else { Err(io(&self.git_dir, e)) }
+                if self.made() { Ok(()) } else { Err(io(&self.git_dir, e)) }
             }
         }
     }

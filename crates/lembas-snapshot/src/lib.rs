@@ -160,7 +160,7 @@ impl Store {
 
     /// `session`'s turns with snapshots, oldest first.
     pub fn turns(&self, session: &str) -> Result<Vec<TurnSnapshots>, SnapshotError> {
-        if !self.git.git_dir.join("HEAD").is_file() {
+        if !self.git.made() {
             return Ok(Vec::new());
         }
         let prefix = format!("refs/lembas/{}/", safe(session));
@@ -198,7 +198,7 @@ impl Store {
     /// Forgets every snapshot of `session` (it was deleted); the space comes back at the next
     /// [`Store::prune`].
     pub fn forget(&self, session: &str) -> Result<(), SnapshotError> {
-        if !self.git.git_dir.join("HEAD").is_file() {
+        if !self.git.made() {
             return Ok(());
         }
         let prefix = format!("refs/lembas/{}/", safe(session));
