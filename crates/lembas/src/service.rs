@@ -19,11 +19,8 @@ pub(crate) fn unit_file() -> Result<PathBuf, Failure> {
     if cfg!(target_os = "macos") {
         return Ok(home.ok_or_else(none)?.join("Library/LaunchAgents").join(format!("org.{NAME}.service.plist")));
     }
-    let config = std::env::var_os("XDG_CONFIG_HOME")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .or_else(|| home.map(|h| h.join(".config")))
-        .ok_or_else(none)?;
+    let config =
+        crate::setup::xdg_folder("XDG_CONFIG_HOME").or_else(|| home.map(|h| h.join(".config"))).ok_or_else(none)?;
     Ok(config.join("systemd/user").join(format!("{NAME}.service")))
 }
 

@@ -138,6 +138,12 @@ pub fn save_learned(home: &Home, client: &ModelClient) {
     }
 }
 
+/// An XDG folder the environment names (`XDG_CONFIG_HOME`, `XDG_DATA_HOME`): only an absolute
+/// path counts, as the XDG rules say; `None` for the caller's default.
+pub fn xdg_folder(var: &str) -> Option<PathBuf> {
+    std::env::var_os(var).map(PathBuf::from).filter(|p| p.is_absolute())
+}
+
 /// The project a directory belongs to: the top of its git work tree, else the directory — as
 /// the person spells it (a session says once where that really is).
 pub fn project_root(dir: &Path) -> PathBuf {

@@ -11,14 +11,8 @@ use crate::{Failure, setup};
 
 /// Where `install.sh` puts the shell completions, under the person's home.
 pub fn completion_files(user_home: &Path) -> Vec<PathBuf> {
-    let data = std::env::var_os("XDG_DATA_HOME")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .unwrap_or_else(|| user_home.join(".local/share"));
-    let config = std::env::var_os("XDG_CONFIG_HOME")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .unwrap_or_else(|| user_home.join(".config"));
+    let data = setup::xdg_folder("XDG_DATA_HOME").unwrap_or_else(|| user_home.join(".local/share"));
+    let config = setup::xdg_folder("XDG_CONFIG_HOME").unwrap_or_else(|| user_home.join(".config"));
     vec![
         data.join("bash-completion/completions/lembas"),
         data.join("zsh/site-functions/_lembas"),
