@@ -9,6 +9,7 @@ use lembas_protocol::{Command, Event, ServerState};
 pub const COMMANDS: &[(&str, &str)] = &[
     ("compact", "Summarise the conversation so far, to free the context window"),
     ("undo", "Take back the last turn and put back the files it changed"),
+    ("rewind", "List the turns to go back to; /rewind N goes back to before turn N, files and conversation"),
     ("context", "Show what fills the context window"),
     ("mcp", "Show where the MCP servers stand"),
 ];
@@ -23,8 +24,15 @@ pub fn offered() -> SessionUpdate {
 /// What a prompt asks when it is one of the commands: the host command to send, and what kind
 /// of event will say it is done.
 pub fn parse(prompt: &str) -> Option<(Command, Awaited)> {
-    let name = prompt.trim().strip_prefix('/')?.split_whitespace().next()?;
+    let mut words = prompt.trim().strip_prefix('/')?.split_whitespace();
+    let name = words.next()?;
     match name {
+        "rewind" => match words.next().map(str::parse::<u32>) {
+            None => Some((Command::ReportTurns, Awaited::Turns)),
+            Some(Ok(to)) => Some((Command::Rewind { to, files: true, conversation: true }, Awaited::Undone)),
+            // Not a number: words for the model, as any other prompt.
+            Some(Err(_)) => None,
+        },
         "compact" => Some((Command::Compact, Awaited::Compacted)),
         "undo" => Some((Command::Undo, Awaited::Undone)),
         "context" => Some((Command::ReportContext, Awaited::Context)),
@@ -38,6 +46,7 @@ pub fn parse(prompt: &str) -> Option<(Command, Awaited)> {
 pub enum Awaited {
     Compacted,
     Undone,
+    Turns,
     Context,
     Mcp,
 }
@@ -49,9 +58,10 @@ impl Awaited {
         match (self, event) {
             (_, Event::Error { .. }) => Some(String::new()),
             (Awaited::Compacted, Event::Compacted { .. }) => Some("Compacted the conversation.".into()),
-            (Awaited::Undone, Event::Undone { prompt, files }) => {
-                Some(lembas_protocol::undo_said(prompt.as_deref(), files))
+            (Awaited::Undone, Event::Undone { prompt, later, files }) => {
+                Some(lembas_protocol::undo_said(prompt.as_deref(), *later, files))
             }
+            (Awaited::Turns, Event::Turns { turns }) => Some(lembas_protocol::turns_said(turns, |_| None)),
             (Awaited::Context, Event::Context { window, shares, offer }) => {
                 let used: u64 = shares.iter().map(|s| s.tokens).sum();
                 let whole =

@@ -23,6 +23,7 @@ mod peer;
 mod prompt;
 mod reads;
 mod remote;
+mod rewind;
 mod scheduled;
 mod status;
 mod team;
@@ -423,6 +424,7 @@ async fn connection(
                     "_lembas/session/delete" => methods::delete(&s8, &request.params).await,
                     "_lembas/directories" => methods::directories(&s8, &request.params),
                     "_lembas/session/history" => methods::history(&s8, &request.params),
+                    "_lembas/session/rewind" => rewind::answer(&s8, &request.params).await,
                     method => team::answer(&s8, method, &request.params).await,
                 };
                 match answered {

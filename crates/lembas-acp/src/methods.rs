@@ -15,7 +15,7 @@ use crate::{Server, Slot, invalid, options};
 const COMPACTING: Duration = Duration::from_secs(600);
 
 /// The session open here that `params` names.
-fn open_session(server: &Server, params: &Value) -> Result<Slot, agent_client_protocol::Error> {
+pub(crate) fn open_session(server: &Server, params: &Value) -> Result<Slot, agent_client_protocol::Error> {
     server.slot(crate::session_id(params)?).ok_or_else(|| invalid("no such session open here"))
 }
 

@@ -23,7 +23,16 @@ type Gathering = (Vec<Event>, oneshot::Sender<Vec<Event>>);
 /// The event that ends a read: the room after the tree (`ReportTeam`), what a stop did, or why
 /// it could not.
 fn ends_a_read(event: &Event) -> bool {
-    matches!(event, Event::Room { .. } | Event::SubagentsStopped { .. } | Event::Compacted { .. } | Event::Error { .. })
+    matches!(
+        event,
+        Event::Room { .. }
+            | Event::SubagentsStopped { .. }
+            | Event::Compacted { .. }
+            | Event::Turns { .. }
+            | Event::Undone { .. }
+            | Event::Forked { .. }
+            | Event::Error { .. }
+    )
 }
 
 impl Reads {

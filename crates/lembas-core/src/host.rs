@@ -271,7 +271,7 @@ async fn drive(mut session: Session, mut commands: UnboundedReceiver<Submission>
             }
             Command::Cancel | Command::Steer { .. } => {}
             Command::Answer { id: ask, answer } => asks.answer(ask, answer, &id),
-            command @ (Command::Undo | Command::Rewind { .. } | Command::ReportTurns) => {
+            command @ (Command::Undo | Command::Rewind { .. } | Command::Fork { .. } | Command::ReportTurns) => {
                 going_back(&mut session, command).await;
             }
             Command::ReportContext => session.report_context(),
@@ -295,13 +295,14 @@ async fn drive(mut session: Session, mut commands: UnboundedReceiver<Submission>
     session.settle_snapshots().await;
 }
 
-/// An undo, a rewind, or the list of turns a rewind can go back to; a refusal is said as an
-/// error.
+/// An undo, a rewind, a fork, or the list of turns a rewind can go back to; a refusal is said
+/// as an error.
 async fn going_back(session: &mut Session, command: Command) {
     let done = match command {
         Command::Undo => session.undo().await.map(drop),
         Command::Rewind { to, files, conversation } => session.rewind(to, files, conversation).await.map(drop),
-        _ => session.report_turns(),
+        Command::Fork { to, files } => session.fork(to, files).await.map(drop),
+        _ => session.report_turns().await,
     };
     if let Err(e) = done {
         session.emit(Event::Error { message: e.to_string() });

@@ -27,7 +27,11 @@ pub struct Undone {
 impl Session {
     /// Marks where a turn the person started begins.
     pub(crate) fn mark_turn(&mut self) -> Result<(), EngineError> {
-        let seq = self.cfg.store.checkpoint(&self.id, self.history.len(), &self.state_value())?;
+        let start = lembas_store::TurnStart {
+            at: Some(now_ms()),
+            submission: self.events.carrying().map(|id| id.as_str().to_owned()),
+        };
+        let seq = self.cfg.store.checkpoint(&self.id, self.history.len(), &self.state_value(), &start)?;
         self.turn_seq = Some(seq);
         self.snapshot.taken = false;
         Ok(())
@@ -39,8 +43,9 @@ impl Session {
         self.settle_snapshots().await;
         let Some(checkpoint) = self.last_turn_checkpoint()? else {
             // Behind a compaction: the files of the last turn with snapshots, if any.
-            let files = self.put_files_back(None)?.ok_or_else(nothing_to_undo)?;
-            return Ok(self.said_undone(None, files));
+            self.snapshot.taken = false;
+            let files = self.restore_files(&self.id, None)?.ok_or_else(nothing_to_undo)?;
+            return Ok(self.said_undone(None, 0, files));
         };
         self.go_back(checkpoint, true, true)
     }
@@ -55,22 +60,34 @@ impl Session {
     ) -> Result<Undone, EngineError> {
         // The files first: a failure there leaves the conversation as it was.
         let files = if files {
-            self.put_files_back(Some(checkpoint.seq))?.unwrap_or_default()
+            self.snapshot.taken = false;
+            self.restore_files(&self.id, Some(checkpoint.seq))?.unwrap_or_default()
         } else {
-            // What the turns changed on disk stays; their snapshots go with them.
             if conversation {
+                // What the turns changed on disk stays; their snapshots go with them.
                 let _ = self.snapshots().drop_from(&self.id, checkpoint.seq);
             }
-            FilesBack { not_back: Some("left as they are, as asked".into()), ..Default::default() }
+            left_as_they_are()
         };
         if !conversation {
-            return Ok(self.said_undone(None, files));
+            return Ok(self.said_undone(None, 0, files));
         }
+        let later = self.turns_after(checkpoint.seq)?;
         let prompt = typed_words(self.history.get(checkpoint.history_len));
-        // The engine's state as the turn began — but ids are never reused, and what the person
-        // set (mode, effort, approvals, models named) and the tool list stand as they are.
-        let mut state: State =
-            serde_json::from_value(checkpoint.state).map_err(|e| EngineError::Corrupt(e.to_string()))?;
+        self.state = self.state_going_back(checkpoint.state)?;
+        // Its words leave the search with it.
+        let forget: Vec<String> = self.history[checkpoint.history_len..].iter().map(Entry::words).collect();
+        self.history.truncate(checkpoint.history_len);
+        self.turn_seq = None;
+        self.cfg.store.take_back(&self.id, checkpoint.seq, &self.state_value(), &forget, now_ms())?;
+        self.judge = self.make_judge();
+        Ok(self.said_undone(Some(prompt), later, files))
+    }
+
+    /// The engine's state as a turn began (`began`) — but ids are never reused, and what the
+    /// person set (mode, effort, approvals, models named) and the tool list stand as they are.
+    pub(crate) fn state_going_back(&self, began: serde_json::Value) -> Result<State, EngineError> {
+        let mut state: State = serde_json::from_value(began).map_err(|e| EngineError::Corrupt(e.to_string()))?;
         state.ids = self.state.ids.clone();
         state.mode = self.state.mode;
         state.effort = self.state.effort.clone();
@@ -79,14 +96,13 @@ impl Session {
         state.mcp_listed = self.state.mcp_listed.clone();
         state.mcp_instructions = self.state.mcp_instructions.clone();
         state.mode_before_plan = self.state.mode_before_plan;
-        self.state = state;
-        // Its words leave the search with it.
-        let forget: Vec<String> = self.history[checkpoint.history_len..].iter().map(Entry::words).collect();
-        self.history.truncate(checkpoint.history_len);
-        self.turn_seq = None;
-        self.cfg.store.take_back(&self.id, checkpoint.seq, &self.state_value(), &forget, now_ms())?;
-        self.judge = self.make_judge();
-        Ok(self.said_undone(Some(prompt), files))
+        Ok(state)
+    }
+
+    /// How many turns the person started after the one at `seq`.
+    fn turns_after(&self, seq: i64) -> Result<u32, EngineError> {
+        let marks = self.cfg.store.checkpoints(&self.id)?;
+        Ok(marks.iter().filter(|m| m.seq > seq && m.history_len < self.history.len()).count() as u32)
     }
 
     /// The last checkpoint with something after it: a turn that failed before its first
@@ -102,11 +118,12 @@ impl Session {
         Ok(None)
     }
 
-    /// Puts back the files of the turns snapshotted from the checkpoint `from` on (`None`: the
-    /// last snapshotted turn), and forgets their snapshots. `None` when there were none.
-    fn put_files_back(&mut self, from: Option<i64>) -> Result<Option<FilesBack>, EngineError> {
+    /// Puts back the files of session `id`'s turns snapshotted from the checkpoint `from` on
+    /// (`None`: its last snapshotted turn), and forgets their snapshots. `None` when there were
+    /// none.
+    pub(crate) fn restore_files(&self, id: &str, from: Option<i64>) -> Result<Option<FilesBack>, EngineError> {
         let store = self.snapshots();
-        let turns = match store.turns(&self.id) {
+        let turns = match store.turns(id) {
             Ok(turns) => turns,
             Err(e) => return Ok(Some(FilesBack { not_back: Some(e.to_string()), ..Default::default() })),
         };
@@ -114,10 +131,9 @@ impl Session {
         let taken: Vec<_> = turns.into_iter().filter(|t| t.turn >= from).collect();
         let (Some(first), Some(last)) = (taken.first(), taken.last()) else { return Ok(None) };
         let restored = store
-            .restore(&self.id, &first.before, last.after.as_deref())
+            .restore(id, &first.before, last.after.as_deref())
             .map_err(|e| EngineError::Undo(format!("The files could not be put back: {e}")))?;
-        store.drop_from(&self.id, from).map_err(|e| EngineError::Undo(e.to_string()))?;
-        self.snapshot.taken = false;
+        store.drop_from(id, from).map_err(|e| EngineError::Undo(e.to_string()))?;
         Ok(Some(FilesBack {
             put_back: restored.put_back,
             removed: restored.removed,
@@ -126,9 +142,9 @@ impl Session {
         }))
     }
 
-    fn said_undone(&mut self, prompt: Option<String>, files: FilesBack) -> Undone {
+    fn said_undone(&mut self, prompt: Option<String>, later: u32, files: FilesBack) -> Undone {
         let undone = Undone { prompt, files };
-        self.emit(Event::Undone { prompt: undone.prompt.clone(), files: undone.files.clone() });
+        self.emit(Event::Undone { prompt: undone.prompt.clone(), later, files: undone.files.clone() });
         self.report_context();
         undone
     }
@@ -142,6 +158,11 @@ pub(crate) fn typed_words(first: Option<&Entry>) -> String {
         Some(Entry { message: Message::User { content, .. }, .. }) => crate::history::without_note(content).to_owned(),
         _ => String::new(),
     }
+}
+
+/// The files when only the conversation goes back.
+pub(crate) fn left_as_they_are() -> FilesBack {
+    FilesBack { not_back: Some(lembas_protocol::LEFT_AS_ASKED.into()), ..Default::default() }
 }
 
 fn nothing_to_undo() -> EngineError {

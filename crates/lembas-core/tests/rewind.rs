@@ -10,6 +10,18 @@ use lembas_permissions::Mode;
 use lembas_testkit::Scripted;
 use serde_json::{Value, json};
 
+async fn listed(
+    session: &mut lembas_core::Session,
+    rx: &mut tokio::sync::mpsc::UnboundedReceiver<lembas_core::Said>,
+) -> Vec<lembas_protocol::TurnPoint> {
+    session.report_turns().await.unwrap();
+    loop {
+        if let Event::Turns { turns } = rx.recv().await.unwrap().event {
+            break turns;
+        }
+    }
+}
+
 /// Five turns, turn N writing `tN.txt` and changing `src/lib.rs`'s comment to N.
 async fn five_turns() -> (Harness, lembas_core::Session, tokio::sync::mpsc::UnboundedReceiver<lembas_core::Said>) {
     let mut script = Vec::new();
@@ -30,13 +42,14 @@ async fn five_turns() -> (Harness, lembas_core::Session, tokio::sync::mpsc::Unbo
 #[tokio::test]
 async fn rewinding_to_the_second_of_five_turns_takes_back_its_files_and_conversation() {
     let (h, mut session, mut rx) = five_turns().await;
-    session.report_turns().unwrap();
-    let turns = loop {
-        if let Event::Turns { turns } = rx.recv().await.unwrap().event {
-            break turns;
-        }
-    };
-    assert_eq!(turns, ["write file 1", "write file 2", "write file 3", "write file 4", "write file 5"]);
+    let turns = listed(&mut session, &mut rx).await;
+    let words: Vec<&str> = turns.iter().map(|t| t.words.as_str()).collect();
+    assert_eq!(words, ["write file 1", "write file 2", "write file 3", "write file 4", "write file 5"]);
+    // Each with its number, when it began, and the file it changed: what a picker shows.
+    for (i, turn) in turns.iter().enumerate() {
+        assert_eq!((turn.number, turn.files.clone()), (i as u32 + 1, vec![format!("t{}.txt", i + 1)]));
+        assert!(turn.at_ms.is_some_and(|at| at > 0) && turn.submission.is_none());
+    }
 
     let back = session.rewind(2, true, true).await.unwrap();
     assert_eq!(back.prompt.as_deref(), Some("write file 2"));
@@ -74,4 +87,61 @@ async fn files_alone_or_the_conversation_alone() {
     assert!(h.store.messages(session.id()).unwrap().len() < stored);
     // Only turns 1 and 2 are left to go back to.
     assert!(matches!(session.rewind(3, true, true).await, Err(EngineError::Undo(m)) if m.contains("turns 1 to 2")));
+}
+
+#[tokio::test]
+async fn a_fork_starts_a_new_session_from_before_a_turn_and_leaves_the_old_one_whole() {
+    let (h, mut session, mut rx) = five_turns().await;
+    let (old_messages, old_marks) =
+        (h.store.messages(session.id()).unwrap(), h.store.checkpoints(session.id()).unwrap());
+    let fork = session.fork(2, true).await.unwrap();
+    assert_ne!(fork, session.id());
+    let said = common::drain(&mut rx);
+    let forked = said.iter().find_map(|e| match e {
+        Event::Forked { id, prompt, files } => Some((id.clone(), prompt.clone(), files.removed.clone())),
+        _ => None,
+    });
+    assert_eq!(
+        forked,
+        Some((
+            fork.clone(),
+            "write file 2".to_owned(),
+            vec!["t2.txt".into(), "t3.txt".into(), "t4.txt".into(), "t5.txt".into()]
+        ))
+    );
+    assert!(h.root.join("t1.txt").exists() && !h.root.join("t2.txt").exists());
+
+    // The old session: every message and turn as it was, and it goes on.
+    assert_eq!(h.store.messages(session.id()).unwrap(), old_messages);
+    assert_eq!(h.store.checkpoints(session.id()).unwrap(), old_marks);
+    assert_eq!(listed(&mut session, &mut rx).await.len(), 5);
+    // The fork: turn 1 alone, its title saying what it is, and its next request the second
+    // turn's first request byte for byte but for the new words.
+    assert_eq!(h.store.checkpoints(&fork).unwrap().len(), 1);
+    assert!(h.store.session(&fork).unwrap().unwrap().title.ends_with("(fork)"));
+    let (tx, mut fork_rx) = tokio::sync::mpsc::unbounded_channel();
+    let mut forked = lembas_core::Session::resume(h.config(Mode::Auto, 50), &fork, tx).unwrap();
+    assert_eq!(listed(&mut forked, &mut fork_rx).await.len(), 1);
+    forked.prompt("write file 2 another way", &CancellationToken::new()).await;
+    let requests = h.server.chat_requests();
+    let (then, now) = (&requests[2], requests.last().unwrap());
+    let (before, after) = (then["messages"].as_array().unwrap(), now["messages"].as_array().unwrap());
+    assert_eq!(before[..before.len() - 1], after[..after.len() - 1]);
+    assert_eq!(then["tools"], now["tools"]);
+    // The fork's own undo goes back to its own turns: the one just made, then turn 1.
+    assert_eq!(forked.undo().await.unwrap().prompt.as_deref(), Some("write file 2 another way"));
+    assert_eq!(forked.undo().await.unwrap().prompt.as_deref(), Some("write file 1"));
+    assert!(!h.root.join("t1.txt").exists(), "turn 1's snapshots came with the fork");
+    assert_eq!(h.store.messages(session.id()).unwrap(), old_messages, "the old one is still whole");
+}
+
+#[tokio::test]
+async fn a_fork_that_leaves_the_files_touches_none_and_a_turn_out_of_range_is_refused() {
+    let (h, mut session, _rx) = five_turns().await;
+    let fork = session.fork(3, false).await.unwrap();
+    for n in 1..=5 {
+        assert!(h.root.join(format!("t{n}.txt")).exists());
+    }
+    assert_eq!(h.store.checkpoints(&fork).unwrap().len(), 2);
+    assert!(matches!(session.fork(9, false).await, Err(EngineError::Undo(m)) if m.contains("turns 1 to 5")));
 }

@@ -163,7 +163,7 @@ async fn a_turn_that_never_got_its_message_in_does_not_block_the_undo_before_it(
     session.prompt("fix add", &CancellationToken::new()).await;
     // As a turn whose first message failed to be written leaves it: a checkpoint and nothing after.
     let kept = h.store.messages(session.id()).unwrap().len();
-    h.store.checkpoint(session.id(), kept, &serde_json::json!({})).unwrap();
+    h.store.checkpoint(session.id(), kept, &serde_json::json!({}), &Default::default()).unwrap();
     let undone = session.undo().await.unwrap();
     assert_eq!(undone.prompt.as_deref(), Some("fix add"));
     assert!(std::fs::read_to_string(h.root.join("src/lib.rs")).unwrap().contains("a - b"));

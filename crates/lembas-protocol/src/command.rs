@@ -100,6 +100,13 @@ pub enum Command {
         files: bool,
         conversation: bool,
     },
+    /// Make a new session from this one as it was before turn `to` (numbered as for
+    /// [`Command::Rewind`]), this one kept as it is; with `files`, the project's files are put
+    /// back to before that turn too. Answered by [`crate::Event::Forked`].
+    Fork {
+        to: u32,
+        files: bool,
+    },
     /// Say the turns one can go back to ([`crate::Event::Turns`]).
     ReportTurns,
     /// Say what fills the context window ([`crate::Event::Context`]).

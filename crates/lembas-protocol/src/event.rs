@@ -264,17 +264,25 @@ pub enum Event {
     SteerReturned {
         texts: Vec<String>,
     },
-    /// The last turn was taken back: its words (to offer again; `None`: the conversation
-    /// stood, the turn being behind a compaction) and what came of its files
-    /// ([`crate::undo_said`] says it).
+    /// The last turn was taken back (or, by a rewind, a turn and the `later` ones after it):
+    /// its words (to offer again; `None`: the conversation stood, the turn being behind a
+    /// compaction) and what came of its files ([`crate::undo_said`] says it).
     Undone {
         prompt: Option<String>,
+        #[serde(default)]
+        later: u32,
         files: crate::FilesBack,
     },
-    /// The turns a rewind can go back to, oldest first (turn 1 first): the first line of each
-    /// one's words.
+    /// The turns a rewind can go back to, oldest first (turn 1 first).
     Turns {
-        turns: Vec<String>,
+        turns: Vec<crate::TurnPoint>,
+    },
+    /// A new session was made from this one as it was before a turn ([`crate::Command::Fork`]);
+    /// this one stays as it is. `prompt`: that turn's words, to offer again in the new one.
+    Forked {
+        id: String,
+        prompt: String,
+        files: crate::FilesBack,
     },
     /// Something a subagent did: its own event, with the `task` call it works for and the
     /// description it goes by.

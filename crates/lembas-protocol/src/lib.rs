@@ -26,5 +26,5 @@ pub const HARNESS_SPEC: &str = lembas_spec::VERSION;
 pub use plan::{Plan, PlanPhase, Status, Task};
 pub use stored::{Found, StoredSession};
 pub use submission::{Said, Submission, SubmissionId};
-pub use undo::{FilesBack, undo_said};
+pub use undo::{FilesBack, LEFT_AS_ASKED, TurnPoint, fork_said, turns_said, undo_said};
 pub use usage::MonthUsage;

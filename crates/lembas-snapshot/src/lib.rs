@@ -14,6 +14,7 @@
 
 mod git;
 mod restore;
+mod turns;
 
 use std::collections::BTreeMap;
 use std::fs::File;

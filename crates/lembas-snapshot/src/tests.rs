@@ -193,3 +193,29 @@ fn a_path_is_a_pattern_that_matches_only_itself() {
     assert_eq!(escape_pattern("trailing  "), "trailing\\ \\ ");
     assert_eq!(safe("0192-ab/c"), "0192-ab_c");
 }
+
+#[test]
+fn each_turn_names_the_files_it_changed_and_a_copy_has_the_same_turns() {
+    let (_dir, root, store) = project();
+    write(&root, "a.txt", "one\n");
+    let mut trees = Vec::new();
+    for (turn, (path, text)) in [("a.txt", "two\n"), ("b c.txt", "new\n"), ("a.txt", "two\n")].into_iter().enumerate() {
+        let before = store.take("s").unwrap().tree;
+        write(&root, path, text);
+        let after = store.take("s").unwrap().tree;
+        store.keep("s", turn as i64 + 1, "before", &before).unwrap();
+        store.keep("s", turn as i64 + 1, "after", &after).unwrap();
+        trees.push((before, after));
+    }
+    // A fourth that never ended.
+    store.keep("s", 4, "before", &store.take("s").unwrap().tree).unwrap();
+    let turns = store.turns("s").unwrap();
+    let changed = store.changed_by(&turns).unwrap();
+    assert_eq!(changed, vec![vec!["a.txt".to_owned()], vec!["b c.txt".to_owned()], vec![], vec![]]);
+
+    store.copy_session("s", "fork").unwrap();
+    assert_eq!(store.turns("fork").unwrap(), turns);
+    store.drop_from("fork", 2).unwrap();
+    assert_eq!(store.turns("fork").unwrap().len(), 1);
+    assert_eq!(store.turns("s").unwrap().len(), 4, "the original keeps its own");
+}

@@ -20,6 +20,7 @@ mod undo;
 
 pub use lock::SessionLock;
 use schema::migrate;
+pub use undo::{TurnMark, TurnStart};
 
 use std::path::Path;
 use std::sync::Mutex;
@@ -385,6 +386,40 @@ mod tests {
             store.append("nope", &[], &[], &serde_json::json!({}), None, 1),
             Err(StoreError::NoSession(_))
         ));
+    }
+
+    #[test]
+    fn a_copied_session_has_every_message_result_and_turn_and_goes_its_own_way() {
+        let store = Store::in_memory().unwrap();
+        store.create_session(&record("a", "/p", 1)).unwrap();
+        let start = TurnStart { at: Some(5), submission: Some("run1".into()) };
+        let seq = store.checkpoint("a", 0, &serde_json::json!({"n": 0}), &start).unwrap();
+        let tool = NewMessage {
+            role: "tool".into(),
+            json: "{\"role\":\"tool\",\"content\":\"the whole file\"}".into(),
+            text: String::new(),
+        };
+        let result = NewResult { id: 1, tool: "read".into(), text: "the whole file".into() };
+        store
+            .append("a", &[msg("user", "fix the parser"), tool], &[result], &serde_json::json!({"n": 1}), None, 6)
+            .unwrap();
+        store.copy_session("a", "b", "fork of a", 9).unwrap();
+
+        let b = store.session("b").unwrap().unwrap();
+        assert_eq!((b.title.as_str(), b.system_prompt.as_str(), b.state.as_str()), ("fork of a", "sys", "{\"n\":1}"));
+        let json = |id| store.messages(id).unwrap().into_iter().map(|m| m.json).collect::<Vec<_>>();
+        assert_eq!(json("b"), json("a"));
+        assert_eq!(store.result("b", 1).unwrap().as_deref(), Some("the whole file"));
+        assert_eq!(store.checkpoints("b").unwrap(), store.checkpoints("a").unwrap());
+        assert_eq!(store.checkpoints("b").unwrap()[0].start, start);
+        assert_eq!(store.search("parser").unwrap().len(), 2);
+
+        // Going back in the copy leaves the original whole.
+        store.take_back("b", seq, &serde_json::json!({"n": 0}), &["fix the parser".into()], 10).unwrap();
+        assert!(store.messages("b").unwrap().is_empty());
+        assert_eq!(json("a").len(), 2);
+        assert_eq!(store.session("a").unwrap().unwrap().state, "{\"n\":1}");
+        assert!(matches!(store.copy_session("gone", "c", "x", 1), Err(StoreError::NoSession(_))));
     }
 
     #[test]

@@ -68,6 +68,9 @@ CREATE TABLE IF NOT EXISTS {p}checkpoints (
     history_len INTEGER NOT NULL,
     state TEXT NOT NULL,
     state_n INTEGER,
+    -- When the turn began (ms), and the submission that started it (its `turnId`).
+    at INTEGER,
+    submission TEXT,
     PRIMARY KEY (session_id, seq)
 ) WITHOUT ROWID;
 -- A file as it was before a turn first changed it (NULL: it did not exist).
@@ -115,21 +118,27 @@ CREATE INDEX IF NOT EXISTS sessions_by_parent ON sessions (parent);
 
 /// The columns earlier stores grew one by one, which a store from before the number key may
 /// lack; the rebuild copies them, so they are added first.
-const LATER_COLUMNS: [(&str, &str, &str); 5] = [
+const LATER_COLUMNS: [(&str, &str, &str); 7] = [
     ("sessions", "parent", "TEXT REFERENCES sessions (id) ON DELETE CASCADE"),
     ("sessions", "prompt_ref", "TEXT"),
     ("sessions", "tools_ref", "TEXT"),
     ("results", "packed", "BLOB"),
     ("checkpoints", "state_n", "INTEGER"),
+    ("checkpoints", "at", "INTEGER"),
+    ("checkpoints", "submission", "TEXT"),
 ];
 
+/// The columns added since the store was keyed by number: a store made before has them added.
+const NUMBERED_LATER_COLUMNS: [(&str, &str, &str); 2] =
+    [("checkpoints", "at", "INTEGER"), ("checkpoints", "submission", "TEXT")];
+
 /// The parts of a session, and the columns each is copied with (after its `session_id`).
-const PARTS: [(&str, &str); 10] = [
+pub(crate) const PARTS: [(&str, &str); 10] = [
     ("messages", "seq, role, json, live"),
     ("results", "id, tool, text, packed"),
     ("usage", "at, model, input, output, cached"),
     ("said", "text"),
-    ("checkpoints", "seq, history_len, state, state_n"),
+    ("checkpoints", "seq, history_len, state, state_n, at, submission"),
     ("file_backups", "seq, path, before"),
     ("state_log", "n, patch"),
     ("state_snapshots", "n, state"),
@@ -154,6 +163,11 @@ pub(crate) fn migrate(conn: &Connection) -> rusqlite::Result<()> {
         key_by_number(conn)?;
     }
     conn.execute_batch(&TABLES.replace("{p}", ""))?;
+    for (table, column, kind) in NUMBERED_LATER_COLUMNS {
+        if !has_column(conn, table, column)? {
+            conn.execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {column} {kind};"))?;
+        }
+    }
     conn.execute_batch(INDEXES)?;
     conn.execute_batch("PRAGMA foreign_keys = ON;")?;
     crate::shared::make(conn)

@@ -412,7 +412,7 @@ mod tests {
         store.create_session(&record("s", &churned(0))).unwrap();
         let mut points = Vec::new();
         for turn in 0..30 {
-            let seq = store.checkpoint("s", turn * 2, &churned(turn * 10)).unwrap();
+            let seq = store.checkpoint("s", turn * 2, &churned(turn * 10), &crate::TurnStart::default()).unwrap();
             points.push((seq, churned(turn * 10)));
             for step in 1..10 {
                 let message = NewMessage { role: "user".into(), json: "{}".into(), text: String::new() };
@@ -439,7 +439,7 @@ mod tests {
         let store = Store::in_memory().unwrap();
         store.create_session(&record("s", &state_after(0))).unwrap();
         for step in 1..=40 {
-            store.checkpoint("s", step, &state_after(step)).unwrap();
+            store.checkpoint("s", step, &state_after(step), &crate::TurnStart::default()).unwrap();
         }
         store.replace_history("s", &[], &state_after(0), "a new prompt", 5).unwrap();
         assert_eq!(bytes(&store, "SELECT COUNT(*) FROM state_log"), 0);

@@ -76,8 +76,20 @@ pub enum Action {
     Subagents(Option<usize>),
     /// Take back the last turn.
     Undo,
-    /// Go back to before turn N, its files and the conversation (`None`: list the turns).
-    Rewind(Option<u32>),
+    /// List the turns one can go back to (a picker).
+    Turns,
+    /// Go back to before turn `to`: its files and those after it, those turns out of the
+    /// conversation, or one part alone.
+    Rewind {
+        to: u32,
+        files: bool,
+        conversation: bool,
+    },
+    /// A new session from before turn `to`, this one kept; with `files`, the files put back too.
+    Fork {
+        to: u32,
+        files: bool,
+    },
     /// The team's size setting: Min and Max, the main agent included.
     SetAgents(u32, u32),
     /// The person stops a subagent, by name.

@@ -189,10 +189,10 @@ fn rewind(app: &mut App, arg: &str) -> Option<Action> {
         return app.say("A turn is running: stop it (Esc) first, then /rewind.".into());
     }
     if arg.is_empty() {
-        return Some(Action::Rewind(None));
+        return Some(Action::Turns);
     }
     match arg.parse::<u32>() {
-        Ok(turn) if turn > 0 => Some(Action::Rewind(Some(turn))),
+        Ok(to) if to > 0 => Some(Action::Rewind { to, files: true, conversation: true }),
         _ => app.fail("/rewind N: the turn to go back to before, by its number in /rewind's list."),
     }
 }

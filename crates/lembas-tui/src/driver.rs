@@ -84,6 +84,13 @@ impl Driver {
                 self.team_asked = None;
                 app.show_team(messages.as_deref());
             }
+            // A fork is where the person goes on: opened, its turn's words back in the input.
+            if let Event::Forked { id, prompt, .. } = &event {
+                self.open_session(app, Some(id.clone()));
+                if app.input.is_empty() {
+                    app.input.set(prompt);
+                }
+            }
             if let Event::Session { id, .. } = &event
                 && answers(self.replay.as_ref().map(|(asked, _)| asked))
             {
@@ -162,8 +169,9 @@ impl Driver {
             Action::SetMode(mode) => Some(Command::SetMode { mode }),
             Action::Compact => Some(Command::Compact),
             Action::Undo => Some(Command::Undo),
-            Action::Rewind(None) => Some(Command::ReportTurns),
-            Action::Rewind(Some(to)) => Some(Command::Rewind { to, files: true, conversation: true }),
+            Action::Turns => Some(Command::ReportTurns),
+            Action::Rewind { to, files, conversation } => Some(Command::Rewind { to, files, conversation }),
+            Action::Fork { to, files } => Some(Command::Fork { to, files }),
             Action::SetModel(model) => Some(Command::SetModel { model: model.id }),
             Action::SetEffort(level) => Some(Command::SetEffort { level }),
             // The engine says the new title (`Event::Title`); the status bar shows it.

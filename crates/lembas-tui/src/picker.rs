@@ -1,8 +1,8 @@
 //! Pickers: a list to choose from with the arrows, narrowed by typing — models, effort levels,
-//! modes, stored sessions.
+//! modes, stored sessions, the turns to rewind to.
 
 use crossterm::event::{KeyCode, KeyEvent};
-use lembas_protocol::{Mode, StoredSession};
+use lembas_protocol::{Mode, StoredSession, TurnPoint};
 
 use crate::app::{Action, App, Card};
 
@@ -13,6 +13,17 @@ pub enum Pick {
     Effort(String),
     Mode(Mode),
     Session(String),
+    /// A turn to go back to before: its number and words; how is asked next.
+    Turn(u32, String),
+    Rewind {
+        to: u32,
+        files: bool,
+        conversation: bool,
+    },
+    Fork {
+        to: u32,
+        files: bool,
+    },
 }
 
 /// One choice: what it is called, a word about it, and what choosing it does.
@@ -83,7 +94,60 @@ pub fn session_items(sessions: &[(StoredSession, Option<String>)], now_ms: i64) 
         .collect()
 }
 
+/// The turns one can go back to as items: the words, then when and the files it changed.
+pub fn turn_items(turns: &[TurnPoint], now_ms: i64) -> Vec<Item> {
+    turns
+        .iter()
+        .map(|turn| {
+            let when = turn.at_ms.map(|at| age(at, now_ms));
+            let files = match turn.files.as_slice() {
+                [] => "no file changed".to_owned(),
+                [one] => one.clone(),
+                [first, second] => format!("{first}, {second}"),
+                [first, second, rest @ ..] => format!("{first}, {second} and {} more", rest.len()),
+            };
+            let detail = when.map_or(files.clone(), |when| format!("{when} · {files}"));
+            Item {
+                label: format!("{}. {}", turn.number, turn.words),
+                detail,
+                pick: Pick::Turn(turn.number, turn.words.clone()),
+            }
+        })
+        .collect()
+}
+
+/// How to go back to before turn `to`: the choices, the usual one first.
+fn going_back_items(to: u32) -> Vec<Item> {
+    let item = |label: &str, detail: &str, pick| Item { label: label.into(), detail: detail.into(), pick };
+    vec![
+        item(
+            "Files and conversation",
+            "both as they were before it",
+            Pick::Rewind { to, files: true, conversation: true },
+        ),
+        item("Conversation only", "the files stay as they are", Pick::Rewind { to, files: false, conversation: true }),
+        item("Files only", "the conversation stays as it is", Pick::Rewind { to, files: true, conversation: false }),
+        item("Fork, files put back", "a new session from before it; this one is kept", Pick::Fork { to, files: true }),
+        item(
+            "Fork, files as they are",
+            "a new session from before it; this one is kept",
+            Pick::Fork { to, files: false },
+        ),
+    ]
+}
+
 impl App {
+    /// The turns one can go back to, to choose from (the latest chosen first).
+    pub(crate) fn choose_turn(&mut self, turns: &[TurnPoint]) {
+        if turns.is_empty() {
+            self.finished.push(crate::app::Block::Notice("No turn of this session can be gone back to.".into()));
+            return;
+        }
+        let items = turn_items(turns, crate::now_ms());
+        let latest = items.last().map(|item| item.label.clone());
+        self.open_picker(Picker::new("Rewind to before", items, latest.as_deref()));
+    }
+
     /// Opens a picker (over the input; a waiting ask shows after it).
     pub fn open_picker(&mut self, picker: Picker) {
         if picker.items.is_empty() {
@@ -142,6 +206,12 @@ impl App {
             }
             Pick::Mode(mode) => self.switch_mode(mode),
             Pick::Session(id) => Some(Action::Open(Some(id))),
+            Pick::Turn(to, words) => {
+                self.open_picker(Picker::new(&format!("Before {to}. {words}"), going_back_items(to), None));
+                None
+            }
+            Pick::Rewind { to, files, conversation } => Some(Action::Rewind { to, files, conversation }),
+            Pick::Fork { to, files } => Some(Action::Fork { to, files }),
         }
     }
 }

@@ -156,6 +156,13 @@ pub enum Command {
         /// Only the conversation: what the turns changed on disk stays.
         #[arg(long)]
         conversation: bool,
+        /// Both, the files and the conversation (the default).
+        #[arg(long, conflicts_with_all = ["files", "conversation"])]
+        both: bool,
+        /// A new session from before the turn, this one kept as it is (with --conversation,
+        /// the files stay as they are). Prints the new session's id.
+        #[arg(long, requires = "to", conflicts_with = "files")]
+        fork: bool,
         /// One JSON object for scripts.
         #[arg(long)]
         json: bool,

@@ -102,8 +102,9 @@ fn main() -> ExitCode {
             Some(Command::Service { action }) => remote::service(action).await,
             Some(Command::Remote { action }) => remote::remote(action),
             Some(Command::Undo { session, json }) => undo::undo(session, json).await,
-            Some(Command::Rewind { session, to, files, conversation, json }) => {
-                undo::rewind(session, to, (files, conversation), json).await
+            Some(Command::Rewind { session, to, files, conversation, both: _, fork, json }) => {
+                undo::rewind(session, to, undo::How { files_only: files, conversation_only: conversation, fork }, json)
+                    .await
             }
             Some(Command::Update { check, url }) => update::update(url, check).await,
             Some(Command::Uninstall { purge, yes }) => uninstall::uninstall(purge, yes),

@@ -12,16 +12,19 @@ pub async fn undo(session: Option<String>, json: bool) -> Result<u8, Failure> {
     one_command(session, Command::Undo, json).await
 }
 
-/// `lembas rewind [--session ID] [--to N] [--files | --conversation] [--json]`: without `--to`,
-/// the turns it can go back to.
-pub async fn rewind(
-    session: Option<String>,
-    to: Option<u32>,
-    (files_only, conversation_only): (bool, bool),
-    json: bool,
-) -> Result<u8, Failure> {
+/// How `lembas rewind` goes back: one part alone, and whether to a new session.
+pub struct How {
+    pub files_only: bool,
+    pub conversation_only: bool,
+    pub fork: bool,
+}
+
+/// `lembas rewind [--session ID] [--to N] [--files | --conversation | --both] [--fork] [--json]`:
+/// without `--to`, the turns it can go back to.
+pub async fn rewind(session: Option<String>, to: Option<u32>, how: How, json: bool) -> Result<u8, Failure> {
     let command = match to {
-        Some(to) => Command::Rewind { to, files: !conversation_only, conversation: !files_only },
+        Some(to) if how.fork => Command::Fork { to, files: !how.conversation_only },
+        Some(to) => Command::Rewind { to, files: !how.conversation_only, conversation: !how.files_only },
         None => Command::ReportTurns,
     };
     one_command(session, command, json).await
@@ -53,11 +56,23 @@ async fn one_command(session: Option<String>, command: Command, json: bool) -> R
     let mut status = exit::FAILED;
     while let Some(Said { event, .. }) = events.recv().await {
         match event {
-            Event::Undone { prompt, files } => {
+            Event::Undone { prompt, later, files } => {
                 if json {
-                    out!("{}", serde_json::json!({ "session": id, "prompt": prompt, "files": files }));
+                    out!("{}", serde_json::json!({ "session": id, "prompt": prompt, "later": later, "files": files }));
                 } else {
-                    out!("{}", lembas_protocol::undo_said(prompt.as_deref(), &files));
+                    out!("{}", lembas_protocol::undo_said(prompt.as_deref(), later, &files));
+                }
+                status = exit::OK;
+                break;
+            }
+            Event::Forked { id: fork, prompt, files } => {
+                if json {
+                    out!("{}", serde_json::json!({ "session": id, "fork": fork, "prompt": prompt, "files": files }));
+                } else {
+                    out!(
+                        "{}\nThe new session: {fork} (`lembas --resume {fork}` goes on in it).",
+                        lembas_protocol::fork_said(&prompt, &files)
+                    );
                 }
                 status = exit::OK;
                 break;
@@ -65,11 +80,8 @@ async fn one_command(session: Option<String>, command: Command, json: bool) -> R
             Event::Turns { turns } => {
                 if json {
                     out!("{}", serde_json::json!({ "session": id, "turns": turns }));
-                } else if turns.is_empty() {
-                    out!("No turn of this session can be gone back to.");
                 } else {
-                    turns.iter().enumerate().for_each(|(i, words)| out!("{:>3}  {words}", i + 1));
-                    out!("\n`lembas rewind --to N` goes back to before turn N.");
+                    print_turns(&turns);
                 }
                 status = exit::OK;
                 break;
@@ -85,4 +97,16 @@ async fn one_command(session: Option<String>, command: Command, json: bool) -> R
     handle.close().await;
     start.finish(Some(&project)).await;
     Ok(status)
+}
+
+/// The turns as a list a person reads, with the local time each began.
+fn print_turns(turns: &[lembas_protocol::TurnPoint]) {
+    let when = |at| {
+        let at = chrono::DateTime::from_timestamp_millis(at)?;
+        Some(at.with_timezone(&chrono::Local).format("%Y-%m-%d %H:%M").to_string())
+    };
+    out!("{}", lembas_protocol::turns_said(turns, when));
+    if !turns.is_empty() {
+        out!("\n`lembas rewind --to N` goes back to before turn N; `--fork` to a new session from there.");
+    }
 }

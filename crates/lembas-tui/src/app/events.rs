@@ -130,17 +130,10 @@ impl App {
             Event::Steered { text } => self.steered(text),
             Event::SteerReturned { texts } => self.steer_returned(texts),
             Event::Subagent { call_id, event, .. } => self.apply_subagent(call_id, event),
-            Event::Undone { prompt, files } => self.undone(prompt.as_deref(), files),
-            Event::Turns { turns } => {
-                let said = match turns.len() {
-                    0 => "No turn of this session can be gone back to.".to_owned(),
-                    _ => {
-                        let listed: Vec<String> =
-                            turns.iter().enumerate().map(|(i, words)| format!("{:>3}  {words}", i + 1)).collect();
-                        format!("{}\n/rewind N goes back to before turn N.", listed.join("\n"))
-                    }
-                };
-                self.finished.push(Block::Notice(said));
+            Event::Undone { prompt, later, files } => self.undone(prompt.as_deref(), *later, files),
+            Event::Turns { turns } => self.choose_turn(turns),
+            Event::Forked { prompt, files, .. } => {
+                self.finished.push(Block::Notice(lembas_protocol::fork_said(prompt, files)));
             }
             Event::McpServers { servers } => self.finished.push(Block::Notice(mcp_report(servers))),
             Event::Error { message } => {
@@ -257,8 +250,8 @@ impl App {
     }
 
     /// The last turn was taken back: said, out of the transcript, its words back in the input.
-    fn undone(&mut self, prompt: Option<&str>, files: &lembas_protocol::FilesBack) {
-        self.finished.push(Block::Notice(lembas_protocol::undo_said(prompt, files)));
+    fn undone(&mut self, prompt: Option<&str>, later: u32, files: &lembas_protocol::FilesBack) {
+        self.finished.push(Block::Notice(lembas_protocol::undo_said(prompt, later, files)));
         // Only files came back (the turn is behind a compaction): the conversation stands.
         let Some(prompt) = prompt else { return };
         // Out of the transcript too (Ctrl-O): from the turn's words on. (The terminal's
