@@ -531,7 +531,7 @@ fn undo_is_refused_mid_turn_and_brings_the_words_back() {
         kept: vec!["README.md".into()],
         ..Default::default()
     };
-    app.apply(&Event::Undone { prompt: Some("make it multiply".into()), files: files.clone() });
+    app.apply(&Event::Undone { prompt: Some("make it multiply".into()), later: 0, files: files.clone() });
     assert_eq!(app.input, "make it multiply");
     let said = lines(app.finished.last().unwrap()).join(" ");
     assert!(
@@ -540,21 +540,64 @@ fn undo_is_refused_mid_turn_and_brings_the_words_back() {
     );
     // Behind a compaction only the files come back: the input stays as it is.
     app.input.set("");
-    app.apply(&Event::Undone { prompt: None, files });
+    app.apply(&Event::Undone { prompt: None, later: 0, files });
     assert_eq!(app.input, "");
     assert!(lines(app.finished.last().unwrap()).join(" ").contains("the conversation stays as it was"));
 }
 
 #[test]
-fn rewind_lists_the_turns_and_goes_back_to_one_by_its_number() {
+fn rewind_picks_a_turn_then_how_to_go_back_or_goes_back_by_number() {
     let mut app = App::new("m", Mode::Edit, None, 0);
     app.input.set("/rewind");
-    assert_eq!(app.key(key(KeyCode::Enter)), Some(Action::Rewind(None)));
-    app.apply(&Event::Turns { turns: vec!["fix add".into(), "make it multiply".into()] });
-    let said = lines(app.finished.last().unwrap()).join("\n");
-    assert!(said.contains("1  fix add") && said.contains("2  make it multiply"), "{said}");
+    assert_eq!(app.key(key(KeyCode::Enter)), Some(Action::Turns));
+    let turn = |number: u32, words: &str, files: &[&str]| lembas_protocol::TurnPoint {
+        number,
+        words: words.into(),
+        at_ms: Some(
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64
+                - 5 * 60_000
+                - 1_000,
+        ),
+        submission: None,
+        files: files.iter().map(|f| f.to_string()).collect(),
+    };
+    app.apply(&Event::Turns {
+        turns: vec![turn(1, "fix add", &["src/lib.rs"]), turn(2, "make it multiply", &["a", "b", "c", "d"])],
+    });
+    // A picker: each turn with when and what it changed, the latest chosen.
+    let Some(Card::Pick(picker)) = &app.card else { panic!("no picker: {:?}", app.card) };
+    let shown: Vec<(String, String)> = picker.items.iter().map(|i| (i.label.clone(), i.detail.clone())).collect();
+    assert_eq!(shown[0], ("1. fix add".to_owned(), "5 min ago · src/lib.rs".to_owned()));
+    assert_eq!(shown[1].1, "5 min ago · a, b and 2 more");
+    assert_eq!(picker.selected, 1);
+    assert_eq!(app.key(key(KeyCode::Enter)), None);
+    // Then how: the files and conversation first, a fork further down.
+    let Some(Card::Pick(how)) = &app.card else { panic!("no second picker") };
+    assert!(how.title.contains("make it multiply"), "{}", how.title);
+    assert_eq!(how.items[0].label, "Files and conversation");
+    for _ in 0..3 {
+        app.key(key(KeyCode::Down));
+    }
+    assert_eq!(app.key(key(KeyCode::Enter)), Some(Action::Fork { to: 2, files: true }));
+    assert!(app.card.is_none());
+    // The conversation alone, one down.
+    app.apply(&Event::Turns { turns: vec![turn(1, "fix add", &[])] });
+    app.key(key(KeyCode::Enter));
+    app.key(key(KeyCode::Down));
+    assert_eq!(app.key(key(KeyCode::Enter)), Some(Action::Rewind { to: 1, files: false, conversation: true }));
+    app.apply(&Event::Forked {
+        id: "s2".into(),
+        prompt: "make it multiply".into(),
+        files: lembas_protocol::FilesBack { removed: vec!["d".into()], ..Default::default() },
+    });
+    let said = lines(app.finished.last().unwrap()).join(" ");
+    assert!(
+        said.starts_with("Forked: a new session from before \"make it multiply\"") && said.contains("Removed"),
+        "{said}"
+    );
+
     app.input.set("/rewind 2");
-    assert_eq!(app.key(key(KeyCode::Enter)), Some(Action::Rewind(Some(2))));
+    assert_eq!(app.key(key(KeyCode::Enter)), Some(Action::Rewind { to: 2, files: true, conversation: true }));
     app.input.set("/rewind two");
     assert_eq!(app.key(key(KeyCode::Enter)), None);
     assert!(matches!(app.finished.last(), Some(Block::Error(n)) if n.contains("/rewind N")));
@@ -708,7 +751,7 @@ fn the_transcript_drops_an_undone_turn_and_marks_a_stopped_one() {
         Block::User("make it multiply".into()),
         Block::Assistant("Multiplied.".into()),
     ];
-    app.apply(&Event::Undone { prompt: Some("make it multiply".into()), files: Default::default() });
+    app.apply(&Event::Undone { prompt: Some("make it multiply".into()), later: 0, files: Default::default() });
     assert_eq!(app.transcript.len(), 2, "{:?}", app.transcript);
     app.apply(&Event::Prompt { text: "again".into(), machine: false });
     app.apply(&cancelled());

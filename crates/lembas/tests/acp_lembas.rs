@@ -326,3 +326,93 @@ async fn a_prompt_sent_again_under_its_turn_id_gets_the_same_turns_answer() {
     .await;
     assert_eq!(server.chat_requests().len(), 2, "one turn for run7, one for the other prompt");
 }
+
+#[tokio::test]
+async fn a_client_rewinds_the_conversation_by_turn_id_and_the_files_stay_unless_asked() {
+    let mut script = Vec::new();
+    for name in ["a", "b", "c"] {
+        script.push(Scripted::tool_call("write", json!({"path": format!("{name}.txt"), "content": "made\n"})));
+        script.push(Scripted::text("Made."));
+    }
+    let server = FakeServer::start(script).await;
+    let (_dir, root) = project();
+    let files = root.clone();
+    with_client(template(&server, Mode::Auto), true, async move |cx, seen, _asked| {
+        let meta = |v: serde_json::Value| v.as_object().unwrap().clone();
+        let hello = cx
+            .send_request(InitializeRequest::new(ProtocolVersion::V1).meta(meta(json!({"lembas": {"protocol": 3}}))))
+            .block_task()
+            .await?;
+        let capabilities = hello.meta.unwrap()["lembas"]["capabilities"].clone();
+        assert!(capabilities.as_array().unwrap().contains(&json!("rewind")), "{capabilities}");
+        let session = cx.send_request(NewSessionRequest::new(root.clone())).block_task().await?;
+        for name in ["a", "b", "c"] {
+            let prompt = PromptRequest::new(session.session_id.clone(), text(&format!("make {name}")))
+                .meta(meta(json!({"lembas": {"turnId": format!("turn-{name}")}})));
+            cx.send_request(prompt).block_task().await?;
+        }
+        let id = session.session_id.0.to_string();
+        let rewind = |params: serde_json::Value| {
+            cx.send_request(agent_client_protocol::UntypedMessage::new("_lembas/session/rewind", params).unwrap())
+                .block_task()
+        };
+        // As the spec has it: the conversation goes back, the files stay, named for the client.
+        let back = rewind(json!({ "sessionId": id, "turnId": "turn-b" })).await?;
+        assert_eq!(
+            (back["turn"].clone(), back["prompt"].clone(), back["later"].clone()),
+            (json!(2), json!("make b"), json!(1)),
+            "{back}"
+        );
+        assert_eq!(back["files"], json!({ "left": ["b.txt", "c.txt"] }), "{back}");
+        assert!(files.join("b.txt").exists() && files.join("c.txt").exists());
+        // `/rewind` typed in the editor lists what is left.
+        seen.lock().unwrap().clear();
+        cx.send_request(PromptRequest::new(session.session_id.clone(), text("/rewind"))).block_task().await?;
+        let said = format!("{:?}", seen.lock().unwrap());
+        assert!(said.contains("1  make a") && !said.contains("make b"), "{said}");
+        // A turn gone is refused by id; lembas' own opt-in puts the files back.
+        assert!(rewind(json!({ "sessionId": id, "turnId": "turn-c" })).await.is_err());
+        let back = rewind(json!({ "sessionId": id, "turn": 1, "_meta": { "lembas": { "files": true } } })).await?;
+        assert_eq!(back["files"]["removed"], json!(["a.txt"]), "{back}");
+        assert!(!files.join("a.txt").exists(), "b.txt and c.txt stay: they were left when their turns went");
+        assert!(files.join("b.txt").exists());
+        Ok(())
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_client_forks_a_session_from_before_a_turn_and_both_go_on() {
+    let server = FakeServer::start(vec![Scripted::text("One."), Scripted::text("Two.")]).await;
+    let (_dir, root) = project();
+    with_client(template(&server, Mode::Auto), true, async move |cx, _seen, _asked| {
+        let meta = |v: serde_json::Value| v.as_object().unwrap().clone();
+        cx.send_request(InitializeRequest::new(ProtocolVersion::V1).meta(meta(json!({"lembas": {"protocol": 3}}))))
+            .block_task()
+            .await?;
+        let session = cx.send_request(NewSessionRequest::new(root.clone())).block_task().await?;
+        for words in ["first", "second"] {
+            cx.send_request(PromptRequest::new(session.session_id.clone(), text(words))).block_task().await?;
+        }
+        let id = session.session_id.0.to_string();
+        let params = json!({ "sessionId": id, "turn": 2, "_meta": { "lembas": { "fork": true } } });
+        let forked = cx
+            .send_request(agent_client_protocol::UntypedMessage::new("_lembas/session/rewind", params).unwrap())
+            .block_task()
+            .await?;
+        assert_eq!((forked["forkedFrom"].clone(), forked["prompt"].clone()), (json!(id), json!("second")), "{forked}");
+        let fork = forked["sessionId"].as_str().unwrap().to_owned();
+        assert_ne!(fork, id);
+        let history = |id: String| {
+            cx.send_request(
+                agent_client_protocol::UntypedMessage::new("_lembas/session/history", json!({ "sessionId": id }))
+                    .unwrap(),
+            )
+            .block_task()
+        };
+        assert_eq!(history(id).await?["turns"].as_array().unwrap().len(), 2, "the old one is whole");
+        assert_eq!(history(fork).await?["turns"].as_array().unwrap().len(), 1);
+        Ok(())
+    })
+    .await;
+}

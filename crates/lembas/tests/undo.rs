@@ -78,8 +78,25 @@ async fn rewind_lists_the_turns_and_goes_back_to_one_from_a_script() {
     }
     let listed = stdout(&env.run(&["rewind"]).await);
     assert!(listed.contains("  1  make t1") && listed.contains("  3  make t3"), "{listed}");
+    assert!(listed.contains("changed: t3.txt"), "each turn names what it changed: {listed}");
 
-    let out = env.run(&["rewind", "--to", "2", "--json"]).await;
+    // A fork from before turn 3, the files left: a new session of turns 1 and 2, this one whole.
+    let list: Value = serde_json::from_slice(&env.run(&["sessions", "list", "--json"]).await.stdout).unwrap();
+    let old = list[0]["id"].as_str().unwrap().to_owned();
+    let out = env.run(&["rewind", "--to", "3", "--fork", "--conversation", "--json"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let forked: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let fork = forked["fork"].as_str().unwrap().to_owned();
+    assert_eq!((forked["session"].as_str(), forked["prompt"].as_str()), (Some(old.as_str()), Some("make t3")));
+    assert!(env.project.join("t3.txt").exists(), "--conversation leaves the files");
+    let in_fork = stdout(&env.run(&["rewind", "--session", &fork]).await);
+    assert!(in_fork.contains("  2  make t2") && !in_fork.contains("make t3"), "{in_fork}");
+    let in_old = stdout(&env.run(&["rewind", "--session", &old]).await);
+    assert!(in_old.contains("  3  make t3"), "{in_old}");
+    let refused = env.run(&["rewind", "--fork", "--files", "--to", "1"]).await;
+    assert!(!refused.status.success());
+
+    let out = env.run(&["rewind", "--session", &old, "--to", "2", "--json"]).await;
     assert!(out.status.success(), "{}", stderr(&out));
     let back: Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(back["prompt"], "make t2");
