@@ -76,13 +76,17 @@ impl Session {
             return;
         };
         let (store, id) = (self.snapshots(), self.id.clone());
+        let cap = store.cap();
         let kept = tokio::task::spawn_blocking(move || {
             let taken = store.take(&id)?;
             store.keep(&id, turn, "after", &taken.tree)?;
-            store.prune(&id).map(drop)
+            store.prune(&id)
         })
         .await;
-        self.say_snapshot_trouble(kept);
+        match kept {
+            Ok(Ok(pruned)) => self.emit(Event::SnapshotStore { bytes: pruned.bytes, cap }),
+            trouble => self.say_snapshot_trouble(trouble.map(|kept| kept.map(drop))),
+        }
     }
 
     /// Waits for a snapshot still being read (one at a time on the session's index; none is

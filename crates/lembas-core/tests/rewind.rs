@@ -73,7 +73,17 @@ async fn rewinding_to_the_second_of_five_turns_takes_back_its_files_and_conversa
 
 #[tokio::test]
 async fn files_alone_or_the_conversation_alone() {
-    let (h, mut session, _rx) = five_turns().await;
+    let (h, mut session, mut rx) = five_turns().await;
+    // Each turn that kept snapshots says how big the project's store is, for /usage.
+    let sizes: Vec<(u64, u64)> = common::drain(&mut rx)
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::SnapshotStore { bytes, cap } => Some((bytes, cap)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(sizes.len(), 5);
+    assert!(sizes.iter().all(|&(bytes, cap)| bytes > 0 && cap == 1 << 30), "{sizes:?}");
     let stored = h.store.messages(session.id()).unwrap().len();
     // The files of turns 4 and 5 back; the conversation stays.
     let back = session.rewind(4, true, false).await.unwrap();

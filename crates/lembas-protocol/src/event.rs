@@ -273,6 +273,12 @@ pub enum Event {
         later: u32,
         files: crate::FilesBack,
     },
+    /// The project's snapshot store after a turn kept its snapshots: its size on disk and the
+    /// most it may hold (older snapshots are dropped past it), in bytes.
+    SnapshotStore {
+        bytes: u64,
+        cap: u64,
+    },
     /// The turns a rewind can go back to, oldest first (turn 1 first).
     Turns {
         turns: Vec<crate::TurnPoint>,

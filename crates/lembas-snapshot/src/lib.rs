@@ -71,6 +71,15 @@ pub struct TurnSnapshots {
     pub after: Option<String>,
 }
 
+/// What a [`Store::prune`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pruned {
+    /// How many turns' snapshots were dropped.
+    pub dropped: usize,
+    /// The store's size on disk after it, in bytes.
+    pub bytes: u64,
+}
+
 /// One project's snapshots.
 #[derive(Debug, Clone)]
 pub struct Store {
@@ -231,17 +240,21 @@ impl Store {
 
     /// Keeps the store under its limit: while it is over, the oldest snapshots go (the sessions
     /// least recently snapshotted first, each one's earliest turns first) — never `keeping`'s
-    /// latest turn. Answers how many turns' snapshots were dropped.
-    pub fn prune(&self, keeping: &str) -> Result<usize, SnapshotError> {
+    /// latest turn.
+    pub fn prune(&self, keeping: &str) -> Result<Pruned, SnapshotError> {
         let mut dropped = 0;
-        while self.size()? > self.limits.store_bytes {
+        loop {
+            let bytes = self.size()?;
+            if bytes <= self.limits.store_bytes {
+                return Ok(Pruned { dropped, bytes });
+            }
             let mut oldest = self.oldest_first()?;
             // The turn being kept (the latest of the session at work) is never pruned.
             if let Some(latest) = oldest.iter().filter(|(_, session, _)| session == keeping).map(|t| t.2).max() {
                 oldest.retain(|(_, session, turn)| !(session == keeping && *turn == latest));
             }
             if oldest.is_empty() {
-                break;
+                return Ok(Pruned { dropped, bytes });
             }
             // A quarter at a time: each round is a whole `git gc`.
             let take = oldest.len().div_ceil(4);
@@ -257,7 +270,11 @@ impl Store {
             let indexes = self.git.git_dir.join("indexes");
             let _ = std::fs::remove_dir_all(&indexes);
         }
-        Ok(dropped)
+    }
+
+    /// The most the store may hold, in bytes.
+    pub fn cap(&self) -> u64 {
+        self.limits.store_bytes
     }
 
     /// Every snapshotted turn, as (when its session last took one, session, turn), oldest first.

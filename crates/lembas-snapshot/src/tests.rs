@@ -177,8 +177,9 @@ fn turns_are_kept_by_ref_forgotten_with_their_session_and_pruned_oldest_first() 
     let tight = Store::open(&snapshots, &root, Limits { store_bytes: 1, ..Limits::default() });
     let size = tight.size().unwrap();
     assert!(size > 100_000, "{size}");
-    let dropped = tight.prune("new").unwrap();
-    assert_eq!(dropped, 2);
+    let pruned = tight.prune("new").unwrap();
+    assert_eq!(pruned.dropped, 2);
+    assert_eq!(pruned.bytes, tight.size().unwrap());
     assert!(tight.turns("old").unwrap().is_empty());
     assert_eq!(tight.turns("new").unwrap().iter().map(|t| t.turn).collect::<Vec<_>>(), [2]);
     assert!(tight.size().unwrap() < size, "gc gave the space back");

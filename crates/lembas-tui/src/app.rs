@@ -195,6 +195,8 @@ pub struct App {
     pub used: (u64, u64),
     /// The month's use on a LLeMbas server that counts it (none on a plain model server).
     pub month: Option<lembas_protocol::MonthUsage>,
+    /// The project's snapshot store as last said: its size and its cap, in bytes (`/usage`).
+    pub snapshots: Option<(u64, u64)>,
     /// The terminal has focus (for notifications).
     pub focused: bool,
     /// Notify (bell and OSC 9) when a reply finishes or a card waits while unfocused.
@@ -260,6 +262,14 @@ impl App {
                 month.device_tokens_in, month.device_tokens_out
             ));
         }
+        lines.push(match self.snapshots {
+            Some((bytes, cap)) => format!(
+                "Snapshots of this project (for /undo and /rewind): {} of at most {}; the oldest go past that.",
+                megabytes(bytes),
+                megabytes(cap)
+            ),
+            None => "Snapshots of this project (for /undo and /rewind): none kept yet in this session.".into(),
+        });
         lines.join("\n")
     }
 
@@ -430,4 +440,10 @@ mod tests {
             ["src/main.rs", "README.md"]
         );
     }
+}
+
+/// A size on disk as a person reads it: megabytes with one decimal below 10.
+fn megabytes(bytes: u64) -> String {
+    let mb = bytes as f64 / 1_000_000.0;
+    if mb < 10.0 { format!("{mb:.1} MB") } else { format!("{mb:.0} MB") }
 }

@@ -508,12 +508,19 @@ fn the_months_cost_is_in_the_status_bar_and_usage_says_it_all() {
     let Some(Block::Notice(report)) = app.finished.last() else { panic!() };
     assert_eq!(
         report,
-        "This session so far: 0 tokens in, 0 out.\nThis month (since 2026-12-01): 5000 tokens in, 700 out; cost €2.00 · $0.75.\nThis device this month: 900 tokens in, 80 out."
+        "This session so far: 0 tokens in, 0 out.\nThis month (since 2026-12-01): 5000 tokens in, 700 out; cost €2.00 · $0.75.\nThis device this month: 900 tokens in, 80 out.\nSnapshots of this project (for /undo and /rewind): none kept yet in this session."
     );
     // Nothing priced: the bar stays quiet and /usage says so.
     app.month.as_mut().unwrap().cost_by_currency.clear();
     assert!(!lembas_tui::status_line(&app).contains("month"));
     assert!(app.usage_report().contains("cost nothing priced"));
+    // After a turn kept its snapshots, the store's size beside its cap.
+    app.apply(&Event::SnapshotStore { bytes: 2_540_000, cap: 1 << 30 });
+    assert!(
+        app.usage_report().ends_with("2.5 MB of at most 1074 MB; the oldest go past that."),
+        "{}",
+        app.usage_report()
+    );
 }
 
 #[test]

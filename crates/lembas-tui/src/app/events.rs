@@ -132,6 +132,7 @@ impl App {
             Event::Subagent { call_id, event, .. } => self.apply_subagent(call_id, event),
             Event::Undone { prompt, later, files } => self.undone(prompt.as_deref(), *later, files),
             Event::Turns { turns } => self.choose_turn(turns),
+            Event::SnapshotStore { bytes, cap } => self.snapshots = Some((*bytes, *cap)),
             Event::Forked { prompt, files, .. } => {
                 self.finished.push(Block::Notice(lembas_protocol::fork_said(prompt, files)));
             }
