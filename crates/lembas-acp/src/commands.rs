@@ -9,6 +9,7 @@ use lembas_protocol::{Command, Event, ServerState};
 pub const COMMANDS: &[(&str, &str)] = &[
     ("compact", "Summarise the conversation so far, to free the context window"),
     ("undo", "Take back the last turn and put back the files it changed"),
+    ("overwrite", "Put back what /undo or /rewind left because it changed after the turn (those changes go)"),
     ("rewind", "List the turns to go back to; /rewind N goes back to before turn N, files and conversation"),
     ("context", "Show what fills the context window"),
     ("mcp", "Show where the MCP servers stand"),
@@ -35,6 +36,7 @@ pub fn parse(prompt: &str) -> Option<(Command, Awaited)> {
         },
         "compact" => Some((Command::Compact, Awaited::Compacted)),
         "undo" => Some((Command::Undo, Awaited::Undone)),
+        "overwrite" => Some((Command::OverwriteKept, Awaited::Undone)),
         "context" => Some((Command::ReportContext, Awaited::Context)),
         "mcp" => Some((Command::ReportMcp, Awaited::Mcp)),
         _ => None,
@@ -59,7 +61,11 @@ impl Awaited {
             (_, Event::Error { .. }) => Some(String::new()),
             (Awaited::Compacted, Event::Compacted { .. }) => Some("Compacted the conversation.".into()),
             (Awaited::Undone, Event::Undone { prompt, later, files }) => {
-                Some(lembas_protocol::undo_said(prompt.as_deref(), *later, files))
+                let mut said = lembas_protocol::undo_said(prompt.as_deref(), *later, files);
+                if !files.kept.is_empty() {
+                    said.push_str(" /overwrite puts them back as they were before the turn.");
+                }
+                Some(said)
             }
             (Awaited::Turns, Event::Turns { turns }) => Some(lembas_protocol::turns_said(turns, |_| None)),
             (Awaited::Context, Event::Context { window, shares, offer }) => {

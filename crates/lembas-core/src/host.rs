@@ -271,7 +271,11 @@ async fn drive(mut session: Session, mut commands: UnboundedReceiver<Submission>
             }
             Command::Cancel | Command::Steer { .. } => {}
             Command::Answer { id: ask, answer } => asks.answer(ask, answer, &id),
-            command @ (Command::Undo | Command::Rewind { .. } | Command::Fork { .. } | Command::ReportTurns) => {
+            command @ (Command::Undo
+            | Command::Rewind { .. }
+            | Command::Fork { .. }
+            | Command::OverwriteKept
+            | Command::ReportTurns) => {
                 going_back(&mut session, command).await;
             }
             Command::ReportContext => session.report_context(),
@@ -302,6 +306,7 @@ async fn going_back(session: &mut Session, command: Command) {
         Command::Undo => session.undo().await.map(drop),
         Command::Rewind { to, files, conversation } => session.rewind(to, files, conversation).await.map(drop),
         Command::Fork { to, files } => session.fork(to, files).await.map(drop),
+        Command::OverwriteKept => session.overwrite_kept().await.map(drop),
         _ => session.report_turns().await,
     };
     if let Err(e) = done {

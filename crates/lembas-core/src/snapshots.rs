@@ -25,6 +25,9 @@ pub(crate) struct TurnSnapshot {
     trouble_told: bool,
     /// The snapshot taken as the turn opened, being read: its tree.
     ahead: Option<JoinHandle<Result<String, SnapshotError>>>,
+    /// What the last undo or rewind left because it changed after its turn: the tree it would
+    /// come back from, and the paths (the person may still say to overwrite them).
+    pub kept: Option<(String, Vec<String>)>,
 }
 
 impl Session {

@@ -34,6 +34,8 @@ impl Session {
         let seq = self.cfg.store.checkpoint(&self.id, self.history.len(), &self.state_value(), &start)?;
         self.turn_seq = Some(seq);
         self.snapshot.taken = false;
+        // A new turn: what an undo left is the person's now.
+        self.snapshot.kept = None;
         Ok(())
     }
 
@@ -44,7 +46,7 @@ impl Session {
         let Some(checkpoint) = self.last_turn_checkpoint()? else {
             // Behind a compaction: the files of the last turn with snapshots, if any.
             self.snapshot.taken = false;
-            let files = self.restore_files(&self.id, None)?.ok_or_else(nothing_to_undo)?;
+            let files = self.restore_files(&self.id.clone(), None)?.ok_or_else(nothing_to_undo)?;
             return Ok(self.said_undone(None, 0, files));
         };
         self.go_back(checkpoint, true, true)
@@ -61,7 +63,7 @@ impl Session {
         // The files first: a failure there leaves the conversation as it was.
         let files = if files {
             self.snapshot.taken = false;
-            self.restore_files(&self.id, Some(checkpoint.seq))?.unwrap_or_default()
+            self.restore_files(&self.id.clone(), Some(checkpoint.seq))?.unwrap_or_default()
         } else {
             if conversation {
                 // What the turns changed on disk stays; their snapshots go with them.
@@ -121,7 +123,7 @@ impl Session {
     /// Puts back the files of session `id`'s turns snapshotted from the checkpoint `from` on
     /// (`None`: its last snapshotted turn), and forgets their snapshots. `None` when there were
     /// none.
-    pub(crate) fn restore_files(&self, id: &str, from: Option<i64>) -> Result<Option<FilesBack>, EngineError> {
+    pub(crate) fn restore_files(&mut self, id: &str, from: Option<i64>) -> Result<Option<FilesBack>, EngineError> {
         let store = self.snapshots();
         let turns = match store.turns(id) {
             Ok(turns) => turns,
@@ -134,12 +136,27 @@ impl Session {
             .restore(id, &first.before, last.after.as_deref())
             .map_err(|e| EngineError::Undo(format!("The files could not be put back: {e}")))?;
         store.drop_from(id, from).map_err(|e| EngineError::Undo(e.to_string()))?;
+        self.snapshot.kept = (!restored.kept.is_empty()).then(|| (first.before.clone(), restored.kept.clone()));
         Ok(Some(FilesBack {
             put_back: restored.put_back,
             removed: restored.removed,
             kept: restored.kept,
             not_back: None,
         }))
+    }
+
+    /// Puts back what the last undo or rewind left (changed after its turn), overwriting it.
+    pub async fn overwrite_kept(&mut self) -> Result<Undone, EngineError> {
+        let Some((before, paths)) = self.snapshot.kept.take() else {
+            return Err(EngineError::Undo("No file is waiting to be put back.".into()));
+        };
+        let (store, id) = (self.snapshots(), self.id.clone());
+        let restored = tokio::task::spawn_blocking(move || store.overwrite(&id, &before, &paths))
+            .await
+            .map_err(|e| EngineError::Undo(e.to_string()))?
+            .map_err(|e| EngineError::Undo(format!("The files could not be put back: {e}")))?;
+        let files = FilesBack { put_back: restored.put_back, removed: restored.removed, ..Default::default() };
+        Ok(self.said_undone(None, 0, files))
     }
 
     fn said_undone(&mut self, prompt: Option<String>, later: u32, files: FilesBack) -> Undone {

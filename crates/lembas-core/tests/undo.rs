@@ -117,6 +117,11 @@ async fn what_a_command_changed_is_undone_too_and_the_persons_later_edit_is_kept
     assert_eq!(std::fs::read_to_string(h.root.join("AGENTS.md")).unwrap(), "Run cargo test before you finish.\n");
     assert!(!h.root.join("gen").exists());
     assert_eq!(std::fs::read_to_string(h.root.join("notes.txt")).unwrap(), "mine, edited again\n", "never overwritten");
+    // Unless the person says so: then it is as it was before the turn.
+    let overwritten = session.overwrite_kept().await.unwrap();
+    assert_eq!((overwritten.prompt, overwritten.files.put_back), (None, vec!["notes.txt".to_owned()]));
+    assert_eq!(std::fs::read_to_string(h.root.join("notes.txt")).unwrap(), "mine\n");
+    assert!(matches!(session.overwrite_kept().await, Err(lembas_core::EngineError::Undo(m)) if m.contains("No file")));
 }
 
 #[tokio::test]

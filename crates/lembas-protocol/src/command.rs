@@ -107,6 +107,10 @@ pub enum Command {
         to: u32,
         files: bool,
     },
+    /// Put back, as they were before the turn, the files the last undo or rewind left because
+    /// they changed after it (`FilesBack::kept`) — the person's changes to them go. Said as
+    /// [`crate::Event::Undone`] (the conversation stands).
+    OverwriteKept,
     /// Say the turns one can go back to ([`crate::Event::Turns`]).
     ReportTurns,
     /// Say what fills the context window ([`crate::Event::Context`]).

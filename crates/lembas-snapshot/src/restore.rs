@@ -52,6 +52,33 @@ impl Store {
                 restored.put_back.push(change.path);
             }
         }
+        self.put(session, before, &restored)?;
+        Ok(restored)
+    }
+
+    /// Puts `paths` back as `before` has them, whatever they are now — what an undo left because
+    /// they changed since, when the person says to overwrite them. A path `before` lacks is
+    /// removed. (What they were is in the snapshot this takes first.)
+    pub fn overwrite(&self, session: &str, before: &str, paths: &[String]) -> Result<Restored, SnapshotError> {
+        let now = self.take(session)?.tree;
+        let wanted: HashSet<&str> = paths.iter().map(String::as_str).collect();
+        let mut restored = Restored::default();
+        for change in self.changes(&now, before)? {
+            let linked = |side: &Option<(String, String)>| side.as_ref().is_some_and(|(mode, _)| mode == GITLINK);
+            if !wanted.contains(change.path.as_str()) || linked(&change.old) || linked(&change.new) {
+                continue;
+            }
+            match change.new {
+                None => restored.removed.push(change.path),
+                Some(_) => restored.put_back.push(change.path),
+            }
+        }
+        self.put(session, before, &restored)?;
+        Ok(restored)
+    }
+
+    /// Removes what `restored` says to and puts back the rest from `before`.
+    fn put(&self, session: &str, before: &str, restored: &Restored) -> Result<(), SnapshotError> {
         for path in &restored.removed {
             remove_with_empty_folders(&self.git.work_tree, path)?;
         }
@@ -60,7 +87,7 @@ impl Store {
             let args = ["restore", &source, "--worktree", "--pathspec-from-file=-", "--pathspec-file-nul"];
             self.git.run(Some(&self.index(session)), &args, Some(&nul_joined(&restored.put_back)))?;
         }
-        Ok(restored)
+        Ok(())
     }
 
     /// The files that differ between two snapshots.

@@ -220,3 +220,21 @@ fn each_turn_names_the_files_it_changed_and_a_copy_has_the_same_turns() {
     assert_eq!(store.turns("fork").unwrap().len(), 1);
     assert_eq!(store.turns("s").unwrap().len(), 4, "the original keeps its own");
 }
+
+#[test]
+fn what_an_undo_left_is_overwritten_when_the_person_says_so() {
+    let (_dir, root, store) = project();
+    write(&root, "a.txt", "one\n");
+    let before = store.take("s").unwrap();
+    write(&root, "a.txt", "one by the model\n");
+    write(&root, "new.txt", "made by the model\n");
+    let after = store.take("s").unwrap();
+    write(&root, "a.txt", "one by the person\n");
+    write(&root, "new.txt", "then by the person\n");
+    let restored = store.restore("s", &before.tree, Some(&after.tree)).unwrap();
+    assert_eq!(restored.kept, ["a.txt", "new.txt"]);
+    let overwritten = store.overwrite("s", &before.tree, &restored.kept).unwrap();
+    assert_eq!((overwritten.put_back, overwritten.removed), (vec!["a.txt".to_owned()], vec!["new.txt".to_owned()]));
+    assert_eq!(read(&root, "a.txt").as_deref(), Some("one\n"));
+    assert!(!root.join("new.txt").exists());
+}

@@ -76,6 +76,8 @@ pub enum Action {
     Subagents(Option<usize>),
     /// Take back the last turn.
     Undo,
+    /// Put back what the last undo left, over the person's later changes.
+    OverwriteKept,
     /// List the turns one can go back to (a picker).
     Turns,
     /// Go back to before turn `to`: its files and those after it, those turns out of the
@@ -108,6 +110,8 @@ pub enum Action {
 pub enum Card {
     Approval(ApprovalRequest),
     LooserMode(Mode),
+    /// An undo or rewind left these files, changed after their turn: overwrite them?
+    Overwrite(Vec<String>),
     /// `ask_user`: a number picks an option; words typed and Enter answer freely.
     Question(lembas_protocol::Question),
     /// Plan mode's `plan_submit`: the plan, to approve or not.
@@ -428,6 +432,12 @@ pub fn is_change(tool: &str) -> bool {
     lembas_protocol::tools::changes_files(tool)
 }
 
+/// A size on disk as a person reads it: megabytes with one decimal below 10.
+fn megabytes(bytes: u64) -> String {
+    let mb = bytes as f64 / 1_000_000.0;
+    if mb < 10.0 { format!("{mb:.1} MB") } else { format!("{mb:.0} MB") }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -440,10 +450,4 @@ mod tests {
             ["src/main.rs", "README.md"]
         );
     }
-}
-
-/// A size on disk as a person reads it: megabytes with one decimal below 10.
-fn megabytes(bytes: u64) -> String {
-    let mb = bytes as f64 / 1_000_000.0;
-    if mb < 10.0 { format!("{mb:.1} MB") } else { format!("{mb:.0} MB") }
 }

@@ -169,6 +169,7 @@ impl Driver {
             Action::SetMode(mode) => Some(Command::SetMode { mode }),
             Action::Compact => Some(Command::Compact),
             Action::Undo => Some(Command::Undo),
+            Action::OverwriteKept => Some(Command::OverwriteKept),
             Action::Turns => Some(Command::ReportTurns),
             Action::Rewind { to, files, conversation } => Some(Command::Rewind { to, files, conversation }),
             Action::Fork { to, files } => Some(Command::Fork { to, files }),

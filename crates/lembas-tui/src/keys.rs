@@ -202,7 +202,8 @@ impl App {
                 return self.write_for_card(Writing::EditCommand, &command);
             }
             (Card::LooserMode(mode), KeyCode::Char('y') | KeyCode::Enter) => Some(Action::SetMode(mode)),
-            (Card::LooserMode(_), KeyCode::Char('n') | KeyCode::Esc) => {
+            (Card::Overwrite(_), KeyCode::Char('y')) => Some(Action::OverwriteKept),
+            (Card::LooserMode(_) | Card::Overwrite(_), KeyCode::Char('n') | KeyCode::Esc) => {
                 self.card = None;
                 self.next_card();
                 return None;
@@ -252,7 +253,7 @@ impl App {
         if answer.is_some() {
             self.card = None;
         }
-        if matches!(answer, Some(Action::SetMode(_))) {
+        if matches!(answer, Some(Action::SetMode(_) | Action::OverwriteKept)) {
             self.next_card();
         }
         answer

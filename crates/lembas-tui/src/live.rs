@@ -148,6 +148,7 @@ pub fn hint_line(app: &App) -> String {
         (Some(Card::Settings(_)), None) => "↑↓ a setting · ←→ change it · Enter keeps · Esc leaves".into(),
         (Some(Card::Plan(_)), None) => "Ctrl-O shows the plan whole · Ctrl-C twice quits".into(),
         (Some(Card::LooserMode(_)), None) => "y switches · n keeps the mode".into(),
+        (Some(Card::Overwrite(_)), None) => "y puts them back · n keeps your changes".into(),
         (Some(_), None) => "Ctrl-O shows all of what is asked · Ctrl-C twice quits".into(),
         (None, None) if app.busy => "Esc stops the turn · Enter adds your words to it · Ctrl-C twice quits".into(),
         (None, None) if app.shell_running => "Esc stops the command · Ctrl-C twice quits".into(),
@@ -221,6 +222,14 @@ pub fn card_lines(app: &App, card: &Card, width: u16, room: u16, theme: Theme) -
             ),
             Vec::new(),
             words("[y] yes  [n] no", Style::default()),
+        ),
+        Card::Overwrite(paths) => (
+            words(
+                "These files changed after the turn, so they were left as they are now. Put them back as they were before it? Your changes to them go.",
+                Style::default(),
+            ),
+            paths.iter().map(|p| Line::from(format!("  {p}"))).collect(),
+            words("[y] put them back  [n] keep them as they are", Style::default()),
         ),
         Card::Question(q) => {
             // The option Enter would take is marked, while nothing is written.
@@ -391,6 +400,7 @@ fn draw_card(frame: &mut Frame, app: &App, card: &Card, area: Rect, theme: Theme
             None => " Allow? ".to_owned(),
         },
         Card::LooserMode(_) => " Looser mode ".to_owned(),
+        Card::Overwrite(_) => " Changed since ".to_owned(),
         Card::Question(_) => " Question ".to_owned(),
         Card::Plan(_) => " The plan ".to_owned(),
         Card::Pick(picker) => format!(" {} ", picker.title),

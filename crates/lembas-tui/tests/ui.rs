@@ -545,6 +545,11 @@ fn undo_is_refused_mid_turn_and_brings_the_words_back() {
         said.contains("Put back: src/lib.rs") && said.contains("changed again after the turn: README.md"),
         "{said}"
     );
+    // The file left is the person's to overwrite or keep: a card asks.
+    assert_eq!(app.card, Some(Card::Overwrite(vec!["README.md".into()])));
+    assert_eq!(app.key(key(KeyCode::Char('x'))), None, "a card is answered first");
+    assert_eq!(app.key(key(KeyCode::Char('y'))), Some(Action::OverwriteKept));
+    assert_eq!(app.card, None);
     // Behind a compaction only the files come back: the input stays as it is.
     app.input.set("");
     app.apply(&Event::Undone { prompt: None, later: 0, files });

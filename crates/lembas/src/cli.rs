@@ -139,6 +139,10 @@ pub enum Command {
         /// One JSON object for scripts: the session, the turn's words, and the files.
         #[arg(long)]
         json: bool,
+        /// Put back too the files changed after the turn (by default left as they are and
+        /// named): those changes go.
+        #[arg(long)]
+        overwrite: bool,
     },
     /// Go back to before an earlier turn of a session: the files of it and every later turn put
     /// back (a file changed again since is left and named), those turns out of the
@@ -159,6 +163,10 @@ pub enum Command {
         /// Both, the files and the conversation (the default).
         #[arg(long, conflicts_with_all = ["files", "conversation"])]
         both: bool,
+        /// Put back too the files changed after the turns (by default left as they are and
+        /// named): those changes go.
+        #[arg(long, conflicts_with = "conversation")]
+        overwrite: bool,
         /// A new session from before the turn, this one kept as it is (with --conversation,
         /// the files stay as they are). Prints the new session's id.
         #[arg(long, requires = "to", conflicts_with = "files")]

@@ -101,10 +101,10 @@ fn main() -> ExitCode {
             Some(Command::Mcp { action: cli::McpAction::List { json } }) => mcp::list(json).await,
             Some(Command::Service { action }) => remote::service(action).await,
             Some(Command::Remote { action }) => remote::remote(action),
-            Some(Command::Undo { session, json }) => undo::undo(session, json).await,
-            Some(Command::Rewind { session, to, files, conversation, both: _, fork, json }) => {
-                undo::rewind(session, to, undo::How { files_only: files, conversation_only: conversation, fork }, json)
-                    .await
+            Some(Command::Undo { session, json, overwrite }) => undo::undo(session, json, overwrite).await,
+            Some(Command::Rewind { session, to, files, conversation, both: _, overwrite, fork, json }) => {
+                let how = undo::How { files_only: files, conversation_only: conversation, fork, overwrite };
+                undo::rewind(session, to, how, json).await
             }
             Some(Command::Update { check, url }) => update::update(url, check).await,
             Some(Command::Uninstall { purge, yes }) => uninstall::uninstall(purge, yes),

@@ -8,8 +8,8 @@ use crate::cli::exit;
 use crate::{Failure, setup};
 
 /// `lembas undo [--session ID] [--json]`: `ID` (or the current project's last session).
-pub async fn undo(session: Option<String>, json: bool) -> Result<u8, Failure> {
-    one_command(session, Command::Undo, json).await
+pub async fn undo(session: Option<String>, json: bool, overwrite: bool) -> Result<u8, Failure> {
+    one_command(session, Command::Undo, json, overwrite).await
 }
 
 /// How `lembas rewind` goes back: one part alone, and whether to a new session.
@@ -17,6 +17,7 @@ pub struct How {
     pub files_only: bool,
     pub conversation_only: bool,
     pub fork: bool,
+    pub overwrite: bool,
 }
 
 /// `lembas rewind [--session ID] [--to N] [--files | --conversation | --both] [--fork] [--json]`:
@@ -27,11 +28,12 @@ pub async fn rewind(session: Option<String>, to: Option<u32>, how: How, json: bo
         Some(to) => Command::Rewind { to, files: !how.conversation_only, conversation: !how.files_only },
         None => Command::ReportTurns,
     };
-    one_command(session, command, json).await
+    one_command(session, command, json, how.overwrite).await
 }
 
-/// Opens the session, sends `command`, prints what answers it, and closes the session.
-async fn one_command(session: Option<String>, command: Command, json: bool) -> Result<u8, Failure> {
+/// Opens the session, sends `command`, prints what answers it, and closes the session. With
+/// `overwrite`, what an undo left because it changed after the turn is put back next.
+async fn one_command(session: Option<String>, command: Command, json: bool, overwrite: bool) -> Result<u8, Failure> {
     let start = setup::Startup::load()?;
     let host = start.host.clone();
     let id = match session {
@@ -54,15 +56,37 @@ async fn one_command(session: Option<String>, command: Command, json: bool) -> R
     let (handle, mut events) = (opened.handle, opened.events);
     handle.send(command);
     let mut status = exit::FAILED;
+    let mut first: Option<serde_json::Value> = None;
     while let Some(Said { event, .. }) = events.recv().await {
         match event {
-            Event::Undone { prompt, later, files } => {
-                if json {
-                    out!("{}", serde_json::json!({ "session": id, "prompt": prompt, "later": later, "files": files }));
-                } else {
+            Event::Undone { prompt, later, files } if first.is_none() => {
+                if !json {
                     out!("{}", lembas_protocol::undo_said(prompt.as_deref(), later, &files));
                 }
+                let kept = !files.kept.is_empty();
+                first = Some(serde_json::json!({ "session": id, "prompt": prompt, "later": later, "files": files }));
                 status = exit::OK;
+                if overwrite && kept {
+                    handle.send(Command::OverwriteKept);
+                    continue;
+                }
+                if json {
+                    out!("{}", first.take().unwrap_or_default());
+                }
+                break;
+            }
+            // The second answer: what was overwritten.
+            Event::Undone { files, .. } => {
+                match (json, first.take()) {
+                    (true, Some(mut said)) => {
+                        said["overwritten"] = serde_json::json!(files);
+                        out!("{said}");
+                    }
+                    _ => out!(
+                        "Overwritten, as asked: {}.",
+                        files.put_back.iter().chain(&files.removed).cloned().collect::<Vec<_>>().join(", ")
+                    ),
+                }
                 break;
             }
             Event::Forked { id: fork, prompt, files } => {
@@ -88,6 +112,7 @@ async fn one_command(session: Option<String>, command: Command, json: bool) -> R
             }
             Event::Error { message } => {
                 eprintln!("lembas: {message}");
+                status = exit::FAILED;
                 break;
             }
             _ => {}

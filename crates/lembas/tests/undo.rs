@@ -105,3 +105,22 @@ async fn rewind_lists_the_turns_and_goes_back_to_one_from_a_script() {
     let listed = stdout(&env.run(&["rewind"]).await);
     assert!(listed.contains("  1  make t1") && !listed.contains("make t2"), "{listed}");
 }
+
+#[tokio::test]
+async fn a_file_changed_after_the_turn_is_left_unless_the_script_says_overwrite() {
+    let server = FakeServer::start(vec![
+        Scripted::tool_call("bash", json!({"command": "echo by the model > notes.txt"})),
+        Scripted::text("Done."),
+    ])
+    .await;
+    let env = Env::new();
+    env.login(&server).await;
+    assert!(env.run(&["run", "--mode", "auto", "change the note"]).await.status.success());
+    std::fs::write(env.project.join("notes.txt"), "by the person\n").unwrap();
+    let out = env.run(&["undo", "--json", "--overwrite"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let said: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(said["files"]["kept"], json!(["notes.txt"]), "{said}");
+    assert_eq!(said["overwritten"]["put_back"], json!(["notes.txt"]), "{said}");
+    assert_eq!(std::fs::read_to_string(env.project.join("notes.txt")).unwrap(), "remember the milk\n");
+}

@@ -219,7 +219,7 @@ impl App {
     fn answered_elsewhere(&mut self, id: u64) {
         if self.asking == Some(id) {
             self.asking = None;
-            if !matches!(self.card, Some(Card::LooserMode(_))) {
+            if !matches!(self.card, Some(Card::LooserMode(_) | Card::Overwrite(_))) {
                 self.card = None;
             }
             self.next_card();
@@ -253,6 +253,10 @@ impl App {
     /// The last turn was taken back: said, out of the transcript, its words back in the input.
     fn undone(&mut self, prompt: Option<&str>, later: u32, files: &lembas_protocol::FilesBack) {
         self.finished.push(Block::Notice(lembas_protocol::undo_said(prompt, later, files)));
+        // What was left because the person changed it since: theirs to overwrite or keep.
+        if !files.kept.is_empty() && self.card.is_none() {
+            self.card = Some(Card::Overwrite(files.kept.clone()));
+        }
         // Only files came back (the turn is behind a compaction): the conversation stands.
         let Some(prompt) = prompt else { return };
         // Out of the transcript too (Ctrl-O): from the turn's words on. (The terminal's
