@@ -165,54 +165,9 @@ pub fn card_lines(app: &App, card: &Card, width: u16, room: u16, theme: Theme) -
     let cols = usize::from(width.max(1));
     let bold = Style::default().add_modifier(Modifier::BOLD);
     let dim = theme.fg(Color::DarkGray);
-    let words = |text: &str, style: Style| -> Vec<Line<'static>> {
-        rows::lines(text.lines().flat_map(|l| hang(&[], &[], vec![Span::styled(l.to_owned(), style)], cols)).collect())
-    };
-    let (head, body, foot): (Vec<Line>, Vec<Line>, Vec<Line>) = match card {
-        Card::Approval(request) => {
-            // A command shown whole below needs no cut-short title.
-            let title = if request.runs_command && request.preview.is_some() { "" } else { request.title.as_str() };
-            let head = rows::lines(hang(
-                &[],
-                &[Span::raw("  ")],
-                vec![Span::styled(request.tool.clone(), bold), Span::raw(format!(" {title}"))],
-                cols,
-            ));
-            let body = match request.preview.as_deref() {
-                // A command, whole and wrapped: what runs is what is read.
-                Some(command) if request.runs_command => rows::lines(
-                    command
-                        .lines()
-                        .enumerate()
-                        .flat_map(|(i, l)| {
-                            let lead = if i == 0 { "$ " } else { "  " };
-                            hang(&[Span::styled(lead, dim)], &[Span::raw("  ")], vec![Span::raw(l.to_owned())], cols)
-                        })
-                        .collect(),
-                ),
-                // One file's change: its path is the title already.
-                Some(diff) => {
-                    diff_lines(diff.strip_prefix(&format!("{}\n", request.title)).unwrap_or(diff), cols, theme)
-                }
-                None => Vec::new(),
-            };
-            let mut foot = Vec::new();
-            if let Some(first) = request.reaches.first().filter(|r| !request.title.contains(r.as_str())) {
-                foot.extend(words(&format!("reaches {first}"), dim));
-            }
-            if let Some(allows) = &request.session_allows {
-                foot.extend(words(&format!("[a] allows {allows} for the rest of this session"), dim));
-            }
-            let options = if request.once_only {
-                "[y] once (asked every time)  [n] no  [d] no, say why  [Esc] stop"
-            } else if request.runs_command {
-                "[y] once  [a] this session  [n] no  [d] no, say why  [e] edit the command  [Esc] stop"
-            } else {
-                "[y] once  [a] this session  [n] no  [d] no, say why  [Esc] stop"
-            };
-            foot.extend(words(options, Style::default()));
-            (head, body, foot)
-        }
+    let words = |text: &str, style: Style| wrapped(text, style, cols);
+    let (head, body, foot): CardParts = match card {
+        Card::Approval(request) => approval_parts(request, cols, theme),
         Card::LooserMode(mode) => (
             words(
                 &format!(
@@ -282,6 +237,62 @@ pub fn card_lines(app: &App, card: &Card, width: u16, room: u16, theme: Theme) -
     }
     lines.extend(foot);
     lines
+}
+
+/// An approval card's parts: the call, what it would do (a command whole, a file's change), and
+/// the answers.
+fn approval_parts(request: &lembas_protocol::ApprovalRequest, cols: usize, theme: Theme) -> CardParts {
+    let bold = Style::default().add_modifier(Modifier::BOLD);
+    let dim = theme.fg(Color::DarkGray);
+    let words = |text: &str, style: Style| wrapped(text, style, cols);
+    // A command shown whole below needs no cut-short title.
+    let title = if request.runs_command && request.preview.is_some() { "" } else { request.title.as_str() };
+    let head = rows::lines(hang(
+        &[],
+        &[Span::raw("  ")],
+        vec![Span::styled(request.tool.clone(), bold), Span::raw(format!(" {title}"))],
+        cols,
+    ));
+    let body = match request.preview.as_deref() {
+        // A command, whole and wrapped: what runs is what is read.
+        Some(command) if request.runs_command => rows::lines(
+            command
+                .lines()
+                .enumerate()
+                .flat_map(|(i, l)| {
+                    let lead = if i == 0 { "$ " } else { "  " };
+                    hang(&[Span::styled(lead, dim)], &[Span::raw("  ")], vec![Span::raw(l.to_owned())], cols)
+                })
+                .collect(),
+        ),
+        // One file's change: its path is the title already.
+        Some(diff) => diff_lines(diff.strip_prefix(&format!("{}\n", request.title)).unwrap_or(diff), cols, theme),
+        None => Vec::new(),
+    };
+    let mut foot = Vec::new();
+    if let Some(first) = request.reaches.first().filter(|r| !request.title.contains(r.as_str())) {
+        foot.extend(words(&format!("reaches {first}"), dim));
+    }
+    if let Some(allows) = &request.session_allows {
+        foot.extend(words(&format!("[a] allows {allows} for the rest of this session"), dim));
+    }
+    let options = if request.once_only {
+        "[y] once (asked every time)  [n] no  [d] no, say why  [Esc] stop"
+    } else if request.runs_command {
+        "[y] once  [a] this session  [n] no  [d] no, say why  [e] edit the command  [Esc] stop"
+    } else {
+        "[y] once  [a] this session  [n] no  [d] no, say why  [Esc] stop"
+    };
+    foot.extend(words(options, Style::default()));
+    (head, body, foot)
+}
+
+/// A card's three parts: what it asks about, what it shows, and its options.
+type CardParts = (Vec<Line<'static>>, Vec<Line<'static>>, Vec<Line<'static>>);
+
+/// `text` wrapped to `cols`, each line of it in `style`.
+fn wrapped(text: &str, style: Style, cols: usize) -> Vec<Line<'static>> {
+    rows::lines(text.lines().flat_map(|l| hang(&[], &[], vec![Span::styled(l.to_owned(), style)], cols)).collect())
 }
 
 /// A picker: what was typed, then the items it leaves, a window of them around the chosen one.
