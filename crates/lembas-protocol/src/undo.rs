@@ -44,7 +44,7 @@ pub fn undo_said(prompt: Option<&str>, later: u32, files: &FilesBack) -> String 
         }
         None => "Undone: the files; the conversation stays as it was.".into(),
     };
-    said.push_str(&files_said(files));
+    said.push_str(&files_said(files, later == 0));
     said
 }
 
@@ -72,15 +72,16 @@ pub fn fork_said(prompt: &str, files: &FilesBack) -> String {
     match &files.not_back {
         // Asked to leave the files, the fork says nothing of them.
         Some(why) if why == LEFT_AS_ASKED => said,
-        _ => said + &files_said(files),
+        _ => said + &files_said(files, false),
     }
 }
 
 /// Why the files were not taken back when only the conversation was asked to go back.
 pub const LEFT_AS_ASKED: &str = "left as they are, as asked";
 
-/// What came of the files, each sentence led by a space.
-fn files_said(files: &FilesBack) -> String {
+/// What came of the files, each sentence led by a space; `one`: of one turn.
+fn files_said(files: &FilesBack, one: bool) -> String {
+    let turns = if one { "the turn" } else { "the turns" };
     let mut said = String::new();
     if let Some(why) = &files.not_back {
         said.push_str(&format!(" Its files were not taken back: {why}."));
@@ -93,10 +94,10 @@ fn files_said(files: &FilesBack) -> String {
         said.push_str(&format!(" Put back: {}.", files.put_back.join(", ")));
     }
     if !files.removed.is_empty() {
-        said.push_str(&format!(" Removed, as the turns made them: {}.", files.removed.join(", ")));
+        said.push_str(&format!(" Removed, as {turns} made them: {}.", files.removed.join(", ")));
     }
     if !files.kept.is_empty() {
-        said.push_str(&format!(" Left as they are, changed again after the turn: {}.", files.kept.join(", ")));
+        said.push_str(&format!(" Left as they are, changed again after {turns}: {}.", files.kept.join(", ")));
     }
     said
 }
