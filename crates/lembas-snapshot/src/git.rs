@@ -48,6 +48,8 @@ impl Git {
                 "-c",
                 "core.untrackedCache=true",
                 "-c",
+                "core.splitIndex=true",
+                "-c",
                 "gc.auto=0",
                 "-c",
                 "advice.addEmbeddedRepo=false",

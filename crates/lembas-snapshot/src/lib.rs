@@ -14,7 +14,9 @@
 
 mod git;
 mod restore;
+mod take;
 mod turns;
+mod watch;
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -22,8 +24,9 @@ use std::path::{Path, PathBuf};
 
 use sha2::Digest;
 
-use git::{Git, nul_joined, paths};
+use git::Git;
 pub use restore::Restored;
+pub use watch::Watch;
 
 /// Why a snapshot could not be taken or put back.
 #[derive(Debug, thiserror::Error)]
@@ -60,6 +63,9 @@ pub struct Snapshot {
     pub tree: String,
     /// Files left out: over a limit.
     pub skipped: Vec<String>,
+    /// Every file of the project was looked at (no watch, or one that could not say what
+    /// changed); otherwise only what changed.
+    pub whole: bool,
 }
 
 /// One turn's snapshots: before its first change, and as it ended (`None`: it did not end — the
@@ -95,67 +101,15 @@ impl Store {
         Store { git: Git { git_dir: root.join(format!("{key}.git")), work_tree: project.to_path_buf() }, limits }
     }
 
+    /// Starts watching the project for this store's snapshots ([`Store::take_watched`]); the
+    /// watch's marks are written beside the store, never in the project.
+    pub fn watch(&self) -> Result<Watch, SnapshotError> {
+        Watch::start(&self.git.work_tree, &self.git.git_dir.with_extension("marks"))
+    }
+
     /// Where the store is (its git folder).
     pub fn path(&self) -> &Path {
         &self.git.git_dir
-    }
-
-    /// The project's files as they are now, kept. `session` names the index the snapshot
-    /// starts from (its last), so only what changed since is read again.
-    pub fn take(&self, session: &str) -> Result<Snapshot, SnapshotError> {
-        self.git.init()?;
-        let _shared = self.lock(false)?;
-        let index = self.index(session);
-        let indexes = self.git.git_dir.join("indexes");
-        std::fs::create_dir_all(&indexes).map_err(|e| SnapshotError::Io(indexes, e))?;
-        // Every snapshot decides afresh what is over a limit: a file that shrank is kept again.
-        self.write_excludes(&[])?;
-        // What is new (`?`) or changed (`C`) since the index's last snapshot: what this one adds.
-        let listed = self.git.run(Some(&index), &["ls-files", "-z", "-t", "-o", "-m", "--exclude-standard"], None)?;
-        let (mut skipped, mut grown, mut added) = (Vec::new(), Vec::new(), 0u64);
-        for entry in paths(&listed) {
-            let Some((tag, path)) = entry.split_once(' ') else { continue };
-            let size = self.size_of(path);
-            if size <= self.limits.file_bytes && added + size <= self.limits.snapshot_bytes {
-                added += size;
-            } else if tag == "?" {
-                skipped.push(path.to_owned());
-            } else {
-                // Kept before, over a limit now: out of the index, so this snapshot leaves it out.
-                grown.push(path.to_owned());
-            }
-        }
-        if !grown.is_empty() {
-            let args =
-                ["rm", "-q", "-f", "--cached", "--ignore-unmatch", "--pathspec-from-file=-", "--pathspec-file-nul"];
-            self.git.run(Some(&index), &args, Some(&nul_joined(&grown)))?;
-            skipped.extend(grown);
-        }
-        self.write_excludes(&skipped)?;
-        self.add_all(&index)?;
-        let tree = match self.git.line(Some(&index), &["write-tree"]) {
-            Ok(tree) => tree,
-            // An index naming an object the store lost (a prune by another lembas, a store
-            // copied in part): read the files whole again.
-            Err(_) => {
-                let _ = std::fs::remove_file(&index);
-                self.add_all(&index)?;
-                self.git.line(Some(&index), &["write-tree"])?
-            }
-        };
-        skipped.sort();
-        Ok(Snapshot { tree, skipped })
-    }
-
-    /// Everything in the project that is not ignored, into `index`.
-    fn add_all(&self, index: &Path) -> Result<(), SnapshotError> {
-        match self.git.run(Some(index), &["add", "-A", "--ignore-errors"], None) {
-            Ok(_) => Ok(()),
-            // A file that could not be read (one the person cannot read) is left out, and git
-            // says so as an error; what it could read is in the index. A fatal one is not that.
-            Err(SnapshotError::Git { said, .. }) if !said.contains("fatal:") => Ok(()),
-            Err(other) => Err(other),
-        }
     }
 
     /// Keeps `tree` as `session`'s turn `turn`'s snapshot `which` (`before` or `after`): a ref,
@@ -242,6 +196,7 @@ impl Store {
     /// least recently snapshotted first, each one's earliest turns first) — never `keeping`'s
     /// latest turn.
     pub fn prune(&self, keeping: &str) -> Result<Pruned, SnapshotError> {
+        self.tidy();
         let mut dropped = 0;
         loop {
             let bytes = self.size()?;
@@ -270,6 +225,33 @@ impl Store {
             let indexes = self.git.git_dir.join("indexes");
             let _ = std::fs::remove_dir_all(&indexes);
         }
+    }
+
+    /// Packs the loose objects once there are many — a project's first snapshot writes one a
+    /// file, which takes room a block each and which [`Store::size`] would walk after every
+    /// turn — on a thread of its own, so no turn waits for it. Due by git's own rule (about
+    /// 6,700 loose objects, counted in one of the 256 folders they are spread over). `git repack
+    /// -d` packs what the snapshots reach and `prune-packed` drops the loose copies: safe beside a
+    /// snapshot being written (they share the store's lock; a prune waits for both).
+    fn tidy(&self) {
+        let sample = std::fs::read_dir(self.git.git_dir.join("objects/17")).map(Iterator::count).unwrap_or(0);
+        if sample * 256 <= 6_700 {
+            return;
+        }
+        let path = self.git.git_dir.join("lembas-tidy.lock");
+        let Ok(tidying) = File::options().create(true).truncate(false).write(true).open(&path) else { return };
+        // One at a time, across every lembas on this machine.
+        if tidying.try_lock().is_err() {
+            return;
+        }
+        let store = self.clone();
+        std::thread::spawn(move || {
+            let Ok(_shared) = store.lock(false) else { return };
+            if store.git.run(None, &["repack", "-d", "-q"], None).is_ok() {
+                let _ = store.git.run(None, &["prune-packed", "-q"], None);
+            }
+            drop(tidying);
+        });
     }
 
     /// The most the store may hold, in bytes.
@@ -308,25 +290,6 @@ impl Store {
         self.git.git_dir.join("indexes").join(safe(session))
     }
 
-    /// A file's size in the project; 0 when it cannot be read (git says so when it adds).
-    fn size_of(&self, path: &str) -> u64 {
-        std::fs::symlink_metadata(self.git.work_tree.join(path)).map(|m| m.len()).unwrap_or(0)
-    }
-
-    /// What no snapshot keeps beside what the project ignores: the files over a limit.
-    fn write_excludes(&self, skipped: &[String]) -> Result<(), SnapshotError> {
-        let info = self.git.git_dir.join("info");
-        std::fs::create_dir_all(&info).map_err(|e| SnapshotError::Io(info.clone(), e))?;
-        let mut text = String::from("# Over lembas' snapshot limits: not kept.\n");
-        for path in skipped {
-            text.push('/');
-            text.push_str(&escape_pattern(path));
-            text.push('\n');
-        }
-        let file = info.join("exclude");
-        std::fs::write(&file, text).map_err(|e| SnapshotError::Io(file, e))
-    }
-
     /// Snapshots share the store; a `gc` has it alone (so it cannot prune what a snapshot is
     /// writing).
     fn lock(&self, alone: bool) -> Result<File, SnapshotError> {
@@ -348,22 +311,8 @@ fn safe(session: &str) -> String {
     session.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect()
 }
 
-/// A path as a gitignore pattern matching only itself.
-fn escape_pattern(path: &str) -> String {
-    let mut out = String::with_capacity(path.len());
-    for c in path.chars() {
-        if matches!(c, '\\' | '*' | '?' | '[' | ']' | '!' | '#') {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    // Trailing spaces count only when escaped.
-    let kept = out.trim_end_matches(' ').len();
-    let trailing = out.len() - kept;
-    out.truncate(kept);
-    out.push_str(&"\\ ".repeat(trailing));
-    out
-}
+#[cfg(test)]
+use take::escape_pattern;
 
 #[cfg(test)]
 mod tests;

@@ -238,3 +238,48 @@ fn what_an_undo_left_is_overwritten_when_the_person_says_so() {
     assert_eq!(read(&root, "a.txt").as_deref(), Some("one\n"));
     assert!(!root.join("new.txt").exists());
 }
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_watched_snapshot_reads_only_what_changed_and_keeps_what_a_full_read_keeps() {
+    let (_dir, root, store) = project();
+    write(&root, ".gitignore", "*.log\n");
+    write(&root, "src/a.rs", "a\n");
+    write(&root, "src/deep/b.rs", "b\n");
+    write(&root, "docs/c.md", "c\n");
+    let watch = store.watch().unwrap();
+    let small = Store::open(
+        store.path().parent().unwrap(),
+        &root,
+        Limits { file_bytes: 32, ..Limits::default() },
+    );
+    // `whole`: whether every file had to be looked at.
+    let same = |step: &str, whole: bool| {
+        let watched = small.take_watched("watched", Some(&watch)).unwrap();
+        let full = small.take("full").unwrap();
+        assert_eq!((&watched.tree, &watched.skipped), (&full.tree, &full.skipped), "after {step}");
+        assert_eq!(watched.whole, whole, "after {step}");
+        watched
+    };
+    same("the first read", true);
+    same("nothing", false);
+    write(&root, "src/a.rs", "a, changed\n");
+    write(&root, "src/new.rs", "new\n");
+    std::fs::remove_file(root.join("docs/c.md")).unwrap();
+    write(&root, "debug.log", "ignored\n");
+    same("a change, a new file, a removal, an ignored file", false);
+    write(&root, "gen/out/x.rs", "made in a new folder\n");
+    same("a new folder", true);
+    write(&root, "gen/out/y.rs", "then another file in it\n");
+    same("a file in the folder made since", false);
+    std::fs::rename(root.join("src/deep"), root.join("moved-out-of-sight")).unwrap();
+    std::fs::rename(root.join("moved-out-of-sight"), root.join("../elsewhere")).unwrap();
+    same("a folder moved away", false);
+    write(&root, "big.bin", &"more than thirty-two bytes, ".repeat(3));
+    assert_eq!(same("a file over the limit", false).skipped, ["big.bin"]);
+    write(&root, "big.bin", "small\n");
+    assert!(same("the same file under it again", false).skipped.is_empty());
+    write(&root, ".gitignore", "*.log\n*.md\n");
+    write(&root, "docs/d.md", "now ignored\n");
+    same("the ignore file changed", true);
+}
