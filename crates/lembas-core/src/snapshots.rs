@@ -10,6 +10,8 @@
 //! turn's, and an undo would take their edit back (file times cannot tell the two apart: a file
 //! system's clock moves in steps of milliseconds).
 
+use std::sync::{Arc, OnceLock};
+
 use lembas_snapshot::{SnapshotError, Store};
 use tokio::task::JoinHandle;
 
@@ -28,6 +30,9 @@ pub(crate) struct TurnSnapshot {
     /// What the last undo or rewind left because it changed after its turn: the tree it would
     /// come back from, and the paths (the person may still say to overwrite them).
     pub kept: Option<(String, Vec<String>)>,
+    /// The project watched for this session's snapshots, so each reads only what changed;
+    /// started with the first snapshot (`None` inside: it could not be, and each reads all).
+    watch: Arc<OnceLock<Option<lembas_snapshot::Watch>>>,
 }
 
 impl Session {
@@ -49,8 +54,11 @@ impl Session {
 
     /// The project's files read into the store on a blocking thread: the tree they make.
     fn read_files(&self) -> JoinHandle<Result<String, SnapshotError>> {
-        let (store, id) = (self.snapshots(), self.id.clone());
-        tokio::task::spawn_blocking(move || store.take(&id).map(|taken| taken.tree))
+        let (store, id, watch) = (self.snapshots(), self.id.clone(), self.snapshot.watch.clone());
+        tokio::task::spawn_blocking(move || {
+            let watch = watch.get_or_init(|| store.watch().ok());
+            store.take_watched(&id, watch.as_ref()).map(|taken| taken.tree)
+        })
     }
 
     /// Before the turn's first call that may change the project: the files as they were are
@@ -78,10 +86,11 @@ impl Session {
         let Some(turn) = self.turn_seq.filter(|_| self.snapshot.taken && self.subagent.is_none()) else {
             return;
         };
-        let (store, id) = (self.snapshots(), self.id.clone());
+        let (store, id, watch) = (self.snapshots(), self.id.clone(), self.snapshot.watch.clone());
         let cap = store.cap();
         let kept = tokio::task::spawn_blocking(move || {
-            let taken = store.take(&id)?;
+            let watch = watch.get_or_init(|| store.watch().ok());
+            let taken = store.take_watched(&id, watch.as_ref())?;
             store.keep(&id, turn, "after", &taken.tree)?;
             store.prune(&id)
         })

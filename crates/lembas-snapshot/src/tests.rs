@@ -248,11 +248,7 @@ fn a_watched_snapshot_reads_only_what_changed_and_keeps_what_a_full_read_keeps()
     write(&root, "src/deep/b.rs", "b\n");
     write(&root, "docs/c.md", "c\n");
     let watch = store.watch().unwrap();
-    let small = Store::open(
-        store.path().parent().unwrap(),
-        &root,
-        Limits { file_bytes: 32, ..Limits::default() },
-    );
+    let small = Store::open(store.path().parent().unwrap(), &root, Limits { file_bytes: 32, ..Limits::default() });
     // `whole`: whether every file had to be looked at.
     let same = |step: &str, whole: bool| {
         let watched = small.take_watched("watched", Some(&watch)).unwrap();

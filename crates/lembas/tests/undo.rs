@@ -10,9 +10,9 @@ use common::{Env, stderr, stdout};
 /// The refs in every snapshot store under the home.
 fn snapshot_refs(env: &Env) -> String {
     let mut refs = String::new();
-    for store in std::fs::read_dir(env.home.join("data/snapshots")).unwrap() {
-        let out =
-            std::process::Command::new("git").arg("--git-dir").arg(store.unwrap().path()).arg("for-each-ref").output();
+    let stores = std::fs::read_dir(env.home.join("data/snapshots")).unwrap().flatten();
+    for store in stores.filter(|entry| entry.path().extension().is_some_and(|e| e == "git")) {
+        let out = std::process::Command::new("git").arg("--git-dir").arg(store.path()).arg("for-each-ref").output();
         refs.push_str(&String::from_utf8_lossy(&out.unwrap().stdout));
     }
     refs
