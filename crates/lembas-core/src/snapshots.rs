@@ -11,12 +11,39 @@
 //! system's clock moves in steps of milliseconds).
 
 use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
 
-use lembas_snapshot::{SnapshotError, Store};
+use lembas_snapshot::{Snapshot, SnapshotError, Store, Watch};
 use tokio::task::JoinHandle;
 
 use crate::Event;
 use crate::session::Session;
+
+/// A whole read of the project this slow starts a watch of it, so later snapshots read only
+/// what changed. A small project is read whole in a few milliseconds (three `git` runs): it is
+/// never watched, and pays neither the watch's thread nor its start.
+const SLOW_READ: Duration = Duration::from_millis(50);
+
+/// A snapshot of the project for session `id`, through its watch once there is one — started
+/// after a slow whole read (the next snapshot then reads everything once more: what changed
+/// between this read and the watch's start is not known).
+fn take(store: &Store, id: &str, watch: &OnceLock<Option<Watch>>) -> Result<Snapshot, SnapshotError> {
+    take_watching_after(store, id, watch, SLOW_READ)
+}
+
+fn take_watching_after(
+    store: &Store,
+    id: &str,
+    watch: &OnceLock<Option<Watch>>,
+    slow: Duration,
+) -> Result<Snapshot, SnapshotError> {
+    let started = Instant::now();
+    let taken = store.take_watched(id, watch.get().and_then(Option::as_ref))?;
+    if taken.whole && watch.get().is_none() && started.elapsed() >= slow {
+        watch.get_or_init(|| store.watch().ok());
+    }
+    Ok(taken)
+}
 
 /// This turn's snapshots, as far as they went.
 #[derive(Debug, Default)]
@@ -31,8 +58,9 @@ pub(crate) struct TurnSnapshot {
     /// come back from, and the paths (the person may still say to overwrite them).
     pub kept: Option<(String, Vec<String>)>,
     /// The project watched for this session's snapshots, so each reads only what changed;
-    /// started with the first snapshot (`None` inside: it could not be, and each reads all).
-    watch: Arc<OnceLock<Option<lembas_snapshot::Watch>>>,
+    /// started once a whole read took [`SLOW_READ`] (`None` inside: it could not be, and each
+    /// reads all).
+    watch: Arc<OnceLock<Option<Watch>>>,
 }
 
 impl Session {
@@ -55,10 +83,7 @@ impl Session {
     /// The project's files read into the store on a blocking thread: the tree they make.
     fn read_files(&self) -> JoinHandle<Result<String, SnapshotError>> {
         let (store, id, watch) = (self.snapshots(), self.id.clone(), self.snapshot.watch.clone());
-        tokio::task::spawn_blocking(move || {
-            let watch = watch.get_or_init(|| store.watch().ok());
-            store.take_watched(&id, watch.as_ref()).map(|taken| taken.tree)
-        })
+        tokio::task::spawn_blocking(move || take(&store, &id, &watch).map(|taken| taken.tree))
     }
 
     /// Before the turn's first call that may change the project: the files as they were are
@@ -89,8 +114,7 @@ impl Session {
         let (store, id, watch) = (self.snapshots(), self.id.clone(), self.snapshot.watch.clone());
         let cap = store.cap();
         let kept = tokio::task::spawn_blocking(move || {
-            let watch = watch.get_or_init(|| store.watch().ok());
-            let taken = store.take_watched(&id, watch.as_ref())?;
+            let taken = take(&store, &id, &watch)?;
             store.keep(&id, turn, "after", &taken.tree)?;
             store.prune(&id)
         })
@@ -122,5 +146,33 @@ impl Session {
                 ),
             });
         }
+    }
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_slow_whole_read_starts_the_watch_and_the_read_after_the_next_is_of_what_changed() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap().join("p");
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::write(root.join("a.txt"), "a").unwrap();
+        let store = Store::open(&dir.path().join("snapshots"), &root, Default::default());
+        let watch = OnceLock::new();
+        let fast = |watch: &OnceLock<Option<Watch>>| take_watching_after(&store, "s", watch, Duration::MAX).unwrap();
+        assert!(fast(&watch).whole);
+        assert!(watch.get().is_none(), "a quick read starts no watch");
+        let slow = |watch: &OnceLock<Option<Watch>>| take_watching_after(&store, "s", watch, Duration::ZERO).unwrap();
+        assert!(slow(&watch).whole);
+        assert!(watch.get().is_some_and(Option::is_some), "a slow one does");
+        std::fs::write(root.join("a.txt"), "changed before the watch knew the last read").unwrap();
+        // What changed between the read and the watch's start is unknown: read whole once more.
+        assert!(slow(&watch).whole);
+        std::fs::write(root.join("b.txt"), "b").unwrap();
+        let through = slow(&watch);
+        assert!(!through.whole);
+        assert_eq!(through.tree, store.take("whole").unwrap().tree);
     }
 }
