@@ -62,6 +62,10 @@ impl Home {
 
     /// The person's own skills (outside the configuration folder, which no tool may write:
     /// `edit` works on a skill file too).
+    pub fn agents_dir(&self) -> PathBuf {
+        self.config.join("agents")
+    }
+
     pub fn skills_dir(&self) -> PathBuf {
         self.data.join("skills")
     }

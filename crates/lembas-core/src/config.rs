@@ -84,6 +84,8 @@ pub struct SessionConfig {
     pub agents: (u32, u32),
     /// Where skills are found, and where new ones go.
     pub skills: lembas_tools::SkillPlaces,
+    /// The custom agents `task` and `team_add` may start, found as the session starts.
+    pub agent_files: Arc<[lembas_tools::AgentFile]>,
     /// The person's earlier messages of a chat a new session carries on (a LLeMbas chat that
     /// moved to this device, `acp.md` `said`): counted as typed in the session, for the models
     /// they name (`subagents.md` §2).
@@ -166,6 +168,7 @@ impl SessionConfig {
             agents: lembas_team::default_setting(),
             said: Vec::new(),
             skills: Default::default(),
+            agent_files: Arc::from(Vec::new()),
         }
     }
 }

@@ -278,15 +278,12 @@ async fn drive(mut session: Session, mut commands: UnboundedReceiver<Submission>
             | Command::ReportTurns) => {
                 going_back(&mut session, command).await;
             }
-            Command::ReportContext => session.report_context(),
-            Command::ReportMcp => session.report_mcp(),
-            Command::ReportTeam { since } => {
-                report_team(session.leads_team().map(crate::team::TeamView::of).as_ref(), &session.events, &id, since)
-            }
-            Command::StopSubagent { name } => {
-                stop_subagent(session.leads_team().map(crate::team::TeamView::of).as_ref(), &session.events, &id, &name)
-            }
-            Command::SaySession => session.announce(resumed),
+            command @ (Command::ReportContext
+            | Command::ReportMcp
+            | Command::ReportAgentFiles
+            | Command::ReportTeam { .. }
+            | Command::StopSubagent { .. }
+            | Command::SaySession) => report(&session, command, &id, resumed),
             setting @ (Command::SetMode { .. }
             | Command::SetModel { .. }
             | Command::SetEffort { .. }
@@ -297,6 +294,20 @@ async fn drive(mut session: Session, mut commands: UnboundedReceiver<Submission>
     asks.give_up(true);
     // No snapshot is left reading the project once the session is let go.
     session.settle_snapshots().await;
+}
+
+/// What a front end asked to be told: the context, the servers, the custom agents, the team
+/// (or a subagent stopped), the session itself.
+fn report(session: &Session, command: Command, id: &SubmissionId, resumed: bool) {
+    let team = || session.leads_team().map(crate::team::TeamView::of);
+    match command {
+        Command::ReportContext => session.report_context(),
+        Command::ReportMcp => session.report_mcp(),
+        Command::ReportAgentFiles => session.report_agent_files(),
+        Command::ReportTeam { since } => report_team(team().as_ref(), &session.events, id, since),
+        Command::StopSubagent { name } => stop_subagent(team().as_ref(), &session.events, id, &name),
+        _ => session.announce(resumed),
+    }
 }
 
 /// An undo, a rewind, a fork, or the list of turns a rewind can go back to; a refusal is said

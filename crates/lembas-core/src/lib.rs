@@ -15,6 +15,7 @@
 //!   wrap-up request.
 //! - **The store**: a step is written whole, so a killed process loses nothing answered.
 
+mod agents;
 mod approve;
 mod asks;
 mod attach;

@@ -24,6 +24,8 @@ pub type RootOf = fn(&Path) -> PathBuf;
 pub struct ProjectSetup {
     pub mcp: Vec<ServerEntry>,
     pub skills: SkillPlaces,
+    /// The custom agents its sessions may start.
+    pub agent_files: Arc<[lembas_tools::AgentFile]>,
 }
 
 /// A project root's setup, read when a session opens there (once: where the project stands
@@ -129,7 +131,7 @@ impl lembas_client::Host for Opener {
     fn open(&self, request: OpenRequest) -> Result<OpenedSession, Failure> {
         let mut cfg = self.configured(&request)?;
         let root = (self.root_of)(&request.cwd);
-        let ProjectSetup { mcp: mut entries, skills } = (self.project_of)(&root);
+        let ProjectSetup { mcp: mut entries, skills, agent_files } = (self.project_of)(&root);
         for server in request.mcp_servers.iter().map(ServerEntry::from_client) {
             entries.retain(|e| e.name != server.name);
             entries.push(server);
@@ -137,6 +139,7 @@ impl lembas_client::Host for Opener {
         // They connect while the session opens; its first request waits for them a little.
         cfg.mcp = crate::connect_mcp(entries, &root);
         cfg.skills = skills;
+        cfg.agent_files = agent_files;
         if let Some(hub) = &cfg.mcp {
             self.hubs.lock().expect("hubs").push(hub.clone());
         }

@@ -251,11 +251,18 @@ impl Session {
             subagent.is_none() && cfg.subagents && lembas_models::subagent_offered(&cfg.model, &cfg.models),
             subagent.is_none() && cfg.display,
         );
+        if subagent.is_none() {
+            crate::agents::offer(&mut tools, &cfg.agent_files);
+        }
         if let Some(of) = &subagent {
             let def = |name: &str| lembas_spec::tool(name);
             tools.retain(|t| def(&t.name).is_none_or(|d| d.for_subagents()));
             if of.read_only {
                 tools.retain(|t| def(&t.name).is_some_and(|d| d.only_reads()));
+            }
+            // A custom agent's own list: what it names of what a subagent could have.
+            if let Some(only) = &of.tools {
+                tools.retain(|t| only.contains(&t.name));
             }
             if let Some((_, may_request)) = &of.team {
                 tools.extend(crate::team::member_tools(*may_request).into_iter().filter_map(def).map(|d| ToolSchema {

@@ -37,6 +37,8 @@ pub(crate) struct SubagentOf {
     pub block: String,
     /// An `explore` subagent: reading tools only.
     pub read_only: bool,
+    /// A custom agent's tools, by name: no others (`None`: what its kind has).
+    pub tools: Option<Vec<String>>,
     /// Where what the person allows "for this session" on its cards goes, for the parent.
     pub granted: crate::session::Grants,
     /// A team's subagent: its seat in the tree, and whether it has request options.
@@ -168,18 +170,12 @@ impl Session {
         });
         // What the person allowed for this session holds for its subagents too: never more.
         cfg.rules = self.judge.rules.clone();
-        let explore = match field("agent") {
-            "" | "general" => false,
-            "explore" => true,
-            other => {
-                return Err(format!(
-                    "There is no agent called {other}. The agents: general (does the work), explore (reads and searches only)."
-                ));
-            }
-        };
+        let chosen = crate::agents::Chosen::named(field("agent"), &self.cfg.agent_files)?;
+        let explore = chosen.explores();
+        cfg.mode = chosen.mode(self.state.mode);
         let read_only = if explore {
             "\n\nYou explore: you have tools to read and search, and none to change anything or run commands."
-        } else if self.state.mode == lembas_permissions::Mode::Plan {
+        } else if cfg.mode == lembas_permissions::Mode::Plan {
             "\n\nThe session is in plan mode: read and search, but change nothing."
         } else {
             ""
@@ -204,6 +200,7 @@ impl Session {
                 tree.branch
             ));
         }
+        instructions.push_str(&chosen.instructions());
         let block = render(
             crate::prompt::text("blocks/subagent.md"),
             &[("name", &label), ("instructions", &instructions), ("report", ""), ("read_only", read_only)],
@@ -213,6 +210,7 @@ impl Session {
             label: label.clone(),
             block,
             read_only: explore,
+            tools: chosen.tools(),
             granted: self.granted.clone(),
             team: None,
         };

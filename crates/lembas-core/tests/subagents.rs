@@ -497,3 +497,34 @@ async fn job_send_wakes_a_background_subagent_that_reported() {
     let last = main.last().unwrap()["messages"].to_string();
     assert!(last.contains("three lines"), "the second report reached the session: {last}");
 }
+
+#[tokio::test]
+async fn a_custom_agent_runs_with_its_instructions_its_tools_and_no_looser_mode() {
+    let h = Harness::new(vec![
+        task(json!({"description": "review", "prompt": "Review src/lib.rs.", "agent": "reviewer"})),
+        Scripted::text("Reviewed."),
+    ])
+    .await;
+    h.server.route(
+        SUBAGENT,
+        vec![Scripted::tool_call("write", json!({"path": "x.txt", "content": "no"})), Scripted::text("add subtracts.")],
+    );
+    let mut cfg = h.config(Mode::Auto, 50);
+    let text = "---\nname: reviewer\ndescription: Reviews a change. Use it after edits.\ntools: Read, Grep, Write\nmode: manual\nmodel: opus\n---\nName each bug with its line.\n";
+    cfg.agent_files = vec![lembas_tools::agents::parse(text).unwrap()].into();
+    let (tx, _rx) = unbounded_channel();
+    let mut session = Session::start(cfg, &h.root, &h.root, tx).unwrap();
+    session.prompt("Review the code.", &CancellationToken::new()).await;
+    let requests = h.server.chat_requests();
+    // The main agent is offered it, named with its description's first sentence.
+    let task_def = requests[0]["tools"].as_array().unwrap().iter().find(|t| t["function"]["name"] == "task").unwrap();
+    let agent = &task_def["function"]["parameters"]["properties"]["agent"];
+    assert_eq!(agent["enum"], json!(["general", "explore", "reviewer"]));
+    assert!(agent["description"].as_str().unwrap().contains("reviewer: Reviews a change."), "{agent}");
+    // Its subagent: its instructions, only the tools it names, and manual mode under auto — its
+    // write was asked of nobody and refused, not done.
+    let sub: Vec<&Value> = requests.iter().filter(|r| system(r).contains(SUBAGENT)).collect();
+    assert!(system(sub[0]).contains("Name each bug with its line."), "{}", system(sub[0]));
+    assert_eq!(tool_names(sub[0]), ["grep", "read", "write"]);
+    assert!(!h.root.join("x.txt").exists());
+}

@@ -2,6 +2,20 @@
 //! the spec gives it. Here, beside the protocol, so a front end reads them without the engine.
 
 use lembas_spec::loop_spec;
+use serde::{Deserialize, Serialize};
+
+/// A custom agent a session may start (from an agent file), as `/agents` lists it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AgentFileInfo {
+    pub name: String,
+    pub description: String,
+    /// The tools it may use (`None`: a general agent's).
+    pub tools: Option<Vec<String>>,
+    /// The mode it asks for, never looser than its parent's.
+    pub mode: Option<String>,
+    /// The file it was read from.
+    pub file: String,
+}
 
 /// The most agents any team may have (`team.agents.cap`).
 pub fn cap() -> u32 {

@@ -117,6 +117,8 @@ pub enum Command {
     ReportContext,
     /// Say where the MCP servers stand ([`crate::Event::McpServers`]).
     ReportMcp,
+    /// Say the custom agents this session may start ([`crate::Event::AgentFiles`]).
+    ReportAgentFiles,
     /// Say the team as it stands: its tree ([`crate::Event::Team`], when it has subagents) and its
     /// room's messages numbered above `since` ([`crate::Event::Room`], said last). Answered at
     /// once, during a turn too.

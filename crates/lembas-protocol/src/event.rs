@@ -246,6 +246,10 @@ pub enum Event {
     Levels {
         levels: Vec<String>,
     },
+    /// The custom agents the session may start, read from agent files as it started.
+    AgentFiles {
+        agents: Vec<crate::agents::AgentFileInfo>,
+    },
     /// The session's MCP servers and where each stands (asked for with `report_mcp`).
     McpServers {
         servers: Vec<ServerStatus>,

@@ -122,6 +122,9 @@ pub struct Agent {
     pub sub_manager: bool,
     /// An `explore` agent: reading tools only.
     pub explore: bool,
+    /// A custom agent (an agent file's), by name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub custom: Option<String>,
     pub state: State,
     pub findings: Vec<String>,
     /// Tokens in its context now, and its model's window.
@@ -164,6 +167,7 @@ impl Agent {
             model: model.to_owned(),
             sub_manager: false,
             explore: false,
+            custom: None,
             state: State::Finished,
             findings: Vec::new(),
             context: (0, None),
@@ -466,7 +470,7 @@ mod tests {
             goal: Some("g".into()),
             ..Default::default()
         };
-        team.add(LEAD, args, || Ok((false, "m".into())), 0).unwrap()
+        team.add(LEAD, args, || Ok((false, None, "m".into())), 0).unwrap()
     }
 
     #[test]

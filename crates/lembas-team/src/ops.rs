@@ -77,13 +77,13 @@ impl Team {
     }
 
     /// `team_add` (`subagents.md` §6): checks in order, then adds. `model` is asked last, once
-    /// everything else holds: the agent and model it runs (explore, model id), or the refusal
+    /// everything else holds: the agent and model it runs (explore, a custom agent's name, model id), or the refusal
     /// `task` would give.
     pub fn add(
         &mut self,
         caller: &str,
         args: AddArgs,
-        model: impl FnOnce() -> Result<(bool, String), String>,
+        model: impl FnOnce() -> Result<(bool, Option<String>, String), String>,
         now: u64,
     ) -> Result<Added, String> {
         self.only_main(caller)?;
@@ -107,7 +107,7 @@ impl Team {
         let parent = self.manager_named(args.parent.as_deref())?;
         let parent_mode = self.agent(&parent).map_or(self.lead().mode, |p| p.mode);
         let mode = check_add(parent_mode, args.mode, &args.request)?;
-        let (explore, model) = model()?;
+        let (explore, custom, model) = model()?;
         if let Some(goal) = goal {
             self.goal = Some(goal.to_owned());
         }
@@ -120,6 +120,7 @@ impl Team {
         agent.request = args.request;
         agent.sub_manager = args.lead;
         agent.explore = explore;
+        agent.custom = custom;
         self.agents.push(agent);
         self.want_slot(&id);
         let agent = self.agent(&id).expect("just added");

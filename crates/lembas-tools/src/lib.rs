@@ -10,6 +10,7 @@
 //! brackets, stubs, caps) through `lembas-context`. A tool's error is its result, never the end of
 //! the prompt.
 
+pub mod agents;
 mod bash;
 mod edit;
 mod files;
@@ -28,6 +29,7 @@ use std::path::PathBuf;
 use lembas_context::FileChange;
 use serde_json::Value;
 
+pub use agents::AgentFile;
 pub use bash::{BashOutcome, run_bash, run_bash_in};
 pub use files::private_folders;
 pub use jobs::{AgentLog, JOB_LOG_KEEP, JobEnded, JobState, Jobs, elapsed_text};

@@ -65,6 +65,8 @@ pub enum Action {
     Rename(String),
     /// Show where the session's MCP servers stand.
     Mcp,
+    /// Show the custom agents the session may start.
+    AgentFiles,
     /// Start a new session, or resume one by id.
     Open(Option<String>),
     /// Show the stored sessions (or those that mention these words): this project's, or all.

@@ -178,6 +178,7 @@ impl Driver {
             // The engine says the new title (`Event::Title`); the status bar shows it.
             Action::Rename(title) => Some(Command::Rename { title }),
             Action::Mcp => Some(Command::ReportMcp),
+            Action::AgentFiles => Some(Command::ReportAgentFiles),
             Action::SetAgents(min, max) => {
                 app.agents = (min, max);
                 Some(Command::SetAgents { min, max })

@@ -780,3 +780,25 @@ fn cancelled() -> Event {
         usage: Default::default(),
     }
 }
+
+#[test]
+fn agents_lists_the_custom_agents_or_says_where_their_files_go() {
+    let mut app = App::new("m", Mode::Edit, None, 0);
+    app.input.set("/agents");
+    assert_eq!(app.key(key(KeyCode::Enter)), Some(Action::AgentFiles));
+    app.apply(&Event::AgentFiles { agents: vec![] });
+    assert!(lines(app.finished.last().unwrap()).join(" ").contains(".claude/agents/"));
+    let reviewer = lembas_protocol::agents::AgentFileInfo {
+        name: "reviewer".into(),
+        description: "Reviews a change.".into(),
+        tools: Some(vec!["read".into(), "grep".into()]),
+        mode: Some("manual".into()),
+        file: "/p/.claude/agents/reviewer.md".into(),
+    };
+    app.apply(&Event::AgentFiles { agents: vec![reviewer] });
+    let said = lines(app.finished.last().unwrap()).join("\n");
+    assert!(
+        said.contains("- reviewer: Reviews a change.") && said.contains("tools read, grep, at most manual mode"),
+        "{said}"
+    );
+}

@@ -25,6 +25,7 @@ pub fn acp_host(start: &setup::Startup) -> Result<Arc<lembas_core::Opener>, Fail
         lembas_core::ProjectSetup {
             mcp: setup::mcp_entries(&config, root, standing),
             skills: setup::skill_places(&home, &config, root, standing),
+            agent_files: setup::agent_files(&home, root, standing),
         }
     });
     Ok(Arc::new(lembas_core::Opener::new(start.host.clone(), template, setup::project_root, project_of)))

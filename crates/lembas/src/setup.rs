@@ -336,6 +336,24 @@ pub fn skill_places(home: &Home, config: &Config, root: &Path, standing: Standin
     lembas_core::SkillPlaces { search, own: Some(own) }
 }
 
+/// The custom agents sessions in the project at `root` may start: a trusted project's
+/// `.agent/agents/`, then its `.claude/agents/` (as Claude Code keeps them), then the person's
+/// own agents folder — an earlier one's name hiding a later one's. A file that does not read as
+/// an agent is said once on stderr.
+pub fn agent_files(home: &Home, root: &Path, standing: Standing) -> std::sync::Arc<[lembas_tools::AgentFile]> {
+    let mut places = Vec::new();
+    if standing == Standing::Trusted {
+        places.push(root.join(".agent").join("agents"));
+        places.push(root.join(".claude").join("agents"));
+    }
+    places.push(home.agents_dir());
+    let (found, skipped) = lembas_tools::agents::discover(&places);
+    for (file, why) in skipped {
+        eprintln!("lembas: {} is not read as an agent: {why}", file.display());
+    }
+    found.into()
+}
+
 /// A folder named in `config.toml`: `~/` is the home folder.
 fn config_folder(word: &str, home: Option<&Path>) -> std::path::PathBuf {
     match (word.strip_prefix("~/"), home) {
@@ -418,6 +436,7 @@ pub struct Project {
     pub rules: RuleSet,
     pub mcp: Option<Arc<lembas_core::McpHub>>,
     pub skills: lembas_core::SkillPlaces,
+    pub agent_files: Arc<[lembas_tools::AgentFile]>,
 }
 
 impl Startup {
@@ -441,7 +460,8 @@ impl Startup {
         let rules = rules(&self.home, &self.config, Some((&real, standing)))?;
         let mcp = lembas_core::connect_mcp(mcp_entries(&self.config, &real, standing), &real);
         let skills = skill_places(&self.home, &self.config, &real, standing);
-        Ok(Project { root, real, standing, rules, mcp, skills })
+        let agent_files = agent_files(&self.home, &real, standing);
+        Ok(Project { root, real, standing, rules, mcp, skills, agent_files })
     }
 
     /// A session's configuration on `model`, `effort` and `mode`, with `rules`; subagents may run
@@ -479,6 +499,7 @@ impl Startup {
         let mut cfg = self.session_config(model, effort, mode, project.rules.clone());
         cfg.mcp = project.mcp.clone();
         cfg.skills = project.skills.clone();
+        cfg.agent_files = project.agent_files.clone();
         cfg
     }
 

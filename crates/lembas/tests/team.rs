@@ -386,3 +386,47 @@ async fn a_team_lasts_across_a_resume_and_a_subagent_cut_short_goes_on() {
         "[Team report from parser to lead:]\nnotes.txt:1 says: remember the milk."
     );
 }
+
+#[tokio::test]
+async fn a_claude_code_agent_of_a_trusted_project_joins_the_team_with_its_instructions_and_tools() {
+    const CHECKER: &str = "You are \"checker\" (s1)";
+    let mut args: Value =
+        serde_json::from_str(&add("checker", "checks the notes", "Check notes.txt.", Some("g"))).unwrap();
+    args["agent"] = "note-checker".into();
+    let server = FakeServer::start(vec![
+        // The first run, in the project not yet trusted.
+        Scripted::text("They say to remember the milk."),
+        Scripted::text("").with_call("team_add", &args.to_string()),
+        Scripted::text("checker is on it."),
+        Scripted::text("checker reported."),
+    ])
+    .await;
+    server.route(CHECKER, vec![Scripted::text("The notes say to remember the milk.")]);
+    let env = Env::new();
+    env.login(&server).await;
+    let agents = env.project.join(".claude/agents");
+    std::fs::create_dir_all(&agents).unwrap();
+    std::fs::write(
+        agents.join("note-checker.md"),
+        "---\nname: note-checker\ndescription: Checks notes for mistakes.\ntools: Read, Grep\nmodel: sonnet\n---\nQuote each line you judge.\n",
+    )
+    .unwrap();
+
+    // Not read while the project is not trusted: the main agent is not offered it.
+    let out = env.run(&["run", "--mode", "auto", "what do the notes say?"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let first = &server.chat_requests()[0];
+    assert!(!first.to_string().contains("note-checker"), "an untrusted project's agents are not read");
+
+    assert!(env.run(&["trust"]).await.status.success());
+    let out = env.run(&["run", "--mode", "auto", "what do the notes say?"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("checker reported."), "{}", stdout(&out));
+    let requests = server.chat_requests();
+    let member = requests.iter().find(|r| system_of(r).contains(CHECKER)).expect("checker worked");
+    assert!(system_of(member).contains("Quote each line you judge."), "{}", system_of(member));
+    let tools: Vec<&str> =
+        member["tools"].as_array().unwrap().iter().map(|t| t["function"]["name"].as_str().unwrap()).collect();
+    assert!(tools.contains(&"read") && tools.contains(&"grep"), "{tools:?}");
+    assert!(!tools.contains(&"bash") && !tools.contains(&"write") && !tools.contains(&"edit"), "{tools:?}");
+}

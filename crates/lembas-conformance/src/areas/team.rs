@@ -205,5 +205,5 @@ fn add(team: &mut Team, step: &Value, caller: &str, now: u64) -> Result<String, 
         request: strings(step, "request"),
     };
     let model = field(step, "model").unwrap_or("m").to_owned();
-    Ok(team.add(caller, args, || Ok((false, model)), now).map(|a| a.text).unwrap_or_else(|e| e))
+    Ok(team.add(caller, args, || Ok((false, None, model)), now).map(|a| a.text).unwrap_or_else(|e| e))
 }

@@ -69,7 +69,13 @@ impl Session {
         let mut cfg = self.cfg.clone();
         cfg.effort = if model.id == self.cfg.model.id { self.state.effort.clone() } else { None };
         cfg.model = model;
-        cfg.mode = agent.mode;
+        // A custom agent: its instructions and tools (a file gone since it was added: general).
+        let chosen = agent
+            .custom
+            .as_deref()
+            .and_then(|name| crate::agents::Chosen::named(name, &self.cfg.agent_files).ok())
+            .unwrap_or(crate::agents::Chosen::General);
+        cfg.mode = chosen.mode(agent.mode);
         cfg.max_steps = loop_spec().steps.subagent_max;
         let label = format!("{} ({})", agent.name, agent.role);
         let named = lembas_protocol::SubagentRef {
@@ -85,8 +91,10 @@ impl Session {
             ""
         };
         let lead_block = if agent.sub_manager { crate::prompt::text("blocks/team_submanager.md") } else { "" };
-        let instructions =
-            "Work on your part with your tools until it is done, deciding for yourself where the task leaves a choice.";
+        let instructions = format!(
+            "Work on your part with your tools until it is done, deciding for yourself where the task leaves a choice.{}",
+            chosen.instructions()
+        );
         let block = render(
             crate::prompt::text("blocks/team_member.md"),
             &[
@@ -95,7 +103,7 @@ impl Session {
                 ("manager", &manager),
                 ("role", &agent.role),
                 ("goal", &agent.goal),
-                ("instructions", instructions),
+                ("instructions", &instructions),
                 ("read_only", read_only),
                 ("lead", lead_block),
             ],
@@ -107,6 +115,7 @@ impl Session {
             label: agent.name.clone(),
             block,
             read_only: agent.explore,
+            tools: chosen.tools(),
             granted: self.granted.clone(),
             team: Some((Seat { hub: hub.clone(), me: id.to_owned() }, !agent.request.is_empty())),
         };

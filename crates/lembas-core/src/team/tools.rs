@@ -217,22 +217,14 @@ impl Session {
             return Err("`task` is required: the subagent's whole brief, standing on its own.".into());
         }
         let model = || {
-            let explore = match field(args, "agent").map(str::trim).unwrap_or_default() {
-                "" | "general" => false,
-                "explore" => true,
-                other => {
-                    return Err(format!(
-                        "There is no agent called {other}. The agents: general (does the work), explore (reads and searches only)."
-                    ));
-                }
-            };
+            let chosen = crate::agents::Chosen::named(field(args, "agent").unwrap_or_default(), &self.cfg.agent_files)?;
             let model = lembas_models::subagent_model(
                 &self.cfg.model,
                 field(args, "model"),
                 &self.cfg.models,
                 &self.state.named,
             )?;
-            Ok((explore, model.id))
+            Ok((chosen.explores(), chosen.custom_name(), model.id))
         };
         let added = seat.hub.team().add(&seat.me, parsed, model, now())?;
         let brief = seat.hub.team().agent(&added.id).map(|a| a.task.clone()).unwrap_or_default();

@@ -137,6 +137,7 @@ impl App {
                 self.finished.push(Block::Notice(lembas_protocol::fork_said(prompt, files)));
             }
             Event::McpServers { servers } => self.finished.push(Block::Notice(mcp_report(servers))),
+            Event::AgentFiles { agents } => self.finished.push(Block::Notice(agents_report(agents))),
             Event::Error { message } => {
                 self.flush_live();
                 self.finished.push(Block::Error(message.clone()));
@@ -423,6 +424,25 @@ fn fold(text: &str) -> String {
         shown.push(format!("… {} more lines (Ctrl-O shows all)", lines.len() - keep));
     }
     shown.join("\n")
+}
+
+/// `/agents`: each custom agent with what it is for, its tools and mode, and its file.
+fn agents_report(agents: &[lembas_protocol::agents::AgentFileInfo]) -> String {
+    if agents.is_empty() {
+        return "No custom agents: agent files go in a trusted project's .agent/agents/ (or .claude/agents/), or your own agents folder. task and the team start general and explore.".into();
+    }
+    let mut lines = vec!["Custom agents (beside general and explore):".to_owned()];
+    for agent in agents {
+        let tools =
+            agent.tools.as_ref().map_or("a general agent's tools".to_owned(), |t| format!("tools {}", t.join(", ")));
+        let mode = agent.mode.as_ref().map(|m| format!(", at most {m} mode")).unwrap_or_default();
+        lines.push(format!(
+            "- {}: {}
+  {tools}{mode} · {}",
+            agent.name, agent.description, agent.file
+        ));
+    }
+    lines.join("\n")
 }
 
 #[cfg(test)]
