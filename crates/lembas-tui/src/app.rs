@@ -82,18 +82,9 @@ pub enum Action {
     OverwriteKept,
     /// List the turns one can go back to (a picker).
     Turns,
-    /// Go back to before turn `to`: its files and those after it, those turns out of the
-    /// conversation, or one part alone.
-    Rewind {
-        to: u32,
-        files: bool,
-        conversation: bool,
-    },
-    /// A new session from before turn `to`, this one kept; with `files`, the files put back too.
-    Fork {
-        to: u32,
-        files: bool,
-    },
+    /// Go back to before a turn, or fork a new session from there: the host's own command
+    /// (`Rewind` or `Fork`), sent as it is.
+    GoBack(lembas_protocol::Command),
     /// The team's size setting: Min and Max, the main agent included.
     SetAgents(u32, u32),
     /// The person stops a subagent, by name.

@@ -1,6 +1,6 @@
 //! Slash commands: what `/help` lists, what Tab completes, and what each does when submitted.
 
-use lembas_protocol::{Mode, ModelInfo};
+use lembas_protocol::{Command, Mode, ModelInfo};
 
 use crate::app::{Action, App, Block};
 use crate::menu::MenuItem;
@@ -193,7 +193,7 @@ fn rewind(app: &mut App, arg: &str) -> Option<Action> {
         return Some(Action::Turns);
     }
     match arg.parse::<u32>() {
-        Ok(to) if to > 0 => Some(Action::Rewind { to, files: true, conversation: true }),
+        Ok(to) if to > 0 => Some(Action::GoBack(Command::Rewind { to, files: true, conversation: true })),
         _ => app.fail("/rewind N: the turn to go back to before, by its number in /rewind's list."),
     }
 }

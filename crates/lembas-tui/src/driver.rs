@@ -171,8 +171,7 @@ impl Driver {
             Action::Undo => Some(Command::Undo),
             Action::OverwriteKept => Some(Command::OverwriteKept),
             Action::Turns => Some(Command::ReportTurns),
-            Action::Rewind { to, files, conversation } => Some(Command::Rewind { to, files, conversation }),
-            Action::Fork { to, files } => Some(Command::Fork { to, files }),
+            Action::GoBack(command) => Some(command),
             Action::SetModel(model) => Some(Command::SetModel { model: model.id }),
             Action::SetEffort(level) => Some(Command::SetEffort { level }),
             // The engine says the new title (`Event::Title`); the status bar shows it.

@@ -2,7 +2,7 @@
 //! modes, stored sessions, the turns to rewind to.
 
 use crossterm::event::{KeyCode, KeyEvent};
-use lembas_protocol::{Mode, StoredSession, TurnPoint};
+use lembas_protocol::{Command, Mode, StoredSession, TurnPoint};
 
 use crate::app::{Action, App, Card};
 
@@ -15,15 +15,8 @@ pub enum Pick {
     Session(String),
     /// A turn to go back to before: its number and words; how is asked next.
     Turn(u32, String),
-    Rewind {
-        to: u32,
-        files: bool,
-        conversation: bool,
-    },
-    Fork {
-        to: u32,
-        files: bool,
-    },
+    /// How to go back: the host's `Rewind` or `Fork`.
+    GoBack(Command),
 }
 
 /// One choice: what it is called, a word about it, and what choosing it does.
@@ -123,15 +116,27 @@ fn going_back_items(to: u32) -> Vec<Item> {
         item(
             "Files and conversation",
             "both as they were before it",
-            Pick::Rewind { to, files: true, conversation: true },
+            Pick::GoBack(Command::Rewind { to, files: true, conversation: true }),
         ),
-        item("Conversation only", "the files stay as they are", Pick::Rewind { to, files: false, conversation: true }),
-        item("Files only", "the conversation stays as it is", Pick::Rewind { to, files: true, conversation: false }),
-        item("Fork, files put back", "a new session from before it; this one is kept", Pick::Fork { to, files: true }),
+        item(
+            "Conversation only",
+            "the files stay as they are",
+            Pick::GoBack(Command::Rewind { to, files: false, conversation: true }),
+        ),
+        item(
+            "Files only",
+            "the conversation stays as it is",
+            Pick::GoBack(Command::Rewind { to, files: true, conversation: false }),
+        ),
+        item(
+            "Fork, files put back",
+            "a new session from before it; this one is kept",
+            Pick::GoBack(Command::Fork { to, files: true }),
+        ),
         item(
             "Fork, files as they are",
             "a new session from before it; this one is kept",
-            Pick::Fork { to, files: false },
+            Pick::GoBack(Command::Fork { to, files: false }),
         ),
     ]
 }
@@ -210,8 +215,7 @@ impl App {
                 self.open_picker(Picker::new(&format!("Before {to}. {words}"), going_back_items(to), None));
                 None
             }
-            Pick::Rewind { to, files, conversation } => Some(Action::Rewind { to, files, conversation }),
-            Pick::Fork { to, files } => Some(Action::Fork { to, files }),
+            Pick::GoBack(command) => Some(Action::GoBack(command)),
         }
     }
 }

@@ -590,13 +590,19 @@ fn rewind_picks_a_turn_then_how_to_go_back_or_goes_back_by_number() {
     for _ in 0..3 {
         app.key(key(KeyCode::Down));
     }
-    assert_eq!(app.key(key(KeyCode::Enter)), Some(Action::Fork { to: 2, files: true }));
+    assert_eq!(
+        app.key(key(KeyCode::Enter)),
+        Some(Action::GoBack(lembas_protocol::Command::Fork { to: 2, files: true }))
+    );
     assert!(app.card.is_none());
     // The conversation alone, one down.
     app.apply(&Event::Turns { turns: vec![turn(1, "fix add", &[])] });
     app.key(key(KeyCode::Enter));
     app.key(key(KeyCode::Down));
-    assert_eq!(app.key(key(KeyCode::Enter)), Some(Action::Rewind { to: 1, files: false, conversation: true }));
+    assert_eq!(
+        app.key(key(KeyCode::Enter)),
+        Some(Action::GoBack(lembas_protocol::Command::Rewind { to: 1, files: false, conversation: true }))
+    );
     app.apply(&Event::Forked {
         id: "s2".into(),
         prompt: "make it multiply".into(),
@@ -609,7 +615,10 @@ fn rewind_picks_a_turn_then_how_to_go_back_or_goes_back_by_number() {
     );
 
     app.input.set("/rewind 2");
-    assert_eq!(app.key(key(KeyCode::Enter)), Some(Action::Rewind { to: 2, files: true, conversation: true }));
+    assert_eq!(
+        app.key(key(KeyCode::Enter)),
+        Some(Action::GoBack(lembas_protocol::Command::Rewind { to: 2, files: true, conversation: true }))
+    );
     app.input.set("/rewind two");
     assert_eq!(app.key(key(KeyCode::Enter)), None);
     assert!(matches!(app.finished.last(), Some(Block::Error(n)) if n.contains("/rewind N")));
