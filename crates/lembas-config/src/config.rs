@@ -53,6 +53,9 @@ pub struct Config {
     pub remote: crate::RemoteSettings,
     /// Where `lembas update` looks for releases (`[update]`).
     pub update: UpdateSettings,
+    /// The person's hooks: `[[hooks.PreToolUse]]` with `matcher`, `command`, `timeout`
+    /// (`PreToolUse`, `PostToolUse`, `UserPromptSubmit`, `Stop`, `SessionStart`).
+    pub hooks: std::collections::BTreeMap<String, Vec<lembas_hooks::HookEntry>>,
 }
 
 /// `[update]`: the release source.

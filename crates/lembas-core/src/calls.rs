@@ -133,6 +133,7 @@ impl Session {
         let mut images = Vec::new();
         for ((call, prepared), output) in calls.iter().zip(prepared).zip(outputs) {
             let id = self.state.ids.next_id();
+            let ran = !matches!(prepared, Prepared::Answer(_));
             let (name, args, output) = match prepared {
                 Prepared::Run { name, args, note: Some(note), .. } => {
                     let output = match output.unwrap_or(ToolOutput::Error("Not run.".into())) {
@@ -173,6 +174,14 @@ impl Session {
             // A note the tool adds follows the diff (context.md §5).
             text.push_str(&skill_notes);
             stored.push_str(&skill_notes);
+            // What the person's PostToolUse hooks say of it, after it.
+            if ran
+                && !is_error
+                && let Some(said) = self.post_tool_hooks(&name, &args, &text).await
+            {
+                text.push_str(&said);
+                stored.push_str(&said);
+            }
             if let Some(nearby) = read_file.and_then(|f| self.nearby_instructions(&f)) {
                 text.push_str(&nearby);
                 stored.push_str(&nearby);

@@ -86,6 +86,8 @@ pub struct SessionConfig {
     pub skills: lembas_tools::SkillPlaces,
     /// The custom agents `task` and `team_add` may start, found as the session starts.
     pub agent_files: Arc<[lembas_tools::AgentFile]>,
+    /// The person's hooks (config.toml's, and a trusted project's).
+    pub hooks: Arc<lembas_hooks::Hooks>,
     /// The person's earlier messages of a chat a new session carries on (a LLeMbas chat that
     /// moved to this device, `acp.md` `said`): counted as typed in the session, for the models
     /// they name (`subagents.md` §2).
@@ -169,6 +171,7 @@ impl SessionConfig {
             said: Vec::new(),
             skills: Default::default(),
             agent_files: Arc::from(Vec::new()),
+            hooks: Arc::default(),
         }
     }
 }

@@ -28,6 +28,7 @@ mod engine_tools;
 mod fit;
 mod handlers;
 mod history;
+mod hooks;
 mod host;
 mod insert;
 mod judging;
@@ -92,6 +93,9 @@ pub enum EngineError {
     /// The model's window cannot hold even the smallest offer (nothing was sent).
     #[error("{0}")]
     Window(String),
+    /// The person's UserPromptSubmit hook blocked the prompt (it was not sent, nor kept).
+    #[error("The prompt was blocked by your hook: {0}")]
+    Blocked(String),
 }
 
 /// The step backstop of a prompt (`loop.json` `steps.max`), unless the configuration sets one.

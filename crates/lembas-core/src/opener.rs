@@ -26,6 +26,8 @@ pub struct ProjectSetup {
     pub skills: SkillPlaces,
     /// The custom agents its sessions may start.
     pub agent_files: Arc<[lembas_tools::AgentFile]>,
+    /// The hooks its sessions run.
+    pub hooks: Arc<lembas_hooks::Hooks>,
 }
 
 /// A project root's setup, read when a session opens there (once: where the project stands
@@ -131,7 +133,7 @@ impl lembas_client::Host for Opener {
     fn open(&self, request: OpenRequest) -> Result<OpenedSession, Failure> {
         let mut cfg = self.configured(&request)?;
         let root = (self.root_of)(&request.cwd);
-        let ProjectSetup { mcp: mut entries, skills, agent_files } = (self.project_of)(&root);
+        let ProjectSetup { mcp: mut entries, skills, agent_files, hooks } = (self.project_of)(&root);
         for server in request.mcp_servers.iter().map(ServerEntry::from_client) {
             entries.retain(|e| e.name != server.name);
             entries.push(server);
@@ -140,6 +142,7 @@ impl lembas_client::Host for Opener {
         cfg.mcp = crate::connect_mcp(entries, &root);
         cfg.skills = skills;
         cfg.agent_files = agent_files;
+        cfg.hooks = hooks;
         if let Some(hub) = &cfg.mcp {
             self.hubs.lock().expect("hubs").push(hub.clone());
         }

@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use crate::Event;
 use crate::handlers::{Runs, handler};
+use crate::hooks::PreVerdict;
 use crate::phase::Phases;
 use crate::session::Session;
 use crate::{Approval, ApprovalRequest};
@@ -117,6 +118,15 @@ impl Session {
             if let Some(delegated) = self.delegated(&facts, &judged.cwd) {
                 decision = delegated;
             }
+        }
+        // The person's hooks: their refusal is the model's to read; their "allow" spares a card
+        // the rules would have put up (never a refusal of the rules', nor the hardline's);
+        // their "ask" puts one up.
+        match self.pre_tool_hooks(&name, &args).await {
+            Some(PreVerdict::Deny(reason)) => return self.denied(call, &name, reason),
+            Some(PreVerdict::Allow) if decision == Decision::Ask => decision = Decision::Allow,
+            Some(PreVerdict::Ask) if decision == Decision::Allow => decision = Decision::Ask,
+            _ => {}
         }
         // Asked in every mode, and never remembered: a confirm-always tool, and what the judge
         // says holds once only (a change to what decides lembas' own permissions later).

@@ -121,6 +121,8 @@ pub struct Session {
     pub(crate) subagent: Option<crate::subagent::SubagentOf>,
     /// Where the running turn the person started began (the checkpoint its snapshots are
     /// kept under, for an undo).
+    /// The SessionStart hooks ran for this session in this process.
+    pub(crate) hooks_started: bool,
     pub(crate) turn_seq: Option<i64>,
     /// How far this turn's snapshot went.
     pub(crate) snapshot: crate::snapshots::TurnSnapshot,
@@ -357,6 +359,7 @@ impl Session {
             mcp_failures_told: HashSet::new(),
             subagent,
             turn_seq: None,
+            hooks_started: false,
             snapshot: Default::default(),
             granted: Arc::default(),
             team,

@@ -118,6 +118,7 @@ impl Session {
         let started = Instant::now();
         self.prompt_tokens = 0;
         let mut nudged = Nudged::default();
+        let mut sent_on = 0;
         loop {
             if cancel.is_cancelled() {
                 return Ok((DoneReason::Cancelled, String::new(), steps));
@@ -138,6 +139,14 @@ impl Session {
             });
             if reply.tool_calls.is_empty() {
                 match self.reply_without_calls(reply, assistant, &mut nudged, phases) {
+                    Ok(Some((DoneReason::Answered, text))) => {
+                        // The person's Stop hooks may send the turn on, a few times at most.
+                        match self.sent_on_by_hooks(&mut sent_on).await {
+                            Ok(true) => continue,
+                            Ok(false) => return Ok((DoneReason::Answered, text, steps)),
+                            Err(e) => return Err((e, steps)),
+                        }
+                    }
                     Ok(Some((reason, text))) => return Ok((reason, text, steps)),
                     Ok(None) => continue,
                     Err(e) => return Err((e, steps)),
@@ -167,6 +176,11 @@ impl Session {
         attachments: &[lembas_protocol::Attachment],
         machine: bool,
     ) -> Result<(), EngineError> {
+        // The person's hooks first: a prompt they block is neither said nor kept.
+        let hooked = match machine || self.subagent.is_some() {
+            true => String::new(),
+            false => self.prompt_hooks(words).await.map_err(EngineError::Blocked)?,
+        };
         self.emit(Event::Prompt { text: words.to_owned(), machine });
         self.window_room().map_err(EngineError::Window)?;
         if !machine && self.subagent.is_none() {
@@ -194,8 +208,8 @@ impl Session {
         let attached = self.attach(&attachments);
         let now = self.facts_now();
         // The note closes the message: what was attached belongs with the words.
-        let typed = (!attached.text.is_empty()).then(|| words.to_owned());
-        let words = format!("{words}{}", attached.text);
+        let typed = (!attached.text.is_empty() || !hooked.is_empty()).then(|| words.to_owned());
+        let words = format!("{words}{}{hooked}", attached.text);
         let mut content = match self.state.told.note(&now) {
             Some(note) => format!("{words}\n\n{note}"),
             None => words,
@@ -313,6 +327,20 @@ impl Session {
         phases.set(Phase::Failed { reason: message.to_owned() });
         self.emit(Event::Error { message: message.to_owned() });
         Ok(Some((DoneReason::Failed, reply.text)))
+    }
+
+    /// The turn would end with an answer: whether the person's Stop hooks send it on (their
+    /// reason, a message of the turn's, for the model to act on), at most
+    /// [`crate::hooks::STOP_HOOK_TURNS`] times a turn and never in a subagent.
+    async fn sent_on_by_hooks(&mut self, sent_on: &mut u32) -> Result<bool, EngineError> {
+        if self.subagent.is_some() || *sent_on >= crate::hooks::STOP_HOOK_TURNS {
+            return Ok(false);
+        }
+        let Some(reason) = self.stop_hooks(*sent_on > 0).await else { return Ok(false) };
+        *sent_on += 1;
+        let ask = format!("[Your turn would end here; the person's Stop hook asks you to go on:]\n{reason}");
+        self.commit(vec![Entry::user(ask, false)], Vec::new())?;
+        Ok(true)
     }
 
     /// After a step with calls: a team's subagent whose context is full pauses; a window that

@@ -26,6 +26,11 @@ pub fn acp_host(start: &setup::Startup) -> Result<Arc<lembas_core::Opener>, Fail
             mcp: setup::mcp_entries(&config, root, standing),
             skills: setup::skill_places(&home, &config, root, standing),
             agent_files: setup::agent_files(&home, root, standing),
+            // A hook file that cannot be read: its project's sessions run none of it (said).
+            hooks: setup::hooks(&config, root, standing).unwrap_or_else(|e| {
+                eprintln!("lembas: {e}");
+                Default::default()
+            }),
         }
     });
     Ok(Arc::new(lembas_core::Opener::new(start.host.clone(), template, setup::project_root, project_of)))

@@ -354,6 +354,25 @@ pub fn agent_files(home: &Home, root: &Path, standing: Standing) -> std::sync::A
     found.into()
 }
 
+/// The hooks sessions in the project at `root` run: the person's (`config.toml`), then a
+/// trusted project's Claude Code settings (`.claude/settings.json`, `.claude/settings.local.json`).
+/// A hook file that cannot be read is an error, named; events lembas does not run are said once.
+pub fn hooks(config: &Config, root: &Path, standing: Standing) -> Result<Arc<lembas_hooks::Hooks>, String> {
+    let mut hooks = lembas_hooks::Hooks::from_config(&config.hooks, "config.toml")?;
+    if standing == Standing::Trusted {
+        for name in ["settings.json", "settings.local.json"] {
+            let file = root.join(".claude").join(name);
+            let Ok(text) = std::fs::read_to_string(&file) else { continue };
+            let (found, left) = lembas_hooks::Hooks::from_claude_settings(&text, &file.display().to_string())?;
+            if !left.is_empty() {
+                eprintln!("lembas: {} has hooks lembas does not run: {}", file.display(), left.join(", "));
+            }
+            hooks = hooks.and(found);
+        }
+    }
+    Ok(Arc::new(hooks))
+}
+
 /// A folder named in `config.toml`: `~/` is the home folder.
 fn config_folder(word: &str, home: Option<&Path>) -> std::path::PathBuf {
     match (word.strip_prefix("~/"), home) {
@@ -437,6 +456,7 @@ pub struct Project {
     pub mcp: Option<Arc<lembas_core::McpHub>>,
     pub skills: lembas_core::SkillPlaces,
     pub agent_files: Arc<[lembas_tools::AgentFile]>,
+    pub hooks: Arc<lembas_hooks::Hooks>,
 }
 
 impl Startup {
@@ -461,7 +481,8 @@ impl Startup {
         let mcp = lembas_core::connect_mcp(mcp_entries(&self.config, &real, standing), &real);
         let skills = skill_places(&self.home, &self.config, &real, standing);
         let agent_files = agent_files(&self.home, &real, standing);
-        Ok(Project { root, real, standing, rules, mcp, skills, agent_files })
+        let hooks = hooks(&self.config, &real, standing).map_err(|e| Failure::new(exit::USAGE, e))?;
+        Ok(Project { root, real, standing, rules, mcp, skills, agent_files, hooks })
     }
 
     /// A session's configuration on `model`, `effort` and `mode`, with `rules`; subagents may run
@@ -500,6 +521,7 @@ impl Startup {
         cfg.mcp = project.mcp.clone();
         cfg.skills = project.skills.clone();
         cfg.agent_files = project.agent_files.clone();
+        cfg.hooks = project.hooks.clone();
         cfg
     }
 
