@@ -58,6 +58,9 @@ impl Session {
     async fn run_hooks(&self, event: HookEvent, tool: Option<&str>, fields: Value) -> Vec<HookRun> {
         let hooks = self.cfg.hooks.clone();
         let mut runs = Vec::new();
+        if !hooks.any(event, tool) {
+            return runs;
+        }
         let input = self.hook_input(event, fields);
         for hook in hooks.at(event, tool) {
             match lembas_hooks::run(hook, &input, &self.ws.root).await {
