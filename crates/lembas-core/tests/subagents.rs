@@ -528,3 +528,26 @@ async fn a_custom_agent_runs_with_its_instructions_its_tools_and_no_looser_mode(
     assert_eq!(tool_names(sub[0]), ["grep", "read", "write"]);
     assert!(!h.root.join("x.txt").exists());
 }
+
+#[tokio::test]
+async fn a_subagents_calls_run_the_hooks_too_named_in_their_input() {
+    let h = Harness::new(vec![
+        task(json!({"description": "look", "prompt": "Read src/lib.rs.", "agent": "explore"})),
+        Scripted::text("Looked."),
+    ])
+    .await;
+    h.server.route(SUBAGENT, vec![Scripted::tool_call("read", json!({"path": "src/lib.rs"})), Scripted::text("Read.")]);
+    let seen = h.root.join("../hook-inputs");
+    let settings = json!({"hooks": {"PreToolUse": [{"matcher": "Read", "hooks": [{"type": "command", "command": format!("cat >> {}; echo >> {}", seen.display(), seen.display())}]}]}});
+    let (hooks, _) = lembas_hooks::Hooks::from_claude_settings(&settings.to_string(), "test").unwrap();
+    let mut cfg = h.config(Mode::Auto, 50);
+    cfg.hooks = Arc::new(hooks);
+    let (tx, _rx) = unbounded_channel();
+    let mut session = Session::start(cfg, &h.root, &h.root, tx).unwrap();
+    session.prompt("Have a look.", &CancellationToken::new()).await;
+    let inputs = std::fs::read_to_string(&seen).unwrap();
+    let input: Value = serde_json::from_str(inputs.lines().next().unwrap()).unwrap();
+    assert_eq!((input["agent"].as_str(), input["tool_name"].as_str()), (Some("look"), Some("Read")));
+    assert_eq!(input["hook_event_name"], "PreToolUse");
+    assert!(input["tool_input"]["file_path"].as_str().unwrap().ends_with("src/lib.rs"), "{input}");
+}
