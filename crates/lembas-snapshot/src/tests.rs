@@ -279,3 +279,21 @@ fn a_watched_snapshot_reads_only_what_changed_and_keeps_what_a_full_read_keeps()
     write(&root, "docs/d.md", "now ignored\n");
     same("the ignore file changed", true);
 }
+
+#[cfg(target_os = "linux")]
+#[test]
+fn two_watches_of_one_project_keep_their_marks_apart() {
+    let (_dir, root, store) = project();
+    write(&root, "a.txt", "a\n");
+    let (first, second) = (store.watch().unwrap(), store.watch().unwrap());
+    store.take_watched("one", Some(&first)).unwrap();
+    store.take_watched("two", Some(&second)).unwrap();
+    for round in 0..20 {
+        write(&root, "a.txt", &format!("round {round}\n"));
+        let one = store.take_watched("one", Some(&first)).unwrap();
+        write(&root, "b.txt", &format!("round {round}\n"));
+        let two = store.take_watched("two", Some(&second)).unwrap();
+        assert!(!one.whole && !two.whole);
+        assert_eq!(two.tree, store.take("whole").unwrap().tree, "round {round}");
+    }
+}

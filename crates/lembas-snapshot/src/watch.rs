@@ -71,7 +71,11 @@ impl Watch {
     pub fn start(root: &Path, own: &Path) -> Result<Watch, SnapshotError> {
         use notify::Watcher;
         std::fs::create_dir_all(own).map_err(|e| SnapshotError::Io(own.to_path_buf(), e))?;
-        let mark = own.join(format!("mark-{}", std::process::id()));
+        // A file of this watch's alone: another watch of the same project (another session
+        // here, or another lembas) sees this one's marks too, and must not take them for its own.
+        static WATCHES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = WATCHES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let mark = own.join(format!("mark-{}-{n}", std::process::id()));
         let seen: Arc<(Mutex<Seen>, Condvar)> = Arc::default();
         let (told, root_seen, mark_seen) = (seen.clone(), root.to_path_buf(), mark.clone());
         let watcher = notify::INotifyWatcher::new(
