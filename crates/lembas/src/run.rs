@@ -258,7 +258,9 @@ impl Printer {
                 }
             }
             Event::Error { message } => eprintln!("lembas: {message}"),
-            Event::Done { .. } => self.end_line(),
+            // Each reply on lines of its own: a turn sent on (a nudge, a Stop hook) answers
+            // again after text that ended without a newline.
+            Event::Done { .. } | Event::Step { .. } => self.end_line(),
             _ if quiet => {}
             Event::ToolDenied { tool, reason, .. } => eprintln!("  {tool} not run: {reason}"),
             // A subagent's calls, under its task's line.

@@ -70,7 +70,7 @@ async fn a_claude_code_projects_hooks_format_refuse_and_send_the_turn_on() {
     let out = env.run(&["run", "--mode", "auto", "greet, and tidy up"]).await;
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(stderr(&out).contains("hooks lembas does not run: Notification"), "{}", stderr(&out));
-    assert!(stdout(&out).trim().ends_with("Ran the tests: they pass."), "{}", stdout(&out));
+    assert_eq!(stdout(&out), "Done.\nRan the tests: they pass.\n", "each reply on a line of its own");
     // The formatter ran after the write; the refusal kept the note.
     assert_eq!(std::fs::read_to_string(env.project.join("greeting.txt")).unwrap(), "HELLO\n");
     assert!(env.project.join("notes.txt").exists());
