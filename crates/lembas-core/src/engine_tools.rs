@@ -73,6 +73,7 @@ impl Session {
         }
         let mut phases = Phases::new(self.events.clone());
         phases.set(Phase::WaitingForPerson { what: lembas_progress::PersonWait::Question, tool: None });
+        self.notification_hooks("lembas is waiting for your answer".into());
         match self.cfg.approver.question(crate::Question { question, options }).await {
             crate::Reply::Answered { words } => ToolOutput::Text(format!("The person answered: {words}")),
             crate::Reply::Silent => {

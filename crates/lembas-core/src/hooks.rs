@@ -81,7 +81,7 @@ impl Session {
         if !self.cfg.hooks.any(HookEvent::PreToolUse, Some(tool)) {
             return None;
         }
-        let fields = json!({ "tool_name": claude_or_own(tool), "tool_input": self.hook_tool_input(args) });
+        let fields = json!({ "tool_name": hook_tool_name(tool), "tool_input": self.hook_tool_input(args) });
         let mut verdict = None;
         for ran in self.run_hooks(HookEvent::PreToolUse, Some(tool), fields).await {
             if ran.blocks() {
@@ -106,7 +106,7 @@ impl Session {
         if !self.cfg.hooks.any(HookEvent::PostToolUse, Some(tool)) {
             return None;
         }
-        let fields = json!({ "tool_name": claude_or_own(tool), "tool_input": self.hook_tool_input(args), "tool_response": result });
+        let fields = json!({ "tool_name": hook_tool_name(tool), "tool_input": self.hook_tool_input(args), "tool_response": result });
         let said: Vec<String> = self
             .run_hooks(HookEvent::PostToolUse, Some(tool), fields)
             .await
@@ -147,6 +147,27 @@ impl Session {
             added.extend(context_of(&ran, "UserPromptSubmit"));
         }
         Ok(added.iter().map(|text| format!("\n\n{text}")).collect())
+    }
+
+    /// lembas would notify the person (`message`: what waits for them): the Notification hooks
+    /// run beside the card, never holding it up.
+    pub(crate) fn notification_hooks(&self, message: String) {
+        if !self.cfg.hooks.any(HookEvent::Notification, None) {
+            return;
+        }
+        let input = self.hook_input(HookEvent::Notification, json!({ "message": message }));
+        let (hooks, root, events) = (self.cfg.hooks.clone(), self.ws.root.clone(), self.events.clone());
+        tokio::spawn(async move {
+            for hook in hooks.at(HookEvent::Notification, None) {
+                let trouble = match lembas_hooks::run(hook, &input, &root).await {
+                    Ok(ran) => ran.trouble(hook),
+                    Err(e) => Some(e),
+                };
+                if let Some(message) = trouble {
+                    let _ = events.send(Event::Notice { message });
+                }
+            }
+        });
     }
 
     /// The turn would end: why the Stop hooks send it on, if they do. `active`: it was sent on
@@ -193,6 +214,6 @@ fn refusal(reason: &str) -> String {
 
 /// A tool's name as the hooks read it: Claude Code's where it has one (hooks written for it
 /// compare `tool_name` with `Bash`), lembas' own otherwise.
-fn claude_or_own(tool: &str) -> &str {
+pub(crate) fn hook_tool_name(tool: &str) -> &str {
     lembas_hooks::claude_name(tool).unwrap_or(tool)
 }

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::Event;
 use crate::handlers::{Runs, handler};
-use crate::hooks::PreVerdict;
+use crate::hooks::{PreVerdict, hook_tool_name};
 use crate::phase::Phases;
 use crate::session::Session;
 use crate::{Approval, ApprovalRequest};
@@ -212,6 +212,7 @@ impl Session {
         };
         let mut phases = Phases::new(self.events.clone());
         phases.set(Phase::WaitingForPerson { what: lembas_progress::PersonWait::Approval, tool: Some(name.clone()) });
+        self.notification_hooks(format!("lembas needs your permission to use {}", hook_tool_name(&name)));
         match self.cfg.approver.ask(request).await {
             Approval::Once => Ok(()),
             // Held once only: never kept for the session.

@@ -551,3 +551,34 @@ async fn a_subagents_calls_run_the_hooks_too_named_in_their_input() {
     assert_eq!(input["hook_event_name"], "PreToolUse");
     assert!(input["tool_input"]["file_path"].as_str().unwrap().ends_with("src/lib.rs"), "{input}");
 }
+
+#[tokio::test]
+async fn a_card_that_waits_for_the_person_runs_the_notification_hooks_beside_it() {
+    let h = Harness::new(vec![
+        Scripted::tool_call("write", json!({"path": "x.txt", "content": "x"})),
+        Scripted::text("Wrote it."),
+    ])
+    .await;
+    let told = h.root.join("../told");
+    let command = format!("cat > {}", told.display());
+    let settings = json!({"hooks": {"Notification": [{"hooks": [{"type": "command", "command": command}]}]}});
+    let (hooks, _) = lembas_hooks::Hooks::from_claude_settings(&settings.to_string(), "test").unwrap();
+    let approver = Arc::new(Answering::new(Approval::Once));
+    let mut cfg = h.config(Mode::Manual, 20);
+    cfg.approver = approver.clone();
+    cfg.hooks = Arc::new(hooks);
+    let mut session = h.start_with(cfg);
+    session.prompt("Write x.", &CancellationToken::new()).await;
+    assert_eq!(approver.asked().len(), 1);
+    let mut input = None;
+    for _ in 0..100 {
+        if let Some(text) = std::fs::read_to_string(&told).ok().filter(|t| !t.is_empty()) {
+            input = serde_json::from_str::<Value>(&text).ok();
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let input = input.expect("the hook ran");
+    assert_eq!(input["hook_event_name"], "Notification");
+    assert_eq!(input["message"], "lembas needs your permission to use Write");
+}

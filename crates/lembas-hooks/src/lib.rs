@@ -34,15 +34,18 @@ pub enum HookEvent {
     Stop,
     /// When a session starts (its first turn in this process): may add context.
     SessionStart,
+    /// When lembas would notify the person (a card waits for them): runs beside it.
+    Notification,
 }
 
 impl HookEvent {
-    pub const ALL: [HookEvent; 5] = [
+    pub const ALL: [HookEvent; 6] = [
         HookEvent::PreToolUse,
         HookEvent::PostToolUse,
         HookEvent::UserPromptSubmit,
         HookEvent::Stop,
         HookEvent::SessionStart,
+        HookEvent::Notification,
     ];
 
     pub fn name(self) -> &'static str {
@@ -52,6 +55,7 @@ impl HookEvent {
             HookEvent::UserPromptSubmit => "UserPromptSubmit",
             HookEvent::Stop => "Stop",
             HookEvent::SessionStart => "SessionStart",
+            HookEvent::Notification => "Notification",
         }
     }
 
@@ -226,10 +230,10 @@ mod tests {
         let text = r#"{"hooks": {
             "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "check.sh", "timeout": 5}]}],
             "PostToolUse": [{"matcher": "Edit|Write", "hooks": [{"type": "command", "command": "fmt.sh"}]}],
-            "Notification": [{"hooks": [{"type": "command", "command": "notify.sh"}]}]
+            "PreCompact": [{"hooks": [{"type": "command", "command": "save.sh"}]}]
         }, "permissions": {}}"#;
         let (hooks, left) = Hooks::from_claude_settings(text, ".claude/settings.json").unwrap();
-        assert_eq!(left, ["Notification"]);
+        assert_eq!(left, ["PreCompact"]);
         let pre: Vec<&Hook> = hooks.at(HookEvent::PreToolUse, Some("bash")).collect();
         assert_eq!((pre.len(), pre[0].timeout), (1, Duration::from_secs(5)));
         assert_eq!(hooks.at(HookEvent::PreToolUse, Some("read")).count(), 0);

@@ -57,7 +57,7 @@ async fn a_claude_code_projects_hooks_format_refuse_and_send_the_turn_on() {
         "PostToolUse": [{"matcher": "Write|Edit", "hooks": [{"type": "command", "command": format}]}],
         "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": guard, "timeout": 10}]}],
         "Stop": [{"hooks": [{"type": "command", "command": more}]}],
-        "Notification": [{"hooks": [{"type": "command", "command": "true"}]}]
+        "PreCompact": [{"hooks": [{"type": "command", "command": "true"}]}]
     }});
     std::fs::write(env.project.join(".claude/settings.json"), settings.to_string()).unwrap();
     std::fs::write(
@@ -69,7 +69,7 @@ async fn a_claude_code_projects_hooks_format_refuse_and_send_the_turn_on() {
 
     let out = env.run(&["run", "--mode", "auto", "greet, and tidy up"]).await;
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(stderr(&out).contains("hooks lembas does not run: Notification"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("hooks lembas does not run: PreCompact"), "{}", stderr(&out));
     assert_eq!(stdout(&out), "Done.\nRan the tests: they pass.\n", "each reply on a line of its own");
     // The formatter ran after the write; the refusal kept the note.
     assert_eq!(std::fs::read_to_string(env.project.join("greeting.txt")).unwrap(), "HELLO\n");
