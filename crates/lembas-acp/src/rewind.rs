@@ -36,12 +36,7 @@ pub(crate) async fn answer(server: &Server, params: &Value) -> Result<Value, age
     left.dedup();
     let command = if fork { Command::Fork { to, files } } else { Command::Rewind { to, files, conversation: true } };
     let said = slot.reads.ask(&slot.handle, command).await.map_err(|e| invalid(&e))?;
-    let files_said = |back: &lembas_protocol::FilesBack| match files {
-        true => {
-            json!({ "put_back": back.put_back, "removed": back.removed, "kept": back.kept, "not_back": back.not_back })
-        }
-        false => json!({ "left": left }),
-    };
+    let files_said = |back: &lembas_protocol::FilesBack| if files { json!(back) } else { json!({ "left": left }) };
     let id = crate::session_id(params)?;
     match said.last() {
         Some(Event::Undone { prompt, later, files: back }) => {

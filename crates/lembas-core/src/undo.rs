@@ -45,7 +45,6 @@ impl Session {
         self.settle_snapshots().await;
         let Some(checkpoint) = self.last_turn_checkpoint()? else {
             // Behind a compaction: the files of the last turn with snapshots, if any.
-            self.snapshot.taken = false;
             let files = self.restore_files(&self.id.clone(), None)?.ok_or_else(nothing_to_undo)?;
             return Ok(self.said_undone(None, 0, files));
         };
@@ -62,7 +61,6 @@ impl Session {
     ) -> Result<Undone, EngineError> {
         // The files first: a failure there leaves the conversation as it was.
         let files = if files {
-            self.snapshot.taken = false;
             self.restore_files(&self.id.clone(), Some(checkpoint.seq))?.unwrap_or_default()
         } else {
             if conversation {
@@ -136,13 +134,9 @@ impl Session {
             .restore(id, &first.before, last.after.as_deref())
             .map_err(|e| EngineError::Undo(format!("The files could not be put back: {e}")))?;
         store.drop_from(id, from).map_err(|e| EngineError::Undo(e.to_string()))?;
+        self.snapshot.taken = false;
         self.snapshot.kept = (!restored.kept.is_empty()).then(|| (first.before.clone(), restored.kept.clone()));
-        Ok(Some(FilesBack {
-            put_back: restored.put_back,
-            removed: restored.removed,
-            kept: restored.kept,
-            not_back: None,
-        }))
+        Ok(Some(files_back(restored)))
     }
 
     /// Puts back what the last undo or rewind left (changed after its turn), overwriting it.
@@ -155,8 +149,7 @@ impl Session {
             .await
             .map_err(|e| EngineError::Undo(e.to_string()))?
             .map_err(|e| EngineError::Undo(format!("The files could not be put back: {e}")))?;
-        let files = FilesBack { put_back: restored.put_back, removed: restored.removed, ..Default::default() };
-        Ok(self.said_undone(None, 0, files))
+        Ok(self.said_undone(None, 0, files_back(restored)))
     }
 
     fn said_undone(&mut self, prompt: Option<String>, later: u32, files: FilesBack) -> Undone {
@@ -175,6 +168,11 @@ pub(crate) fn typed_words(first: Option<&Entry>) -> String {
         Some(Entry { message: Message::User { content, .. }, .. }) => crate::history::without_note(content).to_owned(),
         _ => String::new(),
     }
+}
+
+/// What putting files back did, as every front end is told it.
+fn files_back(restored: lembas_snapshot::Restored) -> FilesBack {
+    FilesBack { put_back: restored.put_back, removed: restored.removed, kept: restored.kept, not_back: None }
 }
 
 /// The files when only the conversation goes back.

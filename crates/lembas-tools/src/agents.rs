@@ -69,7 +69,8 @@ pub fn parse(text: &str) -> Result<AgentFile, &'static str> {
     let field = |key: &str| field(front, key);
     let name = field("name").and_then(|v| v.into_iter().next()).ok_or("its frontmatter has no name")?;
     let name = name.trim().to_lowercase();
-    if !valid_name(&name) {
+    // The rule a skill's name follows.
+    if !crate::skills::valid_name(&name) {
         return Err("its name is not lowercase letters, digits and -, at most 64");
     }
     if BUILT_IN.contains(&name.as_str()) {
@@ -145,13 +146,6 @@ fn lembas_name(name: &str) -> Option<&'static str> {
     ];
     let wanted = name.trim().to_lowercase();
     known.iter().find(|(said, _)| *said == wanted).map(|(_, ours)| *ours)
-}
-
-fn valid_name(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= 64
-        && name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-        && !name.starts_with('-')
 }
 
 #[cfg(test)]

@@ -436,11 +436,7 @@ fn agents_report(agents: &[lembas_protocol::agents::AgentFileInfo]) -> String {
         let tools =
             agent.tools.as_ref().map_or("a general agent's tools".to_owned(), |t| format!("tools {}", t.join(", ")));
         let mode = agent.mode.as_ref().map(|m| format!(", at most {m} mode")).unwrap_or_default();
-        lines.push(format!(
-            "- {}: {}
-  {tools}{mode} · {}",
-            agent.name, agent.description, agent.file
-        ));
+        lines.push(format!("- {}: {}\n  {tools}{mode} · {}", agent.name, agent.description, agent.file));
     }
     lines.join("\n")
 }
