@@ -46,6 +46,15 @@ pub struct Call<'a> {
     pub command: Option<&'a str>,
     /// The paths the call reaches, resolved to where they really are.
     pub paths: &'a [PathBuf],
+    /// The URL a web tool fetches.
+    pub url: Option<&'a str>,
+}
+
+impl<'a> Call<'a> {
+    /// A call of `tool` reaching `paths`, running `command` when it is one.
+    pub fn new(tool: &'a str, risk: RiskClass, command: Option<&'a str>, paths: &'a [PathBuf]) -> Call<'a> {
+        Call { tool, risk, command, paths, url: None }
+    }
 }
 
 /// The rules and the places a session's calls are judged against.
@@ -207,6 +216,12 @@ impl Judge {
             }
             return combine(said);
         }
+        if let Some(Ok(target)) = call.url.map(crate::network::parse) {
+            return combine([(
+                PartSaid::Rule(self.rules.matching(call.tool, Subject::Url(&target))),
+                target.url.into(),
+            )]);
+        }
         if call.paths.is_empty() {
             return combine([(PartSaid::Rule(self.rules.matching(call.tool, Subject::Tool)), call.tool.to_owned())]);
         }
@@ -247,6 +262,9 @@ impl Judge {
         real: &dyn Fn(&Path) -> PathBuf,
     ) -> Result<Option<String>, String> {
         let mut always_ask: Option<String> = None;
+        if let Some(url) = call.url {
+            self.url_floor(call.tool, url)?;
+        }
         if let Some(line) = call.command {
             match line_floor(line, parts, cwd, real, &self.ctx) {
                 Some(Floor::Refuse(reason)) => return Err(reason),
@@ -271,6 +289,25 @@ impl Judge {
             }
         }
         Ok(always_ask)
+    }
+
+    /// A URL is fetched only over http or https, and never from the person's own network unless
+    /// a rule names that URL or host and allows it (a rule for the whole tool does not).
+    fn url_floor(&self, tool: &str, url: &str) -> Result<(), String> {
+        let target = crate::network::parse(url)?;
+        match target.private() {
+            Some(reason) if self.rules.matching_by_name(tool, Subject::Url(&target)) != Some(Action::Allow) => {
+                Err(reason)
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Whether a rule names the URL `url` leads to and allows it: what lets a fetch reach an
+    /// address in the person's own network when a name resolves to one.
+    pub fn names_and_allows(&self, tool: &str, url: &str) -> bool {
+        crate::network::parse(url)
+            .is_ok_and(|target| self.rules.matching_by_name(tool, Subject::Url(&target)) == Some(Action::Allow))
     }
 
     /// The rules and the mode, above the floor.
@@ -386,17 +423,12 @@ mod tests {
     }
 
     fn bash(mode: Mode, line: &str) -> Decision {
-        judge().evaluate(
-            mode,
-            &Call { tool: "bash", risk: RiskClass::Execute, command: Some(line), paths: &[] },
-            Path::new(ROOT),
-            &same,
-        )
+        judge().evaluate(mode, &Call::new("bash", RiskClass::Execute, Some(line), &[]), Path::new(ROOT), &same)
     }
 
     fn file(mode: Mode, tool: &str, risk: RiskClass, path: &str) -> Decision {
         let paths = [resolve(path)];
-        judge().evaluate(mode, &Call { tool, risk, command: None, paths: &paths }, Path::new(ROOT), &same)
+        judge().evaluate(mode, &Call::new(tool, risk, None, &paths), Path::new(ROOT), &same)
     }
 
     #[test]
@@ -498,12 +530,7 @@ mod tests {
         let mut j = judge();
         j.rules.add("bash", Some("touch *"), Action::Allow, crate::Source::Session);
         let touch = |mode| {
-            j.evaluate(
-                mode,
-                &Call { tool: "bash", risk: RiskClass::Execute, command: Some("touch a"), paths: &[] },
-                Path::new(ROOT),
-                &same,
-            )
+            j.evaluate(mode, &Call::new("bash", RiskClass::Execute, Some("touch a"), &[]), Path::new(ROOT), &same)
         };
         assert_eq!(touch(Manual), Decision::Allow);
         assert!(matches!(touch(Plan), Decision::Refuse(_)));
@@ -537,12 +564,7 @@ mod tests {
             PathBuf::from(text)
         };
         let judged = |mode, line: &str| {
-            judge().evaluate(
-                mode,
-                &Call { tool: "bash", risk: RiskClass::Execute, command: Some(line), paths: &[] },
-                Path::new(ROOT),
-                &linked,
-            )
+            judge().evaluate(mode, &Call::new("bash", RiskClass::Execute, Some(line), &[]), Path::new(ROOT), &linked)
         };
         assert_eq!(judged(Mode::Edit, "echo k >> sshdir/../.bashrc"), Decision::Ask);
         assert!(matches!(judged(Mode::Edit, "echo k >> sshdir/authorized_keys"), Decision::Refuse(_)));
@@ -570,7 +592,7 @@ mod tests {
         j.rules.add("bash", Some("make deploy*"), Action::Deny, crate::Source::Global);
         let d = j.evaluate(
             Mode::Auto,
-            &Call { tool: "bash", risk: RiskClass::Execute, command: Some("make deploy"), paths: &[] },
+            &Call::new("bash", RiskClass::Execute, Some("make deploy"), &[]),
             Path::new(ROOT),
             &same,
         );

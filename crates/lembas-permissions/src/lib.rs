@@ -9,6 +9,7 @@
 //! - [`RuleSet`]: the rules, most specific first; [`always_pattern`]: what an approval for the
 //!   session covers.
 //! - [`Judge`]: one call's judgment; [`delegation`]: a subagent's.
+//! - [`network`]: where a URL leads, and the person's own network kept out of the web tools' reach.
 
 mod arity;
 pub mod command;
@@ -19,6 +20,7 @@ mod grammar;
 pub mod hardline;
 mod judge;
 mod mode;
+pub mod network;
 mod rules;
 pub mod words;
 

@@ -106,6 +106,10 @@ pub enum Subject<'a> {
     Command(&'a str),
     /// A path: absolute, and relative to the project root when inside it.
     Path { absolute: &'a Path, relative: Option<&'a Path>, home: Option<&'a Path> },
+    /// A URL the web tools fetch: a pattern with `://` matches the whole URL, any other its host
+    /// (`docs.rs`, `*.github.com`), or its host and port when the pattern names one
+    /// (`localhost:8080`).
+    Url(&'a crate::network::Target),
 }
 
 /// The rules in force.
@@ -200,18 +204,39 @@ impl RuleSet {
         relative.is_some_and(|r| g.is_match(r))
     }
 
+    fn url_matches(pattern: &CommandPattern, written: &str, target: &crate::network::Target) -> bool {
+        if written.contains("://") {
+            let url = target.url.as_str();
+            return pattern.is_match(url) || pattern.is_match(url.trim_end_matches('/'));
+        }
+        if written.contains(':') { pattern.is_match(&target.host_and_port()) } else { pattern.is_match(&target.host()) }
+    }
+
     /// The action of the most specific rule for `tool` matching `subject`, if any rule does.
     pub fn matching(&self, tool: &str, subject: Subject<'_>) -> Option<Action> {
+        self.most_specific(tool, subject, false)
+    }
+
+    /// The action of the most specific rule for `tool` that names what `subject` is (a
+    /// pattern, not the tool as a whole), if any does.
+    pub fn matching_by_name(&self, tool: &str, subject: Subject<'_>) -> Option<Action> {
+        self.most_specific(tool, subject, true)
+    }
+
+    fn most_specific(&self, tool: &str, subject: Subject<'_>, named: bool) -> Option<Action> {
         let key = rule_key(tool);
         self.rules
             .iter()
             .filter(|r| r.tool == key)
             .filter(|r| match (&r.pattern, subject) {
-                (None, _) => true,
+                (None, _) => !named,
                 (Some(_), Subject::Tool) => false,
                 (Some(_), Subject::Command(line)) => r.command.as_ref().is_some_and(|p| p.is_match(line)),
                 (Some(p), Subject::Path { absolute, relative, home }) => {
                     Self::path_matches(p, absolute, relative, home)
+                }
+                (Some(p), Subject::Url(target)) => {
+                    r.command.as_ref().is_some_and(|pattern| Self::url_matches(pattern, p, target))
                 }
             })
             .max_by_key(|r| (specificity(r.pattern.as_deref()), r.pattern.is_some(), r.source, r.action))
@@ -290,6 +315,29 @@ mod tests {
         assert_eq!(at("/p/config/prod.env", Some("config/prod.env")), Some(Action::Ask));
         assert_eq!(at("/p/src/main.rs", Some("src/main.rs")), Some(Action::Allow));
         assert_eq!(at("/home/ada/.ssh/config", None), Some(Action::Ask));
+    }
+
+    #[test]
+    fn url_patterns_match_the_whole_url_or_its_host() {
+        let mut rules = RuleSet::default();
+        rules.add("web_fetch", Some("http://127.0.0.1:8080/*"), Action::Allow, Source::Global);
+        rules.add("web_fetch", Some("docs.rs"), Action::Allow, Source::Global);
+        rules.add("web_fetch", Some("*.example.com"), Action::Deny, Source::Global);
+        rules.add("web_fetch", Some("localhost:3000"), Action::Allow, Source::Global);
+        let at = |url: &str| rules.matching("web_fetch", Subject::Url(&crate::network::parse(url).unwrap()));
+        assert_eq!(at("http://127.0.0.1:8080/status"), Some(Action::Allow));
+        assert_eq!(at("http://127.0.0.1:8080"), Some(Action::Allow));
+        assert_eq!(at("http://127.0.0.1:9090/"), None);
+        assert_eq!(at("https://docs.rs/serde/latest"), Some(Action::Allow));
+        assert_eq!(at("https://DOCS.rs/"), Some(Action::Allow));
+        assert_eq!(at("https://docs.rs.evil.net/"), None);
+        assert_eq!(at("https://api.example.com/x"), Some(Action::Deny));
+        assert_eq!(at("http://localhost:3000/"), Some(Action::Allow));
+        assert_eq!(at("http://localhost:4000/"), None);
+        rules.add("web_fetch", None, Action::Allow, Source::Global);
+        let target = crate::network::parse("http://10.0.0.1/").unwrap();
+        assert_eq!(rules.matching("web_fetch", Subject::Url(&target)), Some(Action::Allow));
+        assert_eq!(rules.matching_by_name("web_fetch", Subject::Url(&target)), None, "a whole-tool rule names no URL");
     }
 
     #[test]

@@ -5,17 +5,20 @@
 //! stalled, delays — and records every request body, so a test asserts exactly what lembas sent.
 //! It also serves `/v1/models`, llama.cpp's `/props`, and, when asked, a LLeMbas server's
 //! discovery, instance and device-login endpoints, and the device link (a WebSocket
-//! the test plays the server's ACP client over). It is only for tests: users run real servers.
+//! the test plays the server's ACP client over). [`WebSite`] is a small site and search provider
+//! for the web tools. It is only for tests: users run real servers.
 
 mod link;
 mod release;
 mod script;
 mod server;
+mod web;
 
 pub use link::DeviceLink;
 pub use release::{ReleaseServer, tar_gz};
 pub use script::{Scripted, ScriptedCall};
 pub use server::{FakeServer, Llembas, Recorded, tokens_in};
+pub use web::{WebSite, pdf};
 
 /// A folder for a test's scratch folders that lies outside the system's temporary folders —
 /// which lembas' sandbox lets commands write, so a test that a command must *not* write

@@ -1,0 +1,234 @@
+//! One fetch: the request, redirects on the same site, the body read up to the limit, and what
+//! came back turned into text ([`crate::convert`]).
+
+use std::sync::Arc;
+
+use futures::StreamExt;
+use reqwest::redirect::{Attempt, Policy};
+use tokio_util::sync::CancellationToken;
+use url::Url;
+
+use crate::convert::{Converted, convert};
+use crate::{Limits, guard};
+
+/// What a fetch brought back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fetched {
+    /// The content, as text.
+    Page {
+        /// Where it was fetched from, after the redirects followed.
+        url: String,
+        content_type: String,
+        /// The bytes read (up to the limit).
+        bytes: usize,
+        /// The body was longer than the limit and was cut there.
+        cut: bool,
+        converted: Converted,
+    },
+    /// The site sent the fetch to another site (or from https to http): not followed, so the
+    /// new URL is judged by the permission rules as a fetch of its own.
+    Redirected { from: String, to: String, status: u16 },
+}
+
+/// Why a fetch brought nothing back.
+#[derive(Debug, thiserror::Error)]
+pub enum FetchError {
+    #[error("{0}")]
+    Refused(String),
+    #[error("{url} did not answer within {secs} seconds.")]
+    TimedOut { url: String, secs: u64 },
+    #[error("Could not reach {url}: {reason}.")]
+    Unreachable { url: String, reason: String },
+    #[error("{url} answered {status}.{body}")]
+    Status { url: String, status: String, body: String },
+    #[error("More than {0} redirects.")]
+    TooManyRedirects(usize),
+    #[error("{url} is {content_type} ({bytes} bytes), not text: nothing to read.")]
+    Binary { url: String, content_type: String, bytes: usize },
+    #[error("Could not read {url}: {reason}.")]
+    Unreadable { url: String, reason: String },
+    #[error("The fetch was interrupted.")]
+    Cancelled,
+}
+
+/// Fetches `url` within `limits`. `private_ok`: a rule names this URL or host and allows it, so
+/// its name may resolve into the person's own network.
+pub async fn fetch(
+    url: &str,
+    limits: Limits,
+    private_ok: bool,
+    cancel: &CancellationToken,
+) -> Result<Fetched, FetchError> {
+    let target = lembas_permissions::network::parse(url).map_err(FetchError::Refused)?;
+    if !private_ok && let Some(reason) = target.private() {
+        return Err(FetchError::Refused(reason));
+    }
+    let url = target.url;
+    let client = client(&url, limits, private_ok)
+        .map_err(|e| FetchError::Unreachable { url: url.to_string(), reason: e.to_string() })?;
+    let work = async {
+        let response = client
+            .get(url.clone())
+            .header(reqwest::header::ACCEPT, ACCEPT)
+            .send()
+            .await
+            .map_err(|e| failed(&url, limits, e))?;
+        read(response, &url, limits).await
+    };
+    tokio::select! {
+        done = work => done,
+        () = cancel.cancelled() => Err(FetchError::Cancelled),
+    }
+}
+
+/// What a fetch prefers: a page as Markdown where the site has it, then HTML, text, JSON, PDF.
+const ACCEPT: &str =
+    "text/markdown, text/html;q=0.9, text/plain;q=0.8, application/json;q=0.8, application/pdf;q=0.7, */*;q=0.1";
+
+fn client(url: &Url, limits: Limits, private_ok: bool) -> reqwest::Result<reqwest::Client> {
+    let start = url.clone();
+    let max = limits.max_redirects;
+    reqwest::Client::builder()
+        .user_agent(crate::user_agent())
+        .timeout(limits.timeout)
+        .connect_timeout(limits.timeout.min(std::time::Duration::from_secs(10)))
+        .dns_resolver(Arc::new(guard::Guarded { private_ok }))
+        .redirect(Policy::custom(move |attempt| follow(attempt, &start, max)))
+        .build()
+}
+
+/// A redirect is followed on the same site (`www.` aside) and never from https to http; to
+/// anywhere else the fetch stops and says where it was sent.
+fn follow(attempt: Attempt<'_>, start: &Url, max: usize) -> reqwest::redirect::Action {
+    if attempt.previous().len() > max {
+        return attempt.error(FetchError::TooManyRedirects(max));
+    }
+    let to = attempt.url();
+    let site = |u: &Url| u.host_str().map(|h| h.trim_start_matches("www.").to_ascii_lowercase());
+    let downgrade = start.scheme() == "https" && to.scheme() == "http";
+    if site(to) == site(start) && to.port_or_known_default().is_some() && !downgrade {
+        attempt.follow()
+    } else {
+        attempt.stop()
+    }
+}
+
+fn failed(url: &Url, limits: Limits, e: reqwest::Error) -> FetchError {
+    if e.is_timeout() {
+        return FetchError::TimedOut { url: url.to_string(), secs: limits.timeout.as_secs() };
+    }
+    if e.is_redirect() {
+        return FetchError::TooManyRedirects(limits.max_redirects);
+    }
+    // The innermost reason: a name refused, refused connection, a certificate.
+    let mut reason = e.to_string();
+    let mut source = std::error::Error::source(&e);
+    while let Some(inner) = source {
+        if let Some(private) = inner.downcast_ref::<guard::PrivateName>() {
+            return FetchError::Refused(format!(
+                "Refused: {private}, which web_fetch does not reach unless the person allows it with a rule \
+                 ([permissions.web_fetch] with this URL or host)."
+            ));
+        }
+        reason = inner.to_string();
+        source = inner.source();
+    }
+    FetchError::Unreachable { url: url.to_string(), reason }
+}
+
+/// Reads the answer: a redirect elsewhere said, an error status with the start of what it said,
+/// else the body up to the limit, turned into text.
+async fn read(response: reqwest::Response, asked: &Url, limits: Limits) -> Result<Fetched, FetchError> {
+    let status = response.status();
+    let url = response.url().clone();
+    if status.is_redirection() {
+        let to = response
+            .headers()
+            .get(reqwest::header::LOCATION)
+            .and_then(|l| l.to_str().ok())
+            .and_then(|l| url.join(l).ok());
+        return match to {
+            Some(to) => Ok(Fetched::Redirected { from: url.to_string(), to: to.to_string(), status: status.as_u16() }),
+            None => Err(FetchError::Status { url: url.to_string(), status: status.to_string(), body: String::new() }),
+        };
+    }
+    let content_type = response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    let (body, cut) = body(response, limits).await.map_err(|e| failed(asked, limits, e))?;
+    let bytes = body.len();
+    let converted = tokio::task::spawn_blocking({
+        let content_type = content_type.clone();
+        move || convert(&content_type, &body, cut)
+    })
+    .await
+    .map_err(|e| FetchError::Unreadable { url: url.to_string(), reason: e.to_string() })?;
+    let converted = match converted {
+        Ok(converted) => converted,
+        Err(crate::convert::NotText::Binary) => {
+            return Err(FetchError::Binary { url: url.to_string(), content_type, bytes });
+        }
+        Err(crate::convert::NotText::Unreadable(reason)) => {
+            return Err(FetchError::Unreadable { url: url.to_string(), reason });
+        }
+    };
+    if !status.is_success() {
+        let said: String = converted.text.chars().take(ERROR_BODY_CHARS).collect();
+        let body = if said.trim().is_empty() { String::new() } else { format!("\n\n{}", said.trim()) };
+        return Err(FetchError::Status { url: url.to_string(), status: status.to_string(), body });
+    }
+    Ok(Fetched::Page { url: url.to_string(), content_type, bytes, cut, converted })
+}
+
+/// How much of an error page the model is shown: enough for an API's reason.
+const ERROR_BODY_CHARS: usize = 2000;
+
+/// The body, read up to `limits.max_bytes`; `true` when there was more.
+async fn body(response: reqwest::Response, limits: Limits) -> reqwest::Result<(Vec<u8>, bool)> {
+    let mut body = Vec::new();
+    let mut stream = response.bytes_stream();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk?;
+        let room = limits.max_bytes - body.len();
+        if chunk.len() > room {
+            body.extend_from_slice(&chunk[..room]);
+            return Ok((body, true));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok((body, false))
+}
+
+impl Fetched {
+    /// What the model reads of it.
+    pub fn to_text(&self) -> String {
+        match self {
+            Fetched::Redirected { from, to, status } => {
+                format!("{from} redirected ({status}) to another site: {to}\nNot followed. To read it, fetch that URL.")
+            }
+            Fetched::Page { url, content_type, bytes, cut, converted } => {
+                let mut head = String::new();
+                if let Some(title) = &converted.title {
+                    head.push_str(&format!("# {title}\n"));
+                }
+                let kind = if content_type.is_empty() { "no content type" } else { content_type.as_str() };
+                head.push_str(&format!("Source: {url} ({kind}, {})", size(*bytes)));
+                if *cut {
+                    head.push_str(&format!(", cut at {}: the rest was not read", size(*bytes)));
+                }
+                format!("{head}\n\n{}", converted.text)
+            }
+        }
+    }
+}
+
+fn size(bytes: usize) -> String {
+    match bytes {
+        b if b >= 1024 * 1024 => format!("{:.1} MB", b as f64 / (1024.0 * 1024.0)),
+        b if b >= 1024 => format!("{} KB", b / 1024),
+        b => format!("{b} bytes"),
+    }
+}
