@@ -15,7 +15,7 @@ fuzz_target!(|data: &[u8]| {
     }
     let judge = Judge::with_defaults(Context { root: "/p".into(), home: Some("/home/u".into()), ..Context::default() });
     let line = format!("{prefix}\nrm -rf /");
-    let call = Call { tool: "bash", risk: lembas_spec::RiskClass::Execute, command: Some(&line), paths: &[] };
+    let call = Call::new("bash", lembas_spec::RiskClass::Execute, Some(&line), &[]);
     let decision = judge.evaluate(Mode::Auto, &call, Path::new("/p"), &Path::to_path_buf);
     assert!(matches!(decision, Decision::Refuse(_)), "{line:?} → {decision:?}");
 });

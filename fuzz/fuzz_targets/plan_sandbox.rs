@@ -66,7 +66,7 @@ fuzz_target!(|data: &[u8]| {
         launcher: launcher(),
         ..Default::default()
     };
-    let call = Call { tool: "bash", risk: lembas_spec::RiskClass::Execute, command: Some(&line), paths: &[] };
+    let call = Call::new("bash", lembas_spec::RiskClass::Execute, Some(&line), &[]);
     let (ws, _) = Workspace::new(&root, &root);
     let args = serde_json::json!({ "command": line, "timeout": 10 });
     let run = |reach| {

@@ -22,6 +22,7 @@ pub fn kind_of(tool: &str) -> ToolKind {
         Kind::Search => ToolKind::Search,
         Kind::Execute => ToolKind::Execute,
         Kind::Think | Kind::Agent => ToolKind::Think,
+        Kind::Fetch => ToolKind::Fetch,
         Kind::Other => ToolKind::Other,
     }
 }

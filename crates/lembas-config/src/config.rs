@@ -56,6 +56,31 @@ pub struct Config {
     /// The person's hooks: `[[hooks.PreToolUse]]` with `matcher`, `command`, `timeout`
     /// (`PreToolUse`, `PostToolUse`, `UserPromptSubmit`, `Stop`, `SessionStart`).
     pub hooks: std::collections::BTreeMap<String, Vec<lembas_hooks::HookEntry>>,
+    /// The web tools: a fetch's limits, and the search provider (`[web]`, `[web.search]`).
+    pub web: WebSettings,
+}
+
+/// `[web]`: how long a fetch may take and how much it reads; `[web.search]`: the provider
+/// `web_search` goes through (none: the tool is not offered).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct WebSettings {
+    /// Seconds a fetch may take, redirects and body included (default 30).
+    pub timeout: Option<u64>,
+    /// The most of a body a fetch reads, in bytes (default 10 MiB).
+    pub max_bytes: Option<usize>,
+    pub search: Option<WebSearchSettings>,
+}
+
+/// `[web.search]`: `provider = "searxng"` with the instance's `url`, or `"brave"` / `"tavily"`
+/// with the key in the environment variable `key_env` (default `BRAVE_API_KEY`,
+/// `TAVILY_API_KEY`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct WebSearchSettings {
+    pub provider: String,
+    pub url: Option<String>,
+    pub key_env: Option<String>,
 }
 
 /// `[update]`: the release source.

@@ -13,7 +13,9 @@ mod mcp;
 mod remote;
 mod trust;
 
-pub use config::{AgentsSetting, Config, DEFAULT_COMPACT_AT, Setting, UpdateSettings, save_settings};
+pub use config::{
+    AgentsSetting, Config, DEFAULT_COMPACT_AT, Setting, UpdateSettings, WebSearchSettings, WebSettings, save_settings,
+};
 pub use home::Home;
 pub use login::{Login, LoginKind};
 pub use mcp::{DEFAULT_MCP_TIMEOUT_SECS, McpServer, McpServerPlan, McpTransport, expand_vars, project_mcp_servers};

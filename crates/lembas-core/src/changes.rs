@@ -32,9 +32,16 @@ impl Session {
         self.cfg.model = model;
         // The MCP servers' tools stay listed, after the model's own set.
         let mcp: Vec<ToolSchema> = self.tools.iter().filter(|t| lembas_mcp::is_mcp_name(&t.name)).cloned().collect();
-        let task = crate::handlers::offers(&self.tools, "task");
-        let display = crate::handlers::offers(&self.tools, "show");
-        let mut tools = offered_tools(&self.cfg.model, task, display);
+        let offer = crate::session::Offer {
+            task: crate::handlers::offers(&self.tools, "task"),
+            display: crate::handlers::offers(&self.tools, "show"),
+            search: crate::handlers::offers(&self.tools, "web_search"),
+        };
+        let mut tools = offered_tools(&self.cfg.model, offer);
+        // The custom agents found as the session started stay offered.
+        if self.subagent.is_none() {
+            crate::agents::offer(&mut tools, &self.cfg.agent_files);
+        }
         if self.cfg.model.tools != Some(false) {
             tools.extend(mcp);
         }

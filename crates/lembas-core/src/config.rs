@@ -88,6 +88,8 @@ pub struct SessionConfig {
     pub agent_files: Arc<[lembas_tools::AgentFile]>,
     /// The person's hooks (config.toml's, and a trusted project's).
     pub hooks: Arc<lembas_hooks::Hooks>,
+    /// The web tools' limits and search provider.
+    pub web: WebSetup,
     /// The person's earlier messages of a chat a new session carries on (a LLeMbas chat that
     /// moved to this device, `acp.md` `said`): counted as typed in the session, for the models
     /// they name (`subagents.md` §2).
@@ -172,8 +174,17 @@ impl SessionConfig {
             skills: Default::default(),
             agent_files: Arc::from(Vec::new()),
             hooks: Arc::default(),
+            web: WebSetup::default(),
         }
     }
+}
+
+/// What the web tools run with: a fetch's limits, and the search provider (none: `web_search`
+/// is not offered).
+#[derive(Debug, Clone, Default)]
+pub struct WebSetup {
+    pub limits: lembas_web::Limits,
+    pub search: Option<Arc<lembas_web::SearchProvider>>,
 }
 
 impl std::fmt::Debug for SessionConfig {

@@ -10,8 +10,18 @@ use serde::{Deserialize, Serialize};
 use crate::session::Session;
 
 /// Tools a session can do without when room is short: they have other ways or are seldom used.
-const RARELY_NEEDED: &[&str] =
-    &["skill_manage", "skills_list", "skill_view", "multiedit", "apply_patch", "job_send", "job_list", "view_image"];
+const RARELY_NEEDED: &[&str] = &[
+    "skill_manage",
+    "skills_list",
+    "skill_view",
+    "multiedit",
+    "apply_patch",
+    "job_send",
+    "job_list",
+    "view_image",
+    "web_fetch",
+    "web_search",
+];
 
 /// What a small window left out of the offer, as the session was made.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -76,7 +86,7 @@ impl Session {
                 left_out.push("subagents".into());
             } else if tools.iter().any(|t| RARELY_NEEDED.contains(&t.name.as_str())) {
                 tools.retain(|t| !RARELY_NEEDED.contains(&t.name.as_str()));
-                left_out.push("skills, multiedit, apply_patch, images and job input".into());
+                left_out.push("skills, multiedit, apply_patch, images, the web and job input".into());
             } else {
                 return Some(Offer { window, left_out, first_request: tokens, too_small: true });
             }

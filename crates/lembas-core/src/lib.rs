@@ -55,6 +55,7 @@ mod watching;
 mod worktree;
 
 pub use approve::{Approver, Nobody};
+pub use config::WebSetup;
 pub use host::{Host, OpenSession, Opened, SessionHandle, Start};
 pub use lembas_mcp::{McpHub, ServerEntry};
 pub use lembas_protocol::{

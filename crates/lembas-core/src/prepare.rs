@@ -77,7 +77,7 @@ impl Session {
         let cwd = self.ws.real_path(&self.ws.resolve(args.get("cwd").and_then(Value::as_str).unwrap_or(".")));
         let ws = &self.ws;
         let real = |p: &Path| ws.real_path(p);
-        let facts = Call { tool: &def.name, risk: def.risk, command: tool.command(args), paths: &real_paths };
+        let facts = Call { url: tool.url(args), ..Call::new(&def.name, def.risk, tool.command(args), &real_paths) };
         let verdict = self.judge.verdict(self.state.mode, &facts, &cwd, &real);
         Judged { verdict, paths, real_paths, cwd }
     }
@@ -114,7 +114,7 @@ impl Session {
         let command = tool.command(&args);
         let mut decision = judged.verdict.decision.clone();
         if decision == Decision::Ask {
-            let facts = Call { tool: &name, risk: def.risk, command, paths: &judged.real_paths };
+            let facts = Call { url: tool.url(&args), ..Call::new(&name, def.risk, command, &judged.real_paths) };
             if let Some(delegated) = self.delegated(&facts, &judged.cwd) {
                 decision = delegated;
             }
@@ -197,7 +197,7 @@ impl Session {
         };
         let tool = handler(&name);
         let command = tool.command(args);
-        let grants = crate::preview::session_grants(&name, command);
+        let grants = crate::preview::session_grants(&name, command, tool.url(args));
         let request = ApprovalRequest {
             call_id: call.id.clone(),
             tool: name.clone(),
@@ -230,7 +230,7 @@ impl Session {
                 // The person's own line runs once — but never past the floor.
                 let mut args = args.clone();
                 args["command"] = Value::String(corrected.clone());
-                let facts = Call { tool: &name, risk: def.risk, command: Some(&corrected), paths: &judged.real_paths };
+                let facts = Call::new(&name, def.risk, Some(&corrected), &judged.real_paths);
                 let decision = self.judge.evaluate(self.state.mode, &facts, &judged.cwd, &|p| self.ws.real_path(p));
                 if let Decision::Refuse(reason) = decision {
                     return Err(self.denied(call, &name, reason));

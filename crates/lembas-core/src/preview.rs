@@ -39,9 +39,13 @@ fn describe(change: &FileChange) -> String {
     }
 }
 
-/// The rules "for this session" adds: each part of a command by its arity-scoped pattern, any
-/// other tool as every call of it. What the card says and what the answer grants are both these.
-pub(crate) fn session_grants(name: &str, command: Option<&str>) -> Vec<(String, Option<String>)> {
+/// The rules "for this session" adds: each part of a command by its arity-scoped pattern, a
+/// fetch by its URL's host, any other tool as every call of it. What the card says and what the
+/// answer grants are both these.
+pub(crate) fn session_grants(name: &str, command: Option<&str>, url: Option<&str>) -> Vec<(String, Option<String>)> {
+    if let Some(target) = url.and_then(|u| lembas_permissions::network::parse(u).ok()) {
+        return vec![(name.to_owned(), Some(target.host()))];
+    }
     match command {
         Some(line) => lembas_permissions::command::split(line)
             .iter()
@@ -55,6 +59,9 @@ pub(crate) fn session_grants(name: &str, command: Option<&str>) -> Vec<(String, 
 pub(crate) fn session_scope(grants: &[(String, Option<String>)]) -> String {
     match grants {
         [(name, None)] => format!("every {name} call"),
+        [(name, Some(host))] if lembas_spec::tool(name).is_some_and(|t| t.reaches_the_web()) => {
+            format!("{name} calls to {host}")
+        }
         _ => {
             let patterns: Vec<String> =
                 grants.iter().filter_map(|(_, pattern)| pattern.as_ref()).map(|p| format!("`{p}`")).collect();
@@ -69,12 +76,15 @@ mod tests {
 
     #[test]
     fn a_session_answer_is_said_as_the_rule_it_becomes() {
-        let scope = |name: &str, command: Option<&str>| session_scope(&session_grants(name, command));
+        let scope = |name: &str, command: Option<&str>| session_scope(&session_grants(name, command, None));
         assert_eq!(scope("bash", Some("git commit -m x && ls -la")), "commands matching `git commit *`, `ls *`");
         assert_eq!(scope("webfetch", None), "every webfetch call");
+        let fetch = session_grants("web_fetch", None, Some("https://Docs.rs/serde/latest"));
+        assert_eq!(fetch, [("web_fetch".to_owned(), Some("docs.rs".to_owned()))]);
+        assert_eq!(session_scope(&fetch), "web_fetch calls to docs.rs");
         // What the card says is what the answer grants.
         assert_eq!(
-            session_grants("bash", Some("git commit -m x && ls -la")),
+            session_grants("bash", Some("git commit -m x && ls -la"), None),
             [("bash".to_owned(), Some("git commit *".to_owned())), ("bash".to_owned(), Some("ls *".to_owned()))]
         );
     }

@@ -170,10 +170,12 @@ impl std::fmt::Debug for Session {
 /// The tools a session on `model` is offered, read from their definitions (`spec/tools/`):
 /// every device tool whose requirements a session can meet — `plan` comes and goes, so
 /// `plan_submit` is offered and answers `unavailable` outside plan mode; `display` (`show`) only
-/// where the client shows files (`display`: a LLeMbas client that said so) — with the task tool (`block: task`) only where subagents are, and `view_image`
-/// only to a model that sees (lembas' rule: docs/spec-decisions.md), and the team's tools (`requires:
-/// team`) with it — the main agent's, not those only a subagent has. In the definitions' order.
-pub(crate) fn offered_tools(model: &ModelInfo, task: bool, display: bool) -> Vec<ToolSchema> {
+/// where the client shows files (a LLeMbas client that said so); `team`, the team's tools, with
+/// the task tool (`block: task`) only where subagents are, the main agent's and not those only a
+/// subagent has; `search_provider` (`web_search`) only where one is configured — and `view_image`
+/// only to a model that sees (lembas' rule: docs/spec-decisions.md). In the definitions' order.
+pub(crate) fn offered_tools(model: &ModelInfo, offer: Offer) -> Vec<ToolSchema> {
+    let Offer { task, display, search } = offer;
     if model.tools == Some(false) {
         return Vec::new();
     }
@@ -181,7 +183,13 @@ pub(crate) fn offered_tools(model: &ModelInfo, task: bool, display: bool) -> Vec
         .iter()
         .filter(|def| {
             def.on_device()
-                && def.requires.iter().all(|r| r == "plan" || (r == "team" && task) || (r == "display" && display))
+                && def.requires.iter().all(|r| match r.as_str() {
+                    "plan" => true,
+                    "team" => task,
+                    "display" => display,
+                    "search_provider" => search,
+                    _ => false,
+                })
         })
         .filter(|def| def.offered.as_deref() != Some("subagent"))
         .filter(|def| !def.starts_a_subagent() || task)
@@ -192,6 +200,17 @@ pub(crate) fn offered_tools(model: &ModelInfo, task: bool, display: bool) -> Vec
             parameters: def.parameters.clone(),
         })
         .collect()
+}
+
+/// Which of the tools that not every session has a session is offered.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Offer {
+    /// Subagents: `task`, and the team's tools.
+    pub task: bool,
+    /// `show`: the client shows files.
+    pub display: bool,
+    /// `web_search`: a search provider is configured.
+    pub search: bool,
 }
 
 impl Session {
@@ -248,11 +267,12 @@ impl Session {
             named: Vec::new(),
             offer: None,
         };
-        let mut tools = offered_tools(
-            &cfg.model,
-            subagent.is_none() && cfg.subagents && lembas_models::subagent_offered(&cfg.model, &cfg.models),
-            subagent.is_none() && cfg.display,
-        );
+        let offer = Offer {
+            task: subagent.is_none() && cfg.subagents && lembas_models::subagent_offered(&cfg.model, &cfg.models),
+            display: subagent.is_none() && cfg.display,
+            search: cfg.web.search.is_some(),
+        };
+        let mut tools = offered_tools(&cfg.model, offer);
         if subagent.is_none() {
             crate::agents::offer(&mut tools, &cfg.agent_files);
         }

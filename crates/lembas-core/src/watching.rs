@@ -25,8 +25,7 @@ impl Opener {
         let cfg = self.template();
         let root = self.root_of(&request.cwd);
         let judge = Judge { rules: cfg.rules.clone(), ctx: crate::judging::judge_context(cfg, &root) };
-        let call =
-            Call { tool: "bash", risk: lembas_spec::RiskClass::Execute, command: Some(&request.command), paths: &[] };
+        let call = Call::new("bash", lembas_spec::RiskClass::Execute, Some(&request.command), &[]);
         let real = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
         match judge.evaluate(request.mode, &call, &request.cwd, &real) {
             Decision::Allow => {}

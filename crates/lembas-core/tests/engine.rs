@@ -80,6 +80,7 @@ async fn a_turn_reads_edits_runs_a_command_and_answers_keeping_the_prefix() {
             "team_send",
             "team_stop",
             "team_whoami",
+            "web_fetch",
             "write",
         ]
     );

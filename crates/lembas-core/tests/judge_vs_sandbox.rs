@@ -52,7 +52,7 @@ async fn run_if_allowed(
     sandbox: &lembas_tools::Sandbox,
     line: &str,
 ) -> Option<String> {
-    let call = Call { tool: "bash", risk: lembas_spec::RiskClass::Execute, command: Some(line), paths: &[] };
+    let call = Call::new("bash", lembas_spec::RiskClass::Execute, Some(line), &[]);
     if judge.evaluate(mode, &call, &ws.root, &Path::to_path_buf) != Decision::Allow {
         return None;
     }

@@ -97,11 +97,14 @@ pub fn subagent_call(
 }
 
 /// Whether the subagent's grants cover every part of the call: each part of a command, each
-/// path (a grant's path pattern read as a rule's is, against the project root).
+/// path (a grant's path pattern read as a rule's is, against the project root), a fetch's URL.
 fn granted(judge: &Judge, grants: &[Grant], call: &Call) -> bool {
     let mut rules = RuleSet::default();
     for g in grants.iter().filter(|g| g.tool == call.tool) {
         rules.add(&g.tool, Some(&g.pattern), Action::Allow, Source::Session);
+    }
+    if let Some(target) = call.url.and_then(|u| crate::network::parse(u).ok()) {
+        return rules.matching(call.tool, Subject::Url(&target)) == Some(Action::Allow);
     }
     match call.command {
         Some(line) => {

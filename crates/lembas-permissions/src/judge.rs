@@ -291,25 +291,6 @@ impl Judge {
         Ok(always_ask)
     }
 
-    /// A URL is fetched only over http or https, and never from the person's own network unless
-    /// a rule names that URL or host and allows it (a rule for the whole tool does not).
-    fn url_floor(&self, tool: &str, url: &str) -> Result<(), String> {
-        let target = crate::network::parse(url)?;
-        match target.private() {
-            Some(reason) if self.rules.matching_by_name(tool, Subject::Url(&target)) != Some(Action::Allow) => {
-                Err(reason)
-            }
-            _ => Ok(()),
-        }
-    }
-
-    /// Whether a rule names the URL `url` leads to and allows it: what lets a fetch reach an
-    /// address in the person's own network when a name resolves to one.
-    pub fn names_and_allows(&self, tool: &str, url: &str) -> bool {
-        crate::network::parse(url)
-            .is_ok_and(|target| self.rules.matching_by_name(tool, Subject::Url(&target)) == Some(Action::Allow))
-    }
-
     /// The rules and the mode, above the floor.
     fn decide(
         &self,

@@ -12,6 +12,8 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use url::{Host, Url};
 
+use crate::{Action, Subject};
+
 /// A URL the web tools may be asked to fetch, read once: the text the model gave, parsed.
 #[derive(Debug, Clone)]
 pub struct Target {
@@ -57,13 +59,38 @@ impl Target {
     }
 }
 
+impl crate::Judge {
+    /// A URL is fetched only over http or https, and never from the person's own network unless
+    /// a rule names that URL or host and allows it or has it asked (a rule for the whole tool
+    /// does not).
+    pub(crate) fn url_floor(&self, tool: &str, url: &str) -> Result<(), String> {
+        let target = parse(url)?;
+        match target.private() {
+            Some(reason) if !self.opens(tool, &target) => Err(reason),
+            _ => Ok(()),
+        }
+    }
+
+    fn opens(&self, tool: &str, target: &Target) -> bool {
+        matches!(self.rules.matching_by_name(tool, Subject::Url(target)), Some(Action::Allow | Action::Ask))
+    }
+
+    /// Whether a rule names the URL `url` and allows it or has it asked: what lets a fetch the
+    /// judge let through reach an address in the person's own network when a name resolves to
+    /// one.
+    pub fn opens_private(&self, tool: &str, url: &str) -> bool {
+        parse(url).is_ok_and(|target| self.opens(tool, &target))
+    }
+}
+
 /// What the model is told when a URL leads into the person's own network.
 pub fn private_reason(host: &str) -> String {
-    format!(
-        "Refused: {host} is on this computer or its private network, which web_fetch does not reach unless the person \
-         allows it with a rule ([permissions.web_fetch] with this URL or host)."
-    )
+    format!("Refused: {host} is on this computer or its private network. {UNLESS_ALLOWED}")
 }
+
+/// How the person lets the web tools reach their own network, said with every refusal of it.
+pub const UNLESS_ALLOWED: &str = "web_fetch does not reach those unless the person allows it with a rule naming \
+     the URL or host ([permissions.web_fetch] in lembas' config.toml).";
 
 /// Whether `ip` is not a public internet address: loopback, private, shared (carrier NAT),
 /// link-local (the cloud metadata services), unspecified, multicast, broadcast, documentation
@@ -204,8 +231,14 @@ mod tests {
         judge.rules.add("web_fetch", Some("http://127.0.0.1:8080/*"), Action::Allow, Source::Global);
         judge.rules.add("web_fetch", Some("tracker.example"), Action::Deny, Source::Project);
         assert_eq!(fetch(&judge, Mode::Manual, "http://127.0.0.1:8080/x"), Decision::Allow);
-        assert!(judge.names_and_allows("web_fetch", "http://127.0.0.1:8080/x"));
-        assert!(!judge.names_and_allows("web_fetch", "https://docs.rs/"));
+        assert!(judge.opens_private("web_fetch", "http://127.0.0.1:8080/x"));
+        assert!(!judge.opens_private("web_fetch", "https://docs.rs/"));
+        // A rule naming a private host that has it asked: asked, not refused (auto mode runs
+        // what a rule asks, as it does every other tool's).
+        judge.rules.add("web_fetch", Some("192.168.1.1"), Action::Ask, Source::Global);
+        assert_eq!(fetch(&judge, Mode::Manual, "http://192.168.1.1/admin"), Decision::Ask);
+        assert_eq!(fetch(&judge, Mode::Auto, "http://192.168.1.1/admin"), Decision::Allow);
+        assert!(matches!(fetch(&judge, Mode::Plan, "http://192.168.1.1/admin"), Decision::Refuse(_)));
         assert!(matches!(fetch(&judge, Mode::Auto, "https://tracker.example/p?q=1"), Decision::Refuse(_)));
     }
 }

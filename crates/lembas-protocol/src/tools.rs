@@ -10,8 +10,8 @@ pub fn tool(name: &str) -> Option<&'static ToolDef> {
     lembas_spec::tool(name)
 }
 
-/// How a client draws a call of `name`: `shell`, `edit`, `read`, `search`, `task`, `plan` or
-/// `tool` (also for a tool the spec does not define).
+/// How a client draws a call of `name`: `shell`, `edit`, `read`, `search`, `web`, `task`, `plan`
+/// or `tool` (also for a tool the spec does not define).
 pub fn block(name: &str) -> &'static str {
     tool(name).map_or("tool", |t| t.block.as_str())
 }
@@ -28,6 +28,8 @@ pub enum ToolKind {
     Think,
     /// Hands work to a subagent.
     Agent,
+    /// Reaches the web: a fetch, a search.
+    Fetch,
     Other,
 }
 
@@ -42,6 +44,7 @@ pub fn kind(name: &str) -> ToolKind {
         "shell" => ToolKind::Execute,
         "plan" => ToolKind::Think,
         "task" => ToolKind::Agent,
+        "web" => ToolKind::Fetch,
         _ if def.risk == RiskClass::Execute => ToolKind::Execute,
         _ => ToolKind::Other,
     }

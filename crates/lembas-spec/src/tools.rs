@@ -63,6 +63,11 @@ impl ToolDef {
         self.block == "edit"
     }
 
+    /// Whether it reaches the web (`block: web`): it changes nothing in the project.
+    pub fn reaches_the_web(&self) -> bool {
+        self.block == "web"
+    }
+
     /// Whether a subagent may be given it: never what waits on the person (`exclusive`), what
     /// makes the session's plan (`block: plan`), or what is the main agent's only
     /// (`offered: main`).

@@ -125,10 +125,7 @@ fn failed(url: &Url, limits: Limits, e: reqwest::Error) -> FetchError {
     let mut source = std::error::Error::source(&e);
     while let Some(inner) = source {
         if let Some(private) = inner.downcast_ref::<guard::PrivateName>() {
-            return FetchError::Refused(format!(
-                "Refused: {private}, which web_fetch does not reach unless the person allows it with a rule \
-                 ([permissions.web_fetch] with this URL or host)."
-            ));
+            return FetchError::Refused(format!("Refused: {private}. {}", lembas_permissions::network::UNLESS_ALLOWED));
         }
         reason = inner.to_string();
         source = inner.source();
@@ -215,10 +212,8 @@ impl Fetched {
                     head.push_str(&format!("# {title}\n"));
                 }
                 let kind = if content_type.is_empty() { "no content type" } else { content_type.as_str() };
-                head.push_str(&format!("Source: {url} ({kind}, {})", size(*bytes)));
-                if *cut {
-                    head.push_str(&format!(", cut at {}: the rest was not read", size(*bytes)));
-                }
+                let read = if *cut { format!("the first {}, the rest not read", size(*bytes)) } else { size(*bytes) };
+                head.push_str(&format!("Source: {url} ({kind}, {read})"));
                 format!("{head}\n\n{}", converted.text)
             }
         }

@@ -373,6 +373,23 @@ pub fn hooks(config: &Config, root: &Path, standing: Standing) -> Result<Arc<lem
     Ok(Arc::new(hooks))
 }
 
+/// The web tools' setup from `[web]`: a search provider that cannot be used (no key in the
+/// environment, an unknown provider) is said once on stderr, and `web_search` is not offered.
+pub fn web_setup(web: &lembas_config::WebSettings) -> lembas_core::WebSetup {
+    let defaults = lembas_web::Limits::default();
+    let limits = lembas_web::Limits {
+        timeout: web.timeout.map_or(defaults.timeout, std::time::Duration::from_secs),
+        max_bytes: web.max_bytes.unwrap_or(defaults.max_bytes).max(1024),
+        ..defaults
+    };
+    let search = web.search.as_ref().and_then(|s| {
+        lembas_web::SearchProvider::new(&s.provider, s.url.as_deref(), s.key_env.as_deref())
+            .map_err(|why| eprintln!("lembas: web_search is not offered: {why}"))
+            .ok()
+    });
+    lembas_core::WebSetup { limits, search: search.map(Arc::new) }
+}
+
 /// A folder named in `config.toml`: `~/` is the home folder.
 fn config_folder(word: &str, home: Option<&Path>) -> std::path::PathBuf {
     match (word.strip_prefix("~/"), home) {
@@ -443,6 +460,8 @@ pub struct Startup {
     pub host: Arc<lembas_core::Host>,
     /// The folders no listing or search walks into ([`walk_private`]), read once.
     pub walk_private: Arc<[PathBuf]>,
+    /// The web tools' limits and search provider, read once.
+    pub web: lembas_core::WebSetup,
 }
 
 /// A project a session works in: its root, where it stands with the person, and what that gives.
@@ -468,8 +487,9 @@ impl Startup {
         let store = store(&home)?;
         let client = client(&home, &login, &config)?;
         let walk_private = walk_private(&home);
+        let web = web_setup(&config.web);
         let host = lembas_core::Host::new(store).keeping_snapshots_in(home.snapshots_dir());
-        Ok(Startup { host: Arc::new(host), home, config, login, client, walk_private })
+        Ok(Startup { host: Arc::new(host), home, config, login, client, walk_private, web })
     }
 
     /// The project at `root`: its standing read once; its rules, MCP servers (connecting from now
@@ -506,6 +526,7 @@ impl Startup {
         );
         cfg.walk_private = self.walk_private.clone();
         cfg.models = self.login.models.clone();
+        cfg.web = self.web.clone();
         cfg
     }
 

@@ -77,7 +77,7 @@ pub(crate) fn delegation(case: &Value) -> Result<Value, String> {
                 mode(case, "mode")?,
                 &request,
                 &grants,
-                &Call { tool, risk, command: line, paths: &paths },
+                &Call { url: call.get("url").and_then(Value::as_str), ..Call::new(tool, risk, line, &paths) },
                 Path::new("/project"),
                 &Path::to_path_buf,
                 unattended,
@@ -132,7 +132,7 @@ pub(crate) fn monitor(case: &Value) -> Result<Value, String> {
                 judge.rules = set;
             }
             let line = text(case, "line")?;
-            let call = Call { tool: "bash", risk: lembas_spec::RiskClass::Execute, command: Some(line), paths: &[] };
+            let call = Call::new("bash", lembas_spec::RiskClass::Execute, Some(line), &[]);
             Ok(match judge.evaluate(mode(case, "mode")?, &call, Path::new("/project"), &Path::to_path_buf) {
                 Decision::Allow => json!("run"),
                 Decision::Ask => json!({ "refused": "asks" }),

@@ -76,6 +76,43 @@ pub(super) fn recipients_title(args: &Value) -> String {
     if to.is_empty() { String::new() } else { short_what(&format!("to {}", to.join(", "))) }
 }
 
+/// A fetch is about its URL, without the scheme a person does not read.
+pub(super) fn url_title(args: &Value) -> String {
+    let url = text(args, "url").unwrap_or_default();
+    short_what(url.strip_prefix("https://").or_else(|| url.strip_prefix("http://")).unwrap_or(url))
+}
+
+/// A search is about its words.
+pub(super) fn query_title(args: &Value) -> String {
+    text(args, "query").map(|q| short_what(&format!("\"{q}\""))).unwrap_or_default()
+}
+
+/// A page fetched: its title, else what it was and how much.
+pub(super) fn fetch_summary(text: &str, failed: bool) -> Option<String> {
+    if failed {
+        return None;
+    }
+    let mut lines = said_lines(text).into_iter();
+    let first = lines.next()?;
+    if let Some(title) = first.strip_prefix("# ") {
+        return Some(short_what(title));
+    }
+    let (_, what) = first.strip_prefix("Source: ")?.split_once(" (")?;
+    Some(format!("Read {}", what.trim_end_matches(')')))
+}
+
+/// A search's results, counted.
+pub(super) fn search_summary(text: &str, failed: bool) -> Option<String> {
+    if failed {
+        return None;
+    }
+    let results = said_lines(text)
+        .iter()
+        .filter(|l| l.split_once(". ").is_some_and(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())))
+        .count();
+    Some(count(results, "result", ""))
+}
+
 pub(super) fn patch_title(_args: &Value) -> String {
     "patch".to_owned()
 }

@@ -10,6 +10,7 @@
 pub(crate) mod describe;
 mod runs;
 mod show;
+mod web;
 
 use std::path::PathBuf;
 use std::sync::LazyLock;
@@ -23,6 +24,7 @@ use serde_json::Value;
 use crate::session::Session;
 use describe::{Summary, Title};
 pub(crate) use runs::{Call, CallTools, run_one};
+pub(crate) use web::WebCall;
 
 /// A call the engine answers itself, in call order, with the session in hand, waiting on the
 /// person.
@@ -76,6 +78,8 @@ pub(crate) struct Handler {
     pub needs_vision: bool,
     /// Its change is said as a patch even when it touches one file.
     pub said_as_patch: bool,
+    /// It fetches the URL its `url` argument names: what the permission rules judge it by.
+    pub fetches: bool,
 }
 
 impl Handler {
@@ -88,6 +92,7 @@ impl Handler {
             summary: describe::first_line_says,
             needs_vision: false,
             said_as_patch: false,
+            fetches: false,
         }
     }
 
@@ -109,6 +114,15 @@ impl Handler {
 
     const fn patching(self) -> Self {
         Handler { said_as_patch: true, ..self }
+    }
+
+    const fn fetching(self) -> Self {
+        Handler { fetches: true, ..self }
+    }
+
+    /// The URL a call fetches; `None` for a tool that fetches none.
+    pub fn url<'a>(&self, args: &'a Value) -> Option<&'a str> {
+        if self.fetches { args.get("url").and_then(Value::as_str) } else { None }
     }
 
     /// The paths a call reaches, resolved: what the permission rules judge, and what calls of
@@ -146,7 +160,9 @@ impl Handler {
     pub fn may_change_the_project(&self) -> bool {
         match self.runs {
             Runs::Files(_) => lembas_spec::tool(self.name).is_some_and(|t| t.changes_files()),
-            Runs::Command | Runs::Task | Runs::Beside(_) | Runs::Team(_) => true,
+            // What reaches the web leaves the project as it was.
+            Runs::Beside(_) => lembas_spec::tool(self.name).is_none_or(|t| !t.reaches_the_web()),
+            Runs::Command | Runs::Task | Runs::Team(_) => true,
             Runs::Skills(_) | Runs::Engine(_) | Runs::AtOnce(_) | Runs::Recall | Runs::Missing => false,
         }
     }
@@ -199,6 +215,8 @@ static HANDLERS: LazyLock<Vec<Handler>> = LazyLock::new(|| {
         Handler::new("team_stop", Team(team::team_stop)).titled(d::agent_title),
         Handler::new("team_whoami", Team(team::team_whoami)),
         Handler::new("view_image", Files(&on_files::VIEW_IMAGE)).seeing(),
+        Handler::new("web_fetch", Beside(web::web_fetch)).titled(d::url_title).summed(d::fetch_summary).fetching(),
+        Handler::new("web_search", Beside(web::web_search)).titled(d::query_title).summed(d::search_summary),
         Handler::new("show", Engine(show::show)),
         Handler::new("write", Files(&on_files::WRITE)).summed(d::change_summary),
     ]

@@ -17,6 +17,7 @@ pub(crate) struct CallTools {
     pub parked: crate::subagent::ParkedAgents,
     pub mcp: Option<std::sync::Arc<lembas_mcp::McpHub>>,
     pub skills: lembas_tools::SkillPlaces,
+    pub web: super::WebCall,
 }
 
 /// One call, as it runs.

@@ -266,8 +266,7 @@ impl Session {
         if let Some(command) = crate::handlers::handler(&def.name).command(args) {
             let defaults = lembas_permissions::Judge::with_defaults(self.judge.ctx.clone());
             let paths: Vec<std::path::PathBuf> = Vec::new();
-            let call =
-                lembas_permissions::Call { tool: &def.name, risk: def.risk, command: Some(command), paths: &paths };
+            let call = lembas_permissions::Call::new(&def.name, def.risk, Some(command), &paths);
             let cwd = self.ws.real_path(&self.ws.resolve(field(args, "cwd").unwrap_or(".")));
             let real = |p: &std::path::Path| self.ws.real_path(p);
             if defaults.evaluate(Mode::Manual, &call, &cwd, &real) == lembas_permissions::Decision::Allow {
