@@ -73,7 +73,7 @@ from_release() {
   tar -xzf "$work/lembas.tar.gz" -C "$work/unpacked"
   found=$(find "$work/unpacked" -maxdepth 2 -type f -name lembas | head -n 1)
   [ -n "$found" ] || fail "the archive holds no lembas program"
-  for program in lembas lembas-sandbox; do
+  for program in lembas lembas-sandbox lembas-reader; do
     if [ -f "$(dirname "$found")/$program" ]; then
       cp "$(dirname "$found")/$program" "$work/$program.new"
       chmod 755 "$work/$program.new"
@@ -88,7 +88,7 @@ from_source() {
   command -v cargo >/dev/null 2>&1 || fail "building lembas needs Rust's cargo (https://rustup.rs), then run install.sh again"
   say "Building lembas from $here with cargo (a few minutes)…"
   cargo install --locked --quiet --path "$here/crates/lembas" --root "$work/built"
-  for program in lembas lembas-sandbox; do
+  for program in lembas lembas-sandbox lembas-reader; do
     cp "$work/built/bin/$program" "$work/$program.new"
     mv -f "$work/$program.new" "$bin_dir/$program"
   done

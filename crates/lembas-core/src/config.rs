@@ -185,6 +185,8 @@ impl SessionConfig {
 pub struct WebSetup {
     pub limits: lembas_web::Limits,
     pub search: Option<Arc<lembas_web::SearchProvider>>,
+    /// Who reads pages and PDFs: `lembas-reader` beside lembas.
+    pub reader: lembas_web::Reader,
 }
 
 impl std::fmt::Debug for SessionConfig {

@@ -13,6 +13,14 @@ use lembas_permissions::{Action, Mode, Source};
 use lembas_testkit::{Scripted, WebSite};
 use serde_json::json;
 
+/// A session's configuration with pages and PDFs read in this process (`lembas-reader` is the
+/// binary's).
+fn config(h: &Harness, mode: Mode, steps: u32) -> lembas_core::SessionConfig {
+    let mut cfg = h.config(mode, steps);
+    cfg.web.reader = lembas_web::Reader::Inline(lembas_web::convert);
+    cfg
+}
+
 fn offered(request: &serde_json::Value) -> Vec<String> {
     request["tools"]
         .as_array()
@@ -32,7 +40,8 @@ async fn a_page_on_this_computer_is_refused_until_a_rule_names_it_then_read_as_m
         Scripted::text("Read it."),
     ])
     .await;
-    let (mut session, mut rx) = h.start(Mode::Auto);
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let mut session = lembas_core::Session::start(config(&h, Mode::Auto, 10), &h.root, &h.root, tx).unwrap();
     session.prompt("read the guide", &CancellationToken::new()).await;
     let requests = h.server.chat_requests();
     let refused = tool_results(&requests[1]);
@@ -41,7 +50,7 @@ async fn a_page_on_this_computer_is_refused_until_a_rule_names_it_then_read_as_m
     assert!(!offered(&requests[0]).contains(&"web_search".to_owned()), "no provider: no web_search");
     drain(&mut rx);
 
-    let mut cfg = h.config(Mode::Auto, 10);
+    let mut cfg = config(&h, Mode::Auto, 10);
     cfg.rules.add("web_fetch", Some(&format!("{}/*", site.url(""))), Action::Allow, Source::Global);
     let mut session = h.start_with(cfg);
     session.prompt("read the guide", &CancellationToken::new()).await;
@@ -63,7 +72,7 @@ async fn a_fetch_is_asked_in_edit_mode_with_its_host_for_the_session_and_refused
         Scripted::text("Planned."),
     ])
     .await;
-    let mut cfg = h.config(Mode::Edit, 10);
+    let mut cfg = config(&h, Mode::Edit, 10);
     // Named, so the private address is asked about rather than refused.
     cfg.rules.add("web_fetch", Some("127.0.0.1"), Action::Ask, Source::Global);
     let approver = Arc::new(Answering::new(Approval::Always));
@@ -78,7 +87,7 @@ async fn a_fetch_is_asked_in_edit_mode_with_its_host_for_the_session_and_refused
     let fetched = tool_results(&requests[2]);
     assert!(fetched.iter().all(|r| r.ends_with("just text\nsecond line\n")), "{fetched:?}");
 
-    let mut cfg = h.config(Mode::Plan, 10);
+    let mut cfg = config(&h, Mode::Plan, 10);
     cfg.rules.add("web_fetch", Some(&format!("{}/*", site.url(""))), Action::Ask, Source::Global);
     let mut session = h.start_with(cfg);
     session.prompt("plan it", &CancellationToken::new()).await;
@@ -95,11 +104,12 @@ async fn a_search_goes_through_the_configured_provider_and_a_long_page_is_capped
         Scripted::text("Found it."),
     ])
     .await;
-    let mut cfg = h.config(Mode::Auto, 10);
+    let mut cfg = config(&h, Mode::Auto, 10);
     cfg.rules.add("web_fetch", Some(&format!("{}/*", site.url(""))), Action::Allow, Source::Global);
     cfg.web = WebSetup {
         limits: lembas_web::Limits { max_bytes: 200_000, ..Default::default() },
         search: Some(Arc::new(lembas_web::SearchProvider::new("searxng", Some(&site.url("")), None).unwrap())),
+        reader: cfg.web.reader.clone(),
     };
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let mut session = lembas_core::Session::start(cfg, &h.root, &h.root, tx).unwrap();

@@ -1,11 +1,17 @@
 //! What a fetched body says, as text a model reads well: HTML as Markdown (htmd) without what
 //! only a browser uses — scripts, styles, menus, forms' furniture — JSON laid out, a PDF's text
 //! (pdf-extract), any other text as it is. Binary content is not text and is said so.
+//!
+//! Two halves: [`light`] — text, JSON, what is binary — runs in lembas' own process; [`heavy`] —
+//! HTML and PDF — runs in `lembas-reader` ([`crate::Reader`]): their parsers' tables would be
+//! loaded into every lembas process at start (a megabyte of memory, whether or not a page is ever
+//! fetched), and a hostile document can make a parser panic, loop or swell, which a process of
+//! its own survives and a time limit ends.
 
 use std::sync::{Arc, Mutex};
 
 /// A body as text.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Converted {
     /// An HTML page's `<title>`.
     pub title: Option<String>,
@@ -13,7 +19,7 @@ pub struct Converted {
 }
 
 /// Why a body is not given as text.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum NotText {
     Binary,
     Unreadable(String),
@@ -27,16 +33,32 @@ const SKIPPED: &[&str] = &[
 ];
 
 /// The text of a body sent as `content_type` (its header, possibly empty); `cut`: the body was
-/// cut at the size limit (a PDF cannot be read then).
+/// cut at the size limit (a PDF cannot be read then). Both halves, in this process.
 pub fn convert(content_type: &str, body: &[u8], cut: bool) -> Result<Converted, NotText> {
-    let essence = content_type.split(';').next().unwrap_or_default().trim().to_ascii_lowercase();
-    match kind(&essence, body) {
-        Kind::Html => Ok(html(&decode(content_type, body))),
-        Kind::Json => Ok(Converted { title: None, text: json(&decode(content_type, body)) }),
-        Kind::Text => Ok(Converted { title: None, text: decode(content_type, body) }),
+    match light(content_type, body, cut)? {
+        Some(converted) => Ok(converted),
+        None => heavy(content_type, body),
+    }
+}
+
+/// The light half: the text of a body that is text or JSON, `Err` for one that is not text;
+/// `None` for HTML and PDF, which [`heavy`] reads.
+pub fn light(content_type: &str, body: &[u8], cut: bool) -> Result<Option<Converted>, NotText> {
+    match kind(content_type, body) {
+        Kind::Json => Ok(Some(Converted { title: None, text: json(&decode(content_type, body)) })),
+        Kind::Text => Ok(Some(Converted { title: None, text: decode(content_type, body) })),
         Kind::Pdf if cut => Err(NotText::Unreadable("the PDF is larger than the size limit".into())),
-        Kind::Pdf => pdf(body).map(|text| Converted { title: None, text }),
+        Kind::Html | Kind::Pdf => Ok(None),
         Kind::Binary => Err(NotText::Binary),
+    }
+}
+
+/// The heavy half: an HTML page as Markdown, a PDF's text (anything else as [`light`] reads it).
+pub fn heavy(content_type: &str, body: &[u8]) -> Result<Converted, NotText> {
+    match kind(content_type, body) {
+        Kind::Html => Ok(html(&decode(content_type, body))),
+        Kind::Pdf => pdf(body).map(|text| Converted { title: None, text }),
+        _ => light(content_type, body, false).map(Option::unwrap_or_default),
     }
 }
 
@@ -48,8 +70,9 @@ enum Kind {
     Binary,
 }
 
-fn kind(essence: &str, body: &[u8]) -> Kind {
-    match essence {
+fn kind(content_type: &str, body: &[u8]) -> Kind {
+    let essence = content_type.split(';').next().unwrap_or_default().trim().to_ascii_lowercase();
+    match essence.as_str() {
         "text/html" | "application/xhtml+xml" => Kind::Html,
         "application/json" => Kind::Json,
         e if e.ends_with("+json") => Kind::Json,

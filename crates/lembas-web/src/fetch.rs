@@ -8,8 +8,8 @@ use reqwest::redirect::{Attempt, Policy};
 use tokio_util::sync::CancellationToken;
 use url::Url;
 
-use crate::convert::{Converted, convert};
-use crate::{Limits, guard};
+use crate::convert::Converted;
+use crate::{Limits, Reader, guard};
 
 /// What a fetch brought back.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,14 +51,18 @@ pub enum FetchError {
     Cancelled,
 }
 
-/// Fetches `url` within `limits`. `private_ok`: a rule names this URL or host and allows it, so
-/// its name may resolve into the person's own network.
-pub async fn fetch(
-    url: &str,
-    limits: Limits,
-    private_ok: bool,
-    cancel: &CancellationToken,
-) -> Result<Fetched, FetchError> {
+/// How a fetch goes: its limits, whether its name may resolve into the person's own network (a
+/// rule names this URL or host and allows it), and who reads what it brings back.
+#[derive(Debug, Clone, Copy)]
+pub struct Fetch<'a> {
+    pub limits: Limits,
+    pub private_ok: bool,
+    pub reader: &'a Reader,
+}
+
+/// Fetches `url` as `how` says.
+pub async fn fetch(url: &str, how: Fetch<'_>, cancel: &CancellationToken) -> Result<Fetched, FetchError> {
+    let Fetch { limits, private_ok, reader } = how;
     let target = lembas_permissions::network::parse(url).map_err(FetchError::Refused)?;
     if !private_ok && let Some(reason) = target.private() {
         return Err(FetchError::Refused(reason));
@@ -73,7 +77,7 @@ pub async fn fetch(
             .send()
             .await
             .map_err(|e| failed(&url, limits, e))?;
-        read(response, &url, limits).await
+        read(response, &url, limits, reader).await
     };
     tokio::select! {
         done = work => done,
@@ -135,7 +139,12 @@ fn failed(url: &Url, limits: Limits, e: reqwest::Error) -> FetchError {
 
 /// Reads the answer: a redirect elsewhere said, an error status with the start of what it said,
 /// else the body up to the limit, turned into text.
-async fn read(response: reqwest::Response, asked: &Url, limits: Limits) -> Result<Fetched, FetchError> {
+async fn read(
+    response: reqwest::Response,
+    asked: &Url,
+    limits: Limits,
+    reader: &Reader,
+) -> Result<Fetched, FetchError> {
     let status = response.status();
     let url = response.url().clone();
     if status.is_redirection() {
@@ -157,13 +166,7 @@ async fn read(response: reqwest::Response, asked: &Url, limits: Limits) -> Resul
         .to_owned();
     let (body, cut) = body(response, limits).await.map_err(|e| failed(asked, limits, e))?;
     let bytes = body.len();
-    let converted = tokio::task::spawn_blocking({
-        let content_type = content_type.clone();
-        move || convert(&content_type, &body, cut)
-    })
-    .await
-    .map_err(|e| FetchError::Unreadable { url: url.to_string(), reason: e.to_string() })?;
-    let converted = match converted {
+    let converted = match reader.read(&content_type, body, cut).await {
         Ok(converted) => converted,
         Err(crate::convert::NotText::Binary) => {
             return Err(FetchError::Binary { url: url.to_string(), content_type, bytes });

@@ -10,13 +10,15 @@
 mod convert;
 mod fetch;
 mod guard;
+pub mod reader;
 pub mod search;
 
 use std::time::Duration;
 
 pub use convert::NotText;
 pub use convert::{Converted, convert};
-pub use fetch::{FetchError, Fetched, fetch};
+pub use fetch::{Fetch, FetchError, Fetched, fetch};
+pub use reader::Reader;
 pub use search::{SearchError, SearchHit, SearchProvider, search};
 
 /// Limits every fetch keeps.

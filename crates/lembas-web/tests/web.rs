@@ -5,11 +5,19 @@
 use std::time::Duration;
 
 use lembas_testkit::WebSite;
-use lembas_web::{FetchError, Fetched, Limits, SearchProvider, fetch, search};
+use lembas_web::{Fetch, FetchError, Fetched, Limits, Reader, SearchProvider, fetch, search};
 use tokio_util::sync::CancellationToken;
 
+/// Pages and PDFs read in this process: `lembas-reader` is the binary's.
+const READER: Reader = Reader::Inline(lembas_web::convert);
+
+/// A fetch with the default limits that may reach this computer (`private_ok`) or not.
+fn how(private_ok: bool) -> Fetch<'static> {
+    Fetch { limits: Limits::default(), private_ok, reader: &READER }
+}
+
 async fn got(site: &WebSite, path: &str) -> Result<Fetched, FetchError> {
-    fetch(&site.url(path), Limits::default(), true, &CancellationToken::new()).await
+    fetch(&site.url(path), how(true), &CancellationToken::new()).await
 }
 
 fn page(fetched: Result<Fetched, FetchError>) -> String {
@@ -64,15 +72,15 @@ async fn redirects_are_followed_on_the_site_only_and_errors_say_what_happened() 
         }
         other => panic!("{other:?}"),
     }
-    let closed = fetch("http://127.0.0.1:9/", Limits::default(), true, &CancellationToken::new()).await;
+    let closed = fetch("http://127.0.0.1:9/", how(true), &CancellationToken::new()).await;
     assert!(matches!(closed, Err(FetchError::Unreachable { .. })), "{closed:?}");
 }
 
 #[tokio::test]
 async fn a_slow_site_times_out_a_huge_page_is_cut_and_a_fetch_can_be_interrupted() {
     let site = WebSite::start().await;
-    let quick = Limits { timeout: Duration::from_millis(300), ..Limits::default() };
-    let slow = fetch(&site.url("/slow"), quick, true, &CancellationToken::new()).await;
+    let quick = Fetch { limits: Limits { timeout: Duration::from_millis(300), ..Limits::default() }, ..how(true) };
+    let slow = fetch(&site.url("/slow"), quick, &CancellationToken::new()).await;
     assert!(matches!(slow, Err(FetchError::TimedOut { .. })), "{slow:?}");
     match got(&site, "/huge").await {
         Ok(Fetched::Page { bytes, cut: true, .. }) => assert_eq!(bytes, Limits::default().max_bytes),
@@ -84,17 +92,17 @@ async fn a_slow_site_times_out_a_huge_page_is_cut_and_a_fetch_can_be_interrupted
         tokio::time::sleep(Duration::from_millis(100)).await;
         stop.cancel();
     });
-    assert!(matches!(fetch(&site.url("/slow"), Limits::default(), true, &cancel).await, Err(FetchError::Cancelled)));
+    assert!(matches!(fetch(&site.url("/slow"), how(true), &cancel).await, Err(FetchError::Cancelled)));
 }
 
 #[tokio::test]
 async fn the_private_network_is_refused_by_address_and_by_a_name_that_resolves_into_it() {
     let site = WebSite::start().await;
     let cancel = CancellationToken::new();
-    let by_address = fetch(&site.url("/page.html"), Limits::default(), false, &cancel).await;
+    let by_address = fetch(&site.url("/page.html"), how(false), &cancel).await;
     assert!(matches!(&by_address, Err(FetchError::Refused(why)) if why.contains("127.0.0.1")), "{by_address:?}");
     // `localhost` is refused by its name (a name resolved there is refused by the resolver: its own test).
-    let by_name = fetch(&site.by_name("/page.html"), Limits::default(), false, &cancel).await;
+    let by_name = fetch(&site.by_name("/page.html"), how(false), &cancel).await;
     assert!(matches!(&by_name, Err(FetchError::Refused(_))), "{by_name:?}");
 }
 

@@ -387,7 +387,7 @@ pub fn web_setup(web: &lembas_config::WebSettings) -> lembas_core::WebSetup {
             .map_err(|why| eprintln!("lembas: web_search is not offered: {why}"))
             .ok()
     });
-    lembas_core::WebSetup { limits, search: search.map(Arc::new) }
+    lembas_core::WebSetup { limits, search: search.map(Arc::new), reader: lembas_web::Reader::beside_this_program() }
 }
 
 /// A folder named in `config.toml`: `~/` is the home folder.

@@ -31,8 +31,10 @@ pub fn uninstall(purge: bool, yes: bool) -> Result<u8, Failure> {
     }
     let home = setup::home()?;
     let mut doomed = vec![exe.clone()];
-    let launcher = exe.with_file_name("lembas-sandbox");
-    doomed.extend(launcher.exists().then_some(launcher));
+    for helper in ["lembas-sandbox", "lembas-reader"] {
+        let helper = exe.with_file_name(helper);
+        doomed.extend(helper.exists().then_some(helper));
+    }
     if let Some(user_home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) {
         doomed.extend(completion_files(Path::new(&user_home)).into_iter().filter(|f| f.exists()));
     }

@@ -20,8 +20,9 @@ use crate::{Failure, setup};
 /// `[update] url` names another source.
 pub const DEFAULT_URL: &str = "https://lembas.dev/releases/latest.json";
 
-/// The programs a release archive carries: lembas and its sandbox's launcher.
-const PROGRAMS: [&str; 2] = ["lembas", "lembas-sandbox"];
+/// The programs a release archive carries: lembas, its sandbox's launcher and its reader of web
+/// pages and PDFs.
+const PROGRAMS: [&str; 3] = ["lembas", "lembas-sandbox", "lembas-reader"];
 
 #[derive(Debug, Deserialize)]
 struct Manifest {

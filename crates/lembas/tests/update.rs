@@ -17,13 +17,14 @@ fn platform() -> String {
     format!("{}-{}", std::env::consts::ARCH, std::env::consts::OS)
 }
 
-/// A copy of the built lembas (and its launcher) in `dir/bin`.
+/// A copy of the built lembas (and its launcher and reader) in `dir/bin`.
 fn installed(dir: &Path, bin: &str) -> PathBuf {
     let folder = dir.join(bin);
     std::fs::create_dir_all(&folder).unwrap();
     let exe = folder.join("lembas");
     std::fs::copy(env!("CARGO_BIN_EXE_lembas"), &exe).unwrap();
     std::fs::copy(env!("CARGO_BIN_EXE_lembas-sandbox"), folder.join("lembas-sandbox")).unwrap();
+    std::fs::copy(env!("CARGO_BIN_EXE_lembas-reader"), folder.join("lembas-reader")).unwrap();
     exe
 }
 
@@ -95,7 +96,7 @@ async fn a_newer_release_is_checked_verified_and_put_in_place() {
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
-    assert_eq!(left.len(), 2, "{left:?}");
+    assert_eq!(left.len(), 3, "{left:?}");
 }
 
 #[tokio::test]
@@ -127,7 +128,7 @@ async fn a_bad_checksum_or_a_cut_download_leaves_the_old_lembas_working() {
     assert_eq!(std::fs::read(&exe).unwrap(), original);
     still_works(&exe);
     let left = std::fs::read_dir(exe.parent().unwrap()).unwrap().count();
-    assert_eq!(left, 2, "no partial file is left beside it");
+    assert_eq!(left, 3, "no partial file is left beside it");
 
     // The same version: nothing to do.
     let manifest = json!({ "version": env!("CARGO_PKG_VERSION"), "archives": {} });
@@ -191,6 +192,7 @@ async fn uninstall_purge_removes_exactly_what_it_listed() {
     let expected = [
         exe.clone(),
         exe.with_file_name("lembas-sandbox"),
+        exe.with_file_name("lembas-reader"),
         completion.clone(),
         home.join("config"),
         home.join("data"),
@@ -210,8 +212,11 @@ async fn install_sh_installs_the_release_with_completions_and_says_to_log_in() {
     // A release whose lembas answers `completions SHELL` as the real one would.
     let program: &[u8] =
         b"#!/bin/sh\nif [ \"$1\" = completions ]; then echo \"complete for $2\"; else echo lembas 99.0.0; fi\n";
-    let archive =
-        tar_gz(&[("lembas-99.0.0/lembas", program, 0o755), ("lembas-99.0.0/lembas-sandbox", b"#!/bin/sh\n", 0o755)]);
+    let archive = tar_gz(&[
+        ("lembas-99.0.0/lembas", program, 0o755),
+        ("lembas-99.0.0/lembas-sandbox", b"#!/bin/sh\n", 0o755),
+        ("lembas-99.0.0/lembas-reader", b"#!/bin/sh\n", 0o755),
+    ]);
     release(&server, &archive, &hex::encode(sha2::Sha256::digest(&archive)));
     let dir = tempfile::tempdir().unwrap();
     let (user, bin) = (dir.path().join("user"), dir.path().join("user/bin"));
@@ -231,7 +236,7 @@ async fn install_sh_installs_the_release_with_completions_and_says_to_log_in() {
     assert!(out.status.success(), "{}", said(&out));
     assert!(said(&out).trim_end().ends_with("Now run: lembas login"), "{}", said(&out));
     assert_eq!(std::fs::read(bin.join("lembas")).unwrap(), program);
-    assert!(bin.join("lembas-sandbox").exists());
+    assert!(bin.join("lembas-sandbox").exists() && bin.join("lembas-reader").exists());
     let completion = std::fs::read_to_string(user.join(".local/share/bash-completion/completions/lembas")).unwrap();
     assert_eq!(completion, "complete for bash\n");
     let profile = std::fs::read_to_string(user.join(".profile")).unwrap();

@@ -25,7 +25,9 @@ pub(super) fn web_fetch<'a>(tools: &'a CallTools, call: &'a Call) -> BoxFuture<'
         let Some(url) = call.args.get("url").and_then(Value::as_str).filter(|u| !u.trim().is_empty()) else {
             return ToolOutput::Error("`url` is required: the full http:// or https:// URL.".to_owned());
         };
-        match lembas_web::fetch(url, tools.web.setup.limits, tools.web.private_ok, &call.cancel).await {
+        let web = &tools.web;
+        let how = lembas_web::Fetch { limits: web.setup.limits, private_ok: web.private_ok, reader: &web.setup.reader };
+        match lembas_web::fetch(url, how, &call.cancel).await {
             Ok(fetched) => ToolOutput::Text(fetched.to_text()),
             Err(e) => ToolOutput::Error(e.to_string()),
         }
