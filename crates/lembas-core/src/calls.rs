@@ -106,6 +106,7 @@ impl Session {
                     parked: self.parked.clone(),
                     mcp: self.cfg.mcp.clone(),
                     skills: self.cfg.skills.clone(),
+                    notes: self.cfg.notes.clone(),
                     web: crate::handlers::WebCall {
                         setup: self.cfg.web.clone(),
                         private_ok: handler(name).url(args).is_some_and(|url| self.judge.opens_private(name, url)),

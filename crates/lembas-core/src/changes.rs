@@ -36,6 +36,9 @@ impl Session {
             task: crate::handlers::offers(&self.tools, "task"),
             display: crate::handlers::offers(&self.tools, "show"),
             search: crate::handlers::offers(&self.tools, "web_search"),
+            notes: crate::handlers::offers(&self.tools, "note_view"),
+            skills: crate::handlers::offers(&self.tools, "skill_view"),
+            earlier_sessions: crate::handlers::offers(&self.tools, "session_search"),
         };
         let mut tools = offered_tools(&self.cfg.model, offer);
         // The custom agents found as the session started stay offered.

@@ -90,6 +90,8 @@ pub struct SessionConfig {
     pub hooks: Arc<lembas_hooks::Hooks>,
     /// The web tools' limits and search provider.
     pub web: WebSetup,
+    /// Where the project's notes and the person's are kept.
+    pub notes: lembas_library::Notes,
     /// The person's earlier messages of a chat a new session carries on (a LLeMbas chat that
     /// moved to this device, `acp.md` `said`): counted as typed in the session, for the models
     /// they name (`subagents.md` §2).
@@ -175,6 +177,7 @@ impl SessionConfig {
             agent_files: Arc::from(Vec::new()),
             hooks: Arc::default(),
             web: WebSetup::default(),
+            notes: lembas_library::Notes::default(),
         }
     }
 }

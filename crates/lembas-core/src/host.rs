@@ -281,6 +281,7 @@ async fn drive(mut session: Session, mut commands: UnboundedReceiver<Submission>
             command @ (Command::ReportContext
             | Command::ReportMcp
             | Command::ReportAgentFiles
+            | Command::ReportNotes { .. }
             | Command::ReportTeam { .. }
             | Command::StopSubagent { .. }
             | Command::SaySession) => report(&session, command, &id, resumed),
@@ -304,6 +305,7 @@ fn report(session: &Session, command: Command, id: &SubmissionId, resumed: bool)
         Command::ReportContext => session.report_context(),
         Command::ReportMcp => session.report_mcp(),
         Command::ReportAgentFiles => session.report_agent_files(),
+        Command::ReportNotes { ask } => session.report_notes(ask),
         Command::ReportTeam { since } => report_team(team().as_ref(), &session.events, id, since),
         Command::StopSubagent { name } => stop_subagent(team().as_ref(), &session.events, id, &name),
         _ => session.announce(resumed),

@@ -28,6 +28,8 @@ pub struct ProjectSetup {
     pub agent_files: Arc<[lembas_tools::AgentFile]>,
     /// The hooks its sessions run.
     pub hooks: Arc<lembas_hooks::Hooks>,
+    /// Where its notes and the person's are.
+    pub notes: lembas_library::Notes,
 }
 
 /// A project root's setup, read when a session opens there (once: where the project stands
@@ -133,7 +135,7 @@ impl lembas_client::Host for Opener {
     fn open(&self, request: OpenRequest) -> Result<OpenedSession, Failure> {
         let mut cfg = self.configured(&request)?;
         let root = (self.root_of)(&request.cwd);
-        let ProjectSetup { mcp: mut entries, skills, agent_files, hooks } = (self.project_of)(&root);
+        let ProjectSetup { mcp: mut entries, skills, agent_files, hooks, notes } = (self.project_of)(&root);
         for server in request.mcp_servers.iter().map(ServerEntry::from_client) {
             entries.retain(|e| e.name != server.name);
             entries.push(server);
@@ -143,6 +145,7 @@ impl lembas_client::Host for Opener {
         cfg.skills = skills;
         cfg.agent_files = agent_files;
         cfg.hooks = hooks;
+        cfg.notes = notes;
         if let Some(hub) = &cfg.mcp {
             self.hubs.lock().expect("hubs").push(hub.clone());
         }

@@ -175,7 +175,7 @@ impl std::fmt::Debug for Session {
 /// subagent has; `search_provider` (`web_search`) only where one is configured — and `view_image`
 /// only to a model that sees (lembas' rule: docs/spec-decisions.md). In the definitions' order.
 pub(crate) fn offered_tools(model: &ModelInfo, offer: Offer) -> Vec<ToolSchema> {
-    let Offer { task, display, search } = offer;
+    let Offer { task, display, search, notes, skills, earlier_sessions } = offer;
     if model.tools == Some(false) {
         return Vec::new();
     }
@@ -188,6 +188,9 @@ pub(crate) fn offered_tools(model: &ModelInfo, offer: Offer) -> Vec<ToolSchema> 
                     "team" => task,
                     "display" => display,
                     "search_provider" => search,
+                    "notes" => notes,
+                    "skills" => skills,
+                    "earlier_sessions" => earlier_sessions,
                     _ => false,
                 })
         })
@@ -211,6 +214,28 @@ pub(crate) struct Offer {
     pub display: bool,
     /// `web_search`: a search provider is configured.
     pub search: bool,
+    /// `note_view`, `notes_search`: there are notes to read.
+    pub notes: bool,
+    /// `skill_view`, `skills_list`: there are skills to load.
+    pub skills: bool,
+    /// `session_search`: the project has earlier sessions.
+    pub earlier_sessions: bool,
+}
+
+impl Offer {
+    /// What a new session in `root` has to read, looked at as it starts: the tools that read
+    /// notes, skills and earlier sessions are offered only where there are some.
+    /// A subagent's earlier sessions are those before its parent's (`asking`).
+    pub(crate) fn looking(cfg: &SessionConfig, root: &Path, asking: &str, task: bool, display: bool) -> Offer {
+        Offer {
+            task,
+            display,
+            search: cfg.web.search.is_some(),
+            notes: !cfg.notes.list(None).is_empty(),
+            skills: !lembas_tools::discover_skills(&cfg.skills).is_empty(),
+            earlier_sessions: cfg.store.has_sessions_in(&root.display().to_string(), asking).unwrap_or(true),
+        }
+    }
 }
 
 impl Session {
@@ -267,11 +292,13 @@ impl Session {
             named: Vec::new(),
             offer: None,
         };
-        let offer = Offer {
-            task: subagent.is_none() && cfg.subagents && lembas_models::subagent_offered(&cfg.model, &cfg.models),
-            display: subagent.is_none() && cfg.display,
-            search: cfg.web.search.is_some(),
-        };
+        let offer = Offer::looking(
+            &cfg,
+            &ws.root,
+            subagent.as_ref().map_or("", |of| of.parent.as_str()),
+            subagent.is_none() && cfg.subagents && lembas_models::subagent_offered(&cfg.model, &cfg.models),
+            subagent.is_none() && cfg.display,
+        );
         let mut tools = offered_tools(&cfg.model, offer);
         if subagent.is_none() {
             crate::agents::offer(&mut tools, &cfg.agent_files);

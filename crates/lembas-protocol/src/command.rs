@@ -119,6 +119,10 @@ pub enum Command {
     ReportMcp,
     /// Say the custom agents this session may start ([`crate::Event::AgentFiles`]).
     ReportAgentFiles,
+    /// Say the notes as asked ([`crate::Event::Notes`]).
+    ReportNotes {
+        ask: crate::notes::NotesAsk,
+    },
     /// Say the team as it stands: its tree ([`crate::Event::Team`], when it has subagents) and its
     /// room's messages numbered above `since` ([`crate::Event::Room`], said last). Answered at
     /// once, during a turn too.

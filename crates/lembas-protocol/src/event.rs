@@ -250,6 +250,10 @@ pub enum Event {
     AgentFiles {
         agents: Vec<crate::agents::AgentFileInfo>,
     },
+    /// The notes' answer to a front end's [`crate::notes::NotesAsk`].
+    Notes {
+        said: crate::notes::NotesSaid,
+    },
     /// The session's MCP servers and where each stands (asked for with `report_mcp`).
     McpServers {
         servers: Vec<ServerStatus>,

@@ -6,6 +6,7 @@ pub mod agents;
 mod ask;
 mod command;
 mod event;
+pub mod notes;
 mod plan;
 mod stored;
 mod submission;

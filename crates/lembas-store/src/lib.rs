@@ -11,6 +11,7 @@
 //! results deflated (`shared.rs`).
 
 mod lock;
+mod passages;
 mod results;
 mod schema;
 mod shared;
@@ -109,6 +110,7 @@ pub struct Checkpoint {
 
 /// A session whose words match a search, with the words around the match.
 pub use lembas_protocol::Found as SearchHit;
+pub use passages::Passage;
 
 /// One request's usage.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -36,7 +36,7 @@ pub use jobs::{AgentLog, JOB_LOG_KEEP, JobEnded, JobState, Jobs, elapsed_text};
 pub use sandbox::{Hidden as SandboxHidden, Reach as SandboxReach, Sandbox, SandboxPlaces};
 pub use skills::{
     Skill, SkillPlaces, discover as discover_skills, index as skills_index, skill_manage, skill_view, skills_list,
-    written_note as skill_written_note,
+    valid_name, written_note as skill_written_note,
 };
 pub use watch::{WatchEnd, watch};
 pub use workspace::{EditorFiles, FileTimes, Workspace};

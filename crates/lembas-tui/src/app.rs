@@ -67,6 +67,8 @@ pub enum Action {
     Mcp,
     /// Show the custom agents the session may start.
     AgentFiles,
+    /// Show the notes: the list, one, or a search's passages.
+    Notes(lembas_protocol::notes::NotesAsk),
     /// Start a new session, or resume one by id.
     Open(Option<String>),
     /// Show the stored sessions (or those that mention these words): this project's, or all.

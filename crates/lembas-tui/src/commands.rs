@@ -106,6 +106,9 @@ pub static COMMANDS: &[SlashCommand] = &[
     .offering(team_choices),
     SlashCommand::new("mcp", "", "where the MCP servers stand", |_, _| Some(Action::Mcp)),
     SlashCommand::new("agents", "", "the custom agents task and the team may start", |_, _| Some(Action::AgentFiles)),
+    SlashCommand::new("notes", "[name|search words]", "the notes kept for this project and for you", |_, arg| {
+        Some(Action::Notes(crate::notes::ask(arg)))
+    }),
     SlashCommand::new("settings", "", "change and keep settings in config.toml", |app, _| {
         app.open_settings();
         None

@@ -178,6 +178,7 @@ impl Driver {
             Action::Rename(title) => Some(Command::Rename { title }),
             Action::Mcp => Some(Command::ReportMcp),
             Action::AgentFiles => Some(Command::ReportAgentFiles),
+            Action::Notes(ask) => Some(Command::ReportNotes { ask }),
             Action::SetAgents(min, max) => {
                 app.agents = (min, max);
                 Some(Command::SetAgents { min, max })

@@ -15,6 +15,7 @@ pub mod keys;
 pub mod live;
 pub mod markdown;
 pub mod menu;
+mod notes;
 pub mod picker;
 pub mod rows;
 mod screen;

@@ -811,3 +811,32 @@ fn agents_lists_the_custom_agents_or_says_where_their_files_go() {
         "{said}"
     );
 }
+
+#[test]
+fn notes_lists_shows_and_searches_the_notes() {
+    use lembas_protocol::notes::{NoteHit, NoteInfo, NotesAsk, NotesSaid, Scope};
+    let mut app = App::new("m", Mode::Edit, None, 0);
+    app.input.set("/notes");
+    assert_eq!(app.key(key(KeyCode::Enter)), Some(Action::Notes(NotesAsk::List)));
+    app.input.set("/notes search deploy key");
+    assert_eq!(app.key(key(KeyCode::Enter)), Some(Action::Notes(NotesAsk::Search { words: "deploy key".into() })));
+    app.apply(&Event::Notes { said: NotesSaid::Listed { notes: vec![] } });
+    assert!(lines(app.finished.last().unwrap()).join(" ").contains("lembas notes edit NAME"));
+    let note =
+        NoteInfo { name: "deploy".into(), scope: Scope::Project, title: "Deploying".into(), bytes: 40, changed_ms: 0 };
+    app.apply(&Event::Notes { said: NotesSaid::Listed { notes: vec![note.clone()] } });
+    assert!(lines(app.finished.last().unwrap()).join("\n").contains("- deploy · Deploying · project"));
+    app.apply(&Event::Notes {
+        said: NotesSaid::Shown { note, text: "# Deploying\n\nThe key is in the vault.\n".into() },
+    });
+    assert!(lines(app.finished.last().unwrap()).join("\n").contains("The key is in the vault."));
+    let hit = NoteHit {
+        name: "deploy".into(),
+        scope: Scope::Project,
+        from: 3,
+        to: 3,
+        text: "The key is in the vault.".into(),
+    };
+    app.apply(&Event::Notes { said: NotesSaid::Found { query: "key".into(), hits: vec![hit] } });
+    assert!(lines(app.finished.last().unwrap()).join("\n").contains("deploy (project), lines 3-3:"));
+}

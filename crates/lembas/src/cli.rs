@@ -84,6 +84,14 @@ pub enum Command {
         #[arg(long, global = true)]
         json: bool,
     },
+    /// The notes the agent and you keep: this project's own, and yours for every project.
+    Notes {
+        #[command(subcommand)]
+        action: Option<NotesAction>,
+        /// JSON for scripts.
+        #[arg(long, global = true)]
+        json: bool,
+    },
     /// Log in to a LLeMbas server or an OpenAI-compatible model server.
     Login(LoginArgs),
     /// Forget the login.
@@ -364,6 +372,42 @@ pub enum SessionsAction {
     Search {
         #[arg(required = true, num_args = 1..)]
         words: Vec<String>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum NotesAction {
+    /// The notes, the most recently changed first (this project's and yours).
+    List {
+        /// Only yours, not this project's.
+        #[arg(long)]
+        personal: bool,
+    },
+    /// A note's text.
+    Show {
+        name: String,
+        #[arg(long)]
+        personal: bool,
+    },
+    /// The passages of the notes that hold the most of these words.
+    Search {
+        #[arg(required = true, num_args = 1..)]
+        words: Vec<String>,
+        #[arg(long)]
+        personal: bool,
+    },
+    /// Write or change a note in $VISUAL or $EDITOR (made when it is new).
+    Edit {
+        name: String,
+        /// Yours, for every project (default: this project's).
+        #[arg(long)]
+        personal: bool,
+    },
+    /// Delete a note.
+    Delete {
+        name: String,
+        #[arg(long)]
+        personal: bool,
     },
 }
 

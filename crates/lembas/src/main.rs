@@ -15,6 +15,7 @@ macro_rules! out {
 mod cli;
 mod login;
 mod mcp;
+mod notes;
 mod remote;
 mod run;
 mod serve;
@@ -93,6 +94,7 @@ fn main() -> ExitCode {
             None => tui::tui(cli.ui).await,
             Some(Command::Run(args)) => run::run(args).await,
             Some(Command::Sessions { action, json }) => sessions::sessions(action, json),
+            Some(Command::Notes { action, json }) => notes::notes(action, json),
             Some(Command::Login(args)) => login::login(args).await,
             Some(Command::Logout) => login::logout(),
             Some(Command::Models { refresh, json }) => login::models(refresh, json).await,

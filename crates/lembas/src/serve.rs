@@ -31,6 +31,7 @@ pub fn acp_host(start: &setup::Startup) -> Result<Arc<lembas_core::Opener>, Fail
                 eprintln!("lembas: {e}");
                 Default::default()
             }),
+            notes: setup::notes(&home, Some(root)),
         }
     });
     Ok(Arc::new(lembas_core::Opener::new(start.host.clone(), template, setup::project_root, project_of)))

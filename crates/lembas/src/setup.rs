@@ -390,6 +390,20 @@ pub fn web_setup(web: &lembas_config::WebSettings) -> lembas_core::WebSetup {
     lembas_core::WebSetup { limits, search: search.map(Arc::new), reader: lembas_web::Reader::beside_this_program() }
 }
 
+/// Where the notes are: the person's (`notes/personal` in lembas' data folder) and, in a project,
+/// its own (`notes/projects/<name>-<hash of its real root>`, so two projects of one name keep
+/// theirs apart and a moved project is a new one, as its sessions are).
+pub fn notes(home: &Home, real_root: Option<&Path>) -> lembas_library::Notes {
+    use sha2::Digest;
+    let folder = home.data.join("notes");
+    let project = real_root.map(|root| {
+        let name = root.file_name().and_then(|n| n.to_str()).unwrap_or("root");
+        let hash = hex::encode(&sha2::Sha256::digest(root.as_os_str().as_encoded_bytes())[..4]);
+        folder.join("projects").join(format!("{name}-{hash}"))
+    });
+    lembas_library::Notes { project, personal: folder.join("personal") }
+}
+
 /// A folder named in `config.toml`: `~/` is the home folder.
 fn config_folder(word: &str, home: Option<&Path>) -> std::path::PathBuf {
     match (word.strip_prefix("~/"), home) {
@@ -543,6 +557,7 @@ impl Startup {
         cfg.skills = project.skills.clone();
         cfg.agent_files = project.agent_files.clone();
         cfg.hooks = project.hooks.clone();
+        cfg.notes = notes(&self.home, Some(&project.real));
         cfg
     }
 

@@ -82,6 +82,15 @@ pub(super) fn url_title(args: &Value) -> String {
     short_what(url.strip_prefix("https://").or_else(|| url.strip_prefix("http://")).unwrap_or(url))
 }
 
+/// A note's call is about the note (and what is done to it); a listing about the notes.
+pub(super) fn note_title(args: &Value) -> String {
+    match (text(args, "action"), text(args, "name")) {
+        (Some(action), Some(name)) => short_what(&format!("{action} {name}")),
+        (None, Some(name)) => short_what(name),
+        _ => "notes".to_owned(),
+    }
+}
+
 /// A search is about its words.
 pub(super) fn query_title(args: &Value) -> String {
     text(args, "query").map(|q| short_what(&format!("\"{q}\""))).unwrap_or_default()

@@ -8,6 +8,7 @@
 //! own) and one line in [`HANDLERS`].
 
 pub(crate) mod describe;
+mod library;
 mod runs;
 mod show;
 mod web;
@@ -43,6 +44,8 @@ pub(crate) enum Runs {
     Files(&'static FileTool),
     /// On the person's skills, on a blocking thread, beside the step's other calls.
     Skills(fn(&lembas_tools::SkillPlaces, &Value) -> ToolOutput),
+    /// On the notes, on a blocking thread, beside the step's other calls.
+    Notes(fn(&lembas_library::Notes, &Value) -> ToolOutput),
     /// Beside the step's other calls: jobs, an MCP server's tool.
     Beside(BesideRun),
     /// A command line, in the sandbox; its runner is made for each call.
@@ -163,7 +166,9 @@ impl Handler {
             // What reaches the web leaves the project as it was.
             Runs::Beside(_) => lembas_spec::tool(self.name).is_none_or(|t| !t.reaches_the_web()),
             Runs::Command | Runs::Task | Runs::Team(_) => true,
-            Runs::Skills(_) | Runs::Engine(_) | Runs::AtOnce(_) | Runs::Recall | Runs::Missing => false,
+            Runs::Skills(_) | Runs::Notes(_) | Runs::Engine(_) | Runs::AtOnce(_) | Runs::Recall | Runs::Missing => {
+                false
+            }
         }
     }
 }
@@ -172,8 +177,9 @@ impl Handler {
 /// ([`runs::MCP`]).
 static HANDLERS: LazyLock<Vec<Handler>> = LazyLock::new(|| {
     use crate::team::tools as team;
-    use Runs::{AtOnce, Beside, Command, Engine, Files, Recall, Skills, Task, Team};
+    use Runs::{AtOnce, Beside, Command, Engine, Files, Notes, Recall, Skills, Task, Team};
     use describe as d;
+    use lembas_library::tools as notes;
     use lembas_tools::handlers as on_files;
     vec![
         Handler::new("apply_patch", Files(&on_files::APPLY_PATCH))
@@ -193,12 +199,16 @@ static HANDLERS: LazyLock<Vec<Handler>> = LazyLock::new(|| {
         Handler::new("job_stop", Beside(runs::job_stop)),
         Handler::new("list", Files(&on_files::LIST)).summed(d::list_summary),
         Handler::new("multiedit", Files(&on_files::MULTIEDIT)).summed(d::change_summary),
+        Handler::new("note_manage", Notes(notes::note_manage)).titled(d::note_title),
+        Handler::new("note_view", Notes(notes::note_view)).titled(d::note_title),
+        Handler::new("notes_search", Notes(notes::notes_search)).titled(d::query_title),
         Handler::new("plan_submit", Engine(crate::engine_tools::plan_submit)).summed(d::plan_verdict_summary),
         Handler::new("plan_update", AtOnce(crate::engine_tools::plan_update)),
         Handler::new("plan_write", AtOnce(crate::engine_tools::plan_write)),
         Handler::new("read", Files(&on_files::READ)).summed(d::read_summary),
         Handler::new("recall", Recall),
         Handler::new("report", Team(team::report)),
+        Handler::new("session_search", AtOnce(library::session_search)).titled(d::query_title),
         Handler::new("skill_manage", Skills(lembas_tools::skill_manage)).always_asking(),
         Handler::new("skill_view", Skills(lembas_tools::skill_view)),
         Handler::new("skills_list", Skills(lembas_tools::skills_list)),

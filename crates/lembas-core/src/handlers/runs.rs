@@ -18,6 +18,7 @@ pub(crate) struct CallTools {
     pub mcp: Option<std::sync::Arc<lembas_mcp::McpHub>>,
     pub skills: lembas_tools::SkillPlaces,
     pub web: super::WebCall,
+    pub notes: lembas_library::Notes,
 }
 
 /// One call, as it runs.
@@ -53,6 +54,7 @@ pub(crate) async fn run_one(
         },
         Runs::Files(tool) => blocking(move || tool.run(&tools.ws, &call.args)).await,
         Runs::Skills(run) => blocking(move || run(&tools.skills, &call.args)).await,
+        Runs::Notes(run) => blocking(move || run(&tools.notes, &call.args)).await,
         Runs::Beside(run) => run(&tools, &call).await,
         _ => ToolOutput::Error(format!("There is no tool called {} here.", call.name)),
     }

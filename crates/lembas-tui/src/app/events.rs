@@ -138,6 +138,7 @@ impl App {
             }
             Event::McpServers { servers } => self.finished.push(Block::Notice(mcp_report(servers))),
             Event::AgentFiles { agents } => self.finished.push(Block::Notice(agents_report(agents))),
+            Event::Notes { said } => self.finished.push(Block::Notice(crate::notes::said(said))),
             Event::Error { message } => {
                 self.flush_live();
                 self.finished.push(Block::Error(message.clone()));

@@ -1,0 +1,77 @@
+//! The library in a session: notes the model makes in one session and finds in the next, and
+//! what was said in an earlier session found again — each reading tool offered only where there
+//! is something to read, decided as the session starts.
+
+mod common;
+
+use common::{Harness, tool_results};
+use lembas_model::CancellationToken;
+use lembas_permissions::Mode;
+use lembas_testkit::Scripted;
+use serde_json::{Value, json};
+
+fn offered(request: &Value) -> Vec<String> {
+    request["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_note_made_in_one_session_is_found_in_the_next_with_what_was_said_there() {
+    let h = Harness::new(vec![
+        Scripted::tool_call(
+            "note_manage",
+            json!({"action": "create", "name": "Deploy", "content": "# Deploying\n\nThe deploy key lives in the vault under ops/deploy."}),
+        ),
+        Scripted::text("Noted where the deploy key is."),
+        Scripted::tool_call("notes_search", json!({"query": "where is the deploy key"})),
+        Scripted::tool_call("session_search", json!({"query": "deploy key"})),
+        Scripted::tool_call("note_view", json!({})),
+        Scripted::text("It is in the vault."),
+    ])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let notes = lembas_library::Notes { project: Some(dir.path().join("app")), personal: dir.path().join("me") };
+    let mut cfg = h.config(Mode::Edit, 10);
+    cfg.notes = notes.clone();
+    let mut first = h.start_with(cfg);
+    first.prompt("remember where the deploy key is: the vault", &CancellationToken::new()).await;
+    let requests = h.server.chat_requests();
+    let tools = offered(&requests[0]);
+    assert!(tools.contains(&"note_manage".to_owned()));
+    for absent in ["note_view", "notes_search", "session_search", "skill_view", "skills_list"] {
+        assert!(!tools.contains(&absent.to_owned()), "nothing to read yet: no {absent}");
+    }
+    assert_eq!(tool_results(&requests[1])[0], "[#0001]\nCreated the project note deploy (3 lines).");
+    assert!(notes.read("deploy", None).unwrap().1.contains("ops/deploy"));
+    drop(first);
+
+    let mut cfg = h.config(Mode::Edit, 10);
+    cfg.notes = notes;
+    let mut second = h.start_with(cfg);
+    second.prompt("where was the deploy key again?", &CancellationToken::new()).await;
+    let requests = h.server.chat_requests();
+    let tools = offered(&requests[2]);
+    for present in ["note_view", "notes_search", "session_search"] {
+        assert!(tools.contains(&present.to_owned()), "{present} is offered now");
+    }
+    let results = tool_results(&requests[5]);
+    assert!(
+        results[0].starts_with(
+            "[#0001]\ndeploy (project) lines 3-3:\nThe deploy key lives in the vault under ops/deploy.\n\n"
+        ),
+        "the passage with the most of the words first: {}",
+        results[0]
+    );
+    assert!(results[1].contains(&format!("session {}:", requests_session(&h))), "{}", results[1]);
+    assert!(results[1].contains("remember where the deploy key is: the vault"), "{}", results[1]);
+    assert!(results[2].starts_with("[#0003]\n- deploy — Deploying (project, "), "{}", results[2]);
+}
+
+/// The first session's id, as the store lists it.
+fn requests_session(h: &Harness) -> String {
+    h.store.list(None).unwrap().into_iter().last().unwrap().id
+}
