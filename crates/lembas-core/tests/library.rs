@@ -4,20 +4,11 @@
 
 mod common;
 
-use common::{Harness, tool_results};
+use common::{Harness, offered, tool_results};
 use lembas_model::CancellationToken;
 use lembas_permissions::Mode;
 use lembas_testkit::Scripted;
-use serde_json::{Value, json};
-
-fn offered(request: &Value) -> Vec<String> {
-    request["tools"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
-        .collect()
-}
+use serde_json::json;
 
 #[tokio::test]
 async fn a_note_made_in_one_session_is_found_in_the_next_with_what_was_said_there() {

@@ -6,7 +6,7 @@ mod common;
 
 use std::sync::Arc;
 
-use common::{Answering, Harness, drain, tool_results};
+use common::{Answering, Harness, drain, offered, tool_results};
 use lembas_core::{Approval, Event, WebSetup};
 use lembas_model::CancellationToken;
 use lembas_permissions::{Action, Mode, Source};
@@ -19,15 +19,6 @@ fn config(h: &Harness, mode: Mode, steps: u32) -> lembas_core::SessionConfig {
     let mut cfg = h.config(mode, steps);
     cfg.web.reader = lembas_web::Reader::Inline(lembas_web::convert);
     cfg
-}
-
-fn offered(request: &serde_json::Value) -> Vec<String> {
-    request["tools"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
-        .collect()
 }
 
 #[tokio::test]

@@ -421,8 +421,15 @@ async fn a_claude_code_agent_of_a_trusted_project_joins_the_team_with_its_instru
     assert!(env.run(&["trust"]).await.status.success());
     let out = env.run(&["run", "--mode", "auto", "what do the notes say?"]).await;
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(stdout(&out).contains("checker reported."), "{}", stdout(&out));
     let requests = server.chat_requests();
+    // The report reaches the main agent — in the request after its own answer, or folded into
+    // the one before it when the checker is quicker than that answer (either order is right).
+    let report = "The notes say to remember the milk.";
+    assert!(
+        requests.iter().any(|r| !system_of(r).contains(CHECKER) && r.to_string().contains(report)),
+        "the main agent had the checker's report: {}",
+        stdout(&out)
+    );
     let member = requests.iter().find(|r| system_of(r).contains(CHECKER)).expect("checker worked");
     assert!(system_of(member).contains("Quote each line you judge."), "{}", system_of(member));
     let tools: Vec<&str> =

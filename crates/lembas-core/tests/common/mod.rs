@@ -65,6 +65,16 @@ impl Harness {
     }
 }
 
+/// The names of the tools a request offers.
+pub fn offered(request: &Value) -> Vec<String> {
+    request["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
 pub fn drain(rx: &mut UnboundedReceiver<lembas_core::Said>) -> Vec<Event> {
     let mut out = Vec::new();
     while let Ok(said) = rx.try_recv() {
