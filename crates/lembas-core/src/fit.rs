@@ -9,20 +9,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::session::Session;
 
-/// Tools a session can do without when room is short: they have other ways or are seldom used.
-const RARELY_NEEDED: &[&str] = &[
-    "skill_manage",
-    "skills_list",
-    "skill_view",
-    "multiedit",
-    "apply_patch",
-    "job_send",
-    "job_list",
-    "view_image",
-    "web_fetch",
-    "web_search",
-];
-
 /// What a small window left out of the offer, as the session was made.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Offer {
@@ -50,6 +36,12 @@ impl Offer {
         }
         format!("small window: {} not offered", self.left_out.join(", "))
     }
+}
+
+/// A tool a session can do without when room is short: it has other ways or is seldom used (its
+/// handler says so).
+fn rarely_needed(name: &str) -> bool {
+    crate::handlers::handler(name).spare
 }
 
 impl Session {
@@ -84,8 +76,8 @@ impl Session {
             } else if crate::handlers::offers(&tools, "task") {
                 tools.retain(|t| def(&t.name).is_none_or(|d| !d.starts_a_subagent()));
                 left_out.push("subagents".into());
-            } else if tools.iter().any(|t| RARELY_NEEDED.contains(&t.name.as_str())) {
-                tools.retain(|t| !RARELY_NEEDED.contains(&t.name.as_str()));
+            } else if tools.iter().any(|t| rarely_needed(&t.name)) {
+                tools.retain(|t| !rarely_needed(&t.name));
                 left_out.push("skills, multiedit, apply_patch, images, the web and job input".into());
             } else {
                 return Some(Offer { window, left_out, first_request: tokens, too_small: true });

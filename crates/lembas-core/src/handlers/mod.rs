@@ -83,6 +83,9 @@ pub(crate) struct Handler {
     pub said_as_patch: bool,
     /// It fetches the URL its `url` argument names: what the permission rules judge it by.
     pub fetches: bool,
+    /// A session can do without it when a small window leaves little room: it has other ways
+    /// or is seldom used.
+    pub spare: bool,
 }
 
 impl Handler {
@@ -96,6 +99,7 @@ impl Handler {
             needs_vision: false,
             said_as_patch: false,
             fetches: false,
+            spare: false,
         }
     }
 
@@ -121,6 +125,10 @@ impl Handler {
 
     const fn fetching(self) -> Self {
         Handler { fetches: true, ..self }
+    }
+
+    const fn spare(self) -> Self {
+        Handler { spare: true, ..self }
     }
 
     /// The URL a call fetches; `None` for a tool that fetches none.
@@ -185,7 +193,8 @@ static HANDLERS: LazyLock<Vec<Handler>> = LazyLock::new(|| {
         Handler::new("apply_patch", Files(&on_files::APPLY_PATCH))
             .titled(d::patch_title)
             .summed(d::change_summary)
-            .patching(),
+            .patching()
+            .spare(),
         Handler::new("ask_user", Engine(crate::engine_tools::ask_user))
             .titled(d::question_title)
             .summed(d::answer_summary),
@@ -193,12 +202,12 @@ static HANDLERS: LazyLock<Vec<Handler>> = LazyLock::new(|| {
         Handler::new("edit", Files(&on_files::EDIT)).summed(d::change_summary),
         Handler::new("glob", Files(&on_files::GLOB)).titled(d::pattern_title).summed(d::glob_summary),
         Handler::new("grep", Files(&on_files::GREP)).titled(d::search_title).summed(d::grep_summary),
-        Handler::new("job_list", Beside(runs::job_list)),
+        Handler::new("job_list", Beside(runs::job_list)).spare(),
         Handler::new("job_output", Beside(runs::job_output)),
-        Handler::new("job_send", Beside(runs::job_send)),
+        Handler::new("job_send", Beside(runs::job_send)).spare(),
         Handler::new("job_stop", Beside(runs::job_stop)),
         Handler::new("list", Files(&on_files::LIST)).summed(d::list_summary),
-        Handler::new("multiedit", Files(&on_files::MULTIEDIT)).summed(d::change_summary),
+        Handler::new("multiedit", Files(&on_files::MULTIEDIT)).summed(d::change_summary).spare(),
         Handler::new("note_manage", Notes(notes::note_manage)).titled(d::note_title),
         Handler::new("note_view", Notes(notes::note_view)).titled(d::note_title),
         Handler::new("notes_search", Notes(notes::notes_search)).titled(d::query_title),
@@ -209,9 +218,9 @@ static HANDLERS: LazyLock<Vec<Handler>> = LazyLock::new(|| {
         Handler::new("recall", Recall),
         Handler::new("report", Team(team::report)),
         Handler::new("session_search", AtOnce(library::session_search)).titled(d::query_title),
-        Handler::new("skill_manage", Skills(lembas_tools::skill_manage)).always_asking(),
-        Handler::new("skill_view", Skills(lembas_tools::skill_view)),
-        Handler::new("skills_list", Skills(lembas_tools::skills_list)),
+        Handler::new("skill_manage", Skills(lembas_tools::skill_manage)).always_asking().spare(),
+        Handler::new("skill_view", Skills(lembas_tools::skill_view)).spare(),
+        Handler::new("skills_list", Skills(lembas_tools::skills_list)).spare(),
         Handler::new("task", Task).titled(d::task_title),
         Handler::new("team_add", Team(team::team_add)).titled(d::agent_title),
         Handler::new("team_assign", Team(team::team_assign)).titled(d::agent_title),
@@ -224,9 +233,13 @@ static HANDLERS: LazyLock<Vec<Handler>> = LazyLock::new(|| {
         Handler::new("team_send", Team(team::team_send)).titled(d::recipients_title),
         Handler::new("team_stop", Team(team::team_stop)).titled(d::agent_title),
         Handler::new("team_whoami", Team(team::team_whoami)),
-        Handler::new("view_image", Files(&on_files::VIEW_IMAGE)).seeing(),
-        Handler::new("web_fetch", Beside(web::web_fetch)).titled(d::url_title).summed(d::fetch_summary).fetching(),
-        Handler::new("web_search", Beside(web::web_search)).titled(d::query_title).summed(d::search_summary),
+        Handler::new("view_image", Files(&on_files::VIEW_IMAGE)).seeing().spare(),
+        Handler::new("web_fetch", Beside(web::web_fetch))
+            .titled(d::url_title)
+            .summed(d::fetch_summary)
+            .fetching()
+            .spare(),
+        Handler::new("web_search", Beside(web::web_search)).titled(d::query_title).summed(d::search_summary).spare(),
         Handler::new("show", Engine(show::show)),
         Handler::new("write", Files(&on_files::WRITE)).summed(d::change_summary),
     ]
@@ -264,6 +277,26 @@ mod tests {
                 assert_eq!(tool.name, h.name);
             }
         }
+    }
+
+    #[test]
+    fn a_small_window_leaves_out_the_tools_a_session_can_do_without() {
+        let spare: Vec<&str> = HANDLERS.iter().filter(|h| h.spare).map(|h| h.name).collect();
+        assert_eq!(
+            spare,
+            [
+                "apply_patch",
+                "job_list",
+                "job_send",
+                "multiedit",
+                "skill_manage",
+                "skill_view",
+                "skills_list",
+                "view_image",
+                "web_fetch",
+                "web_search"
+            ]
+        );
     }
 
     #[test]
