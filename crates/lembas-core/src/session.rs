@@ -231,7 +231,7 @@ impl Offer {
             task,
             display,
             search: cfg.web.search.is_some(),
-            notes: !cfg.notes.list(None).is_empty(),
+            notes: cfg.notes.any(),
             skills: !lembas_tools::discover_skills(&cfg.skills).is_empty(),
             earlier_sessions: cfg.store.has_sessions_in(&root.display().to_string(), asking).unwrap_or(true),
         }

@@ -70,31 +70,42 @@ impl Notes {
         }
     }
 
+    /// The files of the notes of `scope` (or both): each note's scope, name and path.
+    fn files(&self, scope: Option<Scope>) -> impl Iterator<Item = (Scope, String, PathBuf)> + '_ {
+        self.folders(scope).into_iter().flat_map(|(scope, dir)| {
+            let entries = std::fs::read_dir(dir).into_iter().flatten().flatten();
+            entries.filter_map(move |e| {
+                let name = e.file_name().to_str()?.strip_suffix(".md")?.to_owned();
+                lembas_tools::valid_name(&name).then(|| (scope, name, e.path()))
+            })
+        })
+    }
+
+    /// Whether there is any note at all, told by the names alone (nothing is read).
+    pub fn any(&self) -> bool {
+        self.files(None).next().is_some()
+    }
+
+    /// Every note of `scope` (or both) with its text, each file read once, the most recently
+    /// changed first.
+    fn all(&self, scope: Option<Scope>) -> Vec<(NoteInfo, String)> {
+        let mut notes: Vec<(NoteInfo, String)> =
+            self.files(scope).filter_map(|(scope, name, path)| note_at(&path, name, scope)).collect();
+        notes.sort_by(|(a, _), (b, _)| b.changed_ms.cmp(&a.changed_ms).then_with(|| a.name.cmp(&b.name)));
+        notes
+    }
+
     /// Every note of `scope` (or both), the most recently changed first.
     pub fn list(&self, scope: Option<Scope>) -> Vec<NoteInfo> {
-        let mut notes: Vec<NoteInfo> = self
-            .folders(scope)
-            .into_iter()
-            .flat_map(|(scope, dir)| {
-                let entries = std::fs::read_dir(dir).into_iter().flatten().flatten();
-                entries.filter_map(move |e| {
-                    let name = e.file_name().to_str()?.strip_suffix(".md")?.to_owned();
-                    lembas_tools::valid_name(&name).then(|| info(&e.path(), name, scope))?
-                })
-            })
-            .collect();
-        notes.sort_by(|a, b| b.changed_ms.cmp(&a.changed_ms).then_with(|| a.name.cmp(&b.name)));
-        notes
+        self.all(scope).into_iter().map(|(note, _)| note).collect()
     }
 
     /// The note `name` (the project's before the person's when no scope is given), and its text.
     pub fn read(&self, name: &str, scope: Option<Scope>) -> Result<(NoteInfo, String), String> {
         let name = note_name(name)?;
         for (scope, dir) in self.folders(scope) {
-            let path = dir.join(format!("{name}.md"));
-            if let Ok(text) = std::fs::read_to_string(&path) {
-                let note = info(&path, name, scope).ok_or("the note vanished as it was read")?;
-                return Ok((note, text));
+            if let Some(found) = note_at(&dir.join(format!("{name}.md")), name.clone(), scope) {
+                return Ok(found);
             }
         }
         Err(format!("No note {name}. {}", self.names_said(scope)))
@@ -169,8 +180,7 @@ impl Notes {
             return Vec::new();
         }
         let mut scored: Vec<(usize, NoteHit)> = Vec::new();
-        for note in self.list(scope) {
-            let Ok((_, text)) = self.read(&note.name, Some(note.scope)) else { continue };
+        for (note, text) in self.all(scope) {
             for (from, lines) in passages(&text) {
                 let lower = lines.join("\n").to_lowercase();
                 let found = words.iter().filter(|w| lower.contains(w.as_str())).count();
@@ -217,17 +227,17 @@ fn passages(text: &str) -> Vec<(usize, Vec<&str>)> {
 /// The longest passage a search returns.
 const PASSAGE_LINES: usize = 12;
 
-fn info(path: &Path, name: String, scope: Scope) -> Option<NoteInfo> {
-    let meta = std::fs::metadata(path).ok()?;
-    let changed_ms = meta.modified().ok()?.duration_since(UNIX_EPOCH).ok()?.as_millis() as u64;
-    let head = std::fs::read_to_string(path).ok()?;
-    let title = head
+/// The note in the file at `path`, and its text, read once; `None` when it cannot be read.
+fn note_at(path: &Path, name: String, scope: Scope) -> Option<(NoteInfo, String)> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let changed_ms = std::fs::metadata(path).ok()?.modified().ok()?.duration_since(UNIX_EPOCH).ok()?.as_millis() as u64;
+    let title = text
         .lines()
         .map(str::trim)
         .find(|l| !l.is_empty())
         .map(|l| l.trim_start_matches('#').trim().chars().take(80).collect())
         .unwrap_or_default();
-    Some(NoteInfo { name, scope, title, bytes: meta.len(), changed_ms })
+    Some((NoteInfo { name, scope, title, bytes: text.len() as u64, changed_ms }, text))
 }
 
 /// Writes `text` to `path` whole or not at all: beside it first, then moved over it.
@@ -270,6 +280,7 @@ mod tests {
         assert_eq!((note.title.as_str(), note.scope), ("Setup", Scope::Project));
         notes.change("style", Scope::Personal, Change::Write("Short sentences.")).unwrap();
         assert_eq!(notes.list(None).len(), 2);
+        assert!(notes.any() && !Notes::default().any());
         assert_eq!(notes.list(Some(Scope::Personal))[0].name, "style");
         assert!(notes.read("style", Some(Scope::Project)).unwrap_err().starts_with("No note style."));
         let edit = notes.change("style", Scope::Personal, Change::Edit { old: "nothing", new: "x" });
