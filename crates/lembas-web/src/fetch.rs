@@ -124,17 +124,12 @@ fn failed(url: &Url, limits: Limits, e: reqwest::Error) -> FetchError {
     if e.is_redirect() {
         return FetchError::TooManyRedirects(limits.max_redirects);
     }
-    // The innermost reason: a name refused, refused connection, a certificate.
-    let mut reason = e.to_string();
-    let mut source = std::error::Error::source(&e);
-    while let Some(inner) = source {
-        if let Some(private) = inner.downcast_ref::<guard::PrivateName>() {
-            return FetchError::Refused(format!("Refused: {private}. {}", lembas_permissions::network::UNLESS_ALLOWED));
-        }
-        reason = inner.to_string();
-        source = inner.source();
+    // A name refused for where it leads, else the innermost reason (a refused connection, a
+    // certificate).
+    if let Some(private) = crate::causes(&e).find_map(|c| c.downcast_ref::<guard::PrivateName>()) {
+        return FetchError::Refused(format!("Refused: {private}. {}", lembas_permissions::network::UNLESS_ALLOWED));
     }
-    FetchError::Unreachable { url: url.to_string(), reason }
+    FetchError::Unreachable { url: url.to_string(), reason: crate::innermost(&e) }
 }
 
 /// Reads the answer: a redirect elsewhere said, an error status with the start of what it said,

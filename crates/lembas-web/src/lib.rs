@@ -38,6 +38,19 @@ impl Default for Limits {
     }
 }
 
+/// An error and the errors beneath it, outermost first: where the real reason is (a refused
+/// connection, a certificate, a name refused) under reqwest's own words.
+pub(crate) fn causes<'a>(
+    e: &'a (dyn std::error::Error + 'static),
+) -> impl Iterator<Item = &'a (dyn std::error::Error + 'static)> {
+    std::iter::successors(Some(e), |e| e.source())
+}
+
+/// The innermost reason an error gives.
+pub(crate) fn innermost(e: &(dyn std::error::Error + 'static)) -> String {
+    causes(e).last().map(ToString::to_string).unwrap_or_default()
+}
+
 /// What lembas says it is, to the sites it fetches from.
 pub fn user_agent() -> String {
     format!("lembas/{} (coding agent; web_fetch)", env!("CARGO_PKG_VERSION"))

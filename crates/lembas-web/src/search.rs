@@ -135,13 +135,7 @@ fn failed(e: reqwest::Error) -> SearchError {
     if e.is_timeout() {
         return SearchError::TimedOut(TIMEOUT.as_secs());
     }
-    let mut reason = e.to_string();
-    let mut source = std::error::Error::source(&e);
-    while let Some(inner) = source {
-        reason = inner.to_string();
-        source = inner.source();
-    }
-    SearchError::Unreachable(reason)
+    SearchError::Unreachable(crate::innermost(&e))
 }
 
 /// The results in an answer of `api`: their list, and in each its title, address and snippet.
