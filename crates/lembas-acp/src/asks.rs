@@ -9,6 +9,7 @@ use agent_client_protocol::v1::schema::{
 use lembas_client::SessionHandle;
 use lembas_protocol::{Answer, Approval, ApprovalRequest, Ask, Command, Mode, PlanVerdict};
 
+use crate::Slot;
 use crate::peer::Peer;
 use crate::scheduled::Admitted;
 
@@ -19,6 +20,8 @@ pub(crate) struct Waits {
     pub timeout: Option<std::time::Duration>,
     /// A scheduled run's: its approvals wait its own wait, and nobody answers its questions.
     pub scheduled: Option<Admitted>,
+    /// A terminal's shared session: the person may answer there too (`patient`).
+    pub patient: bool,
 }
 
 impl Waits {
@@ -73,6 +76,9 @@ async fn request_permission(peer: &Peer, session_id: &str, request: ApprovalRequ
     }
     if let Some(run) = &waits.scheduled {
         said.insert("scheduled".into(), run.on_permission());
+    }
+    if waits.patient {
+        said.insert("patient".into(), true.into());
     }
     if !said.is_empty() {
         let mut meta = serde_json::Map::new();
@@ -164,9 +170,40 @@ const PLAN_MODES: [Mode; 3] = [Mode::Edit, Mode::Auto, Mode::Manual];
 /// approved into a mode the person picks, or sent back; a question with options offers one
 /// option per answer; a question without options cannot be put as a permission request, and
 /// the model is told it could not be asked.
-pub(crate) async fn ask_client(peer: Peer, session_id: String, handle: SessionHandle, id: u64, ask: Ask, waits: Waits) {
-    let answer = match ask {
-        Ask::Approval(request) => Answer::Approval(request_permission(&peer, &session_id, request, &waits).await),
+pub(crate) async fn ask_client(
+    peer: Peer,
+    session_id: String,
+    handle: SessionHandle,
+    id: u64,
+    ask: Ask,
+    waits: Waits,
+    asking: Asking,
+) {
+    let answer = answer_of(&peer, &session_id, id, ask, &waits).await;
+    // No longer being asked, before the answer's own `Answered` comes back.
+    asking.lock().expect("asking").remove(&id);
+    handle.send(Command::Answer { id, answer });
+}
+
+/// What the session's asks wait on the client, by ask id: the asking task and its call.
+pub(crate) type Asking =
+    std::sync::Arc<std::sync::Mutex<std::collections::HashMap<u64, (tokio::task::AbortHandle, String)>>>;
+
+/// The call id the client knows an ask by (`toolCallId` of its permission request).
+pub(crate) fn call_id(id: u64, ask: &Ask) -> String {
+    match ask {
+        Ask::Approval(request) => request.call_id.clone(),
+        Ask::Plan { call_id, .. } => call_id.clone(),
+        Ask::Show(showing) => showing.call_id.clone(),
+        Ask::Question(_) => format!("question_{id}"),
+    }
+}
+
+/// The client's answer to what the session asks.
+async fn answer_of(peer: &Peer, session_id: &str, id: u64, ask: Ask, waits: &Waits) -> Answer {
+    let (peer, session_id) = (peer.clone(), session_id.to_owned());
+    match ask {
+        Ask::Approval(request) => Answer::Approval(request_permission(&peer, &session_id, request, waits).await),
         // A scheduled run has nobody to answer a question or approve a plan: the session hears
         // so, as it does with nobody there.
         Ask::Question(_) if waits.scheduled.is_some() => Answer::Unasked,
@@ -216,8 +253,7 @@ pub(crate) async fn ask_client(peer: Peer, session_id: String, handle: SessionHa
                 .and_then(|i| question.options.get(i).cloned());
             Answer::Reply { words }
         }
-    };
-    handle.send(Command::Answer { id, answer });
+    }
 }
 
 /// How long the viewer has to say whether it showed a file.
@@ -252,5 +288,47 @@ async fn show(peer: &Peer, session_id: &str, showing: lembas_protocol::Showing) 
         }
         Ok(Err(e)) => not_shown(&format!("the viewer refused it ({})", e.message)),
         Err(_) => not_shown("the viewer did not answer"),
+    }
+}
+
+impl Slot {
+    /// Puts what the session asks to the client, remembering the asking so it can be taken back.
+    pub(crate) fn ask(
+        &self,
+        peer: &Peer,
+        session: &str,
+        id: u64,
+        ask: &lembas_protocol::Ask,
+        timeout: Option<std::time::Duration>,
+    ) {
+        let waits = Waits {
+            timeout: if self.patient { None } else { timeout },
+            scheduled: self.scheduled.lock().expect("scheduled").clone(),
+            patient: self.patient,
+        };
+        let call = call_id(id, ask);
+        let asking = tokio::spawn(ask_client(
+            peer.clone(),
+            session.to_owned(),
+            self.handle.clone(),
+            id,
+            ask.clone(),
+            waits,
+            self.asking.clone(),
+        ));
+        self.asking.lock().expect("asking").insert(id, (asking.abort_handle(), call));
+    }
+
+    /// Ask `id` was answered or given up: if the client still has it, it is taken back and the
+    /// client told the card is settled (a lembas client; an editor's card is answered in vain).
+    pub(crate) fn taken_back(&self, peer: &Peer, session: &str, id: u64) {
+        let Some((asking, call)) = self.asking.lock().expect("asking").remove(&id) else { return };
+        asking.abort();
+        let params = serde_json::json!({ "sessionId": session, "toolCallId": call, "outcome": "answered", "reason": "elsewhere" });
+        if let (Some(cx), Ok(settled)) =
+            (peer.now().1, agent_client_protocol::UntypedMessage::new("_lembas/permission/settled", params))
+        {
+            let _ = cx.send_notification(settled);
+        }
     }
 }

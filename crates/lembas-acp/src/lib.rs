@@ -25,6 +25,7 @@ mod reads;
 mod remote;
 mod rewind;
 mod scheduled;
+mod shared;
 mod status;
 mod team;
 mod updates;
@@ -46,6 +47,7 @@ use tokio::sync::oneshot;
 
 use opening::modes;
 pub use remote::{Limits, Remote};
+pub use shared::{Announced, Shared};
 pub use updates::{kind_of, replay, updates};
 
 /// A command typed as a prompt, and where to say how it went.
@@ -74,6 +76,12 @@ struct Slot {
     error: Arc<Mutex<Option<String>>>,
     /// The scheduled run the session is for, as last admitted (`acp.md` *Scheduled work*).
     scheduled: Arc<Mutex<Option<scheduled::Admitted>>>,
+    /// What it asks the client and waits for, by the ask's id: the task asking and the call it
+    /// is for, so that an ask answered elsewhere (at the terminal) or given up is taken back.
+    asking: asks::Asking,
+    /// A terminal's shared session: the person may answer at the terminal too (`patient`), so
+    /// what it asks waits for the client with no timeout.
+    patient: bool,
 }
 
 impl Slot {
@@ -122,6 +130,8 @@ struct Server {
     peer: peer::Peer,
     /// The device's limits now, on the link (`remote`'s at first).
     limits: std::sync::RwLock<Option<Limits>>,
+    /// Sessions a terminal shares, announced after every `initialize`.
+    announced: Mutex<Vec<shared::Announcement>>,
 }
 
 /// The `sessionId` a `_lembas/*` request names.
@@ -204,19 +214,8 @@ impl Server {
                         }
                     }
                     Event::Agents { min, max } => slot.choice.lock().expect("choice").agents = (*min, *max),
-                    Event::Ask { id: ask_id, ask } => {
-                        tokio::spawn(asks::ask_client(
-                            peer.clone(),
-                            id.clone(),
-                            slot.handle.clone(),
-                            *ask_id,
-                            ask.clone(),
-                            asks::Waits {
-                                timeout: approval_timeout,
-                                scheduled: slot.scheduled.lock().expect("scheduled").clone(),
-                            },
-                        ));
-                    }
+                    Event::Ask { id: ask_id, ask } => slot.ask(&peer, &id, *ask_id, ask, approval_timeout),
+                    Event::Answered { id: ask_id } => slot.taken_back(&peer, &id, *ask_id),
                     _ => {}
                 }
                 if let Some(submission) = &submission {
@@ -272,6 +271,7 @@ impl AcpServer {
                 lembas_client: std::sync::atomic::AtomicBool::new(false),
                 client_shows: std::sync::atomic::AtomicBool::new(false),
                 limits: std::sync::RwLock::new(remote.as_ref().map(|r| r.limits.clone())),
+                announced: Mutex::default(),
                 remote,
                 peer: peer::Peer::default(),
             }),
@@ -351,7 +351,10 @@ async fn connection(
             async move |request: InitializeRequest, responder, cx| {
                 // Whoever initializes is the client now (each link starts so).
                 s1.peer.connected(cx);
-                handshake::initialize(&s1, request, responder)
+                let answered = handshake::initialize(&s1, request, responder);
+                // A terminal's shared sessions, told to each client that comes.
+                shared::announce_all(&s1);
+                answered
             },
             agent_client_protocol::on_receive_request!(),
         )

@@ -216,6 +216,8 @@ impl Server {
             turn: Arc::default(),
             error: Arc::default(),
             scheduled: Arc::new(Mutex::new(scheduled)),
+            asking: Arc::default(),
+            patient: false,
         };
         let lembas_client = self.lembas_client.load(std::sync::atomic::Ordering::Relaxed);
         let waits = self.remote.as_ref().map(|r| r.approval_timeout);

@@ -50,6 +50,8 @@ pub struct LinkPlan {
     pub token: String,
     pub remote: lembas_acp::Remote,
     pub device: Device,
+    /// A terminal's link for the session it shares (said in `_lembas/hello`), not the device's.
+    pub shares: Option<String>,
 }
 
 impl std::fmt::Debug for LinkPlan {
@@ -87,8 +89,8 @@ enum Dropped {
 }
 
 /// `_lembas/hello`: the first message on every link.
-pub fn hello(device: &Device, limits: &lembas_acp::Limits) -> Value {
-    json!({
+pub fn hello(device: &Device, limits: &lembas_acp::Limits, shares: Option<&str>) -> Value {
+    let mut hello = json!({
         "jsonrpc": "2.0",
         "method": "_lembas/hello",
         "params": {
@@ -98,7 +100,11 @@ pub fn hello(device: &Device, limits: &lembas_acp::Limits) -> Value {
             "device": { "host": device.host, "platform": device.platform },
             "limits": limits.said(),
         }
-    })
+    });
+    if let Some(session) = shares {
+        hello["params"]["shares"] = session.into();
+    }
+    hello
 }
 
 /// Keeps this computer linked to the server until `stop` is cancelled (answered `Ok`) or the link
@@ -119,6 +125,23 @@ pub async fn hold(
     let acp = lembas_acp::AcpServer::new(host, Some(plan.remote.clone()));
     let held = redial(plan, &acp, say, stop, limits).await;
     acp.finish().await;
+    held
+}
+
+/// Carries the sessions a terminal shares on `acp` ([`lembas_acp::AcpServer::share`]) to the
+/// server, over a link of the terminal's own, until `stop` is cancelled or the link must stop for
+/// good; dropped, it is dialled again as the device's link is. The sessions stay the terminal's:
+/// when the share ends they are let go, not closed.
+pub async fn share(
+    plan: &LinkPlan,
+    acp: &lembas_acp::AcpServer,
+    say: &(dyn Fn(LinkState, &str) + Sync),
+    stop: &CancellationToken,
+) -> Result<(), LinkStop> {
+    // A share's limits never change: the server opens nothing on its link.
+    let (_unchanging, limits) = watch::channel(plan.remote.limits.clone());
+    let held = redial(plan, acp, say, stop, limits).await;
+    acp.unshare();
     held
 }
 
@@ -198,7 +221,7 @@ async fn link_once(
         Err(e) => return Ok(Dropped::Unreachable(format!("cannot open the link at {url}: {e}"))),
     };
     let opened = Instant::now();
-    let hello = hello(&plan.device, &acp.limits()).to_string();
+    let hello = hello(&plan.device, &acp.limits(), plan.shares.as_deref()).to_string();
     if let Err(e) = ws.send(Message::text(hello)).await {
         return Ok(Dropped::Closed { lasted: opened.elapsed(), code: None, reason: e.to_string() });
     }
@@ -251,7 +274,7 @@ mod tests {
             scheduled: false,
         };
         let device = Device { host: "box".into(), platform: "linux".into() };
-        let said = hello(&device, &limits);
+        let said = hello(&device, &limits, None);
         assert_eq!(said["method"], "_lembas/hello");
         assert_eq!(said["params"]["protocol"], 3);
         assert_eq!(said["params"]["device"], json!({"host": "box", "platform": "linux"}));
@@ -277,6 +300,7 @@ mod tests {
                 approval_timeout: Duration::from_secs(1),
             },
             device: Device { host: "box".into(), platform: "linux".into() },
+            shares: None,
         };
         assert!(!format!("{plan:?}").contains("lmb_secret"));
     }

@@ -9,6 +9,7 @@
 //! Each returns the [`Login`] to store; storing it replaces any other.
 
 mod local;
+mod schedules;
 mod usage;
 
 use std::time::Duration;
@@ -18,6 +19,7 @@ use lembas_model::catalog::{self, Catalog};
 use serde_json::{Value, json};
 
 pub use local::{Found, LOCAL_SERVERS, find_local, local_candidates};
+pub use schedules::{APPROVAL_WAIT_MINUTES, schedules};
 pub use usage::{MonthUsage, month_usage};
 
 /// Why a login failed, in a sentence for the person.

@@ -8,6 +8,7 @@ mod command;
 mod event;
 pub mod notes;
 mod plan;
+pub mod schedules;
 mod stored;
 mod submission;
 pub mod team;

@@ -10,6 +10,7 @@
 
 mod link;
 mod release;
+mod schedules;
 mod script;
 mod server;
 mod web;

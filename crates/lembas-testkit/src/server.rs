@@ -73,6 +73,8 @@ pub(crate) struct Shared {
     pub(crate) llembas: Mutex<Option<Llembas>>,
     /// The device links opened, for the test to take.
     pub(crate) links: crate::link::Links,
+    /// The server's schedules (`/api/v2/schedules`).
+    pub(crate) schedules: Mutex<crate::schedules::Schedules>,
     refused_fields: Mutex<Vec<String>>,
     polls: Mutex<u32>,
     /// Benchmarks turn this off so the server's own memory does not grow with every request.
@@ -112,6 +114,7 @@ impl FakeServer {
             .route("/api/v1/device/code", post(device_code))
             .route("/api/v1/device/token", post(device_token))
             .route("/api/v1/device/link", get(crate::link::device_link))
+            .merge(crate::schedules::routes())
             .fallback(any(not_found))
             .with_state(shared.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind a loopback port");
@@ -184,6 +187,16 @@ impl FakeServer {
     }
 
     /// Also play a LLeMbas instance.
+    /// The schedules the server holds now, as it would list them.
+    pub fn schedules(&self) -> Vec<Value> {
+        self.shared.schedules.lock().unwrap().list.clone()
+    }
+
+    /// Plays a server older than the device-token schedule routes: they answer 403.
+    pub fn schedules_older(&self, older: bool) {
+        self.shared.schedules.lock().unwrap().older = older;
+    }
+
     pub fn set_llembas(&self, llembas: Llembas) {
         *self.shared.llembas.lock().unwrap() = Some(llembas);
     }

@@ -98,6 +98,10 @@ pub enum Action {
     },
     /// `/team`: the tree, and the room's latest messages.
     Team,
+    /// `/schedule`: ask the server about its schedules.
+    Schedule(lembas_protocol::schedules::ScheduleAsk),
+    /// `/share` (true) or `/share off`.
+    Share(bool),
 }
 
 /// A card waiting for the person: an approval, or a switch to a looser mode.
@@ -219,6 +223,10 @@ pub struct App {
     pub customs: Vec<crate::custom::Custom>,
     /// The project's root, where `@path` is found.
     pub root: Option<std::path::PathBuf>,
+    /// The server's schedules as `/schedule` last listed them (named by their number there).
+    pub schedules: Vec<lembas_protocol::schedules::Schedule>,
+    /// The session is shared with the LLeMbas server's web UI (`/share`).
+    pub shared: bool,
     turn_started: Option<std::time::Instant>,
     turn_tokens: u64,
 }

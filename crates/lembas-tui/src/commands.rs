@@ -106,6 +106,18 @@ pub static COMMANDS: &[SlashCommand] = &[
     .offering(team_choices),
     SlashCommand::new("mcp", "", "where the MCP servers stand", |_, _| Some(Action::Mcp)),
     SlashCommand::new("agents", "", "the custom agents task and the team may start", |_, _| Some(Action::AgentFiles)),
+    SlashCommand::new(
+        "schedule",
+        "[new WORDS|pause N|…]",
+        "the server's schedules: new ones run here; resume, run, runs, delete N",
+        schedule,
+    ),
+    SlashCommand::new(
+        "share",
+        "[off]",
+        "let the LLeMbas server's web UI follow this session and answer it",
+        |_, arg| Some(Action::Share(arg != "off")),
+    ),
     SlashCommand::new("notes", "[name|search words]", "the notes kept for this project and for you", |_, arg| {
         Some(Action::Notes(crate::notes::ask(arg)))
     }),
@@ -198,6 +210,15 @@ fn rewind(app: &mut App, arg: &str) -> Option<Action> {
     match arg.parse::<u32>() {
         Ok(to) if to > 0 => Some(Action::GoBack(Command::Rewind { to, files: true, conversation: true })),
         _ => app.fail("/rewind N: the turn to go back to before, by its number in /rewind's list."),
+    }
+}
+
+fn schedule(app: &mut App, arg: &str) -> Option<Action> {
+    let cwd = app.root.as_deref().map(|r| r.display().to_string()).unwrap_or_else(|| ".".into());
+    let mode = app.mode.unwrap_or(Mode::Edit);
+    match crate::schedules::ask(arg, &app.schedules, &cwd, mode) {
+        Ok(ask) => Some(Action::Schedule(ask)),
+        Err(e) => app.fail(&e),
     }
 }
 

@@ -28,11 +28,19 @@ pub(crate) struct Driver {
     replay: Option<(SubmissionId, String)>,
     /// `/team` asked: the room that answers it is shown.
     team_asked: Option<SubmissionId>,
+    /// The LLeMbas server beside the session: schedules, sharing.
+    server: crate::server::ServerSide,
 }
 
 impl Driver {
     /// Opens the session the UI begins on and asks what the first screen shows.
-    pub(crate) fn start(open: Open, host: Arc<dyn Sessions>, begin: Begin, app: &mut App) -> std::io::Result<Driver> {
+    pub(crate) fn start(
+        open: Open,
+        host: Arc<dyn Sessions>,
+        begin: Begin,
+        server: crate::server::ServerSide,
+        app: &mut App,
+    ) -> std::io::Result<Driver> {
         let opened = open(begin.resume.as_deref()).map_err(std::io::Error::other)?;
         let mut driver = Driver {
             open,
@@ -42,6 +50,7 @@ impl Driver {
             events: opened.events,
             replay: None,
             team_asked: None,
+            server,
         };
         // `/subagents` needs its id before the announcement comes.
         app.session_id = driver.session.id().to_owned();
@@ -184,6 +193,14 @@ impl Driver {
                 Some(Command::SetAgents { min, max })
             }
             Action::StopSubagent(name) => Some(Command::StopSubagent { name }),
+            Action::Schedule(ask) => {
+                self.server.schedule(app, ask);
+                None
+            }
+            Action::Share(on) => {
+                self.server.share(app, on);
+                None
+            }
         }
     }
 

@@ -18,8 +18,10 @@ pub mod menu;
 mod notes;
 pub mod picker;
 pub mod rows;
+mod schedules;
 mod screen;
 mod scrollback;
+pub mod server;
 pub mod settings;
 mod subagents;
 mod team;
@@ -176,6 +178,10 @@ pub struct Begin {
     pub prompt: Option<String>,
     pub pick_session: bool,
     pub save: Option<SaveSettings>,
+    /// The LLeMbas server's schedules (`/schedule`), on such a login.
+    pub schedules: Option<server::ScheduleSource>,
+    /// Sharing the session with the server's web UI (`/share`), on such a login.
+    pub share: Option<server::ShareSource>,
 }
 
 impl std::fmt::Debug for Begin {
@@ -185,6 +191,8 @@ impl std::fmt::Debug for Begin {
             .field("prompt", &self.prompt)
             .field("pick_session", &self.pick_session)
             .field("save", &self.save.is_some())
+            .field("schedules", &self.schedules.is_some())
+            .field("share", &self.share.is_some())
             .finish()
     }
 }
@@ -211,7 +219,8 @@ pub async fn run(
     };
     ask_month();
     let theme = Theme { no_color: std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()) };
-    let mut driver = Driver::start(open, host, begin, &mut app)?;
+    let (server, mut heard) = server::ServerSide::new(begin.schedules.clone(), begin.share.clone());
+    let mut driver = Driver::start(open, host, begin, server, &mut app)?;
     let mut screen = Screen::open(theme)?;
     let mut keys = EventStream::new();
     let mut tick = tokio::time::interval(Duration::from_millis(250));
@@ -237,6 +246,10 @@ pub async fn run(
             }
             Some(usage) = month_rx.recv() => {
                 app.month = Some(usage);
+                None
+            }
+            Some(answer) = heard.recv() => {
+                server::heard(&mut app, answer);
                 None
             }
             _ = tick.tick() => None,

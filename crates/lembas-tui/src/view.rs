@@ -180,6 +180,9 @@ pub fn status_line(app: &App) -> String {
     if let Some(cost) = app.month.as_ref().and_then(|m| m.cost_text()) {
         parts.push(format!("this month {cost}"));
     }
+    if app.shared {
+        parts.push("shared".into());
+    }
     if let Some((size, max, working)) = app.team_working() {
         parts.push(format!("agents {size}/{max}"));
         match working {

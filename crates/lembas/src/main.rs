@@ -22,6 +22,7 @@ mod serve;
 mod service;
 mod sessions;
 mod setup;
+mod share;
 mod tui;
 mod undo;
 mod uninstall;

@@ -87,6 +87,38 @@ fn expand(root: &str, home: &Home) -> Option<PathBuf> {
     path.is_absolute().then_some(path)
 }
 
+/// What keeps a schedule made for `cwd` from running on this computer, as the commands that
+/// would change it (`None`: the settings let it; the service must still be running).
+pub(crate) fn scheduled_here(home: &Home, cwd: &Path) -> Option<String> {
+    let settings = lembas_config::Config::load(home).ok()?.remote;
+    let mut missing = Vec::new();
+    if !settings.enabled {
+        missing.push("lembas remote enable".to_owned());
+    }
+    if !settings.scheduled {
+        missing.push("lembas service scheduled on".to_owned());
+    }
+    let real = std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf());
+    let inside = settings
+        .roots
+        .iter()
+        .filter_map(|r| expand(r, home))
+        .any(|root| real.starts_with(std::fs::canonicalize(&root).unwrap_or(root)));
+    if !inside {
+        missing.push(format!("lembas remote roots add {}", cwd.display()));
+    }
+    let project = setup::real_root(&setup::project_root(&real));
+    if settings.require_trust && !setup::standing(home, &project).is_ok_and(|s| s == lembas_config::Standing::Trusted) {
+        missing.push(format!("lembas trust {}", project.display()));
+    }
+    (!missing.is_empty()).then(|| {
+        format!(
+            "It runs here only once this computer takes it: {}; and with lembas service running.",
+            missing.join(", ")
+        )
+    })
+}
+
 /// The limits the server is told of and held to, from `[remote]`.
 fn limits(settings: &RemoteSettings, home: &Home) -> Result<lembas_acp::Limits, Failure> {
     let max_mode = Mode::parse(&settings.max_mode).ok_or_else(|| {
@@ -106,6 +138,14 @@ fn limits(settings: &RemoteSettings, home: &Home) -> Result<lembas_acp::Limits, 
         require_trust: settings.require_trust,
         scheduled: settings.scheduled,
     })
+}
+
+/// This computer as `_lembas/hello` names it.
+pub(crate) fn this_device() -> lembas_link::Device {
+    lembas_link::Device {
+        host: nix::unistd::gethostname().map(|h| h.to_string_lossy().into_owned()).unwrap_or_default(),
+        platform: std::env::consts::OS.to_owned(),
+    }
 }
 
 /// The LLeMbas login the link needs, or why there is none.
@@ -149,11 +189,7 @@ async fn hold_link() -> Result<u8, Failure> {
         trusted: Arc::new(trusted),
         approval_timeout: std::time::Duration::from_secs(start.config.remote.approval_timeout.max(1)),
     };
-    let device = lembas_link::Device {
-        host: nix::unistd::gethostname().map(|h| h.to_string_lossy().into_owned()).unwrap_or_default(),
-        platform: std::env::consts::OS.to_owned(),
-    };
-    let plan = lembas_link::LinkPlan { root: login.server.clone(), token, remote, device };
+    let plan = lembas_link::LinkPlan { root: login.server.clone(), token, remote, device: this_device(), shares: None };
     let opener = crate::serve::acp_host(&start)?;
     let log = Log::open(&start.home.logs_dir(), &state_dir, &login.server);
     log.say("dialling", &format!("linking to {} (lembas {})", login.server, env!("CARGO_PKG_VERSION")));

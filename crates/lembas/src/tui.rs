@@ -82,14 +82,26 @@ pub async fn tui(args: crate::cli::UiArgs) -> Result<u8, Failure> {
     app.customs =
         lembas_tui::custom::load(&start.home.config.join("commands"), trusted.then_some(canonical.as_path()), &builtin);
     let cfg = start.project_session(&project, model, effort, mode);
+    let sharing = sharing(&start, &cwd, app.agents);
     let opener = host.clone();
     let root = project.root.clone();
+    let tap = sharing.clone();
+    let open_cwd = cwd.clone();
     let open: lembas_tui::Open = Box::new(move |id| {
         let start = match id {
-            None => Start::New { root: root.clone(), cwd: cwd.clone() },
+            None => Start::New { root: root.clone(), cwd: open_cwd.clone() },
             Some(id) => Start::Resume(id.to_owned()),
         };
-        opener.open(OpenSession { cfg: cfg.clone(), start, attended: true }).map_err(|e| e.to_string())
+        let opened = opener.open(OpenSession { cfg: cfg.clone(), start, attended: true }).map_err(|e| e.to_string())?;
+        // Every session goes through the tap that lets `/share` copy it to the server.
+        Ok(match &tap {
+            Some(sharing) => {
+                let running =
+                    crate::share::Running { model: cfg.model.clone(), effort: cfg.effort.clone(), mode: cfg.mode };
+                sharing.tee(opened, running)
+            }
+            None => opened,
+        })
     });
     // On a LLeMbas login the status bar shows what the month has cost (`GET /v1/usage`).
     let month: Option<lembas_tui::MonthSource> = (login.kind == lembas_config::LoginKind::Llembas).then(|| {
@@ -106,15 +118,54 @@ pub async fn tui(args: crate::cli::UiArgs) -> Result<u8, Failure> {
         pick_session: args.resume.as_deref() == Some(""),
         prompt: (!prompt.trim().is_empty()).then_some(prompt),
         save: Some(save_settings(start.home.clone())),
+        schedules: schedule_source(&start, &cwd),
+        share: sharing.clone().map(|sharing| {
+            let source: lembas_tui::server::ShareSource =
+                Arc::new(move |ask, news| Box::pin(sharing.clone().ask(ask, news)));
+            source
+        }),
     };
-    let left = lembas_tui::run(open, host, app, month, begin)
-        .await
-        .map_err(|e| Failure::new(exit::FAILED, format!("the terminal failed: {e}")))?;
+    let left = lembas_tui::run(open, host, app, month, begin).await;
+    if let Some(sharing) = &sharing {
+        sharing.stop();
+    }
+    let left = left.map_err(|e| Failure::new(exit::FAILED, format!("the terminal failed: {e}")))?;
     start.finish(Some(&project)).await;
     if let Some(id) = left {
         println!("Go on with this session: lembas --resume {id}");
     }
     Ok(exit::OK)
+}
+
+/// `/share`, on a LLeMbas login: the link a share dials, and the host the server's requests on
+/// it reach.
+fn sharing(start: &setup::Startup, cwd: &std::path::Path, agents: (u32, u32)) -> Option<Arc<crate::share::Sharing>> {
+    let login = &start.login;
+    let token = login.secret.clone().filter(|_| login.kind == lembas_config::LoginKind::Llembas)?;
+    let host: Arc<dyn lembas_client::Host> = crate::serve::acp_host(start).ok()?;
+    let plan = crate::share::plan(login, token);
+    Some(crate::share::Sharing::new(plan, host, login.models.clone(), agents, cwd.to_path_buf()))
+}
+
+/// `/schedule`, on a LLeMbas login: the server's schedules; one made here says what, on this
+/// computer, keeps it from running.
+fn schedule_source(start: &setup::Startup, cwd: &std::path::Path) -> Option<lembas_tui::server::ScheduleSource> {
+    use lembas_protocol::schedules::ScheduleSaid;
+    let login = start.login.clone();
+    if login.kind != lembas_config::LoginKind::Llembas {
+        return None;
+    }
+    let (home, cwd) = (start.home.clone(), cwd.to_path_buf());
+    Some(Arc::new(move |ask| {
+        let (login, home, cwd) = (login.clone(), home.clone(), cwd.clone());
+        Box::pin(async move {
+            let mut said = lembas_login::schedules(&login, ask).await;
+            if let ScheduleSaid::Created { note, .. } = &mut said {
+                *note = crate::remote::scheduled_here(&home, &cwd);
+            }
+            said
+        })
+    }))
 }
 
 /// `/settings` keeps its changes in this home's `config.toml`.
