@@ -2,7 +2,8 @@
 //! that drive the real `lembas` binary (in tmux, say). SCRIPT is a JSON list of scripted replies;
 //! the first line printed is the server's base URL. It runs until killed. With
 //! `LEMBAS_FAKE_LEAN=1` it keeps no request bodies and reads of each only what it answers by, so
-//! a measurement through it does not count a whole parse of every growing request.
+//! a measurement through it does not count a whole parse of every growing request. With
+//! `LEMBAS_FAKE_LLEMBAS=1` it plays a LLeMbas instance as well (token `lmb_test_token`).
 
 use lembas_testkit::{FakeServer, Scripted};
 
@@ -23,6 +24,11 @@ async fn main() {
     let server = FakeServer::start(script).await;
     if std::env::var_os("LEMBAS_FAKE_LEAN").is_some_and(|v| v == "1") {
         server.keep_bodies(false);
+    }
+    // Playing a LLeMbas instance too (discovery, token login, schedules, the link), to try the
+    // terminal's server commands by hand.
+    if std::env::var_os("LEMBAS_FAKE_LLEMBAS").is_some_and(|v| v == "1") {
+        server.set_llembas(lembas_testkit::Llembas::default());
     }
     // A second file, when given: llama.cpp's `/props` (a window, slots) to answer with.
     if let Some(props) = std::env::args().nth(2) {

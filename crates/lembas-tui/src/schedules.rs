@@ -76,16 +76,17 @@ pub(crate) fn said(said: &ScheduleSaid) -> String {
                     on.mode.as_deref().unwrap_or("edit")
                 ));
             }
-            lines.extend(note.iter().map(|n| format!("  {n}")));
+            // Said apart: what the person may need to do here.
+            lines.extend(note.iter().map(|n| format!("\n{n}")));
             lines.join("\n")
         }
         ScheduleSaid::NotUnderstood { reason } => {
             format!("The server could not make a schedule of that: {reason} Say when, e.g. every day at 09:00 …")
         }
-        ScheduleSaid::Done { what, title } => format!("{what}: {title}."),
-        ScheduleSaid::Runs { title, runs } if runs.is_empty() => format!("{title} has not run yet."),
+        ScheduleSaid::Done { what, title } => format!("{what}: \"{title}\"."),
+        ScheduleSaid::Runs { title, runs } if runs.is_empty() => format!("\"{title}\" has not run yet."),
         ScheduleSaid::Runs { title, runs } => {
-            let mut lines = vec![format!("Runs of {title}, newest last:")];
+            let mut lines = vec![format!("Runs of \"{title}\", newest last:")];
             lines.extend(runs.iter().map(run_line));
             lines.join("\n")
         }

@@ -101,6 +101,10 @@ impl ServerSide {
             ));
             return;
         };
+        if on && !app.shared {
+            // The server may take a while to answer; the person sees it is under way.
+            app.finished.push(Block::Notice("Sharing this session: waiting for the server to take it…".into()));
+        }
         let ask = if on { ShareAsk::Start { session: app.session_id.clone() } } else { ShareAsk::Stop };
         let (tell, later) = (self.tell.clone(), self.later.clone());
         tokio::spawn(async move {

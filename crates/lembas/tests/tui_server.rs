@@ -59,10 +59,10 @@ async fn schedules_are_made_here_listed_paused_and_run_from_the_terminal() {
     typed(&tmux, "/schedule");
     tmux.wait_for("1. check the build [on] · Every day at 09:00 · next 2026-12-06 09:00 UTC").await;
     typed(&tmux, "/schedule pause 1");
-    tmux.wait_for("Paused: check the build.").await;
+    tmux.wait_for("Paused: \"check the build\".").await;
     assert_eq!(server.schedules()[0]["enabled"], false);
     typed(&tmux, "/schedule run 1");
-    tmux.wait_for("Started: check the build.").await;
+    tmux.wait_for("Started: \"check the build\".").await;
     typed(&tmux, "/schedule runs 1");
     tmux.wait_for("ok · fake-model · The build passes.").await;
     typed(&tmux, "/schedule pause 7");
@@ -138,6 +138,20 @@ async fn a_shared_session_is_followed_and_answered_from_the_server_and_the_termi
     tmux.wait_for("Sharing stopped").await;
     let closed = tokio::time::timeout(Duration::from_secs(10), async { while link.recv().await.is_some() {} }).await;
     assert!(closed.is_ok(), "the share's link is let go");
+
+    // Shared again, then left for a new session: the share ends with the session it carried.
+    typed(&tmux, "/share");
+    let mut link = server.next_link(Duration::from_secs(20)).await.expect("a new link for the new share");
+    link.recv().await.unwrap();
+    link.request("initialize", json!({ "protocolVersion": 1, "clientCapabilities": {} })).await;
+    let announce = until(&mut link, "the announcement", |m| m["method"] == "_lembas/announce").await;
+    assert_eq!(announce["params"]["sessionId"], shared_id.as_str(), "the same session");
+    link.answer(&announce["id"], json!({}));
+    tmux.wait_for("its web UI follows this session").await;
+    typed(&tmux, "/new");
+    tmux.wait_for("Sharing ended: the session closed.").await;
+    let closed = tokio::time::timeout(Duration::from_secs(10), async { while link.recv().await.is_some() {} }).await;
+    assert!(closed.is_ok(), "the share's link is let go with its session");
     tmux.send(&["C-c"]);
     tmux.send(&["C-c"]);
     tmux.wait_for("LEMBAS-EXITED-0").await;
