@@ -48,6 +48,11 @@ pub const TRUST_BEARING: &[&str] = &[
     ".claude/settings.local.json",
 ];
 
+/// Files under a trust-bearing folder that decide nothing: the project's task list and decision
+/// log, which the agent and the person change all the time (changing them must not ask for trust
+/// again). Anything else under `.lembas/` counts.
+pub const NOT_TRUST_BEARING: &[&str] = &[".lembas/tasks.md", ".lembas/decisions.md"];
+
 /// A hash of every trust-bearing file of the project at `root`: their paths and contents.
 pub fn trust_bearing_content(root: &Path) -> String {
     use sha2::{Digest, Sha256};
@@ -59,7 +64,7 @@ pub fn trust_bearing_content(root: &Path) -> String {
                 let name = entry.file_name().to_string_lossy().into_owned();
                 walk(&entry.path(), &format!("{rel}/{name}"), out, depth + 1);
             }
-        } else if meta.is_file() {
+        } else if meta.is_file() && !NOT_TRUST_BEARING.contains(&rel) {
             out.push((rel.to_owned(), std::fs::read(path).unwrap_or_default()));
         }
     }
@@ -169,6 +174,10 @@ mod tests {
         assert_eq!(trust.standing(root), Standing::Changed);
         assert_eq!(trust.answer(root), None);
         std::fs::write(root.join(".lembas/permissions.json"), "{}").unwrap();
+        assert_eq!(trust.standing(root), Standing::Trusted);
+        // The task list and decision log decide nothing: they change without asking again.
+        std::fs::write(root.join(".lembas/tasks.md"), "# Tasks\n\n## T1 · x\n").unwrap();
+        std::fs::write(root.join(".lembas/decisions.md"), "# Decisions\n").unwrap();
         assert_eq!(trust.standing(root), Standing::Trusted);
         std::fs::write(root.join(".mcp.json"), "{}").unwrap();
         assert_eq!(trust.standing(root), Standing::Changed);

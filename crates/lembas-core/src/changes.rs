@@ -39,6 +39,8 @@ impl Session {
             notes: crate::handlers::offers(&self.tools, "note_view"),
             skills: crate::handlers::offers(&self.tools, "skill_view"),
             earlier_sessions: crate::handlers::offers(&self.tools, "session_search"),
+            tasks: crate::handlers::offers(&self.tools, "tasks"),
+            decisions: crate::handlers::offers(&self.tools, "decisions"),
         };
         let mut tools = offered_tools(&self.cfg.model, offer);
         // The custom agents found as the session started stay offered.

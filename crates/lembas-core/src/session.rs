@@ -175,7 +175,7 @@ impl std::fmt::Debug for Session {
 /// subagent has; `search_provider` (`web_search`) only where one is configured — and `view_image`
 /// only to a model that sees (lembas' rule: docs/spec-decisions.md). In the definitions' order.
 pub(crate) fn offered_tools(model: &ModelInfo, offer: Offer) -> Vec<ToolSchema> {
-    let Offer { task, display, search, notes, skills, earlier_sessions } = offer;
+    let Offer { task, display, search, notes, skills, earlier_sessions, tasks, decisions } = offer;
     if model.tools == Some(false) {
         return Vec::new();
     }
@@ -191,6 +191,8 @@ pub(crate) fn offered_tools(model: &ModelInfo, offer: Offer) -> Vec<ToolSchema> 
                     "notes" => notes,
                     "skills" => skills,
                     "earlier_sessions" => earlier_sessions,
+                    "task_list" => tasks,
+                    "decision_log" => decisions,
                     _ => false,
                 })
         })
@@ -220,6 +222,10 @@ pub(crate) struct Offer {
     pub skills: bool,
     /// `session_search`: the project has earlier sessions.
     pub earlier_sessions: bool,
+    /// `tasks`: the project keeps a task list (`.lembas/tasks.md`).
+    pub tasks: bool,
+    /// `decisions`: the project keeps a decision log (`.lembas/decisions.md`).
+    pub decisions: bool,
 }
 
 impl Offer {
@@ -234,6 +240,8 @@ impl Offer {
             notes: cfg.notes.any(),
             skills: !lembas_tools::discover_skills(&cfg.skills).is_empty(),
             earlier_sessions: cfg.store.has_sessions_in(&root.display().to_string(), asking).unwrap_or(true),
+            tasks: lembas_library::project::Project::new(root).tasks().exists(),
+            decisions: lembas_library::project::Project::new(root).decisions().exists(),
         }
     }
 }

@@ -66,3 +66,40 @@ async fn a_note_made_in_one_session_is_found_in_the_next_with_what_was_said_ther
 fn requests_session(h: &Harness) -> String {
     h.store.list(None).unwrap().into_iter().last().unwrap().id
 }
+
+#[tokio::test]
+async fn the_projects_tasks_and_decisions_are_offered_once_kept_and_changed_by_the_session() {
+    let h = Harness::new(vec![
+        Scripted::text("Nothing to track here."),
+        Scripted::tool_call("tasks", json!({"action": "update", "id": "T1", "state": "doing", "details": "Started on the redirect."})),
+        Scripted::tool_call("decisions", json!({"action": "record", "title": "Keep cookies", "decision": "Sessions stay in cookies.", "why": "The proxy strips headers."})),
+        Scripted::tool_call("tasks", json!({"action": "list"})),
+        Scripted::text("T1 is under way."),
+    ])
+    .await;
+    let mut first = h.start_with(h.config(Mode::Edit, 10));
+    first.prompt("anything to track?", &CancellationToken::new()).await;
+    let tools = offered(&h.server.chat_requests()[0]);
+    assert!(!tools.contains(&"tasks".to_owned()) && !tools.contains(&"decisions".to_owned()), "no list, no tools");
+    drop(first);
+
+    // The person starts a list and a log (`lembas tasks add`, `/tasks add`): the next session has the tools.
+    let project = lembas_library::project::Project::new(&h.root);
+    let stamp = lembas_library::project::Stamp { by: "person", session: None, today: "2026-12-05" };
+    project.add_task("Fix the login redirect", "", None, stamp).unwrap();
+    std::fs::write(h.root.join(".lembas/decisions.md"), "# Decisions\n").unwrap();
+    let mut second = h.start_with(h.config(Mode::Edit, 10));
+    second.prompt("work on the redirect", &CancellationToken::new()).await;
+    let requests = h.server.chat_requests();
+    let tools = offered(&requests[1]);
+    assert!(tools.contains(&"tasks".to_owned()) && tools.contains(&"decisions".to_owned()), "{tools:?}");
+    let results = tool_results(requests.last().unwrap());
+    assert_eq!(results[0], "[#0001]\nT1 [doing] Fix the login redirect (person)");
+    assert_eq!(results[1], "[#0002]\nRecorded D1.");
+    assert_eq!(results[2], "[#0003]\nT1 [doing] Fix the login redirect (person)");
+    let tasks = std::fs::read_to_string(h.root.join(".lembas/tasks.md")).unwrap();
+    assert!(tasks.contains(&format!("- sessions: {}", second.id())), "the task links to the session:\n{tasks}");
+    assert!(tasks.contains("(main): Started on the redirect."), "{tasks}");
+    let log = std::fs::read_to_string(h.root.join(".lembas/decisions.md")).unwrap();
+    assert!(log.contains("## D1 · Keep cookies\n") && log.contains("Why: The proxy strips headers."), "{log}");
+}

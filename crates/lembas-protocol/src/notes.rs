@@ -56,8 +56,41 @@ pub struct NoteHit {
 #[serde(tag = "ask", rename_all = "snake_case")]
 pub enum NotesAsk {
     List,
-    Show { name: String },
-    Search { words: String },
+    Show {
+        name: String,
+    },
+    Search {
+        words: String,
+    },
+    /// The project's task list (`.lembas/tasks.md`): read, or changed by the person.
+    Tasks {
+        tasks: TasksAsk,
+    },
+    /// The project's decision log: the list, or one decision by id.
+    Decisions {
+        id: Option<String>,
+    },
+}
+
+/// What the person asks of the project's tasks.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "do", rename_all = "snake_case")]
+pub enum TasksAsk {
+    /// Open and doing; with `all`, every one.
+    List {
+        all: bool,
+    },
+    Show {
+        id: String,
+    },
+    Add {
+        title: String,
+    },
+    /// A task's state set (`doing`, `done`, `dropped`, `open`).
+    Set {
+        id: String,
+        state: String,
+    },
 }
 
 /// The notes' answer.
@@ -74,6 +107,10 @@ pub enum NotesSaid {
     Found {
         query: String,
         hits: Vec<NoteHit>,
+    },
+    /// The project's tasks or decisions, as the files' own lines say them.
+    Text {
+        text: String,
     },
     /// A note that is not there, or notes that cannot be kept here: why, in a sentence.
     Failed {

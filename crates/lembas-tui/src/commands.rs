@@ -118,6 +118,19 @@ pub static COMMANDS: &[SlashCommand] = &[
         "let the LLeMbas server's web UI follow this session and answer it",
         |_, arg| Some(Action::Share(arg != "off")),
     ),
+    SlashCommand::new(
+        "tasks",
+        "[add TITLE|done ID|…]",
+        "the project's tasks; all, start, drop, reopen ID, or one by ID",
+        |app, arg| match crate::notes::tasks_ask(arg) {
+            Ok(ask) => Some(Action::Notes(ask)),
+            Err(e) => app.fail(&e),
+        },
+    ),
+    SlashCommand::new("decisions", "[ID]", "the project's decision log, or one decision", |_, arg| {
+        let id = (!arg.is_empty()).then(|| arg.to_owned());
+        Some(Action::Notes(lembas_protocol::notes::NotesAsk::Decisions { id }))
+    }),
     SlashCommand::new("notes", "[name|search words]", "the notes kept for this project and for you", |_, arg| {
         Some(Action::Notes(crate::notes::ask(arg)))
     }),

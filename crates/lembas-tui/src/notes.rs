@@ -1,7 +1,7 @@
 //! `/notes`: the notes the agent and the person keep, as the terminal shows them — the list, one
 //! note, or what a search found — and what the command line asks.
 
-use lembas_protocol::notes::{NoteInfo, NotesAsk, NotesSaid};
+use lembas_protocol::notes::{NoteInfo, NotesAsk, NotesSaid, TasksAsk};
 
 /// What `/notes [NAME | search WORDS]` asks.
 pub(crate) fn ask(arg: &str) -> NotesAsk {
@@ -11,6 +11,29 @@ pub(crate) fn ask(arg: &str) -> NotesAsk {
         _ if arg.is_empty() => NotesAsk::List,
         _ => NotesAsk::Show { name: arg.to_owned() },
     }
+}
+
+/// What `/tasks [all | add TITLE | start | done | drop | open ID | ID]` asks.
+pub(crate) fn tasks_ask(arg: &str) -> Result<NotesAsk, String> {
+    let arg = arg.trim();
+    let (verb, rest) = arg.split_once(char::is_whitespace).map_or((arg, ""), |(v, r)| (v, r.trim()));
+    let state = match verb {
+        "start" => Some("doing"),
+        "done" => Some("done"),
+        "drop" => Some("dropped"),
+        "reopen" => Some("open"),
+        _ => None,
+    };
+    let tasks = match (verb, state) {
+        ("", _) => TasksAsk::List { all: false },
+        ("all", _) => TasksAsk::List { all: true },
+        ("add", _) if rest.is_empty() => return Err("/tasks add TITLE: the task, in a few words.".into()),
+        ("add", _) => TasksAsk::Add { title: rest.to_owned() },
+        (_, Some(_)) if rest.is_empty() => return Err(format!("/tasks {verb} ID: which task (T3).")),
+        (_, Some(state)) => TasksAsk::Set { id: rest.to_owned(), state: state.to_owned() },
+        (id, None) => TasksAsk::Show { id: id.to_owned() },
+    };
+    Ok(NotesAsk::Tasks { tasks })
 }
 
 /// The answer, as a notice.
@@ -33,6 +56,7 @@ pub(crate) fn said(said: &NotesSaid) -> String {
                 .collect();
             found.join("\n\n")
         }
+        NotesSaid::Text { text } => text.trim_end().to_owned(),
         NotesSaid::Failed { reason } => reason.clone(),
     }
 }
@@ -50,5 +74,21 @@ mod tests {
         assert_eq!(ask(""), NotesAsk::List);
         assert_eq!(ask(" build "), NotesAsk::Show { name: "build".into() });
         assert_eq!(ask("search deploy key"), NotesAsk::Search { words: "deploy key".into() });
+    }
+
+    #[test]
+    fn the_tasks_command_line_lists_adds_moves_and_shows() {
+        let tasks = |arg: &str| match tasks_ask(arg) {
+            Ok(NotesAsk::Tasks { tasks }) => Ok(tasks),
+            Ok(other) => panic!("{other:?}"),
+            Err(e) => Err(e),
+        };
+        assert_eq!(tasks(""), Ok(TasksAsk::List { all: false }));
+        assert_eq!(tasks("all"), Ok(TasksAsk::List { all: true }));
+        assert_eq!(tasks("add fix the build"), Ok(TasksAsk::Add { title: "fix the build".into() }));
+        assert_eq!(tasks("done T2"), Ok(TasksAsk::Set { id: "T2".into(), state: "done".into() }));
+        assert_eq!(tasks("start 3"), Ok(TasksAsk::Set { id: "3".into(), state: "doing".into() }));
+        assert_eq!(tasks("T4"), Ok(TasksAsk::Show { id: "T4".into() }));
+        assert!(tasks("drop").unwrap_err().contains("which task"));
     }
 }

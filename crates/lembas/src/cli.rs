@@ -92,6 +92,22 @@ pub enum Command {
         #[arg(long, global = true)]
         json: bool,
     },
+    /// This project's task list (.lembas/tasks.md), which the agent keeps too.
+    Tasks {
+        #[command(subcommand)]
+        action: Option<TasksAction>,
+        /// JSON for scripts.
+        #[arg(long, global = true)]
+        json: bool,
+    },
+    /// This project's decision log (.lembas/decisions.md), which the agent keeps too.
+    Decisions {
+        #[command(subcommand)]
+        action: Option<DecisionsAction>,
+        /// JSON for scripts.
+        #[arg(long, global = true)]
+        json: bool,
+    },
     /// Log in to a LLeMbas server or an OpenAI-compatible model server.
     Login(LoginArgs),
     /// Forget the login.
@@ -408,6 +424,58 @@ pub enum NotesAction {
         name: String,
         #[arg(long)]
         personal: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TasksAction {
+    /// The open tasks and those under way (--all: every one).
+    List {
+        #[arg(long)]
+        all: bool,
+    },
+    /// A task, whole.
+    Show { id: String },
+    /// A new task (the list is made with the first).
+    Add {
+        #[arg(required = true, num_args = 1..)]
+        title: Vec<String>,
+        /// Its text.
+        #[arg(long)]
+        details: Option<String>,
+        /// Who does it (default: person).
+        #[arg(long)]
+        owner: Option<String>,
+    },
+    /// Mark a task under way.
+    Start { id: String },
+    /// Mark a task done.
+    Done { id: String },
+    /// Drop a task.
+    Drop { id: String },
+    /// Open a task again.
+    Reopen { id: String },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum DecisionsAction {
+    /// Every decision, oldest first.
+    List,
+    /// A decision, whole.
+    Show { id: String },
+    /// Record a decision (the log is made with the first).
+    Add {
+        #[arg(required = true, num_args = 1..)]
+        title: Vec<String>,
+        /// What was decided.
+        #[arg(long)]
+        decision: String,
+        /// Why.
+        #[arg(long)]
+        why: Option<String>,
+        /// The decision it replaces (D2).
+        #[arg(long)]
+        supersedes: Option<String>,
     },
 }
 

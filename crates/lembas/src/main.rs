@@ -16,6 +16,7 @@ mod cli;
 mod login;
 mod mcp;
 mod notes;
+mod project;
 mod remote;
 mod run;
 mod serve;
@@ -96,6 +97,8 @@ fn main() -> ExitCode {
             Some(Command::Run(args)) => run::run(args).await,
             Some(Command::Sessions { action, json }) => sessions::sessions(action, json),
             Some(Command::Notes { action, json }) => notes::notes(action, json),
+            Some(Command::Tasks { action, json }) => project::tasks(action, json),
+            Some(Command::Decisions { action, json }) => project::decisions(action, json),
             Some(Command::Login(args)) => login::login(args).await,
             Some(Command::Logout) => login::logout(),
             Some(Command::Models { refresh, json }) => login::models(refresh, json).await,

@@ -38,6 +38,35 @@ pub(super) fn session_search(session: &mut Session, _call_id: &str, args: &Value
     ToolOutput::Text(said.join("\n\n"))
 }
 
+/// `tasks`: the project's task list, changed as this session (its agent, its id, today).
+pub(super) fn tasks(session: &mut Session, _call_id: &str, args: &Value) -> ToolOutput {
+    let (project, by, today) = project_stamp(session);
+    let stamp = lembas_library::project::Stamp { by: &by, session: Some(&session.id), today: &today };
+    lembas_library::project::tasks_tool(&project, stamp, args)
+}
+
+/// `decisions`: the project's decision log.
+pub(super) fn decisions(session: &mut Session, _call_id: &str, args: &Value) -> ToolOutput {
+    let (project, by, today) = project_stamp(session);
+    let stamp = lembas_library::project::Stamp { by: &by, session: Some(&session.id), today: &today };
+    lembas_library::project::decisions_tool(&project, stamp, args)
+}
+
+/// The project's tasks or decisions as a front end shows them.
+fn said(answer: Result<String, String>) -> NotesSaid {
+    match answer {
+        Ok(text) => NotesSaid::Text { text },
+        Err(reason) => NotesSaid::Failed { reason },
+    }
+}
+
+/// The project, who is changing it (`main`, or the subagent's name) and today's date.
+fn project_stamp(session: &Session) -> (lembas_library::project::Project, String, String) {
+    let by = session.subagent.as_ref().map_or_else(|| "main".to_owned(), |of| of.label.clone());
+    let today = chrono::Utc::now().format("%Y-%m-%d").to_string();
+    (lembas_library::project::Project::new(&session.ws.root), by, today)
+}
+
 impl Session {
     /// The notes as a front end asked for them (`/notes`): listed, one shown, or searched.
     pub(crate) fn report_notes(&self, ask: NotesAsk) {
@@ -49,6 +78,18 @@ impl Session {
                 Err(reason) => NotesSaid::Failed { reason },
             },
             NotesAsk::Search { words } => NotesSaid::Found { hits: notes.search(&words, None, 20), query: words },
+            NotesAsk::Tasks { tasks } => {
+                let (project, _, today) = project_stamp(self);
+                let stamp = lembas_library::project::Stamp { by: "person", session: Some(&self.id), today: &today };
+                said(lembas_library::project::person_asks(&project, &tasks, stamp))
+            }
+            NotesAsk::Decisions { id } => {
+                let decisions = lembas_library::project::Project::new(&self.ws.root).decisions();
+                said(decisions.read().and_then(|log| match id {
+                    Some(id) => log.find(&id).map(|e| lembas_library::project::entry_text('D', e)),
+                    None => Ok(lembas_library::project::decision_list(&log)),
+                }))
+            }
         };
         self.emit(crate::Event::Notes { said });
     }
