@@ -8,6 +8,7 @@
 //! the test plays the server's ACP client over). [`WebSite`] is a small site and search provider
 //! for the web tools. It is only for tests: users run real servers.
 
+mod embedder;
 mod link;
 mod release;
 mod schedules;
@@ -15,6 +16,7 @@ mod script;
 mod server;
 mod web;
 
+pub use embedder::{EMBEDDING_MODEL, EmbeddingServer};
 pub use link::DeviceLink;
 pub use release::{ReleaseServer, tar_gz};
 pub use script::{Scripted, ScriptedCall};
