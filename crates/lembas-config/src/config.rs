@@ -58,6 +58,19 @@ pub struct Config {
     pub hooks: std::collections::BTreeMap<String, Vec<lembas_hooks::HookEntry>>,
     /// The web tools: a fetch's limits, and the search provider (`[web]`, `[web.search]`).
     pub web: WebSettings,
+    /// The knowledge bases' embedding model (`[knowledge]`).
+    pub knowledge: KnowledgeSettings,
+}
+
+/// `[knowledge]`: the embedding model the knowledge bases are indexed and searched with —
+/// `model`, on the login's server unless `url` names another OpenAI-compatible one (`…/v1`),
+/// whose key is in the environment variable `key_env`. No model: search by words only.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct KnowledgeSettings {
+    pub model: Option<String>,
+    pub url: Option<String>,
+    pub key_env: Option<String>,
 }
 
 /// `[web]`: how long a fetch may take and how much it reads; `[web.search]`: the provider

@@ -14,7 +14,8 @@ mod remote;
 mod trust;
 
 pub use config::{
-    AgentsSetting, Config, DEFAULT_COMPACT_AT, Setting, UpdateSettings, WebSearchSettings, WebSettings, save_settings,
+    AgentsSetting, Config, DEFAULT_COMPACT_AT, KnowledgeSettings, Setting, UpdateSettings, WebSearchSettings,
+    WebSettings, save_settings,
 };
 pub use home::Home;
 pub use login::{Login, LoginKind};

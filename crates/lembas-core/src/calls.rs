@@ -107,6 +107,7 @@ impl Session {
                     mcp: self.cfg.mcp.clone(),
                     skills: self.cfg.skills.clone(),
                     notes: self.cfg.notes.clone(),
+                    knowledge: self.cfg.knowledge.clone(),
                     web: crate::handlers::WebCall {
                         setup: self.cfg.web.clone(),
                         private_ok: handler(name).url(args).is_some_and(|url| self.judge.opens_private(name, url)),

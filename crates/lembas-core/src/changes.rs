@@ -41,6 +41,7 @@ impl Session {
             earlier_sessions: crate::handlers::offers(&self.tools, "session_search"),
             tasks: crate::handlers::offers(&self.tools, "tasks"),
             decisions: crate::handlers::offers(&self.tools, "decisions"),
+            knowledge: crate::handlers::offers(&self.tools, "knowledge_search"),
         };
         let mut tools = offered_tools(&self.cfg.model, offer);
         // The custom agents found as the session started stay offered.

@@ -92,6 +92,8 @@ pub struct SessionConfig {
     pub web: WebSetup,
     /// Where the project's notes and the person's are kept.
     pub notes: lembas_library::Notes,
+    /// The person's knowledge bases (none: not set up here).
+    pub knowledge: Option<Arc<lembas_knowledge::Knowledge>>,
     /// The person's earlier messages of a chat a new session carries on (a LLeMbas chat that
     /// moved to this device, `acp.md` `said`): counted as typed in the session, for the models
     /// they name (`subagents.md` §2).
@@ -178,6 +180,7 @@ impl SessionConfig {
             hooks: Arc::default(),
             web: WebSetup::default(),
             notes: lembas_library::Notes::default(),
+            knowledge: None,
         }
     }
 }

@@ -175,7 +175,7 @@ impl std::fmt::Debug for Session {
 /// subagent has; `search_provider` (`web_search`) only where one is configured — and `view_image`
 /// only to a model that sees (lembas' rule: docs/spec-decisions.md). In the definitions' order.
 pub(crate) fn offered_tools(model: &ModelInfo, offer: Offer) -> Vec<ToolSchema> {
-    let Offer { task, display, search, notes, skills, earlier_sessions, tasks, decisions } = offer;
+    let Offer { task, display, search, notes, skills, earlier_sessions, tasks, decisions, knowledge } = offer;
     if model.tools == Some(false) {
         return Vec::new();
     }
@@ -193,6 +193,7 @@ pub(crate) fn offered_tools(model: &ModelInfo, offer: Offer) -> Vec<ToolSchema> 
                     "earlier_sessions" => earlier_sessions,
                     "task_list" => tasks,
                     "decision_log" => decisions,
+                    "knowledge_bases" => knowledge,
                     _ => false,
                 })
         })
@@ -226,6 +227,8 @@ pub(crate) struct Offer {
     pub tasks: bool,
     /// `decisions`: the project keeps a decision log (`.lembas/decisions.md`).
     pub decisions: bool,
+    /// `knowledge_search`, `knowledge_get`: the person added a knowledge base.
+    pub knowledge: bool,
 }
 
 impl Offer {
@@ -242,6 +245,7 @@ impl Offer {
             earlier_sessions: cfg.store.has_sessions_in(&root.display().to_string(), asking).unwrap_or(true),
             tasks: lembas_library::project::Project::new(root).tasks().exists(),
             decisions: lembas_library::project::Project::new(root).decisions().exists(),
+            knowledge: cfg.knowledge.as_ref().is_some_and(|k| k.any()),
         }
     }
 }

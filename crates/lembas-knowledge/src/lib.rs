@@ -187,8 +187,15 @@ impl Knowledge {
             )));
         }
         let within: Vec<String> = if bases.is_empty() { known.keys().cloned().collect() } else { bases.to_vec() };
+        // The model first: the index is not held while the network answers.
+        let meaning_of = match &self.embedder {
+            Some(embedder) if !query.trim().is_empty() => {
+                Some((embedder.model.as_str(), search::query_vector(Some(embedder), query).await))
+            }
+            _ => None,
+        };
         let (db, rebuilt) = self.open()?;
-        let mut found = search::search(&db, self.embedder.as_ref(), query, &within, limit).await?;
+        let mut found = search::search(&db, meaning_of, query, &within, limit)?;
         if rebuilt {
             found.note = Some(
                 "The knowledge index was damaged and has been made anew: lembas kb reindex fills it again.".into(),

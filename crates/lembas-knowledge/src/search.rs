@@ -46,9 +46,21 @@ pub struct Found {
 /// A piece's place: id, base, path, lines, text.
 type Row = (i64, String, String, usize, usize, String);
 
-pub(crate) async fn search(
+/// The query's vector from the model, or why there is none (said with what is found).
+pub(crate) async fn query_vector(embedder: Option<&Embedder>, query: &str) -> Result<Vec<f32>, String> {
+    match embedder {
+        None => Err("No embedding model is set ([knowledge] model in config.toml): found by words only.".to_owned()),
+        Some(embedder) => match embedder.embed(&[query.to_owned()]).await {
+            Ok(mut vectors) => Ok(vectors.remove(0)),
+            Err(e) => Err(format!("Found by words only: {e}.")),
+        },
+    }
+}
+
+/// The search itself, with the query's vector in hand (nothing here waits on the network).
+pub(crate) fn search(
     db: &Connection,
-    embedder: Option<&Embedder>,
+    meaning_of: Option<(&str, Result<Vec<f32>, String>)>,
     query: &str,
     bases: &[String],
     limit: usize,
@@ -58,15 +70,13 @@ pub(crate) async fn search(
         return Err(KbError::Refused("Say what to look for.".into()));
     }
     let words = by_words(db, query, bases)?;
-    let (meaning, note) = match embedder {
+    let (meaning, note) = match meaning_of {
         None => (
             Vec::new(),
             Some("No embedding model is set ([knowledge] model in config.toml): found by words only.".to_owned()),
         ),
-        Some(embedder) => match embedder.embed(&[query.to_owned()]).await {
-            Ok(vectors) => (by_meaning(db, &embedder.model, &vectors[0], bases)?, None),
-            Err(e) => (Vec::new(), Some(format!("Found by words only: {e}."))),
-        },
+        Some((model, Ok(vector))) => (by_meaning(db, model, &vector, bases)?, None),
+        Some((_, Err(why))) => (Vec::new(), Some(why)),
     };
     let by_meaning = note.is_none();
     let mut scores: HashMap<i64, (f64, bool, bool)> = HashMap::new();

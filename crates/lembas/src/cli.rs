@@ -108,6 +108,14 @@ pub enum Command {
         #[arg(long, global = true)]
         json: bool,
     },
+    /// Knowledge bases: folders of documents the agent searches by meaning and by words.
+    Kb {
+        #[command(subcommand)]
+        action: Option<KbAction>,
+        /// JSON for scripts.
+        #[arg(long, global = true)]
+        json: bool,
+    },
     /// Log in to a LLeMbas server or an OpenAI-compatible model server.
     Login(LoginArgs),
     /// Forget the login.
@@ -455,6 +463,32 @@ pub enum TasksAction {
     Drop { id: String },
     /// Open a task again.
     Reopen { id: String },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum KbAction {
+    /// The bases, with what each holds.
+    List,
+    /// Add folders or files to a base (made when new) and index them.
+    Add {
+        name: String,
+        #[arg(required = true, num_args = 1..)]
+        paths: Vec<std::path::PathBuf>,
+    },
+    /// Take a base out, with its index (the documents stay where they are).
+    Remove { name: String },
+    /// Index a base again (every base without a name): only what changed is read and embedded.
+    Reindex { name: Option<String> },
+    /// Search the bases as the agent does.
+    Search {
+        #[arg(required = true, num_args = 1..)]
+        words: Vec<String>,
+        /// Only this base.
+        #[arg(long)]
+        base: Option<String>,
+        #[arg(long, default_value_t = 5)]
+        limit: usize,
+    },
 }
 
 #[derive(Debug, Subcommand)]

@@ -13,6 +13,7 @@ macro_rules! out {
 }
 
 mod cli;
+mod kb;
 mod login;
 mod mcp;
 mod notes;
@@ -99,6 +100,7 @@ fn main() -> ExitCode {
             Some(Command::Notes { action, json }) => notes::notes(action, json),
             Some(Command::Tasks { action, json }) => project::tasks(action, json),
             Some(Command::Decisions { action, json }) => project::decisions(action, json),
+            Some(Command::Kb { action, json }) => kb::kb(action, json).await,
             Some(Command::Login(args)) => login::login(args).await,
             Some(Command::Logout) => login::logout(),
             Some(Command::Models { refresh, json }) => login::models(refresh, json).await,

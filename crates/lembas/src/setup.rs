@@ -476,6 +476,8 @@ pub struct Startup {
     pub walk_private: Arc<[PathBuf]>,
     /// The web tools' limits and search provider, read once.
     pub web: lembas_core::WebSetup,
+    /// The person's knowledge bases.
+    pub knowledge: Arc<lembas_knowledge::Knowledge>,
 }
 
 /// A project a session works in: its root, where it stands with the person, and what that gives.
@@ -503,7 +505,8 @@ impl Startup {
         let walk_private = walk_private(&home);
         let web = web_setup(&config.web);
         let host = lembas_core::Host::new(store).keeping_snapshots_in(home.snapshots_dir());
-        Ok(Startup { host: Arc::new(host), home, config, login, client, walk_private, web })
+        let knowledge = Arc::new(crate::kb::knowledge(&home, &config, Some(&login)));
+        Ok(Startup { host: Arc::new(host), home, config, login, client, walk_private, web, knowledge })
     }
 
     /// The project at `root`: its standing read once; its rules, MCP servers (connecting from now
@@ -541,6 +544,7 @@ impl Startup {
         cfg.walk_private = self.walk_private.clone();
         cfg.models = self.login.models.clone();
         cfg.web = self.web.clone();
+        cfg.knowledge = Some(self.knowledge.clone());
         cfg
     }
 

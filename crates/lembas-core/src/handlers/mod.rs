@@ -8,6 +8,7 @@
 //! own) and one line in [`HANDLERS`].
 
 pub(crate) mod describe;
+mod knowledge;
 mod library;
 mod runs;
 mod show;
@@ -206,6 +207,8 @@ static HANDLERS: LazyLock<Vec<Handler>> = LazyLock::new(|| {
         Handler::new("job_output", Beside(runs::job_output)),
         Handler::new("job_send", Beside(runs::job_send)).spare(),
         Handler::new("job_stop", Beside(runs::job_stop)),
+        Handler::new("knowledge_get", Beside(knowledge::knowledge_get)),
+        Handler::new("knowledge_search", Beside(knowledge::knowledge_search)).titled(d::query_title),
         Handler::new("list", Files(&on_files::LIST)).summed(d::list_summary),
         Handler::new("multiedit", Files(&on_files::MULTIEDIT)).summed(d::change_summary).spare(),
         Handler::new("note_manage", Notes(notes::note_manage)).titled(d::note_title),

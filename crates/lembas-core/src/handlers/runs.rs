@@ -19,6 +19,7 @@ pub(crate) struct CallTools {
     pub skills: lembas_tools::SkillPlaces,
     pub web: super::WebCall,
     pub notes: lembas_library::Notes,
+    pub knowledge: Option<std::sync::Arc<lembas_knowledge::Knowledge>>,
 }
 
 /// One call, as it runs.

@@ -1,0 +1,78 @@
+//! The knowledge bases' handlers: a search by meaning and by words, and a document's lines —
+//! beside the step's other calls (the search asks the embedding model over the network).
+
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use lembas_tools::ToolOutput;
+use serde_json::Value;
+
+use super::runs::{Call, CallTools};
+
+/// How many passages a search gives when the call does not say.
+const DEFAULT_PASSAGES: u64 = 5;
+/// How much of a passage a search shows (the whole is `knowledge_get`'s).
+const PASSAGE_CHARS: usize = 1200;
+
+fn bases(args: &Value) -> Vec<String> {
+    match args.get("base") {
+        Some(Value::String(one)) if !one.trim().is_empty() => vec![one.trim().to_owned()],
+        Some(Value::Array(many)) => many.iter().filter_map(Value::as_str).map(str::to_owned).collect(),
+        _ => Vec::new(),
+    }
+}
+
+pub(super) fn knowledge_search<'a>(tools: &'a CallTools, call: &'a Call) -> BoxFuture<'a, ToolOutput> {
+    async move {
+        let Some(knowledge) = &tools.knowledge else {
+            return ToolOutput::Error("No knowledge base is set up here.".to_owned());
+        };
+        let Some(query) = call.args.get("query").and_then(Value::as_str).map(str::trim).filter(|q| !q.is_empty())
+        else {
+            return ToolOutput::Error("`query` is required: what to look for.".to_owned());
+        };
+        let limit = call.args.get("limit").and_then(Value::as_u64).unwrap_or(DEFAULT_PASSAGES).clamp(1, 20) as usize;
+        match knowledge.search(query, &bases(&call.args), limit).await {
+            Ok(found) => ToolOutput::Text(said(query, &found)),
+            Err(e) => ToolOutput::Error(e.to_string()),
+        }
+    }
+    .boxed()
+}
+
+/// What a search found, as the model reads it: each passage under its base, file and lines.
+fn said(query: &str, found: &lembas_knowledge::Found) -> String {
+    let mut out = Vec::new();
+    if let Some(note) = &found.note {
+        out.push(note.clone());
+    }
+    if found.hits.is_empty() {
+        out.push(format!("Nothing in the knowledge bases answers {query:?}."));
+    }
+    for hit in &found.hits {
+        let text: String = hit.text.chars().take(PASSAGE_CHARS).collect();
+        let cut = if text.len() < hit.text.len() { " …" } else { "" };
+        out.push(format!("[{} · {} lines {}-{}]\n{text}{cut}", hit.base, hit.path, hit.line_from, hit.line_to));
+    }
+    out.join("\n\n")
+}
+
+pub(super) fn knowledge_get<'a>(tools: &'a CallTools, call: &'a Call) -> BoxFuture<'a, ToolOutput> {
+    async move {
+        let Some(knowledge) = tools.knowledge.clone() else {
+            return ToolOutput::Error("No knowledge base is set up here.".to_owned());
+        };
+        let text = |key: &str| call.args.get(key).and_then(Value::as_str).map(str::to_owned);
+        let (Some(base), Some(path)) = (text("base"), text("path")) else {
+            return ToolOutput::Error("`base` and `path` are required, as knowledge_search gave them.".to_owned());
+        };
+        let line = |key: &str| call.args.get(key).and_then(Value::as_u64).map(|n| n as usize);
+        let (from, to) = (line("from"), line("to"));
+        let got = tokio::task::spawn_blocking(move || knowledge.get(&base, &path, from, to)).await;
+        match got {
+            Ok(Ok(text)) => ToolOutput::Text(text),
+            Ok(Err(e)) => ToolOutput::Error(e.to_string()),
+            Err(e) => ToolOutput::Error(format!("The tool failed: {e}")),
+        }
+    }
+    .boxed()
+}

@@ -1,0 +1,143 @@
+//! `lembas kb`: the person's knowledge bases — folders of documents added, listed, indexed again
+//! and searched as the agent's `knowledge_search` does — and where they are kept for sessions.
+
+use std::sync::Arc;
+
+use lembas_config::{Config, Home, Login};
+use lembas_knowledge::{Embedder, IndexReport, Knowledge};
+
+use crate::cli::{KbAction, exit};
+use crate::{Failure, setup};
+
+/// The knowledge bases in lembas' data folder, embedded with `[knowledge] model` — on the
+/// login's server, or on the one `[knowledge] url` names (its key in `key_env`).
+pub fn knowledge(home: &Home, config: &Config, login: Option<&Login>) -> Knowledge {
+    let settings = &config.knowledge;
+    let embedder = settings.model.clone().and_then(|model| match (&settings.url, login) {
+        (Some(url), _) => Some(Embedder {
+            url: url.clone(),
+            model,
+            key: settings.key_env.as_deref().and_then(|name| std::env::var(name).ok()),
+        }),
+        (None, Some(login)) => Some(Embedder { url: login.base_url.clone(), model, key: login.secret.clone() }),
+        (None, None) => None,
+    });
+    Knowledge::new(home.data.join("knowledge"), embedder)
+}
+
+/// What an index run did, in a few lines.
+fn report(name: &str, report: &IndexReport) -> String {
+    let mut lines = vec![format!(
+        "{name}: {} files, {} pieces ({} embedded) — {} read anew, {} unchanged, {} gone; {} requests to the embedding model{}",
+        report.files,
+        report.pieces,
+        report.embedded,
+        report.indexed,
+        report.unchanged,
+        report.removed,
+        report.embed_calls,
+        if report.split > 0 { format!(", {} pieces cut in two for it", report.split) } else { String::new() }
+    )];
+    if report.rebuilt {
+        lines.push("The index was damaged: it was set aside and made anew.".into());
+    }
+    if let Some(down) = &report.embedder_down {
+        lines.push(format!(
+            "Indexed by words only where embedding stopped ({down}); lembas kb reindex {name} embeds the rest."
+        ));
+    }
+    for (path, why) in report.skipped.iter().take(20) {
+        lines.push(format!("  left out: {path} ({why})"));
+    }
+    if report.skipped.len() > 20 {
+        lines.push(format!("  … and {} more left out", report.skipped.len() - 20));
+    }
+    lines.join("\n")
+}
+
+pub async fn kb(action: Option<KbAction>, json: bool) -> Result<u8, Failure> {
+    let home = setup::home()?;
+    let config = setup::config(&home)?;
+    // Not logged in, the bases still work: by words, or on the model `[knowledge] url` names.
+    let login = setup::login(&home).ok();
+    let kb = Arc::new(knowledge(&home, &config, login.as_ref()));
+    let failed = |e: lembas_knowledge::KbError| Failure::new(exit::FAILED, e.to_string());
+    match action.unwrap_or(KbAction::List) {
+        KbAction::List => {
+            let bases = kb.list().map_err(failed)?;
+            if json {
+                out!("{}", serde_json::to_string(&bases)?);
+            } else if bases.is_empty() {
+                out!("No knowledge bases yet: lembas kb add NAME FOLDER… makes one.");
+            } else {
+                for base in bases {
+                    let paths: Vec<String> = base.paths.iter().map(|p| p.display().to_string()).collect();
+                    out!(
+                        "{} — {} files, {} pieces ({} embedded) · {}",
+                        base.name,
+                        base.files,
+                        base.pieces,
+                        base.embedded,
+                        paths.join(", ")
+                    );
+                }
+                if kb.embedder.is_none() {
+                    out!("No embedding model is set ([knowledge] model in config.toml): searches go by words only.");
+                }
+            }
+        }
+        KbAction::Add { name, paths } => {
+            let done = kb.add(&name, &paths).await.map_err(failed)?;
+            say(json, &name, &done)?;
+        }
+        KbAction::Reindex { name } => {
+            let names: Vec<String> = match name {
+                Some(name) => vec![name],
+                None => kb.bases().map_err(failed)?.into_keys().collect(),
+            };
+            for name in names {
+                let done = kb.reindex(&name).await.map_err(failed)?;
+                say(json, &name, &done)?;
+            }
+        }
+        KbAction::Remove { name } => {
+            kb.remove(&name).map_err(failed)?;
+            out!("Removed the knowledge base {name} (its documents are where they were).");
+        }
+        KbAction::Search { words, base, limit } => {
+            let bases: Vec<String> = base.into_iter().collect();
+            let found = kb.search(&words.join(" "), &bases, limit.clamp(1, 50)).await.map_err(failed)?;
+            if json {
+                out!("{}", serde_json::to_string(&found)?);
+                return Ok(exit::OK);
+            }
+            if let Some(note) = &found.note {
+                out!("{note}");
+            }
+            for hit in &found.hits {
+                out!(
+                    "\n[{} · {} lines {}-{} · {:?}]\n{}",
+                    hit.base,
+                    hit.path,
+                    hit.line_from,
+                    hit.line_to,
+                    hit.how,
+                    hit.text.trim_end()
+                );
+            }
+            if found.hits.is_empty() {
+                out!("Nothing found.");
+            }
+        }
+    }
+    Ok(exit::OK)
+}
+
+fn say(json: bool, name: &str, done: &IndexReport) -> Result<(), Failure> {
+    if json {
+        out!("{}", serde_json::json!({ "base": name, "report": done }));
+    } else {
+        out!("{}", report(name, done));
+    }
+    Ok(())
+}
