@@ -209,7 +209,7 @@ pub fn entry_text(letter: char, entry: &Entry) -> String {
 /// The decisions, a line each.
 pub fn decision_list(ledger: &Ledger) -> String {
     if ledger.entries.is_empty() {
-        return "No decisions recorded yet.".to_owned();
+        return "No decisions recorded yet (lembas decisions add TITLE --decision … starts the log).".to_owned();
     }
     ledger.entries.iter().map(decision_line).collect::<Vec<_>>().join("\n")
 }

@@ -70,6 +70,10 @@ pub enum NotesAsk {
     Decisions {
         id: Option<String>,
     },
+    /// The person's knowledge bases: the list, or a search of them.
+    Knowledge {
+        search: Option<String>,
+    },
 }
 
 /// What the person asks of the project's tasks.

@@ -131,6 +131,10 @@ pub static COMMANDS: &[SlashCommand] = &[
         let id = (!arg.is_empty()).then(|| arg.to_owned());
         Some(Action::Notes(lembas_protocol::notes::NotesAsk::Decisions { id }))
     }),
+    SlashCommand::new("kb", "[WORDS]", "the knowledge bases, or what they hold about these words", |_, arg| {
+        let search = (!arg.is_empty()).then(|| arg.to_owned());
+        Some(Action::Notes(lembas_protocol::notes::NotesAsk::Knowledge { search }))
+    }),
     SlashCommand::new("notes", "[name|search words]", "the notes kept for this project and for you", |_, arg| {
         Some(Action::Notes(crate::notes::ask(arg)))
     }),

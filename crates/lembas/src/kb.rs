@@ -28,7 +28,7 @@ pub fn knowledge(home: &Home, config: &Config, login: Option<&Login>) -> Knowled
 /// What an index run did, in a few lines.
 fn report(name: &str, report: &IndexReport) -> String {
     let mut lines = vec![format!(
-        "{name}: {} files, {} pieces ({} embedded) — {} read anew, {} unchanged, {} gone; {} requests to the embedding model{}",
+        "{name}: {} files, {} pieces ({} embedded) — {} read anew, {} unchanged, {} gone; {} request{} to the embedding model{}",
         report.files,
         report.pieces,
         report.embedded,
@@ -36,6 +36,7 @@ fn report(name: &str, report: &IndexReport) -> String {
         report.unchanged,
         report.removed,
         report.embed_calls,
+        if report.embed_calls == 1 { "" } else { "s" },
         if report.split > 0 { format!(", {} pieces cut in two for it", report.split) } else { String::new() }
     )];
     if report.rebuilt {

@@ -39,8 +39,28 @@ pub(super) fn knowledge_search<'a>(tools: &'a CallTools, call: &'a Call) -> BoxF
     .boxed()
 }
 
+/// The bases, a line each, as `/kb` shows them.
+pub(crate) fn listing(bases: &[lembas_knowledge::BaseInfo]) -> String {
+    if bases.is_empty() {
+        return "No knowledge bases yet: lembas kb add NAME FOLDER… makes one; /kb WORDS searches them.".into();
+    }
+    let mut lines = vec!["Knowledge bases (/kb WORDS searches them):".to_owned()];
+    for base in bases {
+        let paths: Vec<String> = base.paths.iter().map(|p| p.display().to_string()).collect();
+        lines.push(format!(
+            "- {} — {} files, {} pieces ({} embedded) · {}",
+            base.name,
+            base.files,
+            base.pieces,
+            base.embedded,
+            paths.join(", ")
+        ));
+    }
+    lines.join("\n")
+}
+
 /// What a search found, as the model reads it: each passage under its base, file and lines.
-fn said(query: &str, found: &lembas_knowledge::Found) -> String {
+pub(crate) fn said(query: &str, found: &lembas_knowledge::Found) -> String {
     let mut out = Vec::new();
     if let Some(note) = &found.note {
         out.push(note.clone());

@@ -52,6 +52,24 @@ pub(super) fn decisions(session: &mut Session, _call_id: &str, args: &Value) -> 
     lembas_library::project::decisions_tool(&project, stamp, args)
 }
 
+impl Session {
+    /// `/kb WORDS`: a search of the knowledge bases, answered when the model has read the words.
+    fn search_knowledge(&self, words: String) {
+        let events = self.events.clone();
+        let knowledge = self.cfg.knowledge.clone();
+        tokio::spawn(async move {
+            let said = match knowledge {
+                None => NotesSaid::Failed { reason: "No knowledge bases are set up here.".into() },
+                Some(knowledge) => match knowledge.search(&words, &[], 5).await {
+                    Ok(found) => NotesSaid::Text { text: crate::handlers::knowledge::said(&words, &found) },
+                    Err(e) => NotesSaid::Failed { reason: e.to_string() },
+                },
+            };
+            let _ = events.send(crate::Event::Notes { said });
+        });
+    }
+}
+
 /// The project's tasks or decisions as a front end shows them.
 fn said(answer: Result<String, String>) -> NotesSaid {
     match answer {
@@ -83,6 +101,11 @@ impl Session {
                 let stamp = lembas_library::project::Stamp { by: "person", session: Some(&self.id), today: &today };
                 said(lembas_library::project::person_asks(&project, &tasks, stamp))
             }
+            NotesAsk::Knowledge { search: Some(words) } => return self.search_knowledge(words),
+            NotesAsk::Knowledge { search: None } => said(self.cfg.knowledge.as_ref().map_or_else(
+                || Ok("No knowledge bases are set up here.".to_owned()),
+                |k| k.list().map(|bases| crate::handlers::knowledge::listing(&bases)).map_err(|e| e.to_string()),
+            )),
             NotesAsk::Decisions { id } => {
                 let decisions = lembas_library::project::Project::new(&self.ws.root).decisions();
                 said(decisions.read().and_then(|log| match id {

@@ -8,7 +8,7 @@
 //! own) and one line in [`HANDLERS`].
 
 pub(crate) mod describe;
-mod knowledge;
+pub(crate) mod knowledge;
 mod library;
 mod runs;
 mod show;
