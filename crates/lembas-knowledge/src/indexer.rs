@@ -5,6 +5,7 @@
 //! is dropped; a model that is down leaves the pieces found by words only, to be embedded by the
 //! next reindex.
 
+use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 
 use rusqlite::Connection;
@@ -118,13 +119,21 @@ impl<'a> Indexer<'a> {
         Ok(statement.exists(rusqlite::params![self.base, path, embedder.model])?)
     }
 
-    /// Embeds what the queued files' pieces need and keeps the files.
+    /// Embeds what the queued files' pieces need — in batches across the files — and keeps the
+    /// files.
     async fn flush(&mut self) -> Result<(), KbError> {
         let mut pending = std::mem::take(&mut self.pending);
         if let Some(embedder) = self.embedder.filter(|_| self.down.is_none()) {
+            let all: Vec<Owned> = pending
+                .iter_mut()
+                .enumerate()
+                .flat_map(|(i, f)| std::mem::take(&mut f.pieces).into_iter().map(move |p| (i, p)))
+                .collect();
+            for (i, piece) in self.embed_pieces(embedder, all).await? {
+                pending[i].pieces.push(piece);
+            }
             for file in &mut pending {
-                let pieces = std::mem::take(&mut file.pieces);
-                file.pieces = self.embed_pieces(embedder, pieces).await?;
+                file.pieces.sort_by_key(|p| (p.line_from, p.line_to));
             }
         }
         for file in pending {
@@ -134,19 +143,19 @@ impl<'a> Indexer<'a> {
     }
 
     /// Vectors for `pieces` that have none, in batches; a refused piece cut in two until the
-    /// model takes it. The pieces as they are to be kept.
-    async fn embed_pieces(&mut self, embedder: &Embedder, pieces: Vec<Piece>) -> Result<Vec<Piece>, KbError> {
+    /// model takes it. The pieces as they are to be kept, each with its file.
+    async fn embed_pieces(&mut self, embedder: &Embedder, pieces: Vec<Owned>) -> Result<Vec<Owned>, KbError> {
         let mut kept = Vec::with_capacity(pieces.len());
-        let mut todo: std::collections::VecDeque<Piece> = pieces.into();
+        let mut todo: VecDeque<Owned> = pieces.into();
         while !todo.is_empty() {
             let mut batch = Vec::new();
-            while let Some(piece) = todo.pop_front() {
+            while let Some(owned) = todo.pop_front() {
                 // Known by its text's hash (the same text anywhere is embedded once). A twin in
                 // this batch goes along: if the model refuses the one, the other is cut too.
-                if index::has_vector(self.db, &piece.hash, &embedder.model)? {
-                    kept.push(piece);
+                if index::has_vector(self.db, &owned.1.hash, &embedder.model)? {
+                    kept.push(owned);
                 } else {
-                    batch.push(piece);
+                    batch.push(owned);
                     if batch.len() == BATCH {
                         break;
                     }
@@ -155,26 +164,26 @@ impl<'a> Indexer<'a> {
             if batch.is_empty() {
                 break;
             }
-            let texts: Vec<String> = batch.iter().map(|p| p.text.clone()).collect();
+            let texts: Vec<String> = batch.iter().map(|(_, p)| p.text.clone()).collect();
             self.report.embed_calls += 1;
             match embedder.embed(&texts).await {
                 Ok(vectors) => {
-                    let keyed: Vec<(String, Vec<f32>)> = batch.iter().map(|p| p.hash.clone()).zip(vectors).collect();
+                    let keyed: Vec<(String, Vec<f32>)> =
+                        batch.iter().map(|(_, p)| p.hash.clone()).zip(vectors).collect();
                     index::put_vectors(self.db, &embedder.model, &keyed)?;
                     kept.extend(batch);
                 }
-                Err(EmbedError::Refused(why)) if batch.len() > 1 => {
-                    // Which one: each alone (at the front, in order).
-                    let _ = why;
-                    for piece in batch.into_iter().rev() {
-                        todo.push_front(piece);
+                Err(EmbedError::Refused(_)) if batch.len() > 1 => {
+                    // Which one: the first alone, the rest batched again.
+                    for owned in batch.into_iter().rev() {
+                        todo.push_front(owned);
                     }
                     let single = todo.pop_front().expect("a piece");
                     self.one(embedder, single, &mut todo, &mut kept).await?;
                 }
                 Err(EmbedError::Refused(why)) => {
-                    let piece = batch.pop().expect("a piece");
-                    self.refused(piece, &why, &mut todo, &mut kept);
+                    let owned = batch.pop().expect("a piece");
+                    self.refused(owned, &why, &mut todo, &mut kept);
                 }
                 Err(down @ EmbedError::Down { .. }) => {
                     self.down = Some(down.to_string());
@@ -183,7 +192,6 @@ impl<'a> Indexer<'a> {
                 }
             }
         }
-        kept.sort_by_key(|p| (p.line_from, p.line_to));
         Ok(kept)
     }
 
@@ -191,20 +199,20 @@ impl<'a> Indexer<'a> {
     async fn one(
         &mut self,
         embedder: &Embedder,
-        piece: Piece,
-        todo: &mut std::collections::VecDeque<Piece>,
-        kept: &mut Vec<Piece>,
+        owned: Owned,
+        todo: &mut VecDeque<Owned>,
+        kept: &mut Vec<Owned>,
     ) -> Result<(), KbError> {
         self.report.embed_calls += 1;
-        match embedder.embed(std::slice::from_ref(&piece.text)).await {
+        match embedder.embed(std::slice::from_ref(&owned.1.text)).await {
             Ok(mut vectors) => {
-                index::put_vectors(self.db, &embedder.model, &[(piece.hash.clone(), vectors.remove(0))])?;
-                kept.push(piece);
+                index::put_vectors(self.db, &embedder.model, &[(owned.1.hash.clone(), vectors.remove(0))])?;
+                kept.push(owned);
             }
-            Err(EmbedError::Refused(why)) => self.refused(piece, &why, todo, kept),
+            Err(EmbedError::Refused(why)) => self.refused(owned, &why, todo, kept),
             Err(down) => {
                 self.down = Some(down.to_string());
-                kept.push(piece);
+                kept.push(owned);
             }
         }
         Ok(())
@@ -212,26 +220,23 @@ impl<'a> Indexer<'a> {
 
     /// A piece the model would not take: its two halves go back to be embedded; one too small to
     /// cut is kept for words alone (and said).
-    fn refused(
-        &mut self,
-        piece: Piece,
-        why: &str,
-        todo: &mut std::collections::VecDeque<Piece>,
-        kept: &mut Vec<Piece>,
-    ) {
+    fn refused(&mut self, (file, piece): Owned, why: &str, todo: &mut VecDeque<Owned>, kept: &mut Vec<Owned>) {
         match halves(&piece) {
             Some((first, second)) => {
                 self.report.split += 1;
-                todo.push_front(second);
-                todo.push_front(first);
+                todo.push_front((file, second));
+                todo.push_front((file, first));
             }
             None => {
                 self.report.skipped.push((piece.text.chars().take(40).collect(), format!("not embedded: {why}")));
-                kept.push(piece);
+                kept.push((file, piece));
             }
         }
     }
 }
+
+/// A piece with the queued file it belongs to.
+type Owned = (usize, Piece);
 
 /// The file's text, when it is text: UTF-8 with no NUL byte.
 fn as_text(bytes: &[u8]) -> Option<&str> {

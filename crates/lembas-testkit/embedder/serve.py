@@ -45,7 +45,10 @@ def layer_norm(x, name):
 
 
 def dense(x, name):
-    return x @ W[name + ".weight"].T + W[name + ".bias"]
+    # As one matrix product (numpy hands a 2-D product to BLAS; a stacked one it may not).
+    weight = W[name + ".weight"]
+    flat = x.reshape(-1, x.shape[-1]) @ weight.T + W[name + ".bias"]
+    return flat.reshape(*x.shape[:-1], weight.shape[0])
 
 
 def gelu(x):
@@ -64,24 +67,32 @@ def erf(x):
     return sign * y
 
 
-def embed(ids):
-    n = len(ids)
+def embed(batch):
+    """The unit vectors of a batch of token id lists, in one padded pass."""
+    b, n = len(batch), max(len(ids) for ids in batch)
+    ids = np.zeros((b, n), dtype=np.int64)
+    mask = np.zeros((b, n), dtype=np.float32)
+    for row, tokens in enumerate(batch):
+        ids[row, : len(tokens)] = tokens
+        mask[row, : len(tokens)] = 1.0
     x = W["embeddings.word_embeddings.weight"][ids] + W["embeddings.position_embeddings.weight"][:n]
     x = x + W["embeddings.token_type_embeddings.weight"][0]
     x = layer_norm(x, "embeddings.LayerNorm")
     d = x.shape[-1] // HEADS
+    # Padding is never attended to.
+    blocked = ((1.0 - mask) * -1e9)[:, None, None, :]
     for i in range(LAYERS):
         p = f"encoder.layer.{i}."
-        q, k, v = (dense(x, p + f"attention.self.{w}").reshape(n, HEADS, d).transpose(1, 0, 2) for w in ("query", "key", "value"))
-        scores = q @ k.transpose(0, 2, 1) / np.sqrt(d)
+        q, k, v = (dense(x, p + f"attention.self.{w}").reshape(b, n, HEADS, d).transpose(0, 2, 1, 3) for w in ("query", "key", "value"))
+        scores = q @ k.transpose(0, 1, 3, 2) / np.sqrt(d) + blocked
         scores = np.exp(scores - scores.max(-1, keepdims=True))
         attended = (scores / scores.sum(-1, keepdims=True)) @ v
-        attended = attended.transpose(1, 0, 2).reshape(n, -1)
+        attended = attended.transpose(0, 2, 1, 3).reshape(b, n, -1)
         x = layer_norm(x + dense(attended, p + "attention.output.dense"), p + "attention.output.LayerNorm")
         inner = gelu(dense(x, p + "intermediate.dense"))
         x = layer_norm(x + dense(inner, p + "output.dense"), p + "output.LayerNorm")
-    pooled = x.mean(0)
-    return pooled / max(np.linalg.norm(pooled), 1e-12)
+    pooled = (x * mask[:, :, None]).sum(1) / mask.sum(1, keepdims=True)
+    return pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -111,13 +122,15 @@ class Handler(http.server.BaseHTTPRequestHandler):
             inputs = [inputs]
         if not isinstance(inputs, list) or not all(isinstance(i, str) for i in inputs):
             return self.answer(400, {"error": {"message": "input must be a string or a list of strings"}})
-        data, used = [], 0
+        batch = []
         for index, text in enumerate(inputs):
             ids = TOKENIZER.encode(text).ids
             if len(ids) > MAX_TOKENS:
                 return self.answer(400, {"error": {"message": f"input {index} is {len(ids)} tokens, more than the model's {MAX_TOKENS}"}})
-            used += len(ids)
-            data.append({"object": "embedding", "index": index, "embedding": embed(ids).astype(float).round(6).tolist()})
+            batch.append(ids)
+        used = sum(len(ids) for ids in batch)
+        vectors = embed(batch) if batch else []
+        data = [{"object": "embedding", "index": i, "embedding": v.astype(float).round(6).tolist()} for i, v in enumerate(vectors)]
         self.answer(200, {"object": "list", "model": MODEL, "data": data, "usage": {"prompt_tokens": used, "total_tokens": used}})
 
     def log_message(self, *args):
