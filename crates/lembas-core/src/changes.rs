@@ -42,6 +42,7 @@ impl Session {
             tasks: crate::handlers::offers(&self.tools, "tasks"),
             decisions: crate::handlers::offers(&self.tools, "decisions"),
             knowledge: crate::handlers::offers(&self.tools, "knowledge_search"),
+            settings: crate::handlers::offers(&self.tools, "settings"),
         };
         let mut tools = offered_tools(&self.cfg.model, offer);
         // The custom agents found as the session started stay offered.

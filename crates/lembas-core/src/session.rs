@@ -175,7 +175,7 @@ impl std::fmt::Debug for Session {
 /// subagent has; `search_provider` (`web_search`) only where one is configured — and `view_image`
 /// only to a model that sees (lembas' rule: docs/spec-decisions.md). In the definitions' order.
 pub(crate) fn offered_tools(model: &ModelInfo, offer: Offer) -> Vec<ToolSchema> {
-    let Offer { task, display, search, notes, skills, earlier_sessions, tasks, decisions, knowledge } = offer;
+    let Offer { task, display, search, notes, skills, earlier_sessions, tasks, decisions, knowledge, settings } = offer;
     if model.tools == Some(false) {
         return Vec::new();
     }
@@ -194,6 +194,7 @@ pub(crate) fn offered_tools(model: &ModelInfo, offer: Offer) -> Vec<ToolSchema> 
                     "task_list" => tasks,
                     "decision_log" => decisions,
                     "knowledge_bases" => knowledge,
+                    "settings_choice" => settings,
                     _ => false,
                 })
         })
@@ -229,6 +230,8 @@ pub(crate) struct Offer {
     pub decisions: bool,
     /// `knowledge_search`, `knowledge_get`: the person added a knowledge base.
     pub knowledge: bool,
+    /// `settings`: the login has another model, or the model another effort level.
+    pub settings: bool,
 }
 
 impl Offer {
@@ -246,6 +249,7 @@ impl Offer {
             tasks: lembas_library::project::Project::new(root).tasks().exists(),
             decisions: lembas_library::project::Project::new(root).decisions().exists(),
             knowledge: cfg.knowledge.as_ref().is_some_and(|k| k.any()),
+            settings: cfg.models.iter().any(|m| m.id != cfg.model.id) || cfg.model.levels().len() > 1,
         }
     }
 }

@@ -103,3 +103,31 @@ async fn the_projects_tasks_and_decisions_are_offered_once_kept_and_changed_by_t
     let log = std::fs::read_to_string(h.root.join(".lembas/decisions.md")).unwrap();
     assert!(log.contains("## D1 · Keep cookies\n") && log.contains("Why: The proxy strips headers."), "{log}");
 }
+
+#[tokio::test]
+async fn the_model_asks_to_move_to_another_model_and_effort_and_the_next_step_runs_there() {
+    let h = Harness::new(vec![
+        Scripted::tool_call("settings", json!({"model": "big-model", "effort": "high", "why": "a hard proof"})),
+        Scripted::tool_call("settings", json!({"model": "nonesuch", "why": "x"})),
+        Scripted::text("Done on the big model."),
+    ])
+    .await;
+    let approver = std::sync::Arc::new(common::Answering::new(lembas_core::Approval::Once));
+    let mut cfg = h.config(Mode::Edit, 10);
+    let big = lembas_core::ModelInfo {
+        id: "big-model".into(),
+        efforts: Some(vec!["low".into(), "high".into()]),
+        ..cfg.model.clone()
+    };
+    cfg.models = vec![cfg.model.clone(), big];
+    cfg.approver = approver.clone();
+    let mut session = h.start_with(cfg);
+    session.prompt("prove it", &CancellationToken::new()).await;
+    let requests = h.server.chat_requests();
+    assert!(offered(&requests[0]).contains(&"settings".to_owned()));
+    assert_eq!(approver.asked().len(), 2, "the person is asked each time");
+    assert_eq!(tool_results(&requests[1])[0], "[#0001]\nFrom the next step: the model big-model, effort high.");
+    assert_eq!(requests[0]["model"], "fake-model");
+    assert_eq!(requests[1]["model"], "big-model", "the next step runs on the model asked for");
+    assert_eq!(tool_results(&requests[2])[1], "[#0002]\nno model nonesuch; the login's models: fake-model, big-model");
+}

@@ -78,6 +78,53 @@ fn said(answer: Result<String, String>) -> NotesSaid {
     }
 }
 
+/// `settings`: the model's own request to move the session to another model or effort level,
+/// once the person allowed it (its rule asks); queued as the person's own change would be, so it
+/// takes effect at the next step (a model move remakes the prompt: `context.md`).
+pub(super) fn settings(session: &mut Session, _call_id: &str, args: &Value) -> ToolOutput {
+    let word = |key: &str| args.get(key).and_then(Value::as_str).map(str::trim).filter(|w| !w.is_empty());
+    let (model, effort) = (word("model"), word("effort"));
+    if model.is_none() && effort.is_none() {
+        return ToolOutput::Error("Name a `model` or an `effort` to move to.".to_owned());
+    }
+    let target = match model {
+        Some(name) => match session.cfg.model_named(name) {
+            Ok(info) => info,
+            Err(e) => return ToolOutput::Error(e),
+        },
+        None => session.cfg.model.clone(),
+    };
+    if let Some(level) = effort
+        && !target.levels().iter().any(|l| l == level)
+    {
+        return ToolOutput::Error(format!(
+            "{} has no effort level {level}; its levels: {}",
+            target.id,
+            target.levels().join(", ")
+        ));
+    }
+    let mut said = Vec::new();
+    let mut changes = session.changes.lock().expect("changes");
+    if target.id != session.cfg.model.id {
+        said.push(format!("the model {}", target.display_name()));
+        changes.push(lembas_protocol::Submission {
+            id: lembas_protocol::SubmissionId::fresh("tool"),
+            command: lembas_protocol::Command::SetModel { model: target.id.clone() },
+        });
+    }
+    if let Some(level) = effort {
+        said.push(format!("effort {level}"));
+        changes.push(lembas_protocol::Submission {
+            id: lembas_protocol::SubmissionId::fresh("tool"),
+            command: lembas_protocol::Command::SetEffort { level: Some(level.to_owned()) },
+        });
+    }
+    if said.is_empty() {
+        return ToolOutput::Text(format!("The session already runs on {}.", target.display_name()));
+    }
+    ToolOutput::Text(format!("From the next step: {}.", said.join(", ")))
+}
+
 /// The project, who is changing it (`main`, or the subagent's name) and today's date.
 fn project_stamp(session: &Session) -> (lembas_library::project::Project, String, String) {
     let by = session.subagent.as_ref().map_or_else(|| "main".to_owned(), |of| of.label.clone());

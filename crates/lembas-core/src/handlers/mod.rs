@@ -223,6 +223,7 @@ static HANDLERS: LazyLock<Vec<Handler>> = LazyLock::new(|| {
         Handler::new("session_search", AtOnce(library::session_search)).titled(d::query_title),
         Handler::new("tasks", AtOnce(library::tasks)),
         Handler::new("decisions", AtOnce(library::decisions)),
+        Handler::new("settings", AtOnce(library::settings)),
         Handler::new("skill_manage", Skills(lembas_tools::skill_manage)).always_asking().spare(),
         Handler::new("skill_view", Skills(lembas_tools::skill_view)).spare(),
         Handler::new("skills_list", Skills(lembas_tools::skills_list)).spare(),
