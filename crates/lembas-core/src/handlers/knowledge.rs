@@ -30,7 +30,7 @@ pub(super) fn knowledge_search<'a>(tools: &'a CallTools, call: &'a Call) -> BoxF
         else {
             return ToolOutput::Error("`query` is required: what to look for.".to_owned());
         };
-        let limit = call.args.get("limit").and_then(Value::as_u64).unwrap_or(DEFAULT_PASSAGES).clamp(1, 20) as usize;
+        let limit = super::limit(&call.args, DEFAULT_PASSAGES);
         match knowledge.search(query, &bases(&call.args), limit).await {
             Ok(found) => ToolOutput::Text(said(query, &found)),
             Err(e) => ToolOutput::Error(e.to_string()),

@@ -16,7 +16,7 @@ pub(super) fn session_search(session: &mut Session, _call_id: &str, args: &Value
     let Some(query) = args.get("query").and_then(Value::as_str).map(str::trim).filter(|q| !q.is_empty()) else {
         return ToolOutput::Error("`query` is required: the words to look for.".to_owned());
     };
-    let limit = args.get("limit").and_then(Value::as_u64).unwrap_or(DEFAULT_PASSAGES).clamp(1, 20) as usize;
+    let limit = super::limit(args, DEFAULT_PASSAGES);
     // A subagent searches past its parent's session too, not only its own.
     let asking = session.subagent.as_ref().map_or(session.id.as_str(), |of| of.parent.as_str());
     let project = session.ws.root.display().to_string();

@@ -67,6 +67,11 @@ pub(crate) enum Runs {
     Missing,
 }
 
+/// How many results a search call asks for: its `limit`, else `default`, kept within 1–20.
+pub(super) fn limit(args: &Value, default: u64) -> usize {
+    args.get("limit").and_then(Value::as_u64).unwrap_or(default).clamp(1, 20) as usize
+}
+
 /// One tool's handler.
 pub(crate) struct Handler {
     pub name: &'static str,

@@ -45,7 +45,7 @@ pub(super) fn web_search<'a>(tools: &'a CallTools, call: &'a Call) -> BoxFuture<
         else {
             return ToolOutput::Error("`query` is required: what to search for.".to_owned());
         };
-        let limit = call.args.get("limit").and_then(Value::as_u64).unwrap_or(DEFAULT_RESULTS).clamp(1, 20) as usize;
+        let limit = super::limit(&call.args, DEFAULT_RESULTS);
         match lembas_web::search(provider, query, limit, &call.cancel).await {
             Ok(hits) => ToolOutput::Text(lembas_web::search::said(query, &hits)),
             Err(e) => ToolOutput::Error(e.to_string()),
