@@ -230,7 +230,7 @@ pub(crate) struct Offer {
     pub decisions: bool,
     /// `knowledge_search`, `knowledge_get`: the person added a knowledge base.
     pub knowledge: bool,
-    /// `settings`: the login has another model, or the model another effort level.
+    /// `settings`: the login has another model, or the model declares effort levels.
     pub settings: bool,
 }
 
@@ -249,7 +249,11 @@ impl Offer {
             tasks: lembas_library::project::Project::new(root).tasks().exists(),
             decisions: lembas_library::project::Project::new(root).decisions().exists(),
             knowledge: cfg.knowledge.as_ref().is_some_and(|k| k.any()),
-            settings: cfg.models.iter().any(|m| m.id != cfg.model.id) || cfg.model.levels().len() > 1,
+            // Levels the model declares (not the fallback every model is given): a move among
+            // them is one the server is known to take.
+            settings: cfg.models.iter().any(|m| m.id != cfg.model.id)
+                || cfg.model.efforts.as_ref().is_some_and(|e| e.len() > 1)
+                || cfg.model.thinking_switch == Some(true),
         }
     }
 }
