@@ -33,6 +33,11 @@ pub struct Config {
     pub retry_seconds: Option<u64>,
     /// Desktop notifications from the terminal UI.
     pub notify: Option<bool>,
+    /// How the agent speaks: `default`, `concise`, `friendly`, `teacher`, or `custom` (the text
+    /// in `personality_custom`). On a LLeMbas login with personalization on, the account's.
+    pub personality: Option<String>,
+    /// The person's own personality text, for `personality = "custom"`.
+    pub personality_custom: Option<String>,
     /// Subagents (`task` and the team); `false` switches them off, and the model is not offered
     /// them.
     pub subagents: Option<bool>,
@@ -163,6 +168,8 @@ pub enum Setting {
     /// `None`: the model's own start level (the key is taken out).
     Effort(Option<String>),
     Notify(bool),
+    /// `personality` (`default` takes the key out).
+    Personality(String),
     CompactAt(f64),
     /// `agents = { min, max }`.
     Agents {
@@ -217,6 +224,10 @@ fn write_settings(doc: &mut toml_edit::DocumentMut, settings: &[Setting]) {
                 doc.remove("effort");
             }
             Setting::Notify(on) => set(doc, "notify", (*on).into()),
+            Setting::Personality(name) if name == "default" => {
+                doc.remove("personality");
+            }
+            Setting::Personality(name) => set(doc, "personality", name.as_str().into()),
             Setting::CompactAt(share) => set(doc, "compact_at", ((share * 100.0).round() / 100.0).into()),
             Setting::Agents { min, max } => {
                 let mut range = toml_edit::InlineTable::new();

@@ -92,6 +92,8 @@ pub struct SessionConfig {
     pub web: WebSetup,
     /// Where the project's notes and the person's are kept.
     pub notes: lembas_library::Notes,
+    /// How the main agent speaks (a personality's text), when the person chose one.
+    pub personality: Option<String>,
     /// The person's knowledge bases (none: not set up here).
     pub knowledge: Option<Arc<lembas_knowledge::Knowledge>>,
     /// The person's earlier messages of a chat a new session carries on (a LLeMbas chat that
@@ -181,6 +183,7 @@ impl SessionConfig {
             web: WebSetup::default(),
             notes: lembas_library::Notes::default(),
             knowledge: None,
+            personality: None,
         }
     }
 }

@@ -288,6 +288,7 @@ async fn drive(mut session: Session, mut commands: UnboundedReceiver<Submission>
             setting @ (Command::SetMode { .. }
             | Command::SetModel { .. }
             | Command::SetEffort { .. }
+            | Command::SetPersonality { .. }
             | Command::Rename { .. }
             | Command::SetAgents { .. }) => session.apply_setting(setting),
         }
@@ -486,6 +487,7 @@ impl<'a> Busy<'a> {
             setting @ (Command::SetMode { .. }
             | Command::SetModel { .. }
             | Command::SetEffort { .. }
+            | Command::SetPersonality { .. }
             | Command::Rename { .. }
             | Command::SetAgents { .. }) => {
                 self.changes.lock().expect("changes").push(Submission { id, command: setting })
@@ -554,6 +556,12 @@ impl Session {
                         None
                     }
                 }
+            }
+            Command::SetPersonality { text } => {
+                // Said to the model as the personality note on the next message it is sent.
+                self.cfg.personality = text.clone();
+                self.emit(Event::Personality { text });
+                None
             }
             Command::Rename { title } => self.rename(&title).err().map(|e| e.to_string()),
             Command::SetAgents { min, max } => self.set_agents(min, max).err(),

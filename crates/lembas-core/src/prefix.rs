@@ -24,6 +24,8 @@ impl Session {
             files: files.into_iter().map(|i| (i.name, i.text)).collect(),
             team: self.team_note(),
             team_stopped: self.leads_team().and_then(|seat| seat.hub.stopped_note()),
+            // The main agent's: a subagent speaks to its parent, not the person.
+            personality: self.cfg.personality.clone().filter(|_| self.subagent.is_none()),
             ..Facts::default()
         }
     }
@@ -108,6 +110,7 @@ impl Session {
                 Vec::new()
             },
             team: self.leads_team().is_some(),
+            personality: self.cfg.personality.as_deref().filter(|_| self.subagent.is_none()),
         })
     }
 

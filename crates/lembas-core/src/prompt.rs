@@ -78,9 +78,10 @@ pub struct PromptParts<'a> {
     pub skills: &'a [lembas_tools::Skill],
     /// The team is offered: the main agent is told how to lead (`blocks/team_lead.md`).
     pub team: bool,
+    /// How the agent speaks, when the person chose a personality.
+    pub personality: Option<&'a str>,
 }
 
-/// The system prompt: no clock in it and no absolute path of the machine.
 pub fn system_prompt(parts: &PromptParts) -> String {
     let mut environment = lembas_paths::environment_lines(&parts.ws.root, &parts.ws.started);
     environment.push(format!("Platform: {}", std::env::consts::OS));
@@ -118,9 +119,15 @@ pub fn system_prompt(parts: &PromptParts) -> String {
             parts.mcp.iter().map(|(name, text)| format!("<server name=\"{name}\">\n{text}\n</server>")).collect();
         render(text("blocks/mcp.md"), &[("servers", &servers.join("\n"))])
     };
+    // Its own section after how to work, apart from the bullets above it.
+    let personality = parts
+        .personality
+        .map(|p| format!("\n\n{}", render(text("blocks/personality.md"), &[("personality", p)]).trim_end()))
+        .unwrap_or_default();
     render(
         text("system.md"),
         &[
+            ("personality", &personality),
             ("environment", &environment.join("\n")),
             ("mode", &mode),
             ("context", text("blocks/context.md")),
@@ -166,6 +173,7 @@ mod tests {
         let (ws, _) = Workspace::new(&root, &root.join("web"));
         let found = instructions(&ws, None, &[], None);
         let prompt = system_prompt(&PromptParts {
+            personality: None,
             ws: &ws,
             mode: Mode::Edit,
             unattended: true,

@@ -485,3 +485,24 @@ async fn a_kept_team_that_cannot_be_read_is_said_and_the_session_opens_all_the_s
     assert!(matches!(seen.last(), Some(Event::Done { reason: DoneReason::Answered, .. })));
     assert!(team_tree(&handle, &mut events).await.is_none(), "it starts with no subagents");
 }
+
+#[tokio::test]
+async fn a_personality_is_in_the_prompt_and_a_change_is_its_note_on_the_next_message() {
+    let h = Harness::new(vec![Scripted::text("Done."), Scripted::text("Done again.")]).await;
+    let host = Host::new(h.store.clone());
+    let mut cfg = h.config(Mode::Edit, 50);
+    cfg.personality = lembas_protocol::personality_text("concise", None).unwrap();
+    let Opened { handle, mut events } = open(&h, &host, cfg, false);
+    handle.send(Command::prompt("first"));
+    until(&mut events, |e| matches!(e, Event::Done { .. })).await;
+    handle.send(Command::SetPersonality { text: Some("Speak like a ship's captain.".into()) });
+    until(&mut events, |e| matches!(e, Event::Personality { text: Some(_) })).await;
+    handle.send(Command::prompt("second"));
+    until(&mut events, |e| matches!(e, Event::Done { .. })).await;
+    let requests = h.server.chat_requests();
+    let system = requests[0]["messages"][0]["content"].as_str().unwrap().to_owned();
+    assert!(system.contains("\n\n# Personality\nBe terse."), "{system}");
+    assert_eq!(requests[1]["messages"][0], requests[0]["messages"][0], "the prompt never changes under a session");
+    let last = requests[1]["messages"].as_array().unwrap().last().unwrap().to_string();
+    assert!(last.contains("The person chose a different personality:\\nSpeak like a ship's captain."), "{last}");
+}

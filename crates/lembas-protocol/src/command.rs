@@ -68,6 +68,11 @@ pub enum Command {
     SetEffort {
         level: Option<String>,
     },
+    /// How the agent speaks from the next message on: a personality's text (`None`: the
+    /// default), told to the model as the personality note.
+    SetPersonality {
+        text: Option<String>,
+    },
     Rename {
         title: String,
     },

@@ -242,6 +242,11 @@ pub enum Event {
     Title {
         title: String,
     },
+    /// How the agent speaks changed (`Command::SetPersonality`): the personality's text, told to
+    /// the model on its next message (`None`: the default).
+    Personality {
+        text: Option<String>,
+    },
     /// The model's effort levels narrowed (its server refused one and named those it takes).
     Levels {
         levels: Vec<String>,

@@ -7,6 +7,7 @@ mod ask;
 mod command;
 mod event;
 pub mod notes;
+mod personality;
 mod plan;
 pub mod schedules;
 mod stored;
@@ -25,6 +26,7 @@ pub use lembas_spec::Mode;
 
 /// The harness spec this build implements (`harness_spec` of `initialize` and `_lembas/hello`).
 pub const HARNESS_SPEC: &str = lembas_spec::VERSION;
+pub use personality::{PERSONALITIES, personality_text};
 pub use plan::{Plan, PlanPhase, Status, Task};
 pub use stored::{Found, StoredSession};
 pub use submission::{Said, Submission, SubmissionId};

@@ -227,6 +227,10 @@ pub struct App {
     pub schedules: Vec<lembas_protocol::schedules::Schedule>,
     /// The session is shared with the LLeMbas server's web UI (`/share`).
     pub shared: bool,
+    /// The personality chosen, by name (empty: the default), and the person's own text for
+    /// `custom`.
+    pub personality: String,
+    pub personality_custom: Option<String>,
     turn_started: Option<std::time::Instant>,
     turn_tokens: u64,
 }

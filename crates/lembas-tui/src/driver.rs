@@ -220,6 +220,18 @@ impl Driver {
                     app.notify = on;
                     None
                 }
+                settings::Change::Personality(name) => {
+                    match lembas_protocol::personality_text(&name, app.personality_custom.as_deref()) {
+                        Ok(text) => {
+                            app.personality = name;
+                            Some(Command::SetPersonality { text })
+                        }
+                        Err(e) => {
+                            app.finished.push(Block::Error(e));
+                            None
+                        }
+                    }
+                }
                 settings::Change::Agents(min, max) => {
                     app.agents = (min, max);
                     Some(Command::SetAgents { min, max })

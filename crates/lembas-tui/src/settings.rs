@@ -1,5 +1,5 @@
 //! `/settings`: a form of the settings a person changes most — mode, model, effort,
-//! notifications, when compaction starts, how many agents the team may have — kept in
+//! notifications, personality, when compaction starts, how many agents the team may have — kept in
 //! `config.toml` (its comments and other keys left as they were) and applied to the session at
 //! once.
 
@@ -16,6 +16,8 @@ pub enum Change {
     /// `None`: the model's own start level.
     Effort(Option<String>),
     Notify(bool),
+    /// How the agent speaks, by the personality's name.
+    Personality(String),
     CompactAt(f64),
     /// The team's size: Min and Max, the main agent included.
     Agents(u32, u32),
@@ -103,6 +105,11 @@ impl Form {
                 // The model in use: the levels its server takes, as `/effort` offers them.
                 row("Effort", effort_choices(app.effort_levels()), app.effort.as_deref().unwrap_or(MODEL_DEFAULT)),
                 row("Notifications", vec!["on".into(), "off".into()], if app.notify { "on" } else { "off" }),
+                row(
+                    "Personality",
+                    lembas_protocol::PERSONALITIES.iter().map(|p| (*p).to_owned()).collect(),
+                    if app.personality.is_empty() { "default" } else { &app.personality },
+                ),
                 row("Compaction at", shares, &format!("{}%", (app.compact_at * 20.0).round() as u32 * 5)),
             ],
             agents: Range {
@@ -130,6 +137,7 @@ impl Form {
                     "Model" => Change::Model(value),
                     "Effort" => Change::Effort((value != MODEL_DEFAULT).then_some(value)),
                     "Notifications" => Change::Notify(value == "on"),
+                    "Personality" => Change::Personality(value),
                     _ => Change::CompactAt(value.trim_end_matches('%').parse::<f64>().ok()? / 100.0),
                 })
             })
@@ -238,10 +246,18 @@ mod tests {
         form.at = 1;
         form.step(1, &app.models);
         form.at = 4;
+        form.step(1, &app.models);
+        form.at = 5;
         form.step(-1, &app.models);
         assert_eq!(
             form.changes(),
-            [Change::Mode(Mode::Edit), Change::Model("n".into()), Change::Effort(None), Change::CompactAt(0.8)]
+            [
+                Change::Mode(Mode::Edit),
+                Change::Model("n".into()),
+                Change::Effort(None),
+                Change::Personality("concise".into()),
+                Change::CompactAt(0.8)
+            ]
         );
     }
 

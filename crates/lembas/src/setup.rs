@@ -447,6 +447,15 @@ pub fn session_config(
     cfg.sandbox_network = config.sandbox.network;
     cfg.sandbox_launcher = Some(sandbox_launcher());
     cfg.sandbox_credentials = config.sandbox.credentials.clone();
+    // An unknown personality is said once, and the default used.
+    cfg.personality = lembas_protocol::personality_text(
+        config.personality.as_deref().unwrap_or_default(),
+        config.personality_custom.as_deref(),
+    )
+    .unwrap_or_else(|e| {
+        eprintln!("lembas: {}: {e}", home.config_file().display());
+        None
+    });
     cfg.sandbox_writable =
         config.sandbox.writable.iter().map(|w| config_folder(w, home.user_home.as_deref())).collect();
     cfg.max_steps = config.steps.unwrap_or(cfg.max_steps);

@@ -64,6 +64,8 @@ pub async fn tui(args: crate::cli::UiArgs) -> Result<u8, Failure> {
         app.agents = (agents.min, agents.max);
     }
     app.notify = config.notify.unwrap_or(true);
+    app.personality = config.personality.clone().unwrap_or_default();
+    app.personality_custom = config.personality_custom.clone();
     // A newer lembas, at most once a day; looked for in the background, for a later start.
     let now = chrono::Utc::now().timestamp_millis();
     if let Some(newer) = crate::update::mention(&start.home, now) {
@@ -180,6 +182,7 @@ fn save_settings(home: lembas_config::Home) -> lembas_tui::SaveSettings {
                 Change::Model(model) => Setting::Model(model.clone()),
                 Change::Effort(level) => Setting::Effort(level.clone()),
                 Change::Notify(on) => Setting::Notify(*on),
+                Change::Personality(name) => Setting::Personality(name.clone()),
                 Change::CompactAt(share) => Setting::CompactAt(*share),
                 Change::Agents(min, max) => Setting::Agents { min: *min, max: *max },
             })

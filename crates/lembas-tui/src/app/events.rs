@@ -99,6 +99,9 @@ impl App {
                 self.effort = effort.clone();
             }
             Event::Title { title } => self.title = title.clone(),
+            Event::Personality { .. } => {
+                self.finished.push(Block::Notice("The agent speaks as chosen from the next message.".into()));
+            }
             Event::Agents { min, max } => self.agents = (*min, *max),
             Event::Ask { id, ask } => {
                 self.asks.push_back((*id, ask.clone()));
