@@ -24,6 +24,48 @@ pub async fn month_usage(login: &Login) -> Option<MonthUsage> {
     MonthUsage::from_json(&response.json().await.ok()?)
 }
 
+/// The account's personalization on a LLeMbas instance (`GET /v1/me/personalization`), when it
+/// is there, available and on: the personality's name and the person's own text.
+pub async fn personality(login: &Login) -> Option<(String, Option<String>)> {
+    if login.kind != LoginKind::Llembas {
+        return None;
+    }
+    let url = format!("{}/v1/me/personalization", login.server.trim_end_matches('/'));
+    let mut request = lembas_model::catalog::http().get(&url).timeout(std::time::Duration::from_secs(5));
+    if let Some(token) = &login.secret {
+        request = request.bearer_auth(token);
+    }
+    let response = request.send().await.ok()?;
+    if !response.status().is_success() {
+        return None;
+    }
+    let body: serde_json::Value = response.json().await.ok()?;
+    if body["enabled"] != true || body["available"] != true {
+        return None;
+    }
+    let name = body["personality"].as_str().filter(|p| !p.is_empty()).unwrap_or("default").to_owned();
+    Some((name, body["personality_custom"].as_str().map(str::to_owned)))
+}
+
+/// Keeps a personality chosen here on the instance (a partial `PUT`, `enabled: true`); why not,
+/// in words.
+pub async fn put_personality(login: &Login, name: &str) -> Result<(), String> {
+    let url = format!("{}/v1/me/personalization", login.server.trim_end_matches('/'));
+    let mut request = lembas_model::catalog::http()
+        .put(&url)
+        .timeout(std::time::Duration::from_secs(10))
+        .json(&serde_json::json!({ "enabled": true, "personality": name }));
+    if let Some(token) = &login.secret {
+        request = request.bearer_auth(token);
+    }
+    let response = request.send().await.map_err(|e| format!("cannot reach {}: {e}", login.server))?;
+    match response.status().as_u16() {
+        200..=299 => Ok(()),
+        403 => Err(format!("{} does not keep personalization for this account or device", login.server)),
+        code => Err(format!("{} answered {code}", login.server)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -43,6 +43,8 @@ pub struct Llembas {
     pub has_instance: bool,
     /// What `GET /v1/usage` answers (`None`: a 404, an instance without it).
     pub usage: Option<Value>,
+    /// What `GET /v1/me/personalization` answers (`None`: a 404); a `PUT` merges into it.
+    pub personalization: Option<Value>,
 }
 
 impl Default for Llembas {
@@ -56,6 +58,7 @@ impl Default for Llembas {
             pending_polls: 1,
             has_instance: true,
             usage: None,
+            personalization: None,
         }
     }
 }
@@ -111,6 +114,7 @@ impl FakeServer {
             .route("/.well-known/lembas.json", get(discovery))
             .route("/api/v1/instance", get(instance))
             .route("/v1/usage", get(usage))
+            .route("/v1/me/personalization", get(personalization).put(put_personalization))
             .route("/api/v1/device/code", post(device_code))
             .route("/api/v1/device/token", post(device_token))
             .route("/api/v1/device/link", get(crate::link::device_link))
@@ -496,6 +500,38 @@ async fn usage(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Respons
         Some(body) => json_response(StatusCode::OK, body),
         None => StatusCode::NOT_FOUND.into_response(),
     }
+}
+
+async fn personalization(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {
+    record(&shared, "GET", "/v1/me/personalization", &headers, b"");
+    let Some(l) = shared.llembas.lock().unwrap().clone() else { return StatusCode::NOT_FOUND.into_response() };
+    if !bearer_ok(&headers, &l.token) {
+        return json_response(StatusCode::UNAUTHORIZED, json!({ "error": "token not accepted" }));
+    }
+    match l.personalization {
+        Some(body) => json_response(StatusCode::OK, body),
+        None => StatusCode::NOT_FOUND.into_response(),
+    }
+}
+
+/// A partial `PUT`: the fields sent replace the instance's; 403 when personalization is not
+/// available.
+async fn put_personalization(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
+    record(&shared, "PUT", "/v1/me/personalization", &headers, &body);
+    let mut llembas = shared.llembas.lock().unwrap();
+    let Some(l) = llembas.as_mut() else { return StatusCode::NOT_FOUND.into_response() };
+    if !bearer_ok(&headers, &l.token) {
+        return json_response(StatusCode::UNAUTHORIZED, json!({ "error": "token not accepted" }));
+    }
+    let Some(kept) = l.personalization.as_mut() else { return StatusCode::NOT_FOUND.into_response() };
+    if kept["available"] != true {
+        return json_response(StatusCode::FORBIDDEN, json!({ "error": "personalization is not available" }));
+    }
+    let sent: Value = serde_json::from_slice(&body).unwrap_or_default();
+    for (key, value) in sent.as_object().into_iter().flatten() {
+        kept[key] = value.clone();
+    }
+    json_response(StatusCode::OK, kept.clone())
 }
 
 async fn device_code(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {

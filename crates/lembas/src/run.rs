@@ -103,7 +103,8 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
         setup::choose_mode(Some(mode))?;
     }
     let prompt = read_prompt(&args.prompt)?;
-    let start = setup::Startup::load()?;
+    let mut start = setup::Startup::load()?;
+    start.take_account_personality().await;
     let (config, login) = (&start.config, &start.login);
     if args.model.is_none() {
         setup::check_config_model(&start.home, config, login)?;

@@ -518,6 +518,17 @@ impl Startup {
         Ok(Startup { host: Arc::new(host), home, config, login, client, walk_private, web, knowledge })
     }
 
+    /// On a LLeMbas login whose account keeps personalization (on and available), its
+    /// personality stands over the local keys (`acp.md` *The HTTP API*); asked once, briefly.
+    pub async fn take_account_personality(&mut self) {
+        if let Some((name, custom)) = lembas_login::personality(&self.login).await {
+            self.config.personality = Some(name);
+            if custom.is_some() {
+                self.config.personality_custom = custom;
+            }
+        }
+    }
+
     /// The project at `root`: its standing read once; its rules, MCP servers (connecting from now
     /// on) and skill places as that standing allows.
     pub fn project(&self, root: PathBuf) -> Result<Project, Failure> {

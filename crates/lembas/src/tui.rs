@@ -40,7 +40,8 @@ pub async fn tui(args: crate::cli::UiArgs) -> Result<u8, Failure> {
     if let Some(mode) = args.mode.as_deref() {
         setup::choose_mode(Some(mode))?;
     }
-    let start = setup::Startup::load()?;
+    let mut start = setup::Startup::load()?;
+    start.take_account_personality().await;
     let (config, login) = (&start.config, &start.login);
     if args.model.is_none() {
         setup::check_config_model(&start.home, config, login)?;
@@ -119,7 +120,7 @@ pub async fn tui(args: crate::cli::UiArgs) -> Result<u8, Failure> {
         resume,
         pick_session: args.resume.as_deref() == Some(""),
         prompt: (!prompt.trim().is_empty()).then_some(prompt),
-        save: Some(save_settings(start.home.clone())),
+        save: Some(save_settings(start.home.clone(), start.login.clone())),
         schedules: schedule_source(&start, &cwd),
         share: sharing.clone().map(|sharing| {
             let source: lembas_tui::server::ShareSource =
@@ -171,10 +172,21 @@ fn schedule_source(start: &setup::Startup, cwd: &std::path::Path) -> Option<lemb
 }
 
 /// `/settings` keeps its changes in this home's `config.toml`.
-fn save_settings(home: lembas_config::Home) -> lembas_tui::SaveSettings {
+fn save_settings(home: lembas_config::Home, login: lembas_config::Login) -> lembas_tui::SaveSettings {
     use lembas_config::Setting;
     use lembas_tui::settings::Change;
     Arc::new(move |changes: &[Change]| {
+        // On a LLeMbas login the account keeps the personality too, in the background (the
+        // UI's own line says where it was kept here; an account that does not keep it is left
+        // as it is — nothing is written over the terminal's screen).
+        for change in changes {
+            if let (Change::Personality(name), lembas_config::LoginKind::Llembas) = (change, login.kind) {
+                let (login, name) = (login.clone(), name.clone());
+                tokio::spawn(async move {
+                    let _ = lembas_login::put_personality(&login, &name).await;
+                });
+            }
+        }
         let settings: Vec<Setting> = changes
             .iter()
             .map(|change| match change {

@@ -1,0 +1,41 @@
+//! The personality through the real binary: the local key in `config.toml`, and on a LLeMbas
+//! login whose account keeps personalization, the account's over it.
+
+mod common;
+
+use std::process::Stdio;
+
+use common::{Env, stderr};
+use lembas_testkit::{FakeServer, Llembas, Scripted};
+use tokio::io::AsyncWriteExt;
+
+fn system_prompt(server: &FakeServer) -> String {
+    server.chat_requests()[0]["messages"][0]["content"].as_str().unwrap().to_owned()
+}
+
+#[tokio::test]
+async fn the_local_personality_or_the_accounts_is_in_the_prompt() {
+    let server = FakeServer::start(vec![Scripted::text("Hi.")]).await;
+    let env = Env::new();
+    env.login(&server).await;
+    let config = env.home.join("config/config.toml");
+    let before = std::fs::read_to_string(&config).unwrap_or_default();
+    std::fs::write(&config, format!("personality = \"custom\"\npersonality_custom = \"Answer in haiku.\"\n{before}"))
+        .unwrap();
+    let out = env.run(&["run", "hello"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(system_prompt(&server).contains("\n\n# Personality\nAnswer in haiku."), "{}", system_prompt(&server));
+
+    // A LLeMbas account with personalization on: its choice stands over the local key.
+    let instance = FakeServer::start(vec![Scripted::text("Hi.")]).await;
+    let kept = serde_json::json!({ "enabled": true, "available": true, "personality": "teacher" });
+    instance.set_llembas(Llembas { personalization: Some(kept), ..Llembas::default() });
+    let mut login = env.cmd(&["login", "--token-stdin", "--server", &instance.url()]);
+    let mut child = login.stdin(Stdio::piped()).spawn().unwrap();
+    child.stdin.take().unwrap().write_all(b"lmb_test_token").await.unwrap();
+    assert!(child.wait_with_output().await.unwrap().status.success());
+    let out = env.run(&["run", "hello"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let prompt = system_prompt(&instance);
+    assert!(prompt.contains("# Personality\nTeach as you work.") && !prompt.contains("haiku"), "{prompt}");
+}
