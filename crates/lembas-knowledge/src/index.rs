@@ -41,12 +41,14 @@ pub struct Piece {
     pub text: String,
 }
 
-/// Opens the index at `path`, made anew when the file there is damaged; whether it was.
-pub fn open(path: &Path) -> Result<(Connection, bool), KbError> {
+/// Opens the index at `path`, made anew when the file there is damaged; whether it was. With
+/// `check`, SQLite's own check of the whole file runs too (it reads every page: the first open
+/// of a process does it; a file that is not a database at all fails any open).
+pub fn open(path: &Path, check: bool) -> Result<(Connection, bool), KbError> {
     if let Some(folder) = path.parent() {
         std::fs::create_dir_all(folder).map_err(|e| KbError::Io(folder.display().to_string(), e.to_string()))?;
     }
-    match try_open(path) {
+    match try_open(path, check) {
         Ok(db) => Ok((db, false)),
         Err(_) => {
             // Set aside, not deleted: someone may want to look at it.
@@ -55,18 +57,20 @@ pub fn open(path: &Path) -> Result<(Connection, bool), KbError> {
             for extra in ["db-wal", "db-shm"] {
                 let _ = std::fs::remove_file(path.with_extension(extra));
             }
-            Ok((try_open(path)?, true))
+            Ok((try_open(path, false)?, true))
         }
     }
 }
 
-fn try_open(path: &Path) -> Result<Connection, KbError> {
+fn try_open(path: &Path, check: bool) -> Result<Connection, KbError> {
     let db = Connection::open(path)?;
     db.busy_timeout(std::time::Duration::from_secs(10))?;
     db.execute_batch("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;")?;
-    let sound: String = db.query_row("PRAGMA quick_check", [], |r| r.get(0))?;
-    if sound != "ok" {
-        return Err(KbError::Damaged(sound));
+    if check {
+        let sound: String = db.query_row("PRAGMA quick_check", [], |r| r.get(0))?;
+        if sound != "ok" {
+            return Err(KbError::Damaged(sound));
+        }
     }
     db.execute_batch(SCHEMA)?;
     Ok(db)

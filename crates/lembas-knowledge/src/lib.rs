@@ -80,12 +80,14 @@ pub struct BaseInfo {
 pub struct Knowledge {
     dir: PathBuf,
     pub embedder: Option<Embedder>,
+    /// The index's whole-file check has run (once: a search must not read every page).
+    checked: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Knowledge {
     /// The bases kept in `dir` (lembas' data folder's `knowledge/`), embedded with `embedder`.
     pub fn new(dir: PathBuf, embedder: Option<Embedder>) -> Knowledge {
-        Knowledge { dir, embedder }
+        Knowledge { dir, embedder, checked: std::sync::Arc::default() }
     }
 
     fn bases_file(&self) -> PathBuf {
@@ -116,7 +118,8 @@ impl Knowledge {
     }
 
     fn open(&self) -> Result<(rusqlite::Connection, bool), KbError> {
-        index::open(&self.dir.join("index.db"))
+        let check = !self.checked.swap(true, std::sync::atomic::Ordering::SeqCst);
+        index::open(&self.dir.join("index.db"), check)
     }
 
     /// Adds a base of `paths` (folders or files, each on its real path) and indexes it; a base of
@@ -190,7 +193,7 @@ impl Knowledge {
         // The model first: the index is not held while the network answers.
         let meaning_of = match &self.embedder {
             Some(embedder) if !query.trim().is_empty() => {
-                Some((embedder.model.as_str(), search::query_vector(Some(embedder), query).await))
+                Some((embedder.model.as_str(), search::query_vector(embedder, query).await))
             }
             _ => None,
         };

@@ -47,13 +47,10 @@ pub struct Found {
 type Row = (i64, String, String, usize, usize, String);
 
 /// The query's vector from the model, or why there is none (said with what is found).
-pub(crate) async fn query_vector(embedder: Option<&Embedder>, query: &str) -> Result<Vec<f32>, String> {
-    match embedder {
-        None => Err("No embedding model is set ([knowledge] model in config.toml): found by words only.".to_owned()),
-        Some(embedder) => match embedder.embed(&[query.to_owned()]).await {
-            Ok(mut vectors) => Ok(vectors.remove(0)),
-            Err(e) => Err(format!("Found by words only: {e}.")),
-        },
+pub(crate) async fn query_vector(embedder: &Embedder, query: &str) -> Result<Vec<f32>, String> {
+    match embedder.embed(&[query.to_owned()]).await {
+        Ok(mut vectors) => Ok(vectors.remove(0)),
+        Err(e) => Err(format!("Found by words only: {e}.")),
     }
 }
 
