@@ -201,9 +201,8 @@ pub(crate) fn call_id(id: u64, ask: &Ask) -> String {
 
 /// The client's answer to what the session asks.
 async fn answer_of(peer: &Peer, session_id: &str, id: u64, ask: Ask, waits: &Waits) -> Answer {
-    let (peer, session_id) = (peer.clone(), session_id.to_owned());
     match ask {
-        Ask::Approval(request) => Answer::Approval(request_permission(&peer, &session_id, request, waits).await),
+        Ask::Approval(request) => Answer::Approval(request_permission(peer, session_id, request, waits).await),
         // A scheduled run has nobody to answer a question or approve a plan: the session hears
         // so, as it does with nobody there.
         Ask::Question(_) if waits.scheduled.is_some() => Answer::Unasked,
@@ -227,14 +226,14 @@ async fn answer_of(peer: &Peer, session_id: &str, id: u64, ask: Ask, waits: &Wai
             options.push(PermissionOption::new("keep_planning", "Keep planning", PermissionOptionKind::RejectOnce));
             // The rendered plan's first line names it ("Plan: …").
             let title = plan.lines().next().unwrap_or("Plan").to_owned();
-            let picked = pick(&peer, &session_id, &call_id, title, Some(plan), options).await;
+            let picked = pick(peer, session_id, &call_id, title, Some(plan), options).await;
             let mode = picked.as_deref().and_then(|p| p.strip_prefix("approve_")).and_then(Mode::parse);
             Answer::Plan(match mode {
                 Some(mode) => PlanVerdict::Approved { mode: Some(mode) },
                 None => PlanVerdict::Declined { feedback: None },
             })
         }
-        Ask::Show(showing) => show(&peer, &session_id, showing).await,
+        Ask::Show(showing) => show(peer, session_id, showing).await,
         Ask::Question(question) if question.options.is_empty() => Answer::Unasked,
         Ask::Question(question) => {
             let mut options: Vec<PermissionOption> = question
@@ -245,7 +244,7 @@ async fn answer_of(peer: &Peer, session_id: &str, id: u64, ask: Ask, waits: &Wai
                 .collect();
             options.push(PermissionOption::new("no_answer", "Don't answer", PermissionOptionKind::RejectOnce));
             let call_id = format!("question_{id}");
-            let picked = pick(&peer, &session_id, &call_id, question.question.clone(), None, options).await;
+            let picked = pick(peer, session_id, &call_id, question.question.clone(), None, options).await;
             let words = picked
                 .as_deref()
                 .and_then(|p| p.strip_prefix("option_"))

@@ -205,9 +205,28 @@ impl Server {
         let offered = choice.options();
         let id = opened.handle.id().to_owned();
         *files_session.lock().expect("session id") = id.clone();
-        let slot = Slot {
+        let slot = Slot::new(opened.handle, choice, scheduled, false);
+        let lembas_client = self.lembas_client.load(std::sync::atomic::Ordering::Relaxed);
+        let waits = self.remote.as_ref().map(|r| r.approval_timeout);
+        self.peer.connected_if_none(cx);
+        Self::forward(self.peer.clone(), slot.clone(), opened.events, lembas_client, instance, waits);
+        self.sessions.lock().expect("sessions").insert(id.clone(), slot);
+        Ok((id, mode, said, offered))
+    }
+}
+
+impl Slot {
+    /// A session the server holds, on `handle`, running with `choice`; for `scheduled` run
+    /// (if any); `patient` for a terminal's shared session.
+    pub(crate) fn new(
+        handle: lembas_client::SessionHandle,
+        choice: options::Choice,
+        scheduled: Option<crate::scheduled::Admitted>,
+        patient: bool,
+    ) -> Slot {
+        Slot {
             reads: reads::Reads::default(),
-            handle: opened.handle,
+            handle,
             prompts: Arc::default(),
             commands: Arc::default(),
             choice: Arc::new(Mutex::new(choice)),
@@ -217,13 +236,7 @@ impl Server {
             error: Arc::default(),
             scheduled: Arc::new(Mutex::new(scheduled)),
             asking: Arc::default(),
-            patient: false,
-        };
-        let lembas_client = self.lembas_client.load(std::sync::atomic::Ordering::Relaxed);
-        let waits = self.remote.as_ref().map(|r| r.approval_timeout);
-        self.peer.connected_if_none(cx);
-        Self::forward(self.peer.clone(), slot.clone(), opened.events, lembas_client, instance, waits);
-        self.sessions.lock().expect("sessions").insert(id.clone(), slot);
-        Ok((id, mode, said, offered))
+            patient,
+        }
     }
 }

@@ -7,14 +7,14 @@
 //! limits say `enabled: false`).
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use lembas_client::Opened;
 use lembas_protocol::{Mode, ModelInfo};
 use serde_json::{Value, json};
 use tokio::sync::mpsc::UnboundedSender;
 
-use crate::{AcpServer, Server, Slot, events, options, reads};
+use crate::{AcpServer, Server, Slot, events, options};
 
 /// A session a terminal holds, to be shared: its handle and a copy of what it says, and what it
 /// runs with now.
@@ -67,25 +67,13 @@ impl AcpServer {
             "effort": shared.effort.clone().unwrap_or_else(|| shared.model.start_level()),
             "instance": shared.instance,
         });
-        let slot = Slot {
-            reads: reads::Reads::default(),
-            handle: shared.opened.handle,
-            prompts: Arc::default(),
-            commands: Arc::default(),
-            choice: Arc::new(Mutex::new(options::Choice {
-                models: shared.models,
-                model: shared.model,
-                effort: shared.effort,
-                agents: shared.agents,
-            })),
-            busy: Arc::default(),
-            progress: Arc::default(),
-            turn: Arc::default(),
-            error: Arc::default(),
-            scheduled: Arc::default(),
-            asking: Arc::default(),
-            patient: true,
+        let choice = options::Choice {
+            models: shared.models,
+            model: shared.model,
+            effort: shared.effort,
+            agents: shared.agents,
         };
+        let slot = Slot::new(shared.opened.handle, choice, None, true);
         let instance = events::Instance {
             connection: server.remote.as_ref().and_then(|r| r.connection.clone()),
             served: shared.instance,
