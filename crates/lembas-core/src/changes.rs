@@ -85,6 +85,14 @@ impl Session {
         }
     }
 
+    /// Why `level` cannot be `model`'s effort: its levels (as the server takes them, for the
+    /// model in use); `None` when it can.
+    pub(crate) fn level_refused(&self, model: &ModelInfo, level: &str) -> Option<String> {
+        let levels = if model.id == self.cfg.model.id { self.levels() } else { model.levels() };
+        (!levels.iter().any(|l| l == level))
+            .then(|| format!("{} has no effort level {level}; its levels: {}", model.id, levels.join(", ")))
+    }
+
     /// The model's effort levels as its server takes them: narrowed to what a refusal named
     /// (`off` kept where the model has the thinking switch), or none to choose when the server
     /// takes no effort at all (`quirks.json` `effort-refused`).

@@ -544,14 +544,9 @@ impl Session {
                 Err(e) => Some(e),
             },
             Command::SetEffort { level } => {
-                let levels = self.levels();
-                match level {
-                    Some(level) if !levels.contains(&level) => Some(format!(
-                        "{} has no effort level {level}; its levels: {}",
-                        self.cfg.model.id,
-                        levels.join(", ")
-                    )),
-                    level => {
+                match level.as_deref().and_then(|l| self.level_refused(&self.cfg.model, l)) {
+                    Some(refused) => Some(refused),
+                    None => {
                         self.set_effort(level);
                         None
                     }

@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::runs::{Call, CallTools};
 
 /// How many passages a search gives when the call does not say.
-const DEFAULT_PASSAGES: u64 = 5;
+pub(crate) const DEFAULT_PASSAGES: u64 = 5;
 /// How much of a passage a search shows (the whole is `knowledge_get`'s).
 const PASSAGE_CHARS: usize = 1200;
 

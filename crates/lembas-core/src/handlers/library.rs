@@ -40,16 +40,22 @@ pub(super) fn session_search(session: &mut Session, _call_id: &str, args: &Value
 
 /// `tasks`: the project's task list, changed as this session (its agent, its id, today).
 pub(super) fn tasks(session: &mut Session, _call_id: &str, args: &Value) -> ToolOutput {
-    let (project, by, today) = project_stamp(session);
-    let stamp = lembas_library::project::Stamp { by: &by, session: Some(&session.id), today: &today };
-    lembas_library::project::tasks_tool(&project, stamp, args)
+    on_project(session, args, lembas_library::project::tasks_tool)
 }
 
 /// `decisions`: the project's decision log.
 pub(super) fn decisions(session: &mut Session, _call_id: &str, args: &Value) -> ToolOutput {
+    on_project(session, args, lembas_library::project::decisions_tool)
+}
+
+/// One of the project's library tools, run as this session: its agent, its id, today.
+fn on_project(
+    session: &Session,
+    args: &Value,
+    tool: fn(&lembas_library::project::Project, lembas_library::project::Stamp, &Value) -> ToolOutput,
+) -> ToolOutput {
     let (project, by, today) = project_stamp(session);
-    let stamp = lembas_library::project::Stamp { by: &by, session: Some(&session.id), today: &today };
-    lembas_library::project::decisions_tool(&project, stamp, args)
+    tool(&project, lembas_library::project::Stamp { by: &by, session: Some(&session.id), today: &today }, args)
 }
 
 impl Session {
@@ -60,10 +66,12 @@ impl Session {
         tokio::spawn(async move {
             let said = match knowledge {
                 None => NotesSaid::Failed { reason: "No knowledge bases are set up here.".into() },
-                Some(knowledge) => match knowledge.search(&words, &[], 5).await {
-                    Ok(found) => NotesSaid::Text { text: crate::handlers::knowledge::said(&words, &found) },
-                    Err(e) => NotesSaid::Failed { reason: e.to_string() },
-                },
+                Some(knowledge) => {
+                    match knowledge.search(&words, &[], crate::handlers::knowledge::DEFAULT_PASSAGES as usize).await {
+                        Ok(found) => NotesSaid::Text { text: crate::handlers::knowledge::said(&words, &found) },
+                        Err(e) => NotesSaid::Failed { reason: e.to_string() },
+                    }
+                }
             };
             let _ = events.send(crate::Event::Notes { said });
         });
@@ -94,14 +102,8 @@ pub(super) fn settings(session: &mut Session, _call_id: &str, args: &Value) -> T
         },
         None => session.cfg.model.clone(),
     };
-    if let Some(level) = effort
-        && !target.levels().iter().any(|l| l == level)
-    {
-        return ToolOutput::Error(format!(
-            "{} has no effort level {level}; its levels: {}",
-            target.id,
-            target.levels().join(", ")
-        ));
+    if let Some(refused) = effort.and_then(|level| session.level_refused(&target, level)) {
+        return ToolOutput::Error(refused);
     }
     let mut said = Vec::new();
     let mut changes = session.changes.lock().expect("changes");
