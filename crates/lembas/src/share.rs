@@ -129,18 +129,19 @@ impl Sharing {
         Opened { handle: opened.handle, events }
     }
 
+    /// The login's model `name` names (its id, or the name it is shown with).
+    fn known(&self, name: &str) -> Option<&ModelInfo> {
+        self.models.iter().find(|m| m.is_named(name))
+    }
+
     /// What the tap keeps of what a session said, and the copy for its share.
     fn saw(&self, id: &str, said: &Said) {
         let mut taps = self.taps.lock().expect("taps");
         let Some(tap) = taps.get_mut(id) else { return };
         match &said.event {
             Event::Model { model, effort } => {
-                tap.model = self
-                    .models
-                    .iter()
-                    .find(|m| m.id == *model)
-                    .cloned()
-                    .unwrap_or_else(|| ModelInfo { id: model.clone(), ..tap.model.clone() });
+                tap.model =
+                    self.known(model).cloned().unwrap_or_else(|| ModelInfo { id: model.clone(), ..tap.model.clone() });
                 tap.effort = effort.clone();
             }
             Event::Mode { mode } => tap.mode = *mode,
@@ -149,7 +150,7 @@ impl Sharing {
             Event::Session { title, model, mode, .. } => {
                 tap.title = title.clone();
                 tap.mode = *mode;
-                if let Some(known) = self.models.iter().find(|m| m.id == *model || m.display_name() == model) {
+                if let Some(known) = self.known(model) {
                     tap.model = known.clone();
                 }
             }
@@ -211,7 +212,7 @@ impl Sharing {
                 opened: Opened { handle: tap.handle.clone(), events: copied },
                 cwd: self.cwd.clone(),
                 title: tap.title.clone(),
-                instance: self.models.iter().any(|m| m.id == tap.model.id),
+                instance: self.known(&tap.model.id).is_some(),
                 model: tap.model.clone(),
                 models: self.models.clone(),
                 effort: tap.effort.clone(),
