@@ -168,16 +168,7 @@ impl LedgerFile {
     /// The ledger as it is (empty when there is no file yet). A link is refused: the file is
     /// read and replaced where it is, never where a link in the project points.
     pub fn read(&self) -> Result<Ledger, String> {
-        // Neither the file nor its folder may be a link: what the project holds stays in it.
-        let folder = self.path.parent().unwrap_or(Path::new("."));
-        for place in [self.path.as_path(), folder] {
-            if std::fs::symlink_metadata(place).is_ok_and(|m| m.file_type().is_symlink()) {
-                return Err(format!(
-                    "{} is a link: lembas keeps it only as a plain file in the project.",
-                    place.display()
-                ));
-            }
-        }
+        self.refuse_links()?;
         match std::fs::read_to_string(&self.path) {
             Ok(text) => Ok(Ledger::parse(self.letter, &text)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -187,12 +178,26 @@ impl LedgerFile {
         }
     }
 
+    /// Neither the file nor its folder may be a link: what the project holds stays in it.
+    fn refuse_links(&self) -> Result<(), String> {
+        let folder = self.path.parent().unwrap_or(Path::new("."));
+        for place in [self.path.as_path(), folder] {
+            if std::fs::symlink_metadata(place).is_ok_and(|m| m.file_type().is_symlink()) {
+                return Err(format!(
+                    "{} is a link: lembas keeps it only as a plain file in the project.",
+                    place.display()
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// Reads, lets `change` change it, and writes it back; what `change` answers.
     pub fn change<T>(&self, change: impl FnOnce(&mut Ledger) -> Result<T, String>) -> Result<T, String> {
         let folder = self.path.parent().unwrap_or(Path::new("."));
         let shown = |e: std::io::Error| format!("{}: {e}", folder.display());
         // Checked before the folder is made or locked: a link is never followed.
-        self.read()?;
+        self.refuse_links()?;
         std::fs::create_dir_all(folder).map_err(shown)?;
         let lock = std::fs::File::open(folder).map_err(shown)?;
         lock.lock().map_err(shown)?;
