@@ -1,7 +1,7 @@
 //! `lembas tasks` and `lembas decisions`: the project's task list and decision log, the files
 //! the agent's `tasks` and `decisions` tools keep (`.lembas/tasks.md`, `.lembas/decisions.md`).
 
-use lembas_library::ledger::{Entry, Ledger};
+use lembas_library::ledger::{Entry, Ledger, LedgerFile};
 use lembas_library::project::{self, Decision, Project, Stamp, TaskChange};
 use serde_json::{Value, json};
 
@@ -34,6 +34,28 @@ fn listed(ledger: &Ledger, keep: impl Fn(&Entry) -> bool) -> Value {
     Value::Array(ledger.entries.iter().filter(|e| keep(e)).map(|e| entry_json(ledger.letter, e)).collect())
 }
 
+/// One entry of a ledger, whole (or as JSON for a script).
+fn show(file: &LedgerFile, id: &str, json: bool) -> Result<u8, Failure> {
+    let ledger = file.read().map_err(failed)?;
+    let entry = ledger.find(id).map_err(failed)?;
+    if json {
+        out!("{}", entry_json(file.letter, entry));
+    } else {
+        out!("{}", project::entry_text(file.letter, entry).trim_end());
+    }
+    Ok(exit::OK)
+}
+
+/// What a command did, as a line (or JSON for a script).
+fn say(said: &str, json: bool) -> Result<u8, Failure> {
+    if json {
+        out!("{}", json!({ "said": said }));
+    } else {
+        out!("{}", said.trim_end());
+    }
+    Ok(exit::OK)
+}
+
 pub fn tasks(action: Option<TasksAction>, json: bool) -> Result<u8, Failure> {
     let project = here()?;
     let today = chrono::Local::now().format("%Y-%m-%d").to_string();
@@ -50,15 +72,7 @@ pub fn tasks(action: Option<TasksAction>, json: bool) -> Result<u8, Failure> {
             }
             project::task_list(&ledger, all.then_some("all"))
         }
-        TasksAction::Show { id } => {
-            let ledger = project.tasks().read().map_err(failed)?;
-            let entry = ledger.find(&id).map_err(failed)?;
-            if json {
-                out!("{}", entry_json('T', entry));
-                return Ok(exit::OK);
-            }
-            project::entry_text('T', entry)
-        }
+        TasksAction::Show { id } => return show(&project.tasks(), &id, json),
         TasksAction::Add { title, details, owner } => {
             let title = title.join(" ");
             let owner = owner.as_deref().or(Some("person"));
@@ -70,12 +84,7 @@ pub fn tasks(action: Option<TasksAction>, json: bool) -> Result<u8, Failure> {
         TasksAction::Drop { id } => set(&id, "dropped").map_err(failed)?,
         TasksAction::Reopen { id } => set(&id, "open").map_err(failed)?,
     };
-    if json {
-        out!("{}", json!({ "said": said }));
-    } else {
-        out!("{}", said.trim_end());
-    }
-    Ok(exit::OK)
+    say(&said, json)
 }
 
 pub fn decisions(action: Option<DecisionsAction>, json: bool) -> Result<u8, Failure> {
@@ -90,15 +99,7 @@ pub fn decisions(action: Option<DecisionsAction>, json: bool) -> Result<u8, Fail
             }
             project::decision_list(&ledger)
         }
-        DecisionsAction::Show { id } => {
-            let ledger = project.decisions().read().map_err(failed)?;
-            let entry = ledger.find(&id).map_err(failed)?;
-            if json {
-                out!("{}", entry_json('D', entry));
-                return Ok(exit::OK);
-            }
-            project::entry_text('D', entry)
-        }
+        DecisionsAction::Show { id } => return show(&project.decisions(), &id, json),
         DecisionsAction::Add { title, decision, why, supersedes } => {
             let title = title.join(" ");
             let decision =
@@ -106,10 +107,5 @@ pub fn decisions(action: Option<DecisionsAction>, json: bool) -> Result<u8, Fail
             format!("Recorded {}: {title}", project.record_decision(&decision, person(&today)).map_err(failed)?)
         }
     };
-    if json {
-        out!("{}", json!({ "said": said }));
-    } else {
-        out!("{}", said.trim_end());
-    }
-    Ok(exit::OK)
+    say(&said, json)
 }
