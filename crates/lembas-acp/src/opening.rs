@@ -76,6 +76,7 @@ fn choose(meta: Option<&serde_json::Map<String, serde_json::Value>>) -> Result<C
         agents: options::sent_agents(Some(meta))?,
         subagents_off: options::subagents_off(Some(meta)),
         said: options::sent_said(Some(meta)),
+        scoped: false,
     })
 }
 
@@ -182,10 +183,12 @@ impl Server {
                 Some(run) => Choices {
                     mode: Some(run.mode),
                     widest_mode: Some(run.mode),
+                    scoped: self.remote.is_some(),
                     ..choose(meta).map_err(OpenError::Failed)?
                 },
                 None => Choices {
                     widest_mode,
+                    scoped: self.remote.is_some(),
                     display: self.client_shows.load(std::sync::atomic::Ordering::Relaxed),
                     ..choose(meta).map_err(OpenError::Failed)?
                 },

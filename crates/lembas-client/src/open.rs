@@ -40,6 +40,9 @@ pub struct Choices {
     pub subagents_off: bool,
     /// The person's earlier words of a chat carried on here (`acp.md` `said`).
     pub said: Vec<String>,
+    /// A LLeMbas server's client opens it over the link: its memory lands in that chat's data
+    /// group (`_meta.lembas.scope`), not the device's own.
+    pub scoped: bool,
 }
 
 /// How a front end wants a session opened.

@@ -38,6 +38,10 @@ pub struct Config {
     pub personality: Option<String>,
     /// The person's own personality text, for `personality = "custom"`.
     pub personality_custom: Option<String>,
+    /// Whose library the sessions use (`acp.md` *The HTTP API*): unset or `lembas`, the
+    /// account's memory on a LLeMbas login whose token may reach it; `local`, none of the
+    /// server's (notes, knowledge bases and skills are this machine's either way).
+    pub library: Option<String>,
     /// Subagents (`task` and the team); `false` switches them off, and the model is not offered
     /// them.
     pub subagents: Option<bool>,

@@ -53,6 +53,14 @@ impl Login {
             .or_else(|| self.models.first())
     }
 
+    /// Whether the login's token may reach the person's memory on the instance: a LLeMbas login
+    /// whose scope has `memory` (or the older `library`, which counts as it).
+    pub fn keeps_memory(&self) -> bool {
+        self.kind == LoginKind::Llembas
+            && self.secret.is_some()
+            && self.scope.as_deref().is_some_and(|s| s.split_whitespace().any(|w| w == "memory" || w == "library"))
+    }
+
     /// A model by id or display name.
     pub fn model(&self, name: &str) -> Option<&ModelInfo> {
         self.models

@@ -108,6 +108,7 @@ impl Session {
                     skills: self.cfg.skills.clone(),
                     notes: self.cfg.notes.clone(),
                     knowledge: self.cfg.knowledge.clone(),
+                    memory: self.memory.clone(),
                     web: crate::handlers::WebCall {
                         setup: self.cfg.web.clone(),
                         private_ok: handler(name).url(args).is_some_and(|url| self.judge.opens_private(name, url)),

@@ -7,7 +7,8 @@ use lembas_model::ToolSchema;
 use lembas_models::ModelInfo;
 use lembas_permissions::Mode;
 
-use crate::session::{Session, offered_tools};
+use crate::offer::offered_tools;
+use crate::session::Session;
 use crate::{EngineError, Event, now_ms};
 
 impl Session {
@@ -32,7 +33,7 @@ impl Session {
         self.cfg.model = model;
         // The MCP servers' tools stay listed, after the model's own set.
         let mcp: Vec<ToolSchema> = self.tools.iter().filter(|t| lembas_mcp::is_mcp_name(&t.name)).cloned().collect();
-        let offer = crate::session::Offer {
+        let offer = crate::offer::Offer {
             task: crate::handlers::offers(&self.tools, "task"),
             display: crate::handlers::offers(&self.tools, "show"),
             search: crate::handlers::offers(&self.tools, "web_search"),
@@ -43,6 +44,7 @@ impl Session {
             decisions: crate::handlers::offers(&self.tools, "decisions"),
             knowledge: crate::handlers::offers(&self.tools, "knowledge_search"),
             settings: crate::handlers::offers(&self.tools, "settings"),
+            memory: crate::handlers::offers(&self.tools, "memory"),
         };
         let mut tools = offered_tools(&self.cfg.model, offer);
         // The custom agents found as the session started stay offered.

@@ -96,6 +96,12 @@ pub struct SessionConfig {
     pub personality: Option<String>,
     /// The person's knowledge bases (none: not set up here).
     pub knowledge: Option<Arc<lembas_knowledge::Knowledge>>,
+    /// The person's memory on their LLeMbas instance (`acp.md` *Memory*): a login whose token
+    /// may reach it. None: there is no memory, and no `memory` tool.
+    pub memory: Option<Arc<lembas_mcp::InstanceMcp>>,
+    /// A link client opened the session: its memory calls carry the session's id as their
+    /// scope (`_meta.lembas.scope`), landing in that chat's data group.
+    pub memory_scoped: bool,
     /// The person's earlier messages of a chat a new session carries on (a LLeMbas chat that
     /// moved to this device, `acp.md` `said`): counted as typed in the session, for the models
     /// they name (`subagents.md` §2).
@@ -183,6 +189,8 @@ impl SessionConfig {
             web: WebSetup::default(),
             notes: lembas_library::Notes::default(),
             knowledge: None,
+            memory: None,
+            memory_scoped: false,
             personality: None,
         }
     }

@@ -33,6 +33,8 @@ mod host;
 mod insert;
 mod judging;
 mod mcp;
+mod memory;
+mod offer;
 mod opener;
 mod person;
 mod phase;
@@ -57,7 +59,7 @@ mod worktree;
 pub use approve::{Approver, Nobody};
 pub use config::WebSetup;
 pub use host::{Host, OpenSession, Opened, SessionHandle, Start};
-pub use lembas_mcp::{McpHub, ServerEntry};
+pub use lembas_mcp::{InstanceMcp, McpHub, ServerEntry};
 pub use lembas_protocol::{
     Answer, Approval, ApprovalRequest, Ask, Attachment, Command, ContextShare, DoneReason, Event, FileDiff, Found,
     Plan, PlanPhase, PlanVerdict, Question, Reply, Said, ServerState, ServerStatus, Status, StoredSession, Submission,

@@ -100,6 +100,7 @@ impl Opener {
             cfg.subagents = false;
         }
         cfg.said = choices.said.clone();
+        cfg.memory_scoped = choices.scoped;
         cfg.editor_files = request.editor_files.clone();
         Ok(cfg)
     }

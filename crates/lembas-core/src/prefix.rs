@@ -26,6 +26,7 @@ impl Session {
             team_stopped: self.leads_team().and_then(|seat| seat.hub.stopped_note()),
             // The main agent's: a subagent speaks to its parent, not the person.
             personality: self.cfg.personality.clone().filter(|_| self.subagent.is_none()),
+            memory: self.state.memory.clone(),
             ..Facts::default()
         }
     }
@@ -111,6 +112,7 @@ impl Session {
             },
             team: self.leads_team().is_some(),
             personality: self.cfg.personality.as_deref().filter(|_| self.subagent.is_none()),
+            memory: self.state.memory.as_deref(),
         })
     }
 

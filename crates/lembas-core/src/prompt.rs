@@ -80,6 +80,8 @@ pub struct PromptParts<'a> {
     pub team: bool,
     /// How the agent speaks, when the person chose a personality.
     pub personality: Option<&'a str>,
+    /// The person's memory, as their LLeMbas instance renders it (`lembas://memory`).
+    pub memory: Option<&'a str>,
 }
 
 pub fn system_prompt(parts: &PromptParts) -> String {
@@ -124,9 +126,14 @@ pub fn system_prompt(parts: &PromptParts) -> String {
         .personality
         .map(|p| format!("\n\n{}", render(text("blocks/personality.md"), &[("personality", p)]).trim_end()))
         .unwrap_or_default();
+    let memory = parts
+        .memory
+        .map(|m| format!("\n\n{}", render(text("blocks/memory.md"), &[("memory", m)]).trim_end()))
+        .unwrap_or_default();
     render(
         text("system.md"),
         &[
+            ("memory", &memory),
             ("personality", &personality),
             ("environment", &environment.join("\n")),
             ("mode", &mode),
@@ -174,6 +181,7 @@ mod tests {
         let found = instructions(&ws, None, &[], None);
         let prompt = system_prompt(&PromptParts {
             personality: None,
+            memory: None,
             ws: &ws,
             mode: Mode::Edit,
             unattended: true,

@@ -161,6 +161,8 @@ impl Session {
         cfg.model = model;
         cfg.mode = self.state.mode;
         cfg.max_steps = loop_spec().steps.subagent_max;
+        // Memory is the main agent's, who speaks with the person.
+        cfg.memory = None;
         cfg.approver = Arc::new(OnBehalf {
             subagent: None,
             inner: self.cfg.approver.clone(),

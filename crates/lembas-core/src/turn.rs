@@ -98,6 +98,8 @@ impl Session {
             DoneReason::Failed => {}
         }
         self.snapshot_after().await;
+        // A change made elsewhere meanwhile (the person's chats, /memory) reaches the next message.
+        self.reread_memory();
         let usage = std::mem::take(&mut self.turn_usage);
         let done = Event::Done { reason, text: text.clone(), steps, session: self.id.clone(), usage };
         self.record_answer(&done);
@@ -197,6 +199,7 @@ impl Session {
         // A server that connected since the last turn joins now, so its instructions are in
         // this message's note.
         self.take_late_mcp_servers().await?;
+        self.take_memory().await?;
         if !machine && self.subagent.is_none() {
             // Where an undo goes back to: before this turn's first message.
             self.mark_turn()?;

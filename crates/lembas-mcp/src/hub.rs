@@ -111,7 +111,7 @@ impl ServerEntry {
 /// lembas as an MCP client: its name, and the newest protocol version that still starts with
 /// `initialize` (every server tried here answers it; `peers.md`).
 #[derive(Debug, Clone)]
-struct LembasClient;
+pub(crate) struct LembasClient;
 
 impl ClientHandler for LembasClient {
     fn get_info(&self) -> ClientConfig {

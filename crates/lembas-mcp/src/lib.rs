@@ -4,9 +4,11 @@
 //! (`context.md` §10 rule 4).
 
 mod hub;
+mod instance;
 mod names;
 mod output;
 
 pub use hub::{CONNECT_TIMEOUT, McpHub, McpTool, ReadyServer, ServerEntry, ServerState, ServerStatus};
+pub use instance::InstanceMcp;
 pub use names::{MAX_NAME, exposed_name, is_mcp_name};
 pub use output::{CallOutput, call_output};

@@ -10,6 +10,7 @@
 
 mod embedder;
 mod link;
+mod memory;
 mod release;
 mod schedules;
 mod script;
@@ -18,6 +19,7 @@ mod web;
 
 pub use embedder::{EMBEDDING_MODEL, EmbeddingServer};
 pub use link::DeviceLink;
+pub use memory::Records as MemoryRecords;
 pub use release::{ReleaseServer, tar_gz};
 pub use script::{Scripted, ScriptedCall};
 pub use server::{FakeServer, Llembas, Recorded, tokens_in};

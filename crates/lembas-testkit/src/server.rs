@@ -78,6 +78,8 @@ pub(crate) struct Shared {
     pub(crate) links: crate::link::Links,
     /// The server's schedules (`/api/v2/schedules`).
     pub(crate) schedules: Mutex<crate::schedules::Schedules>,
+    /// The person's memory (`/mcp`).
+    pub(crate) memory: Mutex<crate::memory::Memory>,
     refused_fields: Mutex<Vec<String>>,
     polls: Mutex<u32>,
     /// Benchmarks turn this off so the server's own memory does not grow with every request.
@@ -119,6 +121,7 @@ impl FakeServer {
             .route("/api/v1/device/token", post(device_token))
             .route("/api/v1/device/link", get(crate::link::device_link))
             .merge(crate::schedules::routes())
+            .merge(crate::memory::routes())
             .fallback(any(not_found))
             .with_state(shared.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind a loopback port");
@@ -190,7 +193,6 @@ impl FakeServer {
         self.shared.links.next(within).await
     }
 
-    /// Also play a LLeMbas instance.
     /// The schedules the server holds now, as it would list them.
     pub fn schedules(&self) -> Vec<Value> {
         self.shared.schedules.lock().unwrap().list.clone()
@@ -201,6 +203,24 @@ impl FakeServer {
         self.shared.schedules.lock().unwrap().older = older;
     }
 
+    /// One data group's memory (`None`: the account's), as the instance keeps it.
+    pub fn memory(&self, scope: Option<&str>) -> crate::memory::Records {
+        let group = scope.unwrap_or(crate::memory::ACCOUNT_GROUP);
+        self.shared.memory.lock().unwrap().groups.get(group).cloned().unwrap_or_default()
+    }
+
+    /// Sets one data group's memory (`None`: the account's).
+    pub fn set_memory(&self, scope: Option<&str>, records: crate::memory::Records) {
+        let group = scope.unwrap_or(crate::memory::ACCOUNT_GROUP).to_owned();
+        self.shared.memory.lock().unwrap().groups.insert(group, records);
+    }
+
+    /// The JSON-RPC messages `/mcp` was sent, in order.
+    pub fn mcp_requests(&self) -> Vec<Value> {
+        self.shared.memory.lock().unwrap().requests.clone()
+    }
+
+    /// Also play a LLeMbas instance.
     pub fn set_llembas(&self, llembas: Llembas) {
         *self.shared.llembas.lock().unwrap() = Some(llembas);
     }

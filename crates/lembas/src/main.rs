@@ -19,6 +19,7 @@ mod mcp;
 mod notes;
 mod project;
 mod remote;
+mod resuming;
 mod run;
 mod serve;
 mod service;

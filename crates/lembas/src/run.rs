@@ -6,7 +6,7 @@ use std::io::{IsTerminal, Read, Write};
 use lembas_core::{Answer, Approval, Ask, Command, DoneReason, Event, OpenSession, Said, Start};
 
 use crate::cli::{OutputFormat, RunArgs, exit};
-use crate::{Failure, setup};
+use crate::{Failure, resuming, setup};
 
 /// What the session asks, put on the terminal the run was started from, one at a time
 /// (subagents side by side may ask together; the next waits).
@@ -116,9 +116,10 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
         eprintln!("lembas: {note}");
     }
     let host = start.host.clone();
-    let resume_id = setup::resume_id(&host, &project.real, args.continue_last, args.resume.as_deref())?;
-    let model = setup::start_model(&host, login, args.model.as_deref(), resume_id.as_deref(), config.model.as_deref())?;
-    let effort = setup::choose_effort(&model, args.effort.clone().or(config.effort.clone()))?;
+    let resume_id = resuming::resume_id(&host, &project.real, args.continue_last, args.resume.as_deref())?;
+    let model =
+        resuming::start_model(&host, login, args.model.as_deref(), resume_id.as_deref(), config.model.as_deref())?;
+    let effort = resuming::choose_effort(&model, args.effort.clone().or(config.effort.clone()))?;
     let mode = setup::choose_mode(args.mode.as_deref().or(config.mode.as_deref()))?;
 
     let machine = args.json || args.output_format != OutputFormat::Text;

@@ -17,7 +17,7 @@ fn line(s: &StoredSession) -> String {
 }
 
 fn resolve(host: &Host, id: &str) -> Result<String, Failure> {
-    crate::setup::find_session(host, id)
+    crate::resuming::find_session(host, id)
 }
 
 pub fn sessions(action: Option<SessionsAction>, json: bool) -> Result<u8, Failure> {

@@ -213,75 +213,6 @@ pub fn start_notes(root: &Path, standing: Standing) -> Vec<String> {
     notes
 }
 
-/// The one session `prefix` names, or why not: none starts so, or several do (listed, so the
-/// person can give more of the id).
-/// The session to go on with: this project's most recent (`--continue`), or one by its id or a
-/// unique start of it (`--resume ID`); `None` for a new one.
-pub fn resume_id(
-    host: &lembas_core::Host,
-    root: &std::path::Path,
-    continue_last: bool,
-    resume: Option<&str>,
-) -> Result<Option<String>, Failure> {
-    if continue_last {
-        let latest = host.sessions(Some(&root.display().to_string()))?.into_iter().next();
-        return Ok(Some(
-            latest.ok_or_else(|| Failure::new(exit::USAGE, "no earlier session in this project to continue"))?.id,
-        ));
-    }
-    resume.filter(|id| !id.is_empty()).map(|id| find_session(host, id)).transpose()
-}
-
-/// The model a session starts on: the one named, else a resumed session's own (while the login
-/// still offers it), else the configured one.
-pub fn start_model(
-    host: &lembas_core::Host,
-    login: &Login,
-    named: Option<&str>,
-    resume: Option<&str>,
-    configured: Option<&str>,
-) -> Result<ModelInfo, Failure> {
-    let stored = match resume {
-        Some(id) => host.session(id)?.map(|r| r.model).filter(|m| login.model(m).is_some()),
-        None => None,
-    };
-    choose_model(login, named.or(stored.as_deref()).or(configured))
-}
-
-/// The effort level to start with (named, else configured), when the model has it.
-pub fn choose_effort(model: &ModelInfo, wanted: Option<String>) -> Result<Option<String>, Failure> {
-    match wanted {
-        Some(level) if !model.levels().contains(&level) => Err(Failure::new(
-            exit::USAGE,
-            format!("{} has no effort level {level}; its levels: {}", model.id, model.levels().join(", ")),
-        )),
-        wanted => Ok(wanted),
-    }
-}
-
-pub fn find_session(host: &lembas_core::Host, prefix: &str) -> Result<String, Failure> {
-    let ids = host.ids_starting(prefix, 6).map_err(|e| Failure::new(exit::FAILED, e.to_string()))?;
-    match ids.as_slice() {
-        [] => Err(Failure::new(exit::USAGE, format!("no session {prefix}"))),
-        [one] => Ok(one.clone()),
-        several => {
-            let shown: Vec<String> = several
-                .iter()
-                .take(5)
-                .map(|id| {
-                    let title = host.session(id).ok().flatten().map(|r| r.title).unwrap_or_default();
-                    format!("  {id}  {title}")
-                })
-                .collect();
-            let more = if several.len() > 5 { "\n  …" } else { "" };
-            Err(Failure::new(
-                exit::USAGE,
-                format!("{prefix} starts more than one session; give more of its id:\n{}{more}", shown.join("\n")),
-            ))
-        }
-    }
-}
-
 /// The MCP servers a session in `root` connects: the configuration's `[mcp_servers.*]`, then a
 /// trusted project's `.mcp.json` (an entry of the same name there replaces the configuration's;
 /// an untrusted project's file is not read — it would start programs). An entry that cannot be
@@ -487,6 +418,17 @@ pub struct Startup {
     pub web: lembas_core::WebSetup,
     /// The person's knowledge bases.
     pub knowledge: Arc<lembas_knowledge::Knowledge>,
+    /// The person's memory on their LLeMbas instance, where the login may reach it.
+    pub memory: Option<Arc<lembas_core::InstanceMcp>>,
+}
+
+/// The person's memory on their LLeMbas instance (`acp.md` *Memory*): where the login's token
+/// may reach it and the config does not keep the library local. Connected when first used.
+fn memory(config: &Config, login: &Login) -> Option<Arc<lembas_core::InstanceMcp>> {
+    if config.library.as_deref() == Some("local") || !login.keeps_memory() {
+        return None;
+    }
+    Some(Arc::new(lembas_core::InstanceMcp::new(&login.server, login.secret.as_deref()?)))
 }
 
 /// A project a session works in: its root, where it stands with the person, and what that gives.
@@ -515,7 +457,8 @@ impl Startup {
         let web = web_setup(&config.web);
         let host = lembas_core::Host::new(store).keeping_snapshots_in(home.snapshots_dir());
         let knowledge = Arc::new(crate::kb::knowledge(&home, &config, Some(&login)));
-        Ok(Startup { host: Arc::new(host), home, config, login, client, walk_private, web, knowledge })
+        let memory = memory(&config, &login);
+        Ok(Startup { host: Arc::new(host), home, config, login, client, walk_private, web, knowledge, memory })
     }
 
     /// On a LLeMbas login whose account keeps personalization (on and available), its
@@ -565,6 +508,7 @@ impl Startup {
         cfg.models = self.login.models.clone();
         cfg.web = self.web.clone();
         cfg.knowledge = Some(self.knowledge.clone());
+        cfg.memory = self.memory.clone();
         cfg
     }
 

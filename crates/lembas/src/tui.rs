@@ -6,7 +6,7 @@ use std::sync::Arc;
 use lembas_core::{OpenSession, Start};
 
 use crate::cli::exit;
-use crate::{Failure, setup};
+use crate::{Failure, resuming, setup};
 
 /// The first time in a project: whether to trust it (its own rules count then). Remembered.
 /// Answers what the person typed meanwhile that was no answer — their prompt, for the editor.
@@ -52,10 +52,10 @@ pub async fn tui(args: crate::cli::UiArgs) -> Result<u8, Failure> {
     let typed = ask_trust(&start.home, &canonical)?;
     let project = start.project(root)?;
     let host = start.host.clone();
-    let resume = setup::resume_id(&host, &project.real, args.continue_last, args.resume.as_deref())?;
-    let model = setup::start_model(&host, login, args.model.as_deref(), resume.as_deref(), config.model.as_deref())?;
+    let resume = resuming::resume_id(&host, &project.real, args.continue_last, args.resume.as_deref())?;
+    let model = resuming::start_model(&host, login, args.model.as_deref(), resume.as_deref(), config.model.as_deref())?;
     let mode = setup::choose_mode(args.mode.as_deref().or(config.mode.as_deref()))?;
-    let effort = setup::choose_effort(&model, args.effort.clone().or(config.effort.clone()))?;
+    let effort = resuming::choose_effort(&model, args.effort.clone().or(config.effort.clone()))?;
     // 0: not known (the status bar and /context say so).
     let window = model.context.or(config.context_window).unwrap_or(0);
     let mut app = lembas_tui::App::new(model.display_name(), mode, effort.clone(), window);

@@ -5,7 +5,7 @@
 use lembas_core::{Command, Event, OpenSession, Said, Start};
 
 use crate::cli::exit;
-use crate::{Failure, setup};
+use crate::{Failure, resuming, setup};
 
 /// `lembas undo [--session ID] [--json]`: `ID` (or the current project's last session).
 pub async fn undo(session: Option<String>, json: bool, overwrite: bool) -> Result<u8, Failure> {
@@ -37,7 +37,7 @@ async fn one_command(session: Option<String>, command: Command, json: bool, over
     let start = setup::Startup::load()?;
     let host = start.host.clone();
     let id = match session {
-        Some(id) => setup::find_session(&host, &id)?,
+        Some(id) => resuming::find_session(&host, &id)?,
         None => {
             let cwd = std::env::current_dir()
                 .map_err(|e| Failure::new(exit::FAILED, format!("no current directory: {e}")))?;
@@ -49,7 +49,7 @@ async fn one_command(session: Option<String>, command: Command, json: bool, over
     // The session's own project, wherever this runs.
     let record = host.session(&id)?.ok_or_else(|| Failure::new(exit::USAGE, format!("no session {id}")))?;
     let project = start.project(record.project.clone().into())?;
-    let model = setup::start_model(&host, &start.login, None, Some(&id), start.config.model.as_deref())?;
+    let model = resuming::start_model(&host, &start.login, None, Some(&id), start.config.model.as_deref())?;
     let mode = setup::choose_mode(start.config.mode.as_deref())?;
     let cfg = start.project_session(&project, model, None, mode);
     let opened = host.open(OpenSession { cfg, start: Start::Resume(id.clone()), attended: false })?;

@@ -215,6 +215,7 @@ static HANDLERS: LazyLock<Vec<Handler>> = LazyLock::new(|| {
         Handler::new("knowledge_get", Beside(knowledge::knowledge_get)),
         Handler::new("knowledge_search", Beside(knowledge::knowledge_search)).titled(d::query_title),
         Handler::new("list", Files(&on_files::LIST)).summed(d::list_summary),
+        Handler::new("memory", Beside(runs::memory)),
         Handler::new("multiedit", Files(&on_files::MULTIEDIT)).summed(d::change_summary).spare(),
         Handler::new("note_manage", Notes(notes::note_manage)).titled(d::note_title),
         Handler::new("note_view", Notes(notes::note_view)).titled(d::note_title),

@@ -20,6 +20,7 @@ pub(crate) struct CallTools {
     pub web: super::WebCall,
     pub notes: lembas_library::Notes,
     pub knowledge: Option<std::sync::Arc<lembas_knowledge::Knowledge>>,
+    pub memory: Option<crate::memory::MemoryLink>,
 }
 
 /// One call, as it runs.
@@ -118,6 +119,17 @@ pub(super) fn job_stop<'a>(tools: &'a CallTools, call: &'a Call) -> BoxFuture<'a
         match job_id(&call.args) {
             Ok(id) => answer(tools.jobs.stop(id).await),
             Err(e) => e,
+        }
+    }
+    .boxed()
+}
+
+/// `memory`: the person's memory, through their LLeMbas instance's own MCP server.
+pub(super) fn memory<'a>(tools: &'a CallTools, call: &'a Call) -> BoxFuture<'a, ToolOutput> {
+    async move {
+        match &tools.memory {
+            Some(link) => link.call(call.args.clone(), &call.cancel).await,
+            None => ToolOutput::Error("Memory is kept by a LLeMbas server; this session has none.".to_owned()),
         }
     }
     .boxed()

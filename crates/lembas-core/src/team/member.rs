@@ -77,6 +77,8 @@ impl Session {
             .unwrap_or(crate::agents::Chosen::General);
         cfg.mode = chosen.mode(agent.mode);
         cfg.max_steps = loop_spec().steps.subagent_max;
+        // Memory is the main agent's, who speaks with the person.
+        cfg.memory = None;
         let label = format!("{} ({})", agent.name, agent.role);
         let named = lembas_protocol::SubagentRef {
             id: agent.id.clone(),

@@ -1,0 +1,164 @@
+//! The person's memory, kept by their LLeMbas instance (`acp.md` *Memory*, `filesystem.md`
+//! *Memory*): read as the session starts and put into its prompt (the prompt never changes under
+//! a session, so a later change is the `memory` note on the next message); the model changes it
+//! with the `memory` tool, whose result already tells it — that change needs no note.
+//!
+//! The instance is asked in the background: as the session starts or is resumed (its first
+//! message in this process waits for the answer a little, like for an MCP server), after each turn (so a change made in the person's
+//! chats or in `/memory` reaches the next message), and after the model's own change.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use lembas_mcp::InstanceMcp;
+use serde_json::Value;
+
+use crate::Event;
+use crate::session::Session;
+
+/// The resource the instance gives the memory as, rendered for a system prompt.
+pub const MEMORY_RESOURCE: &str = "lembas://memory";
+
+/// What the last read of the memory said.
+#[derive(Debug, Default)]
+struct Latest {
+    /// The text read, or why it could not be; taken by the session.
+    read: Option<Result<String, String>>,
+    /// The text the model's own change left: already told by its tool's result.
+    model_wrote: Option<String>,
+    /// The person was told the memory could not be read (once, until a read works again).
+    failure_told: bool,
+    /// The session has taken a read in this process: later messages do not wait for one.
+    taken: bool,
+}
+
+/// One session's way to its memory: the instance, the scope its calls carry, and the latest read.
+#[derive(Clone)]
+pub(crate) struct MemoryLink {
+    instance: Arc<InstanceMcp>,
+    /// The session's id, when a link client opened it (its chat's data group).
+    scope: Option<String>,
+    latest: Arc<Mutex<Latest>>,
+    reading: Arc<Mutex<Option<tokio::task::JoinHandle<()>>>>,
+}
+
+impl std::fmt::Debug for MemoryLink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MemoryLink").field("scope", &self.scope).finish_non_exhaustive()
+    }
+}
+
+/// The memory as the prompt and the note carry it: `None` for none.
+fn kept(text: &str) -> Option<String> {
+    let text = text.trim();
+    (!text.is_empty()).then(|| text.to_owned())
+}
+
+impl MemoryLink {
+    /// The link of session `id`, reading the memory from now; `None` where the login keeps none.
+    pub(crate) fn for_session(cfg: &crate::SessionConfig, id: &str) -> Option<MemoryLink> {
+        let instance = cfg.memory.clone()?;
+        let link = MemoryLink {
+            instance,
+            scope: cfg.memory_scoped.then(|| id.to_owned()),
+            latest: Arc::default(),
+            reading: Arc::default(),
+        };
+        // A runtime is there wherever sessions run; a plain test without one simply reads later.
+        if tokio::runtime::Handle::try_current().is_ok() {
+            link.refresh();
+        }
+        Some(link)
+    }
+
+    /// Reads the memory again in the background; the session takes the answer before its next
+    /// message.
+    pub(crate) fn refresh(&self) {
+        let (instance, scope, latest) = (self.instance.clone(), self.scope.clone(), self.latest.clone());
+        let task = tokio::spawn(async move {
+            let read = instance.read(MEMORY_RESOURCE, scope.as_deref()).await;
+            latest.lock().expect("memory").read = Some(read);
+        });
+        if let Some(before) = self.reading.lock().expect("memory read").replace(task) {
+            before.abort();
+        }
+    }
+
+    /// Waits up to `wait` for a read under way.
+    async fn settle(&self, wait: Duration) {
+        let task = self.reading.lock().expect("memory read").take();
+        if let Some(task) = task {
+            let _ = tokio::time::timeout(wait, task).await;
+        }
+    }
+
+    /// A `memory` call, with the session's scope; after a change that worked, the memory as it
+    /// now stands is read at once, and marked as the model's own.
+    pub(crate) async fn call(&self, args: Value, cancel: &lembas_model::CancellationToken) -> lembas_tools::ToolOutput {
+        let out = self.instance.call("memory", args, self.scope.as_deref(), cancel).await;
+        if out.is_error {
+            return lembas_tools::ToolOutput::Error(out.text);
+        }
+        if let Ok(now) = self.instance.read(MEMORY_RESOURCE, self.scope.as_deref()).await {
+            let mut latest = self.latest.lock().expect("memory");
+            latest.model_wrote = Some(now.clone());
+            latest.read = Some(Ok(now));
+        }
+        lembas_tools::ToolOutput::Text(out.text)
+    }
+}
+
+impl Session {
+    /// Before a message that starts a turn: the memory read since the last one. Before the
+    /// session's first request it waits for the read (as long as for MCP servers) and the prompt
+    /// is made with it — nothing has been sent yet, so that costs nothing; later, what changed is
+    /// the next note, unless the model changed it itself.
+    pub(crate) async fn take_memory(&mut self) -> Result<(), crate::EngineError> {
+        let Some(link) = self.memory.clone() else { return Ok(()) };
+        let first = self.history.is_empty();
+        // The first message in this process, of a new session or a resumed one, waits for the
+        // read the session started with.
+        if !link.latest.lock().expect("memory").taken {
+            link.settle(Duration::from_millis(lembas_spec::loop_spec().context.mcp_wait_ms)).await;
+        }
+        let (read, model_wrote, failure_told) = {
+            let mut latest = link.latest.lock().expect("memory");
+            let failure_told = latest.failure_told;
+            latest.taken = true;
+            latest.failure_told = matches!(latest.read, Some(Err(_))) || (failure_told && latest.read.is_none());
+            (latest.read.take(), latest.model_wrote.take(), failure_told)
+        };
+        match read {
+            Some(Ok(text)) => {
+                let memory = kept(&text);
+                let changed = memory != self.state.memory;
+                self.state.memory = memory.clone();
+                if first && changed {
+                    self.remake_prompt(None);
+                    self.save_prefix()?;
+                } else if model_wrote.is_some_and(|wrote| wrote == text) {
+                    self.state.told.facts.memory = memory;
+                }
+            }
+            Some(Err(why)) if !failure_told => self
+                .emit(Event::Notice { message: format!("The memory on the LLeMbas server could not be read: {why}") }),
+            Some(Err(_)) | None => {}
+        }
+        Ok(())
+    }
+
+    /// After a turn: what the model's own change left counts as told (its tool result said it),
+    /// kept with the session; then the memory is read again, for the next message.
+    pub(crate) fn reread_memory(&mut self) {
+        let Some(link) = self.memory.clone() else { return };
+        let wrote = link.latest.lock().expect("memory").model_wrote.take();
+        if let Some(wrote) = wrote {
+            self.state.memory = kept(&wrote);
+            self.state.told.facts.memory = kept(&wrote);
+            if let Err(e) = self.save_prefix() {
+                self.emit(Event::Error { message: e.to_string() });
+            }
+        }
+        link.refresh();
+    }
+}
