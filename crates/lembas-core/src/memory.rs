@@ -11,7 +11,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use lembas_mcp::InstanceMcp;
-use serde_json::Value;
+use lembas_protocol::notes::{MemoryChange, NotesSaid};
+use serde_json::{Value, json};
 
 use crate::Event;
 use crate::session::Session;
@@ -160,5 +161,172 @@ impl Session {
             }
         }
         link.refresh();
+    }
+}
+
+/// One entry of the memory as the instance renders it: the heading of its section (none: the
+/// agent's own notes) and its text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Entry {
+    heading: Option<String>,
+    text: String,
+}
+
+impl Entry {
+    /// The target its section is most likely the text of: `user` under a heading about the
+    /// person, else `memory`; the other is tried when the instance finds no such entry there.
+    fn targets(&self) -> [&'static str; 2] {
+        let about_person =
+            self.heading.as_deref().is_some_and(|h| ["person", "user"].iter().any(|w| h.to_lowercase().contains(w)));
+        if about_person { ["user", "memory"] } else { ["memory", "user"] }
+    }
+}
+
+/// The entries of the rendered memory: sections under `#` headings, entries apart by a `§` line.
+fn entries(text: &str) -> Vec<Entry> {
+    let mut out = Vec::new();
+    let mut heading = None;
+    let mut lines: Vec<&str> = Vec::new();
+    let flush = |lines: &mut Vec<&str>, heading: &Option<String>, out: &mut Vec<Entry>| {
+        let text = lines.join("\n").trim().to_owned();
+        if !text.is_empty() {
+            out.push(Entry { heading: heading.clone(), text });
+        }
+        lines.clear();
+    };
+    for line in text.lines() {
+        if line.trim() == "§" {
+            flush(&mut lines, &heading, &mut out);
+        } else if line.starts_with('#') {
+            flush(&mut lines, &heading, &mut out);
+            heading = Some(line.trim_start_matches('#').trim().to_owned());
+        } else {
+            lines.push(line);
+        }
+    }
+    flush(&mut lines, &heading, &mut out);
+    out
+}
+
+/// The memory as `/memory` shows it: each entry numbered under its section, then the instruction
+/// files this session reads (the person's own files on this machine).
+fn listing(text: &str, files: &[String]) -> String {
+    let entries = entries(text);
+    let mut lines = Vec::new();
+    if entries.is_empty() {
+        lines.push("Nothing is remembered yet on the LLeMbas server (/memory add TEXT, or ask the agent).".to_owned());
+    } else {
+        lines.push("Memory on the LLeMbas server — /memory add TEXT, change N TEXT, forget N:".to_owned());
+        let mut heading = None;
+        for (n, entry) in entries.iter().enumerate() {
+            if entry.heading != heading {
+                heading = entry.heading.clone();
+                lines.push(heading.clone().unwrap_or_default());
+            }
+            lines.push(format!("  {}. {}", n + 1, entry.text.replace('\n', "\n     ")));
+        }
+    }
+    if !files.is_empty() {
+        lines.push(String::new());
+        lines.push(format!("Instruction files this session reads (yours to edit): {}", files.join(", ")));
+    }
+    lines.join("\n")
+}
+
+impl MemoryLink {
+    /// What the person asked of their memory (`/memory`): the entries, after a change when they
+    /// made one. A change goes through the instance's own tool, and the memory read after it is
+    /// the session's next note.
+    async fn person_asks(&self, change: Option<MemoryChange>, files: &[String]) -> NotesSaid {
+        let scope = self.scope.as_deref();
+        let read = |why: String| NotesSaid::Failed { reason: format!("The LLeMbas server's memory: {why}") };
+        let mut text = match self.instance.read(MEMORY_RESOURCE, scope).await {
+            Ok(text) => text,
+            Err(why) => return read(why),
+        };
+        let mut done = String::new();
+        if let Some(change) = change {
+            match self.change_for_person(&text, change).await {
+                Ok(said) => done = format!("{said}\n\n"),
+                Err(reason) => return NotesSaid::Failed { reason },
+            }
+            text = match self.instance.read(MEMORY_RESOURCE, scope).await {
+                Ok(text) => text,
+                Err(why) => return read(why),
+            };
+            self.latest.lock().expect("memory").read = Some(Ok(text.clone()));
+        }
+        NotesSaid::Text { text: format!("{done}{}", listing(&text, files)) }
+    }
+
+    /// One change the person made, by the entry's number in `text` as it was shown.
+    async fn change_for_person(&self, text: &str, change: MemoryChange) -> Result<String, String> {
+        let cancel = lembas_model::CancellationToken::new();
+        let listed = entries(text);
+        let entry = |n: usize| {
+            listed.get(n.wrapping_sub(1)).cloned().ok_or_else(|| format!("There is no entry {n}: /memory lists them."))
+        };
+        let (calls, said) = match change {
+            MemoryChange::Add { text } => {
+                (vec![json!({ "action": "add", "target": "memory", "content": text })], "Remembered.")
+            }
+            MemoryChange::Change { entry: n, text } => {
+                let old = entry(n)?;
+                let calls = old
+                    .targets()
+                    .map(|t| json!({ "action": "replace", "target": t, "old_text": old.text, "content": text }));
+                (calls.to_vec(), "Changed.")
+            }
+            MemoryChange::Forget { entry: n } => {
+                let old = entry(n)?;
+                let calls = old.targets().map(|t| json!({ "action": "remove", "target": t, "old_text": old.text }));
+                (calls.to_vec(), "Forgotten.")
+            }
+        };
+        let mut last = String::new();
+        for args in calls {
+            let out = self.instance.call("memory", args, self.scope.as_deref(), &cancel).await;
+            if !out.is_error {
+                return Ok(said.to_owned());
+            }
+            last = out.text;
+        }
+        Err(last)
+    }
+}
+
+impl Session {
+    /// The person's memory as a front end asked for it (`/memory`), said when the server answers.
+    pub(crate) fn report_memory(&self, change: Option<MemoryChange>) {
+        let Some(link) = self.memory.clone() else {
+            let reason = "There is no memory here: it is kept by a LLeMbas server, and this login is to a plain model server, its token lacks the memory scope, or config.toml keeps the library local.";
+            self.emit(Event::Notes { said: NotesSaid::Failed { reason: reason.to_owned() } });
+            return;
+        };
+        let files: Vec<String> = self.instruction_files().into_iter().map(|f| f.name).collect();
+        let events = self.events.clone();
+        tokio::spawn(async move {
+            let said = link.person_asks(change, &files).await;
+            let _ = events.send(Event::Notes { said });
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entries_are_read_by_section_and_by_the_mark_between_them() {
+        let text = "Prefers tabs.\n§\nUses fish\nat home.\n\n## About the person\nIs Ada.";
+        let found = entries(text);
+        assert_eq!(found.len(), 3);
+        assert_eq!(found[1].text, "Uses fish\nat home.");
+        assert_eq!(found[0].targets(), ["memory", "user"]);
+        assert_eq!(found[2].heading.as_deref(), Some("About the person"));
+        assert_eq!(found[2].targets(), ["user", "memory"]);
+        assert!(entries("").is_empty() && entries("\n§\n").is_empty());
+        let shown = listing(text, &[]);
+        assert!(shown.contains("  2. Uses fish\n     at home.\nAbout the person\n  3. Is Ada."), "{shown}");
     }
 }

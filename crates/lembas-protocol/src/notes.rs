@@ -74,6 +74,19 @@ pub enum NotesAsk {
     Knowledge {
         search: Option<String>,
     },
+    /// The person's memory on their LLeMbas server: shown, or one entry changed.
+    Memory {
+        change: Option<MemoryChange>,
+    },
+}
+
+/// What the person changes in their memory (`/memory`), by an entry's number as it was shown.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "do", rename_all = "snake_case")]
+pub enum MemoryChange {
+    Add { text: String },
+    Change { entry: usize, text: String },
+    Forget { entry: usize },
 }
 
 /// What the person asks of the project's tasks.

@@ -135,6 +135,15 @@ pub static COMMANDS: &[SlashCommand] = &[
         let search = (!arg.is_empty()).then(|| arg.to_owned());
         Some(Action::Notes(lembas_protocol::notes::NotesAsk::Knowledge { search }))
     }),
+    SlashCommand::new(
+        "memory",
+        "[add|change N|forget N]",
+        "what the LLeMbas server remembers; change or forget an entry",
+        |app, arg| match crate::notes::memory_ask(arg) {
+            Ok(ask) => Some(Action::Notes(ask)),
+            Err(e) => app.fail(&e),
+        },
+    ),
     SlashCommand::new("notes", "[name|search words]", "the notes kept for this project and for you", |_, arg| {
         Some(Action::Notes(crate::notes::ask(arg)))
     }),

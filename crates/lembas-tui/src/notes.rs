@@ -1,7 +1,7 @@
 //! `/notes`: the notes the agent and the person keep, as the terminal shows them — the list, one
 //! note, or what a search found — and what the command line asks.
 
-use lembas_protocol::notes::{NoteInfo, NotesAsk, NotesSaid, TasksAsk};
+use lembas_protocol::notes::{MemoryChange, NoteInfo, NotesAsk, NotesSaid, TasksAsk};
 
 /// What `/notes [NAME | search WORDS]` asks.
 pub(crate) fn ask(arg: &str) -> NotesAsk {
@@ -34,6 +34,30 @@ pub(crate) fn tasks_ask(arg: &str) -> Result<NotesAsk, String> {
         (id, None) => TasksAsk::Show { id: id.to_owned() },
     };
     Ok(NotesAsk::Tasks { tasks })
+}
+
+/// What `/memory [add TEXT | change N TEXT | forget N]` asks.
+pub(crate) fn memory_ask(arg: &str) -> Result<NotesAsk, String> {
+    let arg = arg.trim();
+    let (verb, rest) = arg.split_once(char::is_whitespace).map_or((arg, ""), |(v, r)| (v, r.trim()));
+    let number = |words: &str| words.split_whitespace().next().and_then(|n| n.parse::<usize>().ok());
+    let change = match verb {
+        "" => None,
+        "add" if !rest.is_empty() => Some(MemoryChange::Add { text: rest.to_owned() }),
+        "forget" | "remove" => match number(rest) {
+            Some(entry) => Some(MemoryChange::Forget { entry }),
+            None => return Err("/memory forget N: the entry's number, as /memory lists them.".into()),
+        },
+        "change" => {
+            let text = rest.split_once(char::is_whitespace).map(|(_, t)| t.trim()).unwrap_or("");
+            match number(rest) {
+                Some(entry) if !text.is_empty() => Some(MemoryChange::Change { entry, text: text.to_owned() }),
+                _ => return Err("/memory change N TEXT: the entry's number, then what it should say.".into()),
+            }
+        }
+        _ => return Err("/memory, or /memory add TEXT, change N TEXT, forget N.".into()),
+    };
+    Ok(NotesAsk::Memory { change })
 }
 
 /// The answer, as a notice.

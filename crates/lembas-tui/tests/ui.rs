@@ -813,6 +813,25 @@ fn agents_lists_the_custom_agents_or_says_where_their_files_go() {
 }
 
 #[test]
+fn memory_lists_changes_and_forgets_by_number() {
+    use lembas_protocol::notes::{MemoryChange, NotesAsk};
+    let mut app = App::new("m", Mode::Edit, None, 0);
+    let memory = |change| Some(Action::Notes(NotesAsk::Memory { change }));
+    app.input.set("/memory");
+    assert_eq!(app.key(key(KeyCode::Enter)), memory(None));
+    app.input.set("/memory forget 2");
+    assert_eq!(app.key(key(KeyCode::Enter)), memory(Some(MemoryChange::Forget { entry: 2 })));
+    app.input.set("/memory change 1 Builds with just.");
+    let change = MemoryChange::Change { entry: 1, text: "Builds with just.".into() };
+    assert_eq!(app.key(key(KeyCode::Enter)), memory(Some(change)));
+    app.input.set("/memory add Uses fish.");
+    assert_eq!(app.key(key(KeyCode::Enter)), memory(Some(MemoryChange::Add { text: "Uses fish.".into() })));
+    app.input.set("/memory change 1");
+    assert_eq!(app.key(key(KeyCode::Enter)), None);
+    assert!(lines(app.finished.last().unwrap()).join(" ").contains("/memory change N TEXT"));
+}
+
+#[test]
 fn notes_lists_shows_and_searches_the_notes() {
     use lembas_protocol::notes::{NoteHit, NoteInfo, NotesAsk, NotesSaid, Scope};
     let mut app = App::new("m", Mode::Edit, None, 0);

@@ -151,6 +151,7 @@ impl Session {
                 said(lembas_library::project::person_asks(&project, &tasks, stamp))
             }
             NotesAsk::Knowledge { search: Some(words) } => return self.search_knowledge(words),
+            NotesAsk::Memory { change } => return self.report_memory(change),
             NotesAsk::Knowledge { search: None } => said(self.cfg.knowledge.as_ref().map_or_else(
                 || Ok("No knowledge bases are set up here.".to_owned()),
                 |k| k.list().map(|bases| crate::handlers::knowledge::listing(&bases)).map_err(|e| e.to_string()),
