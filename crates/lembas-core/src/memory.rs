@@ -214,7 +214,9 @@ fn listing(text: &str, files: &[String]) -> String {
     let entries = entries(text);
     let mut lines = Vec::new();
     if entries.is_empty() {
-        lines.push("Nothing is remembered on the LLeMbas server (/memory add TEXT, or ask the agent to remember).".to_owned());
+        lines.push(
+            "Nothing is remembered on the LLeMbas server (/memory add TEXT, or ask the agent to remember).".to_owned(),
+        );
     } else {
         lines.push("Memory on the LLeMbas server — /memory add TEXT, change N TEXT, forget N:".to_owned());
         let mut heading = None;
