@@ -77,6 +77,7 @@ fn choose(meta: Option<&serde_json::Map<String, serde_json::Value>>) -> Result<C
         subagents_off: options::subagents_off(Some(meta)),
         said: options::sent_said(Some(meta)),
         scoped: false,
+        knowledge_scope: options::sent_library(Some(meta)),
     })
 }
 

@@ -131,6 +131,14 @@ pub(crate) fn sent_said(meta: Option<&serde_json::Map<String, serde_json::Value>
     said.map(|words| words.iter().filter_map(|w| w.as_str().map(str::to_owned)).collect()).unwrap_or_default()
 }
 
+/// `_meta.lembas.library` (capability `library`): the knowledge bases the chat is limited to, as
+/// names — `{ "bases": [...] }` or the list itself; anything else limits nothing.
+pub(crate) fn sent_library(meta: Option<&serde_json::Map<String, serde_json::Value>>) -> Option<Vec<String>> {
+    let library = lembas_meta(meta, "library")?;
+    let names = library.get("bases").unwrap_or(library).as_array()?;
+    Some(names.iter().filter_map(|n| n.as_str().map(str::to_owned)).collect())
+}
+
 /// `_meta.lembas.subagents: false`: the instance has subagents switched off for the chat.
 pub(crate) fn subagents_off(meta: Option<&serde_json::Map<String, serde_json::Value>>) -> bool {
     lembas_meta(meta, "subagents") == Some(&serde_json::Value::Bool(false))
@@ -154,6 +162,16 @@ mod tests {
         assert!(sent_agents(meta(serde_json::json!({"agents": "many"})).as_ref()).is_err());
         assert!(subagents_off(meta(serde_json::json!({"subagents": false})).as_ref()));
         assert!(!subagents_off(meta(serde_json::json!({"subagents": true})).as_ref()));
+    }
+
+    #[test]
+    fn a_chats_library_names_the_bases_it_is_limited_to() {
+        let meta = |v: serde_json::Value| serde_json::json!({ "lembas": v }).as_object().cloned();
+        let bases = Some(vec!["ops".to_owned()]);
+        assert_eq!(sent_library(meta(serde_json::json!({"library": {"bases": ["ops"]}})).as_ref()), bases);
+        assert_eq!(sent_library(meta(serde_json::json!({"library": ["ops"]})).as_ref()), bases);
+        assert_eq!(sent_library(meta(serde_json::json!({"library": "lembas"})).as_ref()), None);
+        assert_eq!(sent_library(None), None);
     }
 
     fn model(id: &str, efforts: &[&str]) -> ModelInfo {

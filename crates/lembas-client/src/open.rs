@@ -43,6 +43,8 @@ pub struct Choices {
     /// A LLeMbas server's client opens it over the link: its memory lands in that chat's data
     /// group (`_meta.lembas.scope`), not the device's own.
     pub scoped: bool,
+    /// The knowledge bases the conversation is limited to (`_meta.lembas.library`); none: all.
+    pub knowledge_scope: Option<Vec<String>>,
 }
 
 /// How a front end wants a session opened.

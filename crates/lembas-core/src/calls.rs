@@ -108,6 +108,7 @@ impl Session {
                     skills: self.cfg.skills.clone(),
                     notes: self.cfg.notes.clone(),
                     knowledge: self.cfg.knowledge.clone(),
+                    knowledge_scope: self.cfg.knowledge_scope.clone(),
                     memory: self.memory.clone(),
                     web: crate::handlers::WebCall {
                         setup: self.cfg.web.clone(),

@@ -96,6 +96,9 @@ pub struct SessionConfig {
     pub personality: Option<String>,
     /// The person's knowledge bases (none: not set up here).
     pub knowledge: Option<Arc<lembas_knowledge::Knowledge>>,
+    /// The knowledge bases this conversation is limited to (a LLeMbas chat's, `lembas run --kb`):
+    /// searched alone, and named in the prompt (`knowledge_scope`). None: every base.
+    pub knowledge_scope: Option<Vec<String>>,
     /// The person's memory on their LLeMbas instance (`acp.md` *Memory*): a login whose token
     /// may reach it. None: there is no memory, and no `memory` tool.
     pub memory: Option<Arc<lembas_mcp::InstanceMcp>>,
@@ -189,6 +192,7 @@ impl SessionConfig {
             web: WebSetup::default(),
             notes: lembas_library::Notes::default(),
             knowledge: None,
+            knowledge_scope: None,
             memory: None,
             memory_scoped: false,
             personality: None,

@@ -101,6 +101,9 @@ impl Opener {
         }
         cfg.said = choices.said.clone();
         cfg.memory_scoped = choices.scoped;
+        if choices.knowledge_scope.is_some() {
+            cfg.knowledge_scope = choices.knowledge_scope.clone();
+        }
         cfg.editor_files = request.editor_files.clone();
         Ok(cfg)
     }

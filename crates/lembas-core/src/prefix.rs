@@ -113,7 +113,33 @@ impl Session {
             team: self.leads_team().is_some(),
             personality: self.cfg.personality.as_deref().filter(|_| self.subagent.is_none()),
             memory: self.state.memory.as_deref(),
+            library: self.library(),
         })
+    }
+
+    /// What the session has of the library to read, in the prompt's words; `None` where no tool
+    /// reads it (note_manage alone, in a fresh project, has nothing to read yet).
+    fn library(&self) -> Option<crate::prompt::Library<'_>> {
+        let has = |tool: &str| crate::handlers::offers(&self.tools, tool);
+        let mut parts = Vec::new();
+        if has("note_view") {
+            parts.push("the notes");
+        }
+        match (has("tasks"), has("decisions")) {
+            (true, true) => parts.push("the project's tasks and decisions"),
+            (true, false) => parts.push("the project's tasks"),
+            (false, true) => parts.push("the project's decisions"),
+            (false, false) => {}
+        }
+        let knowledge = has("knowledge_search");
+        if knowledge {
+            parts.push("the knowledge bases");
+        }
+        if has("memory") {
+            parts.push("the memory");
+        }
+        let knowledge_scope = self.cfg.knowledge_scope.as_deref().filter(|_| knowledge);
+        (!parts.is_empty()).then_some(crate::prompt::Library { parts, knowledge_scope })
     }
 
     /// Whether the project has an instruction file at its root (`AGENTS.md`, or `CLAUDE.md`

@@ -82,6 +82,36 @@ pub struct PromptParts<'a> {
     pub personality: Option<&'a str>,
     /// The person's memory, as their LLeMbas instance renders it (`lembas://memory`).
     pub memory: Option<&'a str>,
+    /// What the session has of the library, in words (`the notes`, `the memory` …): said where a
+    /// tool reads it; with the bases a conversation is limited to, when it is.
+    pub library: Option<Library<'a>>,
+}
+
+/// What the library block says.
+#[derive(Debug, Clone)]
+pub struct Library<'a> {
+    pub parts: Vec<&'static str>,
+    pub knowledge_scope: Option<&'a [String]>,
+}
+
+/// `blocks/library.md`: the parts named in a sentence, then the knowledge scope's sentence.
+fn library_block(library: &Library) -> String {
+    let parts = match library.parts.as_slice() {
+        [] => return String::new(),
+        [one] => (*one).to_owned(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    };
+    let mut parts_said = parts;
+    if let Some(first) = parts_said.get(0..1) {
+        parts_said.replace_range(0..1, &first.to_uppercase());
+    }
+    let scope = library.knowledge_scope.map_or(String::new(), |bases| {
+        format!(
+            "\nKnowledge searches here cover only: {}. Finding nothing there means nothing is there, not that the library is empty.",
+            bases.join(", ")
+        )
+    });
+    render(text("blocks/library.md"), &[("parts", &parts_said), ("knowledge_scope", &scope)])
 }
 
 pub fn system_prompt(parts: &PromptParts) -> String {
@@ -130,9 +160,11 @@ pub fn system_prompt(parts: &PromptParts) -> String {
         .memory
         .map(|m| format!("\n\n{}", render(text("blocks/memory.md"), &[("memory", m)]).trim_end()))
         .unwrap_or_default();
+    let library = parts.library.as_ref().map(|l| format!("\n\n{}", library_block(l).trim_end())).unwrap_or_default();
     render(
         text("system.md"),
         &[
+            ("library", &library),
             ("memory", &memory),
             ("personality", &personality),
             ("environment", &environment.join("\n")),
@@ -182,6 +214,7 @@ mod tests {
         let prompt = system_prompt(&PromptParts {
             personality: None,
             memory: None,
+            library: None,
             ws: &ws,
             mode: Mode::Edit,
             unattended: true,

@@ -322,6 +322,9 @@ pub struct RunArgs {
     /// 1-1 is the agent alone).
     #[arg(long, value_name = "MIN-MAX", value_parser = parse_agents)]
     pub agents: Option<(u32, u32)>,
+    /// Limit the agent's knowledge searches to this base (repeat for more); default: every base.
+    #[arg(long = "kb", value_name = "NAME")]
+    pub kb: Vec<String>,
     /// The prompt; `-`, or none with standard input not a terminal, reads it from standard
     /// input.
     #[arg(num_args = 0.., value_name = "PROMPT")]

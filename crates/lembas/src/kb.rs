@@ -26,6 +26,22 @@ pub fn knowledge(home: &Home, config: &Config, login: Option<&Login>) -> Knowled
 }
 
 /// What an index run did, in a few lines.
+/// The bases `names` names, each one the person added (`lembas run --kb`); an unknown one is a
+/// usage error naming those there are.
+pub fn known_bases(knowledge: &Knowledge, names: &[String]) -> Result<Vec<String>, Failure> {
+    let there: Vec<String> =
+        knowledge.list().map_err(|e| Failure::new(exit::FAILED, e.to_string()))?.into_iter().map(|b| b.name).collect();
+    match names.iter().find(|n| !there.contains(n)) {
+        Some(unknown) if there.is_empty() => {
+            Err(Failure::new(exit::USAGE, format!("no knowledge base {unknown}: none is added (lembas kb add)")))
+        }
+        Some(unknown) => {
+            Err(Failure::new(exit::USAGE, format!("no knowledge base {unknown}; there are: {}", there.join(", "))))
+        }
+        None => Ok(names.to_vec()),
+    }
+}
+
 fn report(name: &str, report: &IndexReport) -> String {
     let mut lines = vec![format!(
         "{name}: {} files, {} pieces ({} embedded) — {} read anew, {} unchanged, {} gone; {} request{} to the embedding model{}",

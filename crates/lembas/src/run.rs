@@ -128,6 +128,9 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
     if let Some(agents) = args.agents {
         cfg.agents = agents;
     }
+    if !args.kb.is_empty() {
+        cfg.knowledge_scope = Some(crate::kb::known_bases(&start.knowledge, &args.kb)?);
+    }
     let begin = match resume_id {
         Some(id) => Start::Resume(id),
         None => Start::New { root: project.root.clone(), cwd: cwd.clone() },

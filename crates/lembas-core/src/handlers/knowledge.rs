@@ -21,6 +21,21 @@ fn bases(args: &Value) -> Vec<String> {
     }
 }
 
+/// The bases a call may read, held to the conversation's scope: those it names (each one of the
+/// scope's), else the whole scope (none: every base).
+fn within_scope(asked: Vec<String>, scope: Option<&[String]>) -> Result<Vec<String>, String> {
+    let Some(scope) = scope else { return Ok(asked) };
+    if asked.is_empty() {
+        return Ok(scope.to_vec());
+    }
+    match asked.iter().find(|b| !scope.contains(b)) {
+        Some(outside) => {
+            Err(format!("{outside:?} is not among this conversation's knowledge bases: {}.", scope.join(", ")))
+        }
+        None => Ok(asked),
+    }
+}
+
 pub(super) fn knowledge_search<'a>(tools: &'a CallTools, call: &'a Call) -> BoxFuture<'a, ToolOutput> {
     async move {
         let Some(knowledge) = &tools.knowledge else {
@@ -31,7 +46,11 @@ pub(super) fn knowledge_search<'a>(tools: &'a CallTools, call: &'a Call) -> BoxF
             return ToolOutput::Error("`query` is required: what to look for.".to_owned());
         };
         let limit = super::limit(&call.args, DEFAULT_PASSAGES);
-        match knowledge.search(query, &bases(&call.args), limit).await {
+        let bases = match within_scope(bases(&call.args), tools.knowledge_scope.as_deref()) {
+            Ok(bases) => bases,
+            Err(why) => return ToolOutput::Error(why),
+        };
+        match knowledge.search(query, &bases, limit).await {
             Ok(found) => ToolOutput::Text(said(query, &found)),
             Err(e) => ToolOutput::Error(e.to_string()),
         }
@@ -85,6 +104,9 @@ pub(super) fn knowledge_get<'a>(tools: &'a CallTools, call: &'a Call) -> BoxFutu
         let (Some(base), Some(path)) = (text("base"), text("path")) else {
             return ToolOutput::Error("`base` and `path` are required, as knowledge_search gave them.".to_owned());
         };
+        if let Err(why) = within_scope(vec![base.clone()], tools.knowledge_scope.as_deref()) {
+            return ToolOutput::Error(why);
+        }
         let line = |key: &str| call.args.get(key).and_then(Value::as_u64).map(|n| n as usize);
         let (from, to) = (line("from"), line("to"));
         let got = tokio::task::spawn_blocking(move || knowledge.get(&base, &path, from, to)).await;

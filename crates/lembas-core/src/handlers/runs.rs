@@ -20,6 +20,8 @@ pub(crate) struct CallTools {
     pub web: super::WebCall,
     pub notes: lembas_library::Notes,
     pub knowledge: Option<std::sync::Arc<lembas_knowledge::Knowledge>>,
+    /// The bases this conversation is limited to (none: every base).
+    pub knowledge_scope: Option<Vec<String>>,
     pub memory: Option<crate::memory::MemoryLink>,
 }
 
