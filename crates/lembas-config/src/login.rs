@@ -42,6 +42,10 @@ pub struct Login {
     /// The server answered llama.cpp's `/props`.
     #[serde(default)]
     pub llama_cpp: bool,
+    /// The embedding models the server lists, by id: the knowledge bases' embedder where
+    /// `config.toml` names none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub embedders: Vec<String>,
 }
 
 impl Login {
@@ -121,6 +125,7 @@ mod tests {
                 ModelInfo { id: "b".into(), name: Some("Bee".into()), ..Default::default() },
             ],
             llama_cpp: false,
+            embedders: Vec::new(),
         }
     }
 

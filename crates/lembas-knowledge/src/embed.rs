@@ -59,7 +59,7 @@ impl Embedder {
     }
 }
 
-fn http() -> &'static reqwest::Client {
+pub(crate) fn http() -> &'static reqwest::Client {
     static CLIENT: std::sync::OnceLock<reqwest::Client> = std::sync::OnceLock::new();
     CLIENT.get_or_init(|| {
         reqwest::Client::builder().timeout(std::time::Duration::from_secs(120)).build().expect("an HTTP client")

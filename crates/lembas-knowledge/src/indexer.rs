@@ -38,15 +38,21 @@ pub(crate) struct Indexer<'a> {
     pending: Vec<Pending>,
     /// Why embedding stopped (the model is down): the rest is indexed by words only.
     down: Option<String>,
+    /// The embedder's own tokenizer, where its server has one: what pieces are counted by.
+    counting: Option<crate::tokens::ModelTokens>,
 }
 
 impl<'a> Indexer<'a> {
     pub fn new(db: &'a mut Connection, base: &'a str, embedder: Option<&'a Embedder>) -> Indexer<'a> {
-        Indexer { db, base, embedder, report: IndexReport::default(), pending: Vec::new(), down: None }
+        Indexer { db, base, embedder, report: IndexReport::default(), pending: Vec::new(), down: None, counting: None }
     }
 
     /// Indexes every file under `roots`, and takes out what is no longer there.
     pub async fn run(mut self, roots: &[PathBuf]) -> Result<IndexReport, KbError> {
+        if let Some(embedder) = self.embedder {
+            self.counting = embedder.tokenizer().await;
+            self.report.counted_by_model = self.counting.is_some();
+        }
         let mut seen = std::collections::HashSet::new();
         for root in roots {
             let walk = ignore::WalkBuilder::new(root).hidden(true).follow_links(false).require_git(false).build();
@@ -102,7 +108,11 @@ impl<'a> Indexer<'a> {
             return Ok(());
         }
         self.report.indexed += 1;
-        self.pending.push(Pending { path: key, hash, pieces: cut(text) });
+        let pieces = match &self.counting {
+            Some(counting) => cut_counted(text, counting).await,
+            None => cut(text),
+        };
+        self.pending.push(Pending { path: key, hash, pieces });
         if self.pending.iter().map(|p| p.pieces.len()).sum::<usize>() >= BATCH {
             self.flush().await?;
         }
@@ -258,9 +268,24 @@ fn piece(text: &str, line_from: usize) -> Piece {
 /// A text cut into pieces by tokens (the byte estimate: `filesystem.md`'s stand-in where the
 /// model does not say how it counts), each with the lines it spans.
 pub fn cut(text: &str) -> Vec<Piece> {
+    cut_by(&text.replace("\r\n", "\n"), &lembas_chunking::ByteEstimate, PIECE_TOKENS)
+}
+
+/// A text cut by the embedder's own count of its tokens (the byte estimate where the server did
+/// not answer), pieces at most as long as the model takes.
+async fn cut_counted(text: &str, counting: &crate::tokens::ModelTokens) -> Vec<Piece> {
     let normal = text.replace("\r\n", "\n");
+    // The chunker counts the text trimmed: its tokens are laid on the same characters.
+    match counting.count(normal.trim()).await {
+        Some(counted) => cut_by(&normal, &counted, counting.size),
+        None => cut_by(&normal, &lembas_chunking::ByteEstimate, PIECE_TOKENS),
+    }
+}
+
+/// `normal` (line breaks already `\n`) cut by `tokenizer` into pieces of at most `size` tokens.
+fn cut_by(normal: &str, tokenizer: &impl lembas_chunking::Tokenizer, size: usize) -> Vec<Piece> {
     let mut cursor = 0;
-    lembas_chunking::chunk(&normal, PIECE_TOKENS, OVERLAP_TOKENS, &lembas_chunking::ByteEstimate)
+    lembas_chunking::chunk(normal, size, OVERLAP_TOKENS, tokenizer)
         .into_iter()
         .map(|text| {
             let at = normal[cursor..].find(&text).map(|i| i + cursor).or_else(|| normal.find(&text)).unwrap_or(cursor);

@@ -12,6 +12,7 @@ mod embed;
 mod index;
 mod indexer;
 mod search;
+mod tokens;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -62,6 +63,9 @@ pub struct IndexReport {
     pub embedder_down: Option<String>,
     /// The index was damaged and made anew.
     pub rebuilt: bool,
+    /// Pieces were counted by the embedder's own tokenizer (its server's `/tokenize`), not the
+    /// byte estimate.
+    pub counted_by_model: bool,
 }
 
 /// A base as listed.

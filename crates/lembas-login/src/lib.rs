@@ -148,6 +148,7 @@ fn plain_login(root: String, base: String, key: Option<String>, catalog: Catalog
         default_model: None,
         models: catalog.models,
         llama_cpp: catalog.llama_cpp,
+        embedders: catalog.embedders,
     }
 }
 
@@ -193,6 +194,7 @@ pub async fn login_token(server: &str, token: &str) -> Result<Login, LoginError>
         default_model: text("default_model"),
         models: catalog.models,
         llama_cpp: false,
+        embedders: catalog.embedders,
     })
 }
 

@@ -11,7 +11,10 @@ use serde_json::{Value, json};
 /// What a server said about its models.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Catalog {
+    /// The models to talk to.
     pub models: Vec<ModelInfo>,
+    /// The embedding models the server lists (an entry of `kind: "embedding"`), by id.
+    pub embedders: Vec<String>,
     /// The server answered llama.cpp's `/props`: it can stream prompt progress.
     pub llama_cpp: bool,
 }
@@ -62,6 +65,24 @@ pub fn model_from_entry(entry: &Value) -> Option<ModelInfo> {
     Some(model)
 }
 
+/// What a `/v1/models` entry is for, by its `kind` (or `type`): unsaid, a model to talk to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Chat,
+    Embedding,
+    /// Speech, images, anything else: not lembas' to use.
+    Other,
+}
+
+fn entry_kind(entry: &Value) -> Kind {
+    let said = entry.get("kind").or_else(|| entry.get("type")).and_then(Value::as_str);
+    match said.map(str::to_ascii_lowercase).as_deref() {
+        None | Some("chat" | "llm" | "vlm" | "text" | "completion" | "model") => Kind::Chat,
+        Some("embedding" | "embeddings" | "embed") => Kind::Embedding,
+        Some(_) => Kind::Other,
+    }
+}
+
 /// The server's root: the base without its `/v1`.
 pub fn server_root(base_url: &str) -> &str {
     let base = base_url.trim_end_matches('/');
@@ -91,7 +112,14 @@ pub async fn list_models(base_url: &str, key: Option<&str>) -> Result<Catalog, C
     let entries = body.get("data").or_else(|| body.get("models")).and_then(Value::as_array).ok_or_else(|| {
         CatalogError::NotAModelServer { url: url.clone(), reason: "no \"data\" list in the answer".to_owned() }
     })?;
-    let mut catalog = Catalog { models: entries.iter().filter_map(model_from_entry).collect(), llama_cpp: false };
+    let mut catalog = Catalog { models: Vec::new(), embedders: Vec::new(), llama_cpp: false };
+    for entry in entries {
+        match entry_kind(entry) {
+            Kind::Chat => catalog.models.extend(model_from_entry(entry)),
+            Kind::Embedding => catalog.embedders.extend(model_from_entry(entry).map(|m| m.id)),
+            Kind::Other => {}
+        }
+    }
 
     let root = server_root(base_url);
     let server_props = props_of(&client, &format!("{root}/props"), key).await;
@@ -203,6 +231,15 @@ mod tests {
         let v = model_from_entry(&json!({"id": "x", "object": "model", "max_model_len": 8192})).unwrap();
         assert_eq!(v.context, Some(8192));
         assert!(model_from_entry(&json!({"object": "model"})).is_none());
+    }
+
+    #[test]
+    fn an_entry_is_a_model_to_talk_to_an_embedder_or_neither_by_its_kind() {
+        assert_eq!(entry_kind(&json!({"id": "a", "object": "model"})), Kind::Chat);
+        assert_eq!(entry_kind(&json!({"id": "a", "type": "vlm"})), Kind::Chat);
+        assert_eq!(entry_kind(&json!({"id": "e", "kind": "embedding"})), Kind::Embedding);
+        assert_eq!(entry_kind(&json!({"id": "e", "type": "embeddings"})), Kind::Embedding);
+        assert_eq!(entry_kind(&json!({"id": "v", "kind": "voice"})), Kind::Other);
     }
 
     #[test]

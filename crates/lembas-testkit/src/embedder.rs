@@ -27,6 +27,16 @@ impl EmbeddingServer {
     /// Starts the server, or `None` when no Python for it is set (the test then says it is
     /// skipped; CI sets it, and with `LEMBAS_EMBEDDER_REQUIRED` set a missing one fails).
     pub fn start() -> Option<EmbeddingServer> {
+        EmbeddingServer::start_with(true)
+    }
+
+    /// The same model on a server that does not say how it counts (no `/tokenize`, no `/props`):
+    /// what is sent to it is cut by the byte estimate.
+    pub fn start_without_tokenizer() -> Option<EmbeddingServer> {
+        EmbeddingServer::start_with(false)
+    }
+
+    fn start_with(counts: bool) -> Option<EmbeddingServer> {
         let Some(python) = std::env::var_os("LEMBAS_EMBEDDER_PYTHON") else {
             assert!(
                 std::env::var_os("LEMBAS_EMBEDDER_REQUIRED").is_none(),
@@ -37,6 +47,7 @@ impl EmbeddingServer {
         let script = concat!(env!("CARGO_MANIFEST_DIR"), "/embedder/serve.py");
         let mut child = Command::new(python)
             .arg(script)
+            .args((!counts).then_some("--no-tokenize"))
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()

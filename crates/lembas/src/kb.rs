@@ -10,10 +10,12 @@ use crate::cli::{KbAction, exit};
 use crate::{Failure, setup};
 
 /// The knowledge bases in lembas' data folder, embedded with `[knowledge] model` — on the
-/// login's server, or on the one `[knowledge] url` names (its key in `key_env`).
+/// login's server, or on the one `[knowledge] url` names (its key in `key_env`) — else with the
+/// login's own embedding model, the first its server lists.
 pub fn knowledge(home: &Home, config: &Config, login: Option<&Login>) -> Knowledge {
     let settings = &config.knowledge;
-    let embedder = settings.model.clone().and_then(|model| match (&settings.url, login) {
+    let listed = || login.filter(|_| settings.url.is_none()).and_then(|l| l.embedders.first().cloned());
+    let embedder = settings.model.clone().or_else(listed).and_then(|model| match (&settings.url, login) {
         (Some(url), _) => Some(Embedder {
             url: url.clone(),
             model,
@@ -55,6 +57,9 @@ fn report(name: &str, report: &IndexReport) -> String {
         if report.embed_calls == 1 { "" } else { "s" },
         if report.split > 0 { format!(", {} pieces cut in two for it", report.split) } else { String::new() }
     )];
+    if report.counted_by_model && report.indexed > 0 {
+        lines.push("Pieces counted by the embedding model's own tokenizer.".into());
+    }
     if report.rebuilt {
         lines.push("The index was damaged: it was set aside and made anew.".into());
     }

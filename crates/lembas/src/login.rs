@@ -119,6 +119,7 @@ pub async fn models(refresh: bool, json: bool) -> Result<u8, Failure> {
         let catalog = lembas_model::catalog::list_models(&login.base_url, key.as_deref()).await?;
         login.models = catalog.models;
         login.llama_cpp = catalog.llama_cpp;
+        login.embedders = catalog.embedders;
         login.save(&home).map_err(|e| Failure::new(exit::FAILED, e.to_string()))?;
     }
     if json {
