@@ -10,8 +10,19 @@ use agent_client_protocol::v1::schema::{
 use crate::Server;
 
 /// What this build implements, by `acp.md`'s capability names.
-const CAPABILITIES: [&str; 9] =
-    ["agents", "progress", "tree", "turns", "scheduled", "directories", "configure", "show", "rewind"];
+const CAPABILITIES: [&str; 11] = [
+    "agents",
+    "progress",
+    "tree",
+    "turns",
+    "scheduled",
+    "directories",
+    "configure",
+    "show",
+    "rewind",
+    "library",
+    "context",
+];
 
 /// `initialize`: what the client does with files, whether it speaks lembas' protocol, and what
 /// lembas offers.

@@ -78,6 +78,8 @@ fn choose(meta: Option<&serde_json::Map<String, serde_json::Value>>) -> Result<C
         said: options::sent_said(Some(meta)),
         scoped: false,
         knowledge_scope: options::sent_library(Some(meta)),
+        personality: options::sent_personality(Some(meta)),
+        given_instructions: options::sent_instructions(Some(meta)),
     })
 }
 

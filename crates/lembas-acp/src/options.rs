@@ -139,6 +139,40 @@ pub(crate) fn sent_library(meta: Option<&serde_json::Map<String, serde_json::Val
     Some(names.iter().filter_map(|n| n.as_str().map(str::to_owned)).collect())
 }
 
+/// `_meta.lembas.personalization` (capability `context`): the chat's personality as its text
+/// (none for `default` or an unknown one); `None` when the chat sent no personalization.
+pub(crate) fn sent_personality(meta: Option<&serde_json::Map<String, serde_json::Value>>) -> Option<Option<String>> {
+    let sent = lembas_meta(meta, "personalization")?.as_object()?;
+    let word = |key: &str| sent.get(key).and_then(serde_json::Value::as_str);
+    Some(
+        lembas_protocol::personality_text(word("personality").unwrap_or("default"), word("personality_custom"))
+            .ok()
+            .flatten(),
+    )
+}
+
+/// The chat's own instructions (capability `context`): its personalization's `instructions` and
+/// its `system_prompt`, each under the name the prompt gives it; `None` when it sent neither.
+pub(crate) fn sent_instructions(
+    meta: Option<&serde_json::Map<String, serde_json::Value>>,
+) -> Option<Vec<(String, String)>> {
+    let personal = lembas_meta(meta, "personalization").map(|p| p.get("instructions").and_then(|i| i.as_str()));
+    let system = lembas_meta(meta, "system_prompt").map(serde_json::Value::as_str);
+    if personal.is_none() && system.is_none() {
+        return None;
+    }
+    let given = [
+        (lembas_protocol::ACCOUNT_INSTRUCTIONS, personal.flatten()),
+        (lembas_protocol::CHAT_INSTRUCTIONS, system.flatten()),
+    ];
+    Some(
+        given
+            .into_iter()
+            .filter_map(|(name, text)| text.filter(|t| !t.trim().is_empty()).map(|t| (name.to_owned(), t.to_owned())))
+            .collect(),
+    )
+}
+
 /// `_meta.lembas.subagents: false`: the instance has subagents switched off for the chat.
 pub(crate) fn subagents_off(meta: Option<&serde_json::Map<String, serde_json::Value>>) -> bool {
     lembas_meta(meta, "subagents") == Some(&serde_json::Value::Bool(false))
@@ -172,6 +206,21 @@ mod tests {
         assert_eq!(sent_library(meta(serde_json::json!({"library": ["ops"]})).as_ref()), bases);
         assert_eq!(sent_library(meta(serde_json::json!({"library": "lembas"})).as_ref()), None);
         assert_eq!(sent_library(None), None);
+    }
+
+    #[test]
+    fn a_chats_personalization_and_system_prompt_are_read_when_sent() {
+        let meta = |v: serde_json::Value| serde_json::json!({ "lembas": v }).as_object().cloned();
+        let sent = meta(
+            serde_json::json!({ "personalization": { "personality": "custom", "personality_custom": "Be terse.", "instructions": "" }, "system_prompt": "Plan the move." }),
+        );
+        assert_eq!(sent_personality(sent.as_ref()), Some(Some("Be terse.".to_owned())));
+        let given = sent_instructions(sent.as_ref()).unwrap();
+        assert_eq!(given, [(lembas_protocol::CHAT_INSTRUCTIONS.to_owned(), "Plan the move.".to_owned())]);
+        let plain = meta(serde_json::json!({ "personalization": { "personality": "default" } }));
+        assert_eq!(sent_personality(plain.as_ref()), Some(None), "the default: none, over the device's own");
+        assert_eq!(sent_instructions(plain.as_ref()), Some(Vec::new()), "sent empty: the device's own are not used");
+        assert_eq!((sent_personality(None), sent_instructions(None)), (None, None));
     }
 
     fn model(id: &str, efforts: &[&str]) -> ModelInfo {

@@ -45,6 +45,12 @@ pub struct Choices {
     pub scoped: bool,
     /// The knowledge bases the conversation is limited to (`_meta.lembas.library`); none: all.
     pub knowledge_scope: Option<Vec<String>>,
+    /// A chat's personality (`_meta.lembas.personalization`): its text, or none; unsent: the
+    /// device's own.
+    pub personality: Option<Option<String>>,
+    /// A chat's instructions (its personalization's, its system prompt), by the name the prompt
+    /// gives them; unsent: the device's own.
+    pub given_instructions: Option<Vec<(String, String)>>,
 }
 
 /// How a front end wants a session opened.

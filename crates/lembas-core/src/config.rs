@@ -69,6 +69,9 @@ pub struct SessionConfig {
     pub compact_at: f64,
     pub global_instructions: Option<PathBuf>,
     pub extra_instructions: Vec<String>,
+    /// Instructions that come with the session rather than from a file, by the name the prompt
+    /// gives them: the person's own on their LLeMbas account, a chat's system prompt.
+    pub given_instructions: Vec<(String, String)>,
     pub user_home: Option<PathBuf>,
     /// Today's date as the person reads it (`YYYY-MM-DD`); a function so tests can move it.
     pub today: Arc<dyn Fn() -> String + Send + Sync>,
@@ -179,6 +182,7 @@ impl SessionConfig {
             compact_at: 0.85,
             global_instructions: None,
             extra_instructions: Vec::new(),
+            given_instructions: Vec::new(),
             user_home: None,
             today: Arc::new(local_today),
             mcp: None,

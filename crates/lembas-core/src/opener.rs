@@ -104,6 +104,13 @@ impl Opener {
         if choices.knowledge_scope.is_some() {
             cfg.knowledge_scope = choices.knowledge_scope.clone();
         }
+        // A chat's personalization and system prompt stand over the device's own.
+        if let Some(personality) = &choices.personality {
+            cfg.personality = personality.clone();
+        }
+        if let Some(given) = &choices.given_instructions {
+            cfg.given_instructions = given.clone();
+        }
         cfg.editor_files = request.editor_files.clone();
         Ok(cfg)
     }

@@ -70,12 +70,22 @@ impl Session {
     /// The instruction files the prompt is made from, as they read now, by the prompt's name
     /// for each (a file the person edits during the session is noted on the next message).
     pub(crate) fn instruction_files(&self) -> Vec<crate::Instruction> {
-        instructions(
+        let mut found = instructions(
             &self.ws,
             self.cfg.global_instructions.as_deref(),
             &self.cfg.extra_instructions,
             self.cfg.user_home.as_deref(),
-        )
+        );
+        // The person's own from their account (or a chat's), after the files: the main agent's.
+        if self.subagent.is_none() {
+            let given = self.cfg.given_instructions.iter().filter(|(_, text)| !text.trim().is_empty());
+            found.extend(given.map(|(name, text)| crate::Instruction {
+                name: name.clone(),
+                text: text.trim_end().to_owned(),
+                path: PathBuf::new(),
+            }));
+        }
+        found
     }
 
     /// The model changed these files itself: an instruction file among them needs no note (its

@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 
 pub use local::{Found, LOCAL_SERVERS, find_local, local_candidates};
 pub use schedules::{APPROVAL_WAIT_MINUTES, schedules};
-pub use usage::{MonthUsage, month_usage, personality, put_personality};
+pub use usage::{MonthUsage, Personalization, month_usage, personalization, put_personality};
 
 /// Why a login failed, in a sentence for the person.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -24,9 +24,20 @@ pub async fn month_usage(login: &Login) -> Option<MonthUsage> {
     MonthUsage::from_json(&response.json().await.ok()?)
 }
 
+/// What an account's personalization says for the agent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Personalization {
+    /// The personality's name (`default` for none).
+    pub personality: String,
+    /// The person's own personality text (`custom`).
+    pub custom: Option<String>,
+    /// The person's own instructions, for every conversation.
+    pub instructions: Option<String>,
+}
+
 /// The account's personalization on a LLeMbas instance (`GET /v1/me/personalization`), when it
-/// is there, available and on: the personality's name and the person's own text.
-pub async fn personality(login: &Login) -> Option<(String, Option<String>)> {
+/// is there, available and on.
+pub async fn personalization(login: &Login) -> Option<Personalization> {
     if login.kind != LoginKind::Llembas {
         return None;
     }
@@ -43,8 +54,12 @@ pub async fn personality(login: &Login) -> Option<(String, Option<String>)> {
     if body["enabled"] != true || body["available"] != true {
         return None;
     }
-    let name = body["personality"].as_str().filter(|p| !p.is_empty()).unwrap_or("default").to_owned();
-    Some((name, body["personality_custom"].as_str().map(str::to_owned)))
+    let text = |key: &str| body[key].as_str().map(str::trim).filter(|t| !t.is_empty()).map(str::to_owned);
+    Some(Personalization {
+        personality: text("personality").unwrap_or_else(|| "default".to_owned()),
+        custom: text("personality_custom"),
+        instructions: text("instructions"),
+    })
 }
 
 /// Keeps a personality chosen here on the instance (a partial `PUT`, `enabled: true`); why not,

@@ -140,18 +140,20 @@ async fn the_months_use_comes_from_a_llembas_server_and_never_from_a_plain_one()
 #[tokio::test]
 async fn the_accounts_personality_is_read_when_it_is_on_and_kept_when_changed() {
     let server = FakeServer::start(vec![]).await;
-    let personalization = serde_json::json!({ "enabled": true, "available": true, "personality": "teacher", "personality_custom": null, "instructions": "" });
+    let personalization = serde_json::json!({ "enabled": true, "available": true, "personality": "teacher", "personality_custom": null, "instructions": "Answer in British English." });
     server.set_llembas(Llembas { personalization: Some(personalization), ..Llembas::default() });
     let login = login_token(&server.url(), "lmb_test_token").await.unwrap();
-    assert_eq!(lembas_login::personality(&login).await, Some(("teacher".to_owned(), None)));
+    let kept = lembas_login::personalization(&login).await.unwrap();
+    assert_eq!((kept.personality.as_str(), kept.custom), ("teacher", None));
+    assert_eq!(kept.instructions.as_deref(), Some("Answer in British English."));
     lembas_login::put_personality(&login, "concise").await.unwrap();
-    assert_eq!(lembas_login::personality(&login).await, Some(("concise".to_owned(), None)));
+    assert_eq!(lembas_login::personalization(&login).await.unwrap().personality, "concise");
     let put = server.recorded().into_iter().find(|r| r.method == "PUT").unwrap();
     assert_eq!(put.body, serde_json::json!({ "enabled": true, "personality": "concise" }), "a partial PUT");
 
     let off = serde_json::json!({ "enabled": false, "available": true, "personality": "teacher" });
     server.set_llembas(Llembas { personalization: Some(off), ..Llembas::default() });
-    assert_eq!(lembas_login::personality(&login).await, None, "off: the local keys apply");
+    assert_eq!(lembas_login::personalization(&login).await, None, "off: the local keys apply");
     let unavailable = serde_json::json!({ "enabled": true, "available": false, "personality": "teacher" });
     server.set_llembas(Llembas { personalization: Some(unavailable), ..Llembas::default() });
     assert!(lembas_login::put_personality(&login, "concise").await.unwrap_err().contains("does not keep"));

@@ -26,7 +26,7 @@ pub use lembas_spec::Mode;
 
 /// The harness spec this build implements (`harness_spec` of `initialize` and `_lembas/hello`).
 pub const HARNESS_SPEC: &str = lembas_spec::VERSION;
-pub use personality::{PERSONALITIES, personality_text};
+pub use personality::{ACCOUNT_INSTRUCTIONS, CHAT_INSTRUCTIONS, PERSONALITIES, personality_text};
 pub use plan::{Plan, PlanPhase, Status, Task};
 pub use stored::{Found, StoredSession};
 pub use submission::{Said, Submission, SubmissionId};

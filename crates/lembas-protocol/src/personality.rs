@@ -5,6 +5,12 @@
 /// The personalities, by name (`default` is none of them; `custom` is the person's own text).
 pub const PERSONALITIES: [&str; 5] = ["default", "concise", "friendly", "teacher", "custom"];
 
+/// The name the prompt gives the person's own instructions from their LLeMbas account (or the
+/// personalization a chat sent).
+pub const ACCOUNT_INSTRUCTIONS: &str = "Your instructions (LLeMbas account)";
+/// The name the prompt gives a LLeMbas chat's own system prompt.
+pub const CHAT_INSTRUCTIONS: &str = "This chat's instructions";
+
 /// The text of personality `name` (`custom`: the person's own text); `None` for the default and
 /// for an empty custom text; an unknown name is an error naming the known ones.
 pub fn personality_text(name: &str, custom: Option<&str>) -> Result<Option<String>, String> {

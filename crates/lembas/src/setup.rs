@@ -420,6 +420,8 @@ pub struct Startup {
     pub knowledge: Arc<lembas_knowledge::Knowledge>,
     /// The person's memory on their LLeMbas instance, where the login may reach it.
     pub memory: Option<Arc<lembas_core::InstanceMcp>>,
+    /// The person's own instructions on their LLeMbas account (personalization on).
+    pub account_instructions: Option<String>,
 }
 
 /// The person's memory on their LLeMbas instance (`acp.md` *Memory*): where the login's token
@@ -458,17 +460,30 @@ impl Startup {
         let host = lembas_core::Host::new(store).keeping_snapshots_in(home.snapshots_dir());
         let knowledge = Arc::new(crate::kb::knowledge(&home, &config, Some(&login)));
         let memory = memory(&config, &login);
-        Ok(Startup { host: Arc::new(host), home, config, login, client, walk_private, web, knowledge, memory })
+        Ok(Startup {
+            host: Arc::new(host),
+            home,
+            config,
+            login,
+            client,
+            walk_private,
+            web,
+            knowledge,
+            memory,
+            account_instructions: None,
+        })
     }
 
     /// On a LLeMbas login whose account keeps personalization (on and available), its
-    /// personality stands over the local keys (`acp.md` *The HTTP API*); asked once, briefly.
+    /// personality stands over the local keys and its instructions join the prompt (`acp.md`
+    /// *The HTTP API*); asked once, briefly.
     pub async fn take_account_personality(&mut self) {
-        if let Some((name, custom)) = lembas_login::personality(&self.login).await {
-            self.config.personality = Some(name);
-            if custom.is_some() {
-                self.config.personality_custom = custom;
+        if let Some(kept) = lembas_login::personalization(&self.login).await {
+            self.config.personality = Some(kept.personality);
+            if kept.custom.is_some() {
+                self.config.personality_custom = kept.custom;
             }
+            self.account_instructions = kept.instructions;
         }
     }
 
@@ -509,6 +524,9 @@ impl Startup {
         cfg.web = self.web.clone();
         cfg.knowledge = Some(self.knowledge.clone());
         cfg.memory = self.memory.clone();
+        if let Some(text) = &self.account_instructions {
+            cfg.given_instructions.push((lembas_protocol::ACCOUNT_INSTRUCTIONS.to_owned(), text.clone()));
+        }
         cfg
     }
 

@@ -124,7 +124,7 @@ async fn library_local_keeps_the_servers_memory_out() {
 }
 
 #[tokio::test]
-async fn a_session_a_link_client_opened_reads_and_writes_its_chats_memory() {
+async fn a_session_a_link_client_opened_has_its_chats_memory_personality_and_instructions() {
     let instance = FakeServer::start(vec![
         Scripted::tool_call("memory", json!({ "action": "add", "content": "Deploys on Fridays." })),
         Scripted::text("Noted."),
@@ -144,7 +144,11 @@ async fn a_session_a_link_client_opened_reads_and_writes_its_chats_memory() {
     assert_eq!(link.recv().await.unwrap()["method"], "_lembas/hello");
     let hello = json!({ "protocolVersion": 1, "clientCapabilities": { "_meta": { "lembas": { "protocol": 3 } } } });
     link.request("initialize", hello).await;
-    let opened = link.request("session/new", json!({ "cwd": env.project, "mcpServers": [] })).await;
+    let context = json!({ "lembas": {
+        "personalization": { "personality": "teacher", "instructions": "Answer in British English." },
+        "system_prompt": "This chat plans the shop's move."
+    } });
+    let opened = link.request("session/new", json!({ "cwd": env.project, "mcpServers": [], "_meta": context })).await;
     let id = opened["result"]["sessionId"].as_str().unwrap().to_owned();
     let prompt = json!({ "sessionId": id, "prompt": [{ "type": "text", "text": "remember the deploys" }] });
     let answered = link.request("session/prompt", prompt).await;
@@ -162,5 +166,9 @@ async fn a_session_a_link_client_opened_reads_and_writes_its_chats_memory() {
     assert!(scoped.iter().all(|r| r["params"]["_meta"]["lembas"]["scope"] == id.as_str()), "{scoped:?}");
     let system = instance.chat_requests()[0]["messages"][0]["content"].as_str().unwrap().to_owned();
     assert!(!system.contains("Account-wide."), "the account's own memory is not this chat's: {system}");
+    // The chat's context (capability `context`): its personality and instructions.
+    assert!(system.contains("## Your instructions (LLeMbas account)\nAnswer in British English."), "{system}");
+    assert!(system.contains("## This chat's instructions\nThis chat plans the shop's move."), "{system}");
+    assert!(system.contains("# Personality\nTeach as you work."), "{system}");
     service.kill().await.unwrap();
 }

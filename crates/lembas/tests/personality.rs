@@ -28,7 +28,7 @@ async fn the_local_personality_or_the_accounts_is_in_the_prompt() {
 
     // A LLeMbas account with personalization on: its choice stands over the local key.
     let instance = FakeServer::start(vec![Scripted::text("Hi.")]).await;
-    let kept = serde_json::json!({ "enabled": true, "available": true, "personality": "teacher" });
+    let kept = serde_json::json!({ "enabled": true, "available": true, "personality": "teacher", "instructions": "Answer in British English." });
     instance.set_llembas(Llembas { personalization: Some(kept), ..Llembas::default() });
     let mut login = env.cmd(&["login", "--token-stdin", "--server", &instance.url()]);
     let mut child = login.stdin(Stdio::piped()).spawn().unwrap();
@@ -38,4 +38,6 @@ async fn the_local_personality_or_the_accounts_is_in_the_prompt() {
     assert!(out.status.success(), "{}", stderr(&out));
     let prompt = system_prompt(&instance);
     assert!(prompt.contains("# Personality\nTeach as you work.") && !prompt.contains("haiku"), "{prompt}");
+    // The account's own instructions join the instruction files.
+    assert!(prompt.contains("## Your instructions (LLeMbas account)\nAnswer in British English."), "{prompt}");
 }
