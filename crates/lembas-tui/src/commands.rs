@@ -122,10 +122,7 @@ pub static COMMANDS: &[SlashCommand] = &[
         "tasks",
         "[add TITLE|done ID|…]",
         "the project's tasks; all, start, drop, reopen ID, or one by ID",
-        |app, arg| match crate::notes::tasks_ask(arg) {
-            Ok(ask) => Some(Action::Notes(ask)),
-            Err(e) => app.fail(&e),
-        },
+        |app, arg| asked(app, crate::notes::tasks_ask(arg)),
     ),
     SlashCommand::new("decisions", "[ID]", "the project's decision log, or one decision", |_, arg| {
         let id = (!arg.is_empty()).then(|| arg.to_owned());
@@ -139,10 +136,7 @@ pub static COMMANDS: &[SlashCommand] = &[
         "memory",
         "[add|change N|forget N]",
         "what the LLeMbas server remembers; change or forget an entry",
-        |app, arg| match crate::notes::memory_ask(arg) {
-            Ok(ask) => Some(Action::Notes(ask)),
-            Err(e) => app.fail(&e),
-        },
+        |app, arg| asked(app, crate::notes::memory_ask(arg)),
     ),
     SlashCommand::new("notes", "[name|search words]", "the notes kept for this project and for you", |_, arg| {
         Some(Action::Notes(crate::notes::ask(arg)))
@@ -155,6 +149,14 @@ pub static COMMANDS: &[SlashCommand] = &[
     SlashCommand::new("exit", "", "leave (asks first while jobs run)", |app, _| app.leave("/exit again")).unechoed(),
     SlashCommand::new("quit", "", "the same as /exit", |app, _| app.leave("/exit again")).unechoed(),
 ];
+
+/// What a library command asks the session, or why its words do not say it.
+fn asked(app: &mut App, ask: Result<lembas_protocol::notes::NotesAsk, String>) -> Option<Action> {
+    match ask {
+        Ok(ask) => Some(Action::Notes(ask)),
+        Err(e) => app.fail(&e),
+    }
+}
 
 /// The command called `name`.
 pub fn command(name: &str) -> Option<&'static SlashCommand> {
