@@ -297,6 +297,13 @@ impl MemoryLink {
     }
 }
 
+/// The person's memory as the command line asks for it (`lembas memory`): the entries, after a
+/// change when one is asked — the device's own, with no session's scope.
+pub async fn memory_said(instance: Arc<InstanceMcp>, change: Option<MemoryChange>) -> NotesSaid {
+    let link = MemoryLink { instance, scope: None, latest: Arc::default(), reading: Arc::default() };
+    link.person_asks(change, &[]).await
+}
+
 impl Session {
     /// The person's memory as a front end asked for it (`/memory`), said when the server answers.
     pub(crate) fn report_memory(&self, change: Option<MemoryChange>) {

@@ -108,6 +108,14 @@ pub enum Command {
         #[arg(long, global = true)]
         json: bool,
     },
+    /// What your LLeMbas server remembers for you, which every session starts with.
+    Memory {
+        #[command(subcommand)]
+        action: Option<MemoryAction>,
+        /// JSON for scripts.
+        #[arg(long, global = true)]
+        json: bool,
+    },
     /// Knowledge bases: folders of documents the agent searches by meaning and by words.
     Kb {
         #[command(subcommand)]
@@ -466,6 +474,25 @@ pub enum TasksAction {
     Drop { id: String },
     /// Open a task again.
     Reopen { id: String },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum MemoryAction {
+    /// The entries, numbered.
+    List,
+    /// Remember something.
+    Add {
+        #[arg(required = true, num_args = 1..)]
+        text: Vec<String>,
+    },
+    /// Change entry N (as listed).
+    Change {
+        entry: usize,
+        #[arg(required = true, num_args = 1..)]
+        text: Vec<String>,
+    },
+    /// Forget entry N (as listed).
+    Forget { entry: usize },
 }
 
 #[derive(Debug, Subcommand)]

@@ -16,6 +16,7 @@ mod cli;
 mod kb;
 mod login;
 mod mcp;
+mod memory;
 mod notes;
 mod project;
 mod remote;
@@ -102,6 +103,7 @@ fn main() -> ExitCode {
             Some(Command::Tasks { action, json }) => project::tasks(action, json),
             Some(Command::Decisions { action, json }) => project::decisions(action, json),
             Some(Command::Kb { action, json }) => kb::kb(action, json).await,
+            Some(Command::Memory { action, json }) => memory::memory(action, json).await,
             Some(Command::Login(args)) => login::login(args).await,
             Some(Command::Logout) => login::logout(),
             Some(Command::Models { refresh, json }) => login::models(refresh, json).await,

@@ -172,3 +172,35 @@ async fn a_session_a_link_client_opened_has_its_chats_memory_personality_and_ins
     assert!(system.contains("# Personality\nTeach as you work."), "{system}");
     service.kill().await.unwrap();
 }
+
+#[tokio::test]
+async fn lembas_memory_lists_adds_changes_and_forgets_through_the_instance() {
+    let instance = FakeServer::start(vec![]).await;
+    instance.set_llembas(Llembas::default());
+    let env = Env::new();
+    login_to(&env, &instance).await;
+    let out = env.run(&["memory", "add", "Uses", "fish."]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        common::stdout(&out).starts_with("Remembered.\n\nMemory on the LLeMbas server"),
+        "{}",
+        common::stdout(&out)
+    );
+    let out = env.run(&["memory", "change", "1", "Uses zsh."]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(instance.memory(None).memory, ["Uses zsh."]);
+    let out = env.run(&["memory", "--json"]).await;
+    let said: Value = serde_json::from_str(&common::stdout(&out)).unwrap();
+    assert!(said["said"].as_str().unwrap().contains("  1. Uses zsh."), "{said}");
+    let out = env.run(&["memory", "forget", "3"]).await;
+    assert_eq!(out.status.code(), Some(1), "no entry 3: {}", stderr(&out));
+    let out = env.run(&["memory", "forget", "1"]).await;
+    assert!(out.status.success() && instance.memory(None).memory.is_empty(), "{}", stderr(&out));
+
+    // A plain model server keeps no memory: said, as a usage error.
+    let plain = FakeServer::start(vec![]).await;
+    env.login(&plain).await;
+    let out = env.run(&["memory"]).await;
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("no memory here"), "{}", stderr(&out));
+}
