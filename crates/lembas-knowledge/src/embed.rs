@@ -80,10 +80,19 @@ pub fn to_blob(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 
-pub fn from_blob(bytes: &[u8]) -> Vec<f32> {
-    bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect()
+/// `a` against a vector as stored, read in place (no copy of it made).
+pub fn dot_blob(a: &[f32], stored: &[u8]) -> f32 {
+    a.iter().zip(stored.chunks_exact(4)).map(|(x, b)| x * f32::from_le_bytes([b[0], b[1], b[2], b[3]])).sum()
 }
 
-pub fn dot(a: &[f32], b: &[f32]) -> f32 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stored_vector_is_compared_as_it_was_kept() {
+        let kept = to_blob(&unit(vec![3.0, 4.0]));
+        assert!((dot_blob(&[0.6, 0.8], &kept) - 1.0).abs() < 1e-6);
+        assert_eq!(dot_blob(&[1.0, 0.0], &to_blob(&[0.0, 2.0])), 0.0);
+    }
 }

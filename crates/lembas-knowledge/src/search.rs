@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use rusqlite::Connection;
 
 use crate::KbError;
-use crate::embed::{Embedder, dot, from_blob};
+use crate::embed::{Embedder, dot_blob};
 
 /// How far down each list counts.
 const DEPTH: usize = 50;
@@ -158,18 +158,25 @@ fn by_words(db: &Connection, query: &str, bases: &[String]) -> Result<Vec<i64>, 
     Ok(ids)
 }
 
-/// The best pieces by meaning, best first.
+/// The best pieces by meaning, best first: each stored vector of the bases' pieces compared where
+/// SQLite holds it, nothing copied.
 fn by_meaning(db: &Connection, model: &str, query: &[f32], bases: &[String]) -> Result<Vec<i64>, KbError> {
-    let mut statement =
-        db.prepare("SELECT p.id, p.base, v.vector FROM pieces p JOIN vectors v ON v.hash = p.hash AND v.model = ?1")?;
-    let rows =
-        statement.query_map([model], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?, r.get::<_, Vec<u8>>(2)?)))?;
+    if bases.is_empty() {
+        return Ok(Vec::new());
+    }
+    let marks = vec!["?"; bases.len()].join(", ");
+    let mut statement = db.prepare(&format!(
+        "SELECT p.id, v.vector FROM pieces p JOIN vectors v ON v.hash = p.hash AND v.model = ?1 WHERE p.base IN ({marks})"
+    ))?;
+    let params: Vec<&dyn rusqlite::ToSql> = std::iter::once(&model as &dyn rusqlite::ToSql)
+        .chain(bases.iter().map(|b| b as &dyn rusqlite::ToSql))
+        .collect();
+    let mut rows = statement.query(params.as_slice())?;
     let mut scored = Vec::new();
-    for row in rows {
-        let (id, base, blob) = row?;
-        if bases.contains(&base) {
-            scored.push((dot(query, &from_blob(&blob)), id));
-        }
+    while let Some(row) = rows.next()? {
+        let id: i64 = row.get(0)?;
+        let stored = row.get_ref(1)?.as_blob().map_err(rusqlite::Error::from)?;
+        scored.push((dot_blob(query, stored), id));
     }
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
     Ok(scored.into_iter().take(DEPTH).map(|(_, id)| id).collect())
