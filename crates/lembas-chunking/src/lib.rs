@@ -56,13 +56,25 @@ pub struct ByteEstimate;
 
 impl Tokenizer for ByteEstimate {
     fn tokens(&self, chars: &[char]) -> Vec<(usize, usize)> {
+        BytesPerToken(2.0).tokens(chars)
+    }
+}
+
+/// Tokens of this many UTF-8 bytes each within each run of non-whitespace (the last of a run may
+/// be shorter): the byte estimate's rule with another ratio — one a model's tokenizer was
+/// measured at, say.
+#[derive(Debug, Clone, Copy)]
+pub struct BytesPerToken(pub f64);
+
+impl Tokenizer for BytesPerToken {
+    fn tokens(&self, chars: &[char]) -> Vec<(usize, usize)> {
         let mut out = Vec::new();
         for (start, end) in Words.tokens(chars) {
             let mut pos = start;
-            let mut bytes = 0;
+            let mut bytes = 0usize;
             for (i, c) in chars.iter().enumerate().take(end).skip(start) {
                 bytes += c.len_utf8();
-                if bytes >= 2 || i + 1 == end {
+                if bytes as f64 >= self.0 || i + 1 == end {
                     out.push((pos, i + 1));
                     pos = i + 1;
                     bytes = 0;

@@ -31,11 +31,12 @@ impl Embedder {
     pub async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
         let url = format!("{}/embeddings", self.url.trim_end_matches('/'));
         let down = |why: String| EmbedError::Down { url: self.url.clone(), why };
-        let mut request = http().post(&url).json(&json!({ "model": self.model, "input": texts }));
-        if let Some(key) = &self.key {
-            request = request.bearer_auth(key);
-        }
-        let response = request.send().await.map_err(|e| down(e.to_string()))?;
+        let request = with_key(http().post(&url), self.key.as_deref());
+        let response = request
+            .json(&json!({ "model": self.model, "input": texts }))
+            .send()
+            .await
+            .map_err(|e| down(e.to_string()))?;
         let status = response.status();
         let body: Value = response.json().await.unwrap_or(Value::Null);
         if status.as_u16() == 400 || status.as_u16() == 413 {
@@ -56,6 +57,14 @@ impl Embedder {
             return Err(down(format!("it answered {} vectors for {} texts", vectors.len(), texts.len())));
         }
         Ok(vectors.into_iter().map(unit).collect())
+    }
+}
+
+/// `request` with the server's key, when it needs one.
+pub(crate) fn with_key(request: reqwest::RequestBuilder, key: Option<&str>) -> reqwest::RequestBuilder {
+    match key {
+        Some(key) => request.bearer_auth(key),
+        None => request,
     }
 }
 

@@ -3,7 +3,6 @@
 //! pieces, laid back on the text), and the context its `/props` states caps a piece, room left for
 //! the model's own markers. Elsewhere `ceil(bytes / 2)` stands in ([`lembas_chunking::ByteEstimate`]).
 
-use lembas_chunking::Tokenizer as _;
 use serde_json::{Value, json};
 
 use crate::embed::Embedder;
@@ -34,26 +33,9 @@ impl lembas_chunking::Tokenizer for Counted {
     fn tokens(&self, chars: &[char]) -> Vec<(usize, usize)> {
         match self {
             Counted::Spans(spans) => spans.clone(),
-            Counted::BytesPerToken(per) => by_ratio(chars, *per),
+            Counted::BytesPerToken(per) => lembas_chunking::BytesPerToken(*per).tokens(chars),
         }
     }
-}
-
-/// Tokens of `per` bytes each within each run of non-whitespace (the byte estimate's rule, with
-/// the model's measured ratio in place of 2).
-fn by_ratio(chars: &[char], per: f64) -> Vec<(usize, usize)> {
-    let mut out = Vec::new();
-    for (start, end) in lembas_chunking::Words.tokens(chars) {
-        let (mut from, mut bytes) = (start, 0usize);
-        for (i, c) in chars.iter().enumerate().take(end).skip(start) {
-            bytes += c.len_utf8();
-            if bytes as f64 >= per || i + 1 == end {
-                out.push((from, i + 1));
-                (from, bytes) = (i + 1, 0);
-            }
-        }
-    }
-    out
 }
 
 /// Where each of `pieces` lies in `chars`, in order: a piece is matched after any whitespace the
@@ -102,19 +84,17 @@ fn server_root(url: &str) -> String {
 }
 
 impl ModelTokens {
-    fn post(&self, path: &str) -> reqwest::RequestBuilder {
-        let request = crate::embed::http().post(format!("{}{path}", self.root));
-        match &self.key {
-            Some(key) => request.bearer_auth(key),
-            None => request,
-        }
+    /// A request to the embedder's server at `path`, with its key.
+    fn request(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
+        let request = crate::embed::http().request(method, format!("{}{path}", self.root));
+        crate::embed::with_key(request, self.key.as_deref())
     }
 
     /// The tokens' pieces as the server gives them (`None`: no `/tokenize`, or an answer without
     /// them).
     async fn tokenize(&self, text: &str) -> Option<Vec<Value>> {
         let body = json!({ "content": text, "add_special": false, "with_pieces": true });
-        let response = self.post("/tokenize").json(&body).send().await.ok()?;
+        let response = self.request(reqwest::Method::POST, "/tokenize").json(&body).send().await.ok()?;
         if !response.status().is_success() {
             return None;
         }
@@ -124,11 +104,7 @@ impl ModelTokens {
 
     /// The context the server states for a request (llama.cpp's `/props`).
     async fn context(&self) -> Option<usize> {
-        let mut request = crate::embed::http().get(format!("{}/props", self.root));
-        if let Some(key) = &self.key {
-            request = request.bearer_auth(key);
-        }
-        let props: Value = request.send().await.ok()?.json().await.ok()?;
+        let props: Value = self.request(reqwest::Method::GET, "/props").send().await.ok()?.json().await.ok()?;
         let n = props.pointer("/default_generation_settings/n_ctx").or_else(|| props.get("n_ctx"))?;
         n.as_u64().map(|n| n as usize).filter(|&n| n > 0)
     }
@@ -149,6 +125,7 @@ impl ModelTokens {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use lembas_chunking::Tokenizer as _;
 
     fn chars(text: &str) -> Vec<char> {
         text.chars().collect()

@@ -27,7 +27,6 @@ pub fn knowledge(home: &Home, config: &Config, login: Option<&Login>) -> Knowled
     Knowledge::new(home.data.join("knowledge"), embedder)
 }
 
-/// What an index run did, in a few lines.
 /// The bases `names` names, each one the person added (`lembas run --kb`); an unknown one is a
 /// usage error naming those there are.
 pub fn known_bases(knowledge: &Knowledge, names: &[String]) -> Result<Vec<String>, Failure> {
@@ -44,6 +43,7 @@ pub fn known_bases(knowledge: &Knowledge, names: &[String]) -> Result<Vec<String
     }
 }
 
+/// What an index run did, in a few lines.
 fn report(name: &str, report: &IndexReport) -> String {
     let mut lines = vec![format!(
         "{name}: {} files, {} pieces ({} embedded) — {} read anew, {} unchanged, {} gone; {} request{} to the embedding model{}",
