@@ -4,7 +4,7 @@
 //! instance dropped it; a call made for a session a link client opened carries
 //! `_meta.lembas.scope`.
 
-use std::collections::HashMap;
+use std::future::Future;
 use std::time::Duration;
 
 use rmcp::model::{CallToolRequestParams, MetaObject, ReadResourceRequestParams, RequestMetaObject};
@@ -59,9 +59,7 @@ impl InstanceMcp {
         {
             return Ok(service.peer().clone());
         }
-        let config = StreamableHttpClientTransportConfig::with_uri(self.url.as_str())
-            .auth_header(self.token.clone())
-            .custom_headers(HashMap::new());
+        let config = StreamableHttpClientTransportConfig::with_uri(self.url.as_str()).auth_header(self.token.clone());
         let transport = StreamableHttpClientTransport::from_config(config);
         let service = tokio::time::timeout(ANSWER_TIMEOUT, LembasClient.serve(transport))
             .await
@@ -81,17 +79,10 @@ impl InstanceMcp {
         };
         let mut params = CallToolRequestParams::new(name.to_owned()).with_arguments(arguments);
         params.meta = meta(scope);
-        let call = async {
-            let peer = self.peer().await?;
-            match tokio::time::timeout(ANSWER_TIMEOUT, peer.call_tool(params)).await {
-                Ok(Ok(result)) => Ok(serde_json::to_value(&result).unwrap_or(Value::Null)),
-                Ok(Err(e)) => Err(format!("the server answered with an error: {e}")),
-                Err(_) => Err(format!("the server did not answer within {} s", ANSWER_TIMEOUT.as_secs())),
-            }
-        };
+        let call = async { answered(self.peer().await?.call_tool(params)).await };
         tokio::select! {
             answer = call => match answer {
-                Ok(result) => call_output(&result),
+                Ok(result) => call_output(&serde_json::to_value(&result).unwrap_or(Value::Null)),
                 Err(why) => CallOutput::failed(format!("The LLeMbas server's {name} failed: {why}.")),
             },
             _ = cancel.cancelled() => CallOutput::failed("Interrupted: the turn was stopped before the server answered."),
@@ -102,11 +93,7 @@ impl InstanceMcp {
     pub async fn read(&self, uri: &str, scope: Option<&str>) -> Result<String, String> {
         let mut params = ReadResourceRequestParams::new(uri);
         params.meta = meta(scope);
-        let peer = self.peer().await?;
-        let result = tokio::time::timeout(ANSWER_TIMEOUT, peer.read_resource(params))
-            .await
-            .map_err(|_| format!("the server did not answer within {} s", ANSWER_TIMEOUT.as_secs()))?
-            .map_err(|e| format!("the server answered with an error: {e}"))?;
+        let result = answered(self.peer().await?.read_resource(params)).await?;
         let value = serde_json::to_value(&result).unwrap_or(Value::Null);
         let texts: Vec<&str> = value
             .get("contents")
@@ -117,11 +104,14 @@ impl InstanceMcp {
             .collect();
         Ok(texts.join("\n"))
     }
+}
 
-    /// Ends the connection, if one is held.
-    pub async fn shutdown(&self) {
-        if let Some(service) = self.connection.lock().await.take() {
-            let _ = service.cancel().await;
-        }
+/// What the instance answered to one request, within [`ANSWER_TIMEOUT`]; its error or silence in
+/// words.
+async fn answered<T>(asked: impl Future<Output = Result<T, rmcp::ServiceError>>) -> Result<T, String> {
+    match tokio::time::timeout(ANSWER_TIMEOUT, asked).await {
+        Ok(Ok(answer)) => Ok(answer),
+        Ok(Err(e)) => Err(format!("the server answered with an error: {e}")),
+        Err(_) => Err(format!("the server did not answer within {} s", ANSWER_TIMEOUT.as_secs())),
     }
 }
