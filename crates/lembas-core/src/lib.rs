@@ -34,7 +34,7 @@ mod insert;
 mod judging;
 mod mcp;
 mod memory;
-pub use memory::memory_said;
+pub use memory::{NO_MEMORY_WHY, memory_said};
 mod offer;
 mod opener;
 mod person;

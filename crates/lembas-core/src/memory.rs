@@ -4,8 +4,9 @@
 //! with the `memory` tool, whose result already tells it — that change needs no note.
 //!
 //! The instance is asked in the background: as the session starts or is resumed (its first
-//! message in this process waits for the answer a little, like for an MCP server), after each turn (so a change made in the person's
-//! chats or in `/memory` reaches the next message), and after the model's own change.
+//! message in this process waits for the answer a little, like for an MCP server), after each
+//! turn (so a change made in the person's chats or in `/memory` reaches the next message), and
+//! after the model's own change.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -19,6 +20,9 @@ use crate::session::Session;
 
 /// The resource the instance gives the memory as, rendered for a system prompt.
 pub const MEMORY_RESOURCE: &str = "lembas://memory";
+
+/// Why a session or a command has no memory, for `/memory` and `lembas memory` alike.
+pub const NO_MEMORY_WHY: &str = "it is kept by a LLeMbas server, and this login is to a plain model server, its token lacks the memory scope, or config.toml keeps the library local";
 
 /// What the last read of the memory said.
 #[derive(Debug, Default)]
@@ -124,10 +128,13 @@ impl Session {
         }
         let (read, model_wrote, failure_told) = {
             let mut latest = link.latest.lock().expect("memory");
-            let failure_told = latest.failure_told;
             latest.taken = true;
-            latest.failure_told = matches!(latest.read, Some(Err(_))) || (failure_told && latest.read.is_none());
-            (latest.read.take(), latest.model_wrote.take(), failure_told)
+            let (read, told_before) = (latest.read.take(), latest.failure_told);
+            // A failed read is told once; a read that worked lets the next failure be told.
+            if let Some(result) = &read {
+                latest.failure_told = result.is_err();
+            }
+            (read, latest.model_wrote.take(), told_before)
         };
         match read {
             Some(Ok(text)) => {
@@ -308,8 +315,8 @@ impl Session {
     /// The person's memory as a front end asked for it (`/memory`), said when the server answers.
     pub(crate) fn report_memory(&self, change: Option<MemoryChange>) {
         let Some(link) = self.memory.clone() else {
-            let reason = "There is no memory here: it is kept by a LLeMbas server, and this login is to a plain model server, its token lacks the memory scope, or config.toml keeps the library local.";
-            self.emit(Event::Notes { said: NotesSaid::Failed { reason: reason.to_owned() } });
+            let reason = format!("There is no memory here: {NO_MEMORY_WHY}.");
+            self.emit(Event::Notes { said: NotesSaid::Failed { reason } });
             return;
         };
         let files: Vec<String> = self.instruction_files().into_iter().map(|f| f.name).collect();

@@ -7,12 +7,10 @@ use crate::cli::{MemoryAction, exit};
 use crate::{Failure, setup};
 
 pub async fn memory(action: Option<MemoryAction>, json: bool) -> Result<u8, Failure> {
-    let start = setup::Startup::load()?;
-    let Some(instance) = start.memory.clone() else {
-        return Err(Failure::new(
-            exit::USAGE,
-            "no memory here: it is kept by a LLeMbas server, and this login is to a plain model server, its token lacks the memory scope, or config.toml keeps the library local",
-        ));
+    let home = setup::home()?;
+    let config = setup::config(&home)?;
+    let Some(instance) = setup::memory(&config, &setup::login(&home)?) else {
+        return Err(Failure::new(exit::USAGE, format!("no memory here: {}", lembas_core::NO_MEMORY_WHY)));
     };
     let change = match action.unwrap_or(MemoryAction::List) {
         MemoryAction::List => None,
@@ -21,10 +19,9 @@ pub async fn memory(action: Option<MemoryAction>, json: bool) -> Result<u8, Fail
         MemoryAction::Forget { entry } => Some(MemoryChange::Forget { entry }),
     };
     match lembas_core::memory_said(instance, change).await {
-        NotesSaid::Text { text } if json => out!("{}", serde_json::json!({ "said": text })),
-        NotesSaid::Text { text } => out!("{text}"),
-        NotesSaid::Failed { reason } => return Err(Failure::new(exit::FAILED, reason)),
-        _ => {}
+        NotesSaid::Text { text } => crate::project::say(&text, json),
+        NotesSaid::Failed { reason } => Err(Failure::new(exit::FAILED, reason)),
+        // A memory answer is a text or a failure; nothing else is said.
+        _ => Ok(exit::OK),
     }
-    Ok(exit::OK)
 }

@@ -47,7 +47,7 @@ fn show(file: &LedgerFile, id: &str, json: bool) -> Result<u8, Failure> {
 }
 
 /// What a command did, as a line (or JSON for a script).
-fn say(said: &str, json: bool) -> Result<u8, Failure> {
+pub(crate) fn say(said: &str, json: bool) -> Result<u8, Failure> {
     if json {
         out!("{}", json!({ "said": said }));
     } else {

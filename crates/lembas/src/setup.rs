@@ -426,7 +426,7 @@ pub struct Startup {
 
 /// The person's memory on their LLeMbas instance (`acp.md` *Memory*): where the login's token
 /// may reach it and the config does not keep the library local. Connected when first used.
-fn memory(config: &Config, login: &Login) -> Option<Arc<lembas_core::InstanceMcp>> {
+pub fn memory(config: &Config, login: &Login) -> Option<Arc<lembas_core::InstanceMcp>> {
     if config.library.as_deref() == Some("local") || !login.keeps_memory() {
         return None;
     }
