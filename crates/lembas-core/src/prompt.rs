@@ -94,14 +94,18 @@ pub struct Library<'a> {
     pub knowledge_scope: Option<&'a [String]>,
 }
 
+/// A section of the prompt: block `path` rendered with `vars`, after a blank line.
+fn section(path: &str, vars: &[(&str, &str)]) -> String {
+    format!("\n\n{}", render(text(path), vars).trim())
+}
+
 /// `blocks/library.md`: the parts named in a sentence, then the knowledge scope's sentence.
-fn library_block(library: &Library) -> String {
-    let parts = match library.parts.as_slice() {
+fn library_section(library: &Library) -> String {
+    let mut parts_said = match library.parts.as_slice() {
         [] => return String::new(),
         [one] => (*one).to_owned(),
         [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
     };
-    let mut parts_said = parts;
     if let Some(first) = parts_said.get(0..1) {
         parts_said.replace_range(0..1, &first.to_uppercase());
     }
@@ -111,7 +115,7 @@ fn library_block(library: &Library) -> String {
             bases.join(", ")
         )
     });
-    render(text("blocks/library.md"), &[("parts", &parts_said), ("knowledge_scope", &scope)])
+    section("blocks/library.md", &[("parts", &parts_said), ("knowledge_scope", &scope)])
 }
 
 pub fn system_prompt(parts: &PromptParts) -> String {
@@ -136,31 +140,26 @@ pub fn system_prompt(parts: &PromptParts) -> String {
     let skills = if parts.skills.is_empty() {
         String::new()
     } else {
-        render(text("blocks/skills.md"), &[("skills", &lembas_tools::skills_index(parts.skills))])
+        section("blocks/skills.md", &[("skills", &lembas_tools::skills_index(parts.skills))])
     };
     let instructions = if parts.instructions.is_empty() {
         String::new()
     } else {
         let files: Vec<String> = parts.instructions.iter().map(|i| format!("\n## {}\n{}", i.name, i.text)).collect();
-        render(text("blocks/instructions.md"), &[("files", &files.join("\n"))])
+        section("blocks/instructions.md", &[("files", &files.join("\n"))])
     };
     let mcp = if parts.mcp.is_empty() {
         String::new()
     } else {
         let servers: Vec<String> =
             parts.mcp.iter().map(|(name, text)| format!("<server name=\"{name}\">\n{text}\n</server>")).collect();
-        render(text("blocks/mcp.md"), &[("servers", &servers.join("\n"))])
+        section("blocks/mcp.md", &[("servers", &servers.join("\n"))])
     };
     // Its own section after how to work, apart from the bullets above it.
-    let personality = parts
-        .personality
-        .map(|p| format!("\n\n{}", render(text("blocks/personality.md"), &[("personality", p)]).trim_end()))
-        .unwrap_or_default();
-    let memory = parts
-        .memory
-        .map(|m| format!("\n\n{}", render(text("blocks/memory.md"), &[("memory", m)]).trim_end()))
-        .unwrap_or_default();
-    let library = parts.library.as_ref().map(|l| format!("\n\n{}", library_block(l).trim_end())).unwrap_or_default();
+    let personality =
+        parts.personality.map(|p| section("blocks/personality.md", &[("personality", p)])).unwrap_or_default();
+    let memory = parts.memory.map(|m| section("blocks/memory.md", &[("memory", m)])).unwrap_or_default();
+    let library = parts.library.as_ref().map(library_section).unwrap_or_default();
     render(
         text("system.md"),
         &[
