@@ -176,6 +176,9 @@ impl Server {
                 before.handle.close().await;
             }
         }
+        // What the client chose; a session a LLeMbas server's client opens keeps its memory in
+        // that chat's data group.
+        let asked = Choices { scoped: self.remote.is_some(), ..choose(meta).map_err(OpenError::Failed)? };
         let request = OpenRequest {
             cwd: cwd.to_path_buf(),
             resume: resume.map(str::to_owned),
@@ -183,17 +186,11 @@ impl Server {
             choices: match &scheduled {
                 // The schedule's mode, and no wider for as long as the session lives; nobody is
                 // looking, so nothing is shown.
-                Some(run) => Choices {
-                    mode: Some(run.mode),
-                    widest_mode: Some(run.mode),
-                    scoped: self.remote.is_some(),
-                    ..choose(meta).map_err(OpenError::Failed)?
-                },
+                Some(run) => Choices { mode: Some(run.mode), widest_mode: Some(run.mode), ..asked },
                 None => Choices {
                     widest_mode,
-                    scoped: self.remote.is_some(),
                     display: self.client_shows.load(std::sync::atomic::Ordering::Relaxed),
-                    ..choose(meta).map_err(OpenError::Failed)?
+                    ..asked
                 },
             },
             mcp_servers: client_servers.iter().map(|s| serde_json::to_value(s).unwrap_or_default()).collect(),
