@@ -6,13 +6,11 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::time::Duration;
 
-use common::{Env, stderr, stdout};
+use common::{Env, initialize, ready, service, stderr, stdout};
 use lembas_testkit::{DeviceLink, FakeServer, Llembas, Scripted};
 use serde_json::{Value, json};
-use tokio::io::AsyncWriteExt;
 
 const TOKEN: &str = "lmb_test_token";
 
@@ -27,11 +25,7 @@ async fn linked_with(script: Vec<Scripted>, remote: &str, trust: bool) -> (FakeS
     let server = FakeServer::start(script).await;
     server.set_llembas(Llembas::default());
     let env = Env::new();
-    let mut login = env.cmd(&["login", "--token-stdin", "--server", &server.url()]);
-    let mut child = login.stdin(Stdio::piped()).spawn().unwrap();
-    child.stdin.take().unwrap().write_all(TOKEN.as_bytes()).await.unwrap();
-    let out = child.wait_with_output().await.unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    env.login_with_token(&server).await;
     let root = env.project.parent().unwrap().to_path_buf();
     let out = env.run(&["remote", "roots", "add", root.to_str().unwrap()]).await;
     assert!(out.status.success(), "{}", stderr(&out));
@@ -45,29 +39,8 @@ async fn linked_with(script: Vec<Scripted>, remote: &str, trust: bool) -> (FakeS
     (server, env)
 }
 
-/// `lembas service` running, and the link it opened.
-async fn service(server: &FakeServer, env: &Env) -> (tokio::process::Child, DeviceLink) {
-    let child = env.cmd(&["service"]).spawn().unwrap();
-    let link = server.next_link(Duration::from_secs(20)).await.expect("the service dials the link");
-    (child, link)
-}
-
 fn real(path: &Path) -> String {
     std::fs::canonicalize(path).unwrap().display().to_string()
-}
-
-async fn initialize(link: &mut DeviceLink) -> Value {
-    let params = json!({ "protocolVersion": 1, "clientCapabilities": { "_meta": { "lembas": { "protocol": 3 } } } });
-    link.request("initialize", params).await
-}
-
-/// `lembas service` running, its hello read and the link initialized by a client of lembas'
-/// protocol.
-async fn ready(server: &FakeServer, env: &Env) -> (tokio::process::Child, DeviceLink) {
-    let (child, mut link) = service(server, env).await;
-    assert_eq!(link.recv().await.unwrap()["method"], "_lembas/hello");
-    initialize(&mut link).await;
-    (child, link)
 }
 
 /// Every file under `dir`, with its text.

@@ -5,20 +5,9 @@
 
 mod common;
 
-use std::process::Stdio;
-
 use common::{Env, stderr};
 use lembas_testkit::{FakeServer, Llembas, MemoryRecords, Scripted};
 use serde_json::{Value, json};
-use tokio::io::AsyncWriteExt;
-
-async fn login_to(env: &Env, instance: &FakeServer) {
-    let mut login = env.cmd(&["login", "--token-stdin", "--server", &instance.url()]);
-    let mut child = login.stdin(Stdio::piped()).spawn().unwrap();
-    child.stdin.take().unwrap().write_all(b"lmb_test_token").await.unwrap();
-    let out = child.wait_with_output().await.unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-}
 
 fn tool_names(request: &Value) -> Vec<String> {
     request["tools"]
@@ -52,7 +41,7 @@ async fn the_instances_memory_is_in_the_prompt_and_the_model_changes_it_through_
     instance.set_llembas(Llembas::default());
     instance.set_memory(None, MemoryRecords { memory: vec!["Builds with make.".into()], user: Vec::new() });
     let env = Env::new();
-    login_to(&env, &instance).await;
+    env.login_with_token(&instance).await;
 
     let out = env.run(&["run", "my name is Ada"]).await;
     assert!(out.status.success(), "{}", stderr(&out));
@@ -91,7 +80,7 @@ async fn without_the_memory_scope_there_is_no_memory_and_no_tool() {
     instance.set_llembas(Llembas { scope: "models link".into(), ..Llembas::default() });
     instance.set_memory(None, MemoryRecords { memory: vec!["Builds with make.".into()], user: Vec::new() });
     let env = Env::new();
-    login_to(&env, &instance).await;
+    env.login_with_token(&instance).await;
     let out = env.run(&["run", "hello"]).await;
     assert!(out.status.success(), "{}", stderr(&out));
     let request = &instance.chat_requests()[0];
@@ -113,10 +102,8 @@ async fn library_local_keeps_the_servers_memory_out() {
     instance.set_llembas(Llembas::default());
     instance.set_memory(None, MemoryRecords { memory: vec!["Builds with make.".into()], user: Vec::new() });
     let env = Env::new();
-    login_to(&env, &instance).await;
-    let config = env.home.join("config/config.toml");
-    let before = std::fs::read_to_string(&config).unwrap_or_default();
-    std::fs::write(&config, format!("library = \"local\"\n{before}")).unwrap();
+    env.login_with_token(&instance).await;
+    env.config_first("library = \"local\"");
     let out = env.run(&["run", "hello"]).await;
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(!tool_names(&instance.chat_requests()[0]).contains(&"memory".to_owned()));
@@ -133,17 +120,13 @@ async fn a_session_a_link_client_opened_has_its_chats_memory_personality_and_ins
     instance.set_llembas(Llembas::default());
     instance.set_memory(None, MemoryRecords { memory: vec!["Account-wide.".into()], user: vec![] });
     let env = Env::new();
-    login_to(&env, &instance).await;
+    env.login_with_token(&instance).await;
     let root = env.project.parent().unwrap().to_str().unwrap().to_owned();
     for args in [vec!["remote", "roots", "add", &root], vec!["trust", env.project.to_str().unwrap()]] {
         let out = env.run(&args).await;
         assert!(out.status.success(), "{}", stderr(&out));
     }
-    let mut service = env.cmd(&["service"]).spawn().unwrap();
-    let mut link = instance.next_link(std::time::Duration::from_secs(20)).await.expect("the service dials");
-    assert_eq!(link.recv().await.unwrap()["method"], "_lembas/hello");
-    let hello = json!({ "protocolVersion": 1, "clientCapabilities": { "_meta": { "lembas": { "protocol": 3 } } } });
-    link.request("initialize", hello).await;
+    let (mut service, mut link) = common::ready(&instance, &env).await;
     let context = json!({ "lembas": {
         "personalization": { "personality": "teacher", "instructions": "Answer in British English." },
         "system_prompt": "This chat plans the shop's move."
@@ -178,7 +161,7 @@ async fn lembas_memory_lists_adds_changes_and_forgets_through_the_instance() {
     let instance = FakeServer::start(vec![]).await;
     instance.set_llembas(Llembas::default());
     let env = Env::new();
-    login_to(&env, &instance).await;
+    env.login_with_token(&instance).await;
     let out = env.run(&["memory", "add", "Uses", "fish."]).await;
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(

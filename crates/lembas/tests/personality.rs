@@ -3,11 +3,8 @@
 
 mod common;
 
-use std::process::Stdio;
-
 use common::{Env, stderr};
 use lembas_testkit::{FakeServer, Llembas, Scripted};
-use tokio::io::AsyncWriteExt;
 
 fn system_prompt(server: &FakeServer) -> String {
     server.chat_requests()[0]["messages"][0]["content"].as_str().unwrap().to_owned()
@@ -18,10 +15,7 @@ async fn the_local_personality_or_the_accounts_is_in_the_prompt() {
     let server = FakeServer::start(vec![Scripted::text("Hi.")]).await;
     let env = Env::new();
     env.login(&server).await;
-    let config = env.home.join("config/config.toml");
-    let before = std::fs::read_to_string(&config).unwrap_or_default();
-    std::fs::write(&config, format!("personality = \"custom\"\npersonality_custom = \"Answer in haiku.\"\n{before}"))
-        .unwrap();
+    env.config_first("personality = \"custom\"\npersonality_custom = \"Answer in haiku.\"");
     let out = env.run(&["run", "hello"]).await;
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(system_prompt(&server).contains("\n\n# Personality\nAnswer in haiku."), "{}", system_prompt(&server));
@@ -30,10 +24,7 @@ async fn the_local_personality_or_the_accounts_is_in_the_prompt() {
     let instance = FakeServer::start(vec![Scripted::text("Hi.")]).await;
     let kept = serde_json::json!({ "enabled": true, "available": true, "personality": "teacher", "instructions": "Answer in British English." });
     instance.set_llembas(Llembas { personalization: Some(kept), ..Llembas::default() });
-    let mut login = env.cmd(&["login", "--token-stdin", "--server", &instance.url()]);
-    let mut child = login.stdin(Stdio::piped()).spawn().unwrap();
-    child.stdin.take().unwrap().write_all(b"lmb_test_token").await.unwrap();
-    assert!(child.wait_with_output().await.unwrap().status.success());
+    env.login_with_token(&instance).await;
     let out = env.run(&["run", "hello"]).await;
     assert!(out.status.success(), "{}", stderr(&out));
     let prompt = system_prompt(&instance);

@@ -7,12 +7,9 @@
 
 mod common;
 
-use std::process::Stdio;
-
 use common::{Env, stderr};
 use lembas_testkit::{FakeServer, Llembas, Scripted};
 use serde_json::{Value, json};
-use tokio::io::AsyncWriteExt;
 
 /// The system prompt plus the tools, in characters; and the tools' names.
 fn size(request: &Value) -> (usize, Vec<String>) {
@@ -22,12 +19,6 @@ fn size(request: &Value) -> (usize, Vec<String>) {
     (system + tools, names.filter_map(|t| t["function"]["name"].as_str()).map(str::to_owned).collect())
 }
 
-fn add_config(env: &Env, text: &str) {
-    let config = env.home.join("config/config.toml");
-    let before = std::fs::read_to_string(&config).unwrap_or_default();
-    std::fs::write(&config, format!("{text}\n{before}")).unwrap();
-}
-
 #[tokio::test]
 async fn a_fresh_project_stays_within_15000_alone_and_20000_with_the_team() {
     let server = FakeServer::start(vec![Scripted::text("Hi."), Scripted::text("Hi.")]).await;
@@ -35,7 +26,7 @@ async fn a_fresh_project_stays_within_15000_alone_and_20000_with_the_team() {
     env.login(&server).await;
     let out = env.run(&["run", "hello"]).await;
     assert!(out.status.success(), "{}", stderr(&out));
-    add_config(&env, "subagents = false");
+    env.config_first("subagents = false");
     let out = env.run(&["run", "hello"]).await;
     assert!(out.status.success(), "{}", stderr(&out));
     let requests = server.chat_requests();
@@ -55,11 +46,8 @@ async fn everything_offered_stays_within_24000() {
     instance.set_llembas(Llembas::default());
     instance.set_models(json!([{ "id": "fake-model", "object": "model" }, { "id": "other-model", "object": "model" }]));
     let env = Env::new();
-    let mut login = env.cmd(&["login", "--token-stdin", "--server", &instance.url()]);
-    let mut child = login.stdin(Stdio::piped()).spawn().unwrap();
-    child.stdin.take().unwrap().write_all(b"lmb_test_token").await.unwrap();
-    assert!(child.wait_with_output().await.unwrap().status.success());
-    add_config(&env, "[web.search]\nprovider = \"searxng\"\nurl = \"http://127.0.0.1:9\"");
+    env.login_with_token(&instance).await;
+    env.config_first("[web.search]\nprovider = \"searxng\"\nurl = \"http://127.0.0.1:9\"");
     // Notes, a skill, a task list, a decision log and a knowledge base (words only: no embedder).
     std::fs::create_dir_all(env.home.join("data/notes/personal")).unwrap();
     std::fs::write(env.home.join("data/notes/personal/setup.md"), "# Setup\n\nUse fish.\n").unwrap();

@@ -61,6 +61,47 @@ impl Env {
         let out = self.run(&["login", &server.url()]).await;
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     }
+
+    /// Logs in to the test kit's LLeMbas instance with its token on standard input, as LLeMbas
+    /// Desktop hands one over (`lembas login --token-stdin --server URL`).
+    pub async fn login_with_token(&self, server: &FakeServer) {
+        use tokio::io::AsyncWriteExt;
+        let mut login = self.cmd(&["login", "--token-stdin", "--server", &server.url()]);
+        let mut child = login.stdin(Stdio::piped()).spawn().unwrap();
+        child.stdin.take().unwrap().write_all(b"lmb_test_token").await.unwrap();
+        let out = child.wait_with_output().await.unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+
+    /// Puts `lines` at the top of `config.toml`, before any table it has.
+    pub fn config_first(&self, lines: &str) {
+        let config = self.home.join("config/config.toml");
+        let before = std::fs::read_to_string(&config).unwrap_or_default();
+        std::fs::write(&config, format!("{lines}\n{before}")).unwrap();
+    }
+}
+
+/// `lembas service` running, and the link it opened to the test kit's server.
+pub async fn service(server: &FakeServer, env: &Env) -> (tokio::process::Child, lembas_testkit::DeviceLink) {
+    let child = env.cmd(&["service"]).spawn().unwrap();
+    let link = server.next_link(std::time::Duration::from_secs(20)).await.expect("the service dials the link");
+    (child, link)
+}
+
+/// `initialize` on the link, as a client of lembas' protocol sends it.
+pub async fn initialize(link: &mut lembas_testkit::DeviceLink) -> serde_json::Value {
+    let params =
+        serde_json::json!({ "protocolVersion": 1, "clientCapabilities": { "_meta": { "lembas": { "protocol": 3 } } } });
+    link.request("initialize", params).await
+}
+
+/// `lembas service` running, its hello read and the link initialized by a client of lembas'
+/// protocol.
+pub async fn ready(server: &FakeServer, env: &Env) -> (tokio::process::Child, lembas_testkit::DeviceLink) {
+    let (child, mut link) = service(server, env).await;
+    assert_eq!(link.recv().await.unwrap()["method"], "_lembas/hello");
+    initialize(&mut link).await;
+    (child, link)
 }
 
 pub fn stdout(out: &Output) -> String {
