@@ -73,25 +73,6 @@ impl<'a> Chosen<'a> {
     }
 }
 
-impl crate::session::Session {
-    /// Says the custom agents this session may start.
-    pub(crate) fn report_agent_files(&self) {
-        let agents = self
-            .cfg
-            .agent_files
-            .iter()
-            .map(|a| lembas_protocol::agents::AgentFileInfo {
-                name: a.name.clone(),
-                description: a.description.clone(),
-                tools: a.tools.clone(),
-                mode: a.mode.clone(),
-                file: a.file.display().to_string(),
-            })
-            .collect();
-        self.emit(crate::Event::AgentFiles { agents });
-    }
-}
-
 /// The tool block with the custom agents in it: every tool whose `agent` parameter is the enum
 /// of the built-in agents lists them too, and its description names each briefly.
 pub(crate) fn offer(tools: &mut [ToolSchema], files: &[AgentFile]) {

@@ -13,10 +13,10 @@ use serde_json::Value;
 
 use crate::Event;
 use crate::handlers::{Call, CallTools, Runs, handler};
-use crate::history::Entry;
 use crate::phase::Phases;
 use crate::prepare::Prepared;
 use crate::session::Session;
+use crate::session::history::Entry;
 
 impl Session {
     /// Runs a reply's calls; answers the tool messages and the results to store, in call order.
@@ -73,7 +73,7 @@ impl Session {
         let batches = crate::batches::batches(&placing, loop_spec().parallel.max);
         for batch in batches {
             // The subagents of this batch, taken out to run (each runs once).
-            let mut tasks: Vec<Option<Box<crate::subagent::TaskRun>>> = batch
+            let mut tasks: Vec<Option<Box<crate::session::subagent::TaskRun>>> = batch
                 .iter()
                 .map(|&i| match &mut prepared[i] {
                     Prepared::Run { task, .. } => task.take(),
@@ -109,7 +109,7 @@ impl Session {
                     notes: self.cfg.notes.clone(),
                     knowledge: self.cfg.knowledge.clone(),
                     knowledge_scope: self.cfg.knowledge_scope.clone(),
-                    memory: self.memory.clone(),
+                    memory: self.role.memory().cloned(),
                     web: crate::handlers::WebCall {
                         setup: self.cfg.web.clone(),
                         private_ok: handler(name).url(args).is_some_and(|url| self.judge.opens_private(name, url)),

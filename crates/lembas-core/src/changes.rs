@@ -48,7 +48,7 @@ impl Session {
         };
         let mut tools = offered_tools(&self.cfg.model, offer);
         // The custom agents found as the session started stay offered.
-        if self.subagent.is_none() {
+        if !self.role.is_subagent() {
             crate::agents::offer(&mut tools, &self.cfg.agent_files);
         }
         if self.cfg.model.tools != Some(false) {

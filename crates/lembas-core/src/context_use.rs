@@ -47,7 +47,7 @@ impl Session {
         self.emit(crate::Event::Context {
             window: self.window().unwrap_or(0),
             shares: self.context_shares(),
-            offer: self.state.offer.as_ref().map(crate::fit::Offer::said),
+            offer: self.state.offer.as_ref().map(crate::session::WindowFit::said),
         });
     }
 }

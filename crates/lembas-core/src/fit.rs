@@ -5,38 +5,7 @@
 //! rarely needs. Where even the smallest offer does not fit, the session says so, with the
 //! window it needs, before anything is sent.
 
-use serde::{Deserialize, Serialize};
-
-use crate::session::Session;
-
-/// What a small window left out of the offer, as the session was made.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct Offer {
-    /// The window, in tokens.
-    pub window: u64,
-    /// What was left out, as the person is told it ("team and subagents not offered").
-    pub left_out: Vec<String>,
-    /// The first request's size with what is offered, in tokens (by the model's tokenizer, or
-    /// estimated).
-    pub first_request: u64,
-    /// Even the smallest offer is more than half the window: nothing is sent.
-    pub too_small: bool,
-}
-
-impl Offer {
-    /// The line the status bar and `/context` show.
-    pub(crate) fn said(&self) -> String {
-        if self.too_small {
-            return format!(
-                "window too small: {} tokens; lembas needs {} (its instructions and tools take {}, at most half)",
-                self.window,
-                self.first_request * 2,
-                self.first_request
-            );
-        }
-        format!("small window: {} not offered", self.left_out.join(", "))
-    }
-}
+use crate::session::{Session, WindowFit};
 
 /// A tool a session can do without when room is short: it has other ways or is seldom used (its
 /// handler says so).
@@ -53,7 +22,7 @@ impl Session {
 
     /// Leaves out of a new main session's offer what a small window has no room for (see the
     /// module's note). Returns what it left out, if anything.
-    pub(crate) fn fit_the_window(&mut self) -> Option<Offer> {
+    pub(crate) fn fit_the_window(&mut self) -> Option<WindowFit> {
         let window = self.window()?;
         let half = window / 2;
         let mut left_out: Vec<String> = Vec::new();
@@ -61,7 +30,7 @@ impl Session {
         loop {
             let tokens = self.prefix_tokens();
             if tokens <= half {
-                return (!left_out.is_empty()).then_some(Offer {
+                return (!left_out.is_empty()).then_some(WindowFit {
                     window,
                     left_out,
                     first_request: tokens,
@@ -69,9 +38,9 @@ impl Session {
                 });
             }
             let mut tools = self.tools.as_ref().clone();
-            if self.team.is_some() {
+            if let crate::session::Role::Main { team: team @ Some(_), .. } = &mut self.role {
                 tools.retain(|t| def(&t.name).is_none_or(|d| !d.requires.iter().any(|r| r == "team")));
-                self.team = None;
+                *team = None;
                 left_out.push("team".into());
             } else if crate::handlers::offers(&tools, "task") {
                 tools.retain(|t| def(&t.name).is_none_or(|d| !d.starts_a_subagent()));
@@ -80,7 +49,7 @@ impl Session {
                 tools.retain(|t| !rarely_needed(&t.name));
                 left_out.push("skills, multiedit, apply_patch, images, the web and job input".into());
             } else {
-                return Some(Offer { window, left_out, first_request: tokens, too_small: true });
+                return Some(WindowFit { window, left_out, first_request: tokens, too_small: true });
             }
             self.tools = std::sync::Arc::new(tools);
             self.remake_prompt(None);

@@ -34,7 +34,7 @@ impl Session {
             "hook_event_name": event.name(),
             "permission_mode": self.state.mode.as_str(),
         });
-        if let Some(of) = &self.subagent {
+        if let Some(of) = self.role.subagent() {
             input["agent"] = json!(of.label);
         }
         if let (Value::Object(input), Value::Object(fields)) = (&mut input, fields) {

@@ -154,7 +154,7 @@ impl Host {
     /// The team tree a stored session kept (`None`: it had no subagent), as its `team` event
     /// last drew it — for a client asking after a session that is not open here.
     pub fn kept_tree(&self, id: &str) -> Result<Option<lembas_team::TeamTree>, EngineError> {
-        Ok(self.store.team(id)?.as_deref().and_then(crate::team::kept_tree))
+        Ok(self.store.team(id)?.as_deref().and_then(crate::session::team::kept_tree))
     }
 
     /// Whether another lembas (a terminal, another editor) holds the session open now.
@@ -301,7 +301,7 @@ async fn drive(mut session: Session, mut commands: UnboundedReceiver<Submission>
 /// What a front end asked to be told: the context, the servers, the custom agents, the team
 /// (or a subagent stopped), the session itself.
 fn report(session: &Session, command: Command, id: &SubmissionId, resumed: bool) {
-    let team = || session.leads_team().map(crate::team::TeamView::of);
+    let team = || session.leads_team().map(crate::session::team::TeamView::of);
     match command {
         Command::ReportContext => session.report_context(),
         Command::ReportMcp => session.report_mcp(),
@@ -368,8 +368,8 @@ fn words_left_after_a_turn(session: &Session, reason: DoneReason, waiting: &mut 
 
 /// Answers `asked` with the team as it stands: its tree, when it has subagents, and its room's
 /// messages numbered above `since`.
-fn report_team(team: Option<&crate::team::TeamView>, events: &EventSink, asked: &SubmissionId, since: u64) {
-    if let Some(tree) = team.and_then(crate::team::TeamView::tree) {
+fn report_team(team: Option<&crate::session::team::TeamView>, events: &EventSink, asked: &SubmissionId, since: u64) {
+    if let Some(tree) = team.and_then(crate::session::team::TeamView::tree) {
         let _ = events.answer(asked, Event::Team { tree });
     }
     let messages = team.map(|t| t.room(since));
@@ -378,7 +378,7 @@ fn report_team(team: Option<&crate::team::TeamView>, events: &EventSink, asked: 
 
 /// The person stops a subagent (by name or id) and its subtree, now, whatever the main agent's
 /// turn is doing; `asked` is answered with the ids stopped, or why not.
-fn stop_subagent(team: Option<&crate::team::TeamView>, events: &EventSink, asked: &SubmissionId, name: &str) {
+fn stop_subagent(team: Option<&crate::session::team::TeamView>, events: &EventSink, asked: &SubmissionId, name: &str) {
     let stopped = team.ok_or_else(|| "This session has no team.".to_owned()).and_then(|t| t.stop_named(name));
     let _ = events.answer(
         asked,
@@ -414,7 +414,7 @@ struct Busy<'a> {
     /// Every handle is gone: the turn was cancelled, and the session closes after it.
     gone: bool,
     /// The session's team, which the person may stop a subagent of, or read, at once.
-    team: Option<crate::team::TeamView>,
+    team: Option<crate::session::team::TeamView>,
     /// What the session says, for the commands answered at once.
     events: EventSink,
 }
@@ -436,7 +436,7 @@ impl<'a> Busy<'a> {
             waiting,
             running,
             gone: false,
-            team: session.leads_team().map(crate::team::TeamView::of),
+            team: session.leads_team().map(crate::session::team::TeamView::of),
             events: session.events.clone(),
         }
     }
@@ -522,7 +522,7 @@ impl Session {
 
     /// Keeps how the turn the person's submission started ended, for [`Session::answered_before`].
     pub(crate) fn record_answer(&self, done: &Event) {
-        if self.subagent.is_some() {
+        if self.role.is_subagent() {
             return;
         }
         if let Some(id) = self.events.carrying()

@@ -20,7 +20,7 @@ impl Session {
         self.mcp_seen = generation;
         let offers_tools = self.cfg.model.tools != Some(false);
         // An explore subagent gets only the tools that say they only read.
-        let reads_only = self.subagent.as_ref().is_some_and(|s| s.read_only);
+        let reads_only = self.role.subagent().is_some_and(|s| s.read_only);
         let mut added = false;
         for server in hub.ready() {
             if self.state.mcp_listed.contains(&server.name) {

@@ -25,7 +25,7 @@ impl Session {
             team: self.team_note(),
             team_stopped: self.leads_team().and_then(|seat| seat.hub.stopped_note()),
             // The main agent's: a subagent speaks to its parent, not the person.
-            personality: self.cfg.personality.clone().filter(|_| self.subagent.is_none()),
+            personality: self.cfg.personality.clone().filter(|_| !self.role.is_subagent()),
             memory: self.state.memory.clone(),
             ..Facts::default()
         }
@@ -77,7 +77,7 @@ impl Session {
             self.cfg.user_home.as_deref(),
         );
         // The person's own from their account (or a chat's), after the files: the main agent's.
-        if self.subagent.is_none() {
+        if !self.role.is_subagent() {
             let given = self.cfg.given_instructions.iter().filter(|(_, text)| !text.trim().is_empty());
             found.extend(given.map(|(name, text)| crate::Instruction {
                 name: name.clone(),
@@ -113,7 +113,7 @@ impl Session {
             unattended: !self.cfg.approver.present(),
             instructions: found,
             mcp: &self.state.mcp_instructions,
-            subagent: self.subagent.as_ref().map(|s| s.block.as_str()),
+            subagent: self.role.subagent().map(|s| s.block.as_str()),
             // Skills are named only where they can be opened (a small window may leave them out).
             skills: &if crate::handlers::offers(&self.tools, "skill_view") {
                 lembas_tools::discover_skills(&self.cfg.skills)
@@ -121,7 +121,7 @@ impl Session {
                 Vec::new()
             },
             team: self.leads_team().is_some(),
-            personality: self.cfg.personality.as_deref().filter(|_| self.subagent.is_none()),
+            personality: self.cfg.personality.as_deref().filter(|_| !self.role.is_subagent()),
             memory: self.state.memory.as_deref(),
             library: self.library(),
         })

@@ -26,7 +26,7 @@ pub(crate) enum Prepared {
         /// A line put before the result (the person corrected the command).
         note: Option<String>,
         /// A `task` call's subagent, made and waiting to run.
-        task: Option<Box<crate::subagent::TaskRun>>,
+        task: Option<Box<crate::session::subagent::TaskRun>>,
         /// The person approved this call (a command then gets the caches too).
         approved: bool,
     },
@@ -89,7 +89,7 @@ impl Session {
         };
         // Only the main agent makes subagents (`subagents.md` §6): said so, even by a name the
         // subagent's list does not have.
-        if self.subagent.is_some() && crate::team::main_only(&call.name) {
+        if self.role.is_subagent() && crate::handlers::team::main_only(&call.name) {
             let name = lembas_spec::tool(&call.name).map_or_else(|| call.name.clone(), |d| d.name.clone());
             return self.denied(call, &name, lembas_permissions::delegation::team_text("only_main"));
         }
@@ -219,7 +219,7 @@ impl Session {
             Approval::Always if confirm => Ok(()),
             Approval::Always => {
                 // A subagent's card speaks for the whole session: its parent takes it up.
-                if let Some(of) = &self.subagent {
+                if let Some(of) = self.role.subagent() {
                     of.granted.lock().expect("granted").extend(grants.iter().cloned());
                 }
                 self.state.always.extend(grants);

@@ -6,8 +6,8 @@
 use lembas_protocol::{FilesBack, TurnPoint};
 use lembas_store::Checkpoint;
 
-use crate::history::Entry;
 use crate::session::Session;
+use crate::session::history::Entry;
 use crate::undo::{Undone, left_as_they_are, typed_words};
 use crate::{EngineError, Event, now_ms};
 

@@ -7,7 +7,7 @@ use std::collections::HashSet;
 use lembas_model::Message;
 use lembas_store::Store;
 
-use crate::history::{Entry, without_note};
+use crate::session::history::{Entry, without_note};
 use crate::{EngineError, Event};
 
 /// A history as events: the person's words without their notes, replies, reasoning, tool calls

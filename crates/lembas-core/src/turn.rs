@@ -7,10 +7,10 @@ use lembas_progress::{ModelWait, Phase, StopReason};
 use lembas_spec::{loop_spec, render};
 use lembas_store::UsageRow;
 
-use crate::history::Entry;
 use crate::phase::Phases;
 use crate::prompt::{text, title_from};
 use crate::session::Session;
+use crate::session::history::Entry;
 use crate::{DoneReason, EngineError, Event, now_ms};
 
 impl Session {
@@ -179,13 +179,13 @@ impl Session {
         machine: bool,
     ) -> Result<(), EngineError> {
         // The person's hooks first: a prompt they block is neither said nor kept.
-        let hooked = match machine || self.subagent.is_some() {
+        let hooked = match machine || self.role.is_subagent() {
             true => String::new(),
             false => self.prompt_hooks(words).await.map_err(EngineError::Blocked)?,
         };
         self.emit(Event::Prompt { text: words.to_owned(), machine });
         self.window_room().map_err(EngineError::Window)?;
-        if !machine && self.subagent.is_none() {
+        if !machine && !self.role.is_subagent() {
             self.note_named(words);
         }
         if self.fresh && !machine {
@@ -200,7 +200,7 @@ impl Session {
         // this message's note.
         self.take_late_mcp_servers().await?;
         self.take_memory().await?;
-        if !machine && self.subagent.is_none() {
+        if !machine && !self.role.is_subagent() {
             // Where an undo goes back to: before this turn's first message.
             self.mark_turn()?;
             self.snapshot_ahead().await;
@@ -219,7 +219,7 @@ impl Session {
         };
         // A project with no instruction file: the spec's task to make one, once a session, on
         // the person's first message (never a subagent's).
-        if !machine && self.subagent.is_none() && !self.state.agents_nudged && !self.has_instruction_file() {
+        if !machine && !self.role.is_subagent() && !self.state.agents_nudged && !self.has_instruction_file() {
             self.state.agents_nudged = true;
             let task = render(text("tasks/init.md"), &[("git_question", text("tasks/git_question.md").trim())]);
             content = format!("{content}\n\n{}", task.trim_end());
@@ -237,13 +237,13 @@ impl Session {
     fn deliver_at_step_boundary(&mut self, steps: u32) -> Result<(), EngineError> {
         self.apply_changes();
         let steered = std::mem::take(&mut *self.steer.lock().expect("steer queue"));
-        if self.subagent.is_none() {
+        if !self.role.is_subagent() {
             for words in &steered {
                 self.note_named(words);
                 self.emit(Event::Steered { text: words.clone() });
             }
         }
-        let mut delivered: Vec<Entry> = if self.team.is_some() && self.subagent.is_some() {
+        let mut delivered: Vec<Entry> = if self.role.seat().is_some() && self.role.is_subagent() {
             // A subagent's messages at one step go in one user message, in room order.
             (!steered.is_empty()).then(|| Entry::user(steered.join("\n\n"), false)).into_iter().collect()
         } else {
@@ -280,7 +280,7 @@ impl Session {
     ) -> Result<lembas_model::Reply, EngineError> {
         match self.request(None, cancel, phases).await {
             Err(EngineError::Model(lembas_model::ModelError::Rejected { message, .. }))
-                if lembas_model::refused_for_length(&message) && self.subagent.is_none() =>
+                if lembas_model::refused_for_length(&message) && !self.role.is_subagent() =>
             {
                 if let Some(window) = lembas_model::window_in_refusal(&message) {
                     self.state.learned_window = Some(window);
@@ -336,7 +336,7 @@ impl Session {
     /// reason, a message of the turn's, for the model to act on), at most
     /// [`crate::hooks::STOP_HOOK_TURNS`] times a turn and never in a subagent.
     async fn sent_on_by_hooks(&mut self, sent_on: &mut u32) -> Result<bool, EngineError> {
-        if self.subagent.is_some() || *sent_on >= crate::hooks::STOP_HOOK_TURNS {
+        if self.role.is_subagent() || *sent_on >= crate::hooks::STOP_HOOK_TURNS {
             return Ok(false);
         }
         let Some(reason) = self.stop_hooks(*sent_on > 0).await else { return Ok(false) };
@@ -361,7 +361,7 @@ impl Session {
                 return Ok(Some((DoneReason::Answered, String::new())));
             }
         } else if self.window_is_full() {
-            if self.subagent.is_some() {
+            if self.role.is_subagent() {
                 // A subagent does not compact (subagents.md §9): it reports what it has.
                 self.stopped_by = Some("context");
                 let text = self.wrap_up("context", cancel, phases).await?;
@@ -425,7 +425,7 @@ impl Session {
         let reply = self.cfg.client.chat(&request, &mut on_event, cancel).await;
         self.tell_narrowed_levels();
         let reply = reply?;
-        if let Some(seat) = &self.team {
+        if let Some(seat) = self.role.seat() {
             // The tree shows how full each agent's context is.
             let used = reply.usage.as_ref().map_or(self.state.last_input, |u| u.input_tokens);
             seat.hub.team().set_context(&seat.me, used, self.window());

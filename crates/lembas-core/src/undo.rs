@@ -11,7 +11,7 @@
 use lembas_model::Message;
 use lembas_protocol::FilesBack;
 
-use crate::history::Entry;
+use crate::session::history::Entry;
 use crate::session::{Session, State};
 use crate::{EngineError, Event, now_ms};
 
@@ -165,7 +165,9 @@ impl Session {
 pub(crate) fn typed_words(first: Option<&Entry>) -> String {
     match first {
         Some(Entry { typed: Some(typed), .. }) => typed.clone(),
-        Some(Entry { message: Message::User { content, .. }, .. }) => crate::history::without_note(content).to_owned(),
+        Some(Entry { message: Message::User { content, .. }, .. }) => {
+            crate::session::history::without_note(content).to_owned()
+        }
         _ => String::new(),
     }
 }

@@ -22,13 +22,13 @@ impl Session {
             let team_busy = || team.as_ref().is_some_and(|hub| hub.active() && !hub.has_mail());
             loop {
                 let mut notified = std::pin::pin!(team.as_ref().map(|hub| hub.changed.notified()));
-                crate::team::watch_changes(notified.as_mut());
+                crate::session::team::watch_changes(notified.as_mut());
                 if !(self.jobs.any_running() || team_busy()) || cancel.is_cancelled() {
                     break;
                 }
                 tokio::select! {
                     () = self.jobs.wait_change(std::time::Duration::from_secs(1)) => {}
-                    () = crate::team::changed(notified.as_mut()) => {}
+                    () = crate::session::team::changed(notified.as_mut()) => {}
                     () = cancel.cancelled() => {}
                     () = tokio::time::sleep_until(deadline) => {
                         let running = self.jobs.running_count();
@@ -62,18 +62,18 @@ impl Session {
         let team = self.leads_team().map(|seat| seat.hub.clone());
         loop {
             let mut notified = std::pin::pin!(team.as_ref().map(|hub| hub.changed.notified()));
-            crate::team::watch_changes(notified.as_mut());
+            crate::session::team::watch_changes(notified.as_mut());
             if team.as_ref().is_some_and(|hub| hub.has_mail()) || self.jobs.has_ended() {
                 return;
             }
             if !self.jobs.any_running() {
-                crate::team::changed(notified.as_mut()).await;
+                crate::session::team::changed(notified.as_mut()).await;
                 continue;
             }
             // A short wait each time round: an end announced before this waits is not missed.
             tokio::select! {
                 () = self.jobs.wait_change(std::time::Duration::from_millis(250)) => {}
-                () = crate::team::changed(notified.as_mut()) => {}
+                () = crate::session::team::changed(notified.as_mut()) => {}
             }
         }
     }

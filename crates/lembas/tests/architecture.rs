@@ -1,8 +1,9 @@
 //! The architecture, checked: front ends reach sessions only through the host's handle and the
 //! protocol; the pure crates do no I/O; only the engine (and the start-up that opens it) touches
-//! the store; no source file grows past 600 lines, and no function past 120. Read from the workspace's own files.
+//! the store; the engine's modules import one another in one direction; no source file grows past
+//! 600 lines, and no function past 120. Read from the workspace's own files.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 fn workspace() -> PathBuf {
@@ -376,4 +377,157 @@ fn a_decision_by_a_tool_name_is_found_and_a_mention_is_not() {
     for line in mentions {
         assert!(decided_by_a_tool_name(line, &names).is_empty(), "{line}");
     }
+}
+
+/// The crates whose top-level modules must import one another in one direction: a module that
+/// another imports does not import it back, directly or through others. (A module's own
+/// submodules may refer to it: a session's team holds sessions.)
+const LAYERED: &[&str] = &["lembas-core"];
+
+/// The names a crate's root re-exports, by the module they come from (`pub use session::Session`).
+fn reexports(root: &str) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for statement in root.split(';') {
+        let Some(rest) =
+            ["pub use ", "pub(crate) use "].iter().find_map(|p| Some(&statement[statement.find(p)? + p.len()..]))
+        else {
+            continue;
+        };
+        let Some((module, names)) = rest.split_once("::") else { continue };
+        for name in names.trim().trim_matches(|c| c == '{' || c == '}').split(',') {
+            let name = name.split(" as ").last().unwrap_or(name).trim();
+            if !name.is_empty() {
+                out.insert(name.to_owned(), module.to_owned());
+            }
+        }
+    }
+    out
+}
+
+/// The first names of the paths a `crate::` prefix reaches in `text`: `crate::a::b` gives `a`,
+/// `crate::{a, b::{c}}` gives `a` and `b`.
+fn crate_paths(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for (at, _) in text.match_indices("crate::") {
+        if text[..at].ends_with(|c: char| c.is_alphanumeric() || c == '_') {
+            continue;
+        }
+        let rest = &text[at + "crate::".len()..];
+        let ident = |s: &str| s.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect::<String>();
+        let Some(group) = rest.strip_prefix('{') else {
+            out.push(ident(rest));
+            continue;
+        };
+        let mut depth = 1;
+        let mut expecting = true;
+        for (i, c) in group.char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' if depth == 1 => break,
+                '}' => depth -= 1,
+                ',' if depth == 1 => expecting = true,
+                c if c.is_whitespace() => {}
+                _ if expecting && depth == 1 => {
+                    out.push(ident(&group[i..]));
+                    expecting = false;
+                }
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+/// Which of a crate's top-level modules each one imports (a file or a folder is one module;
+/// tests are left out).
+fn module_imports(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
+    let root = ["lib.rs", "main.rs"].iter().find_map(|f| std::fs::read_to_string(src.join(f)).ok()).unwrap_or_default();
+    let reexported = reexports(&root);
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for file in sources(src) {
+        let relative = file.strip_prefix(src).unwrap();
+        let first = relative.components().next().unwrap().as_os_str().to_string_lossy();
+        let module = first.strip_suffix(".rs").unwrap_or(&first).to_owned();
+        if module == "lib" || module == "main" {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).unwrap();
+        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        let uses = graph.entry(module.clone()).or_default();
+        for name in crate_paths(code) {
+            let target = reexported.get(&name).cloned().unwrap_or(name);
+            if target != module {
+                uses.insert(target);
+            }
+        }
+    }
+    let modules: BTreeSet<String> = graph.keys().cloned().collect();
+    for uses in graph.values_mut() {
+        uses.retain(|m| modules.contains(m));
+    }
+    graph
+}
+
+/// A circle of imports in `graph`, as the modules along it (the first again at the end), if
+/// there is one.
+fn import_circle(graph: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
+    fn visit(
+        node: &str,
+        graph: &BTreeMap<String, BTreeSet<String>>,
+        path: &mut Vec<String>,
+        done: &mut BTreeSet<String>,
+    ) -> Option<Vec<String>> {
+        if let Some(at) = path.iter().position(|m| m == node) {
+            let mut circle = path[at..].to_vec();
+            circle.push(node.to_owned());
+            return Some(circle);
+        }
+        if done.contains(node) {
+            return None;
+        }
+        path.push(node.to_owned());
+        for next in graph.get(node).into_iter().flatten() {
+            if let Some(circle) = visit(next, graph, path, done) {
+                return Some(circle);
+            }
+        }
+        path.pop();
+        done.insert(node.to_owned());
+        None
+    }
+    let mut done = BTreeSet::new();
+    graph.keys().find_map(|node| visit(node, graph, &mut Vec::new(), &mut done))
+}
+
+#[test]
+fn the_engine_s_modules_import_one_another_in_one_direction() {
+    for krate in LAYERED {
+        let graph = module_imports(&workspace().join("crates").join(krate).join("src"));
+        assert!(graph.len() > 10 && graph["opening"].contains("session"), "{krate}'s modules were read: {graph:?}");
+        if let Some(circle) = import_circle(&graph) {
+            panic!("{krate}: these modules import one another in a circle: {}", circle.join(" → "));
+        }
+    }
+}
+
+#[test]
+fn an_import_circle_is_found_and_a_line_is_not() {
+    let root = "/// Why.\npub use session::{\n    Session,\n    SessionConfig as Config,\n};\npub(crate) use sink::EventSink;\n";
+    assert_eq!(reexports(root).get("Config").map(String::as_str), Some("session"));
+    assert_eq!(reexports(root).get("EventSink").map(String::as_str), Some("sink"));
+    let found = crate_paths("use crate::a::B;\nuse crate::{c, d::{E, F}, g};\nlet x = mycrate::h;");
+    assert_eq!(found, ["a", "c", "d", "g"]);
+    let graph = |edges: &[(&str, &str)]| {
+        let mut g: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for (from, to) in edges {
+            g.entry((*from).into()).or_default().insert((*to).into());
+            g.entry((*to).into()).or_default();
+        }
+        g
+    };
+    assert_eq!(import_circle(&graph(&[("a", "b"), ("b", "c"), ("a", "c")])), None);
+    assert_eq!(
+        import_circle(&graph(&[("a", "b"), ("b", "c"), ("c", "a")])),
+        Some(vec!["a".into(), "b".into(), "c".into(), "a".into()])
+    );
 }

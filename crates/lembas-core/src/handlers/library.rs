@@ -18,7 +18,7 @@ pub(super) fn session_search(session: &mut Session, _call_id: &str, args: &Value
     };
     let limit = super::limit(args, DEFAULT_PASSAGES);
     // A subagent searches past its parent's session too, not only its own.
-    let asking = session.subagent.as_ref().map_or(session.id.as_str(), |of| of.parent.as_str());
+    let asking = session.role.subagent().map_or(session.id.as_str(), |of| of.parent.as_str());
     let project = session.ws.root.display().to_string();
     let passages = match session.cfg.store.passages(&project, query, asking, limit) {
         Ok(passages) => passages,
@@ -129,7 +129,7 @@ pub(super) fn settings(session: &mut Session, _call_id: &str, args: &Value) -> T
 
 /// The project, who is changing it (`main`, or the subagent's name) and today's date.
 fn project_stamp(session: &Session) -> (lembas_library::project::Project, String, String) {
-    let by = session.subagent.as_ref().map_or_else(|| "main".to_owned(), |of| of.label.clone());
+    let by = session.role.subagent().map_or_else(|| "main".to_owned(), |of| of.label.clone());
     let today = chrono::Utc::now().format("%Y-%m-%d").to_string();
     (lembas_library::project::Project::new(&session.ws.root), by, today)
 }

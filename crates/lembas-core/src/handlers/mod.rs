@@ -12,6 +12,7 @@ pub(crate) mod knowledge;
 mod library;
 mod runs;
 mod show;
+pub(crate) mod team;
 mod web;
 
 use std::path::PathBuf;
@@ -190,7 +191,7 @@ impl Handler {
 /// Every handler, in the definitions' order; an MCP server's tools share one
 /// ([`runs::MCP`]).
 static HANDLERS: LazyLock<Vec<Handler>> = LazyLock::new(|| {
-    use crate::team::tools as team;
+    use crate::handlers::team;
     use Runs::{AtOnce, Beside, Command, Engine, Files, Notes, Recall, Skills, Task, Team};
     use describe as d;
     use lembas_library::tools as notes;

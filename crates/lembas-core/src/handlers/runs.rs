@@ -14,7 +14,7 @@ pub(crate) struct CallTools {
     pub events: crate::sink::EventSink,
     pub ws: lembas_tools::Workspace,
     pub jobs: lembas_tools::Jobs,
-    pub parked: crate::subagent::ParkedAgents,
+    pub parked: crate::session::subagent::ParkedAgents,
     pub mcp: Option<std::sync::Arc<lembas_mcp::McpHub>>,
     pub skills: lembas_tools::SkillPlaces,
     pub web: super::WebCall,
@@ -22,7 +22,7 @@ pub(crate) struct CallTools {
     pub knowledge: Option<std::sync::Arc<lembas_knowledge::Knowledge>>,
     /// The bases this conversation is limited to (none: every base).
     pub knowledge_scope: Option<Vec<String>>,
-    pub memory: Option<crate::memory::MemoryLink>,
+    pub memory: Option<crate::session::memory::MemoryLink>,
 }
 
 /// One call, as it runs.
@@ -38,7 +38,7 @@ pub(crate) struct Call {
 pub(crate) async fn run_one(
     tools: CallTools,
     call: Call,
-    task: Option<Box<crate::subagent::TaskRun>>,
+    task: Option<Box<crate::session::subagent::TaskRun>>,
     command: Option<crate::sandboxing::CommandRunner>,
 ) -> ToolOutput {
     if call.cancel.is_cancelled() {
@@ -108,7 +108,7 @@ pub(super) fn job_send<'a>(tools: &'a CallTools, call: &'a Call) -> BoxFuture<'a
         let Some(input) = call.args.get("input").and_then(Value::as_str) else {
             return ToolOutput::Error("`input` is required.".to_owned());
         };
-        if let Some(woke) = crate::subagent::wake(&tools.parked, &tools.jobs, id, input) {
+        if let Some(woke) = crate::session::subagent::wake(&tools.parked, &tools.jobs, id, input) {
             return woke;
         }
         answer(tools.jobs.send(id, input).await)

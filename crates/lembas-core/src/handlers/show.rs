@@ -84,9 +84,9 @@ impl Session {
     fn showing(&self, call_id: &str, asked: &str, line: Option<u64>) -> Result<Showing, String> {
         let path = self.ws.resolve(asked);
         let real = std::fs::canonicalize(&path).map_err(|_| format!("{asked} does not exist."))?;
-        let root = std::fs::canonicalize(&self.ws.root).unwrap_or_else(|_| self.ws.root.clone());
         let credentials = self.cfg.credential_places();
-        if !real.starts_with(&root) || self.cfg.own_folders().chain(&credentials).any(|p| real.starts_with(p)) {
+        // The workspace's root is its real path already (`Workspace::new`).
+        if !real.starts_with(&self.ws.root) || self.cfg.own_folders().chain(&credentials).any(|p| real.starts_with(p)) {
             return Err(format!("{asked} is outside the project: only the project's files can be shown."));
         }
         let size = std::fs::metadata(&real).map_err(|e| format!("{asked}: {e}"))?.len();

@@ -11,7 +11,7 @@ use tokio::sync::mpsc::UnboundedReceiver;
 use super::{Hub, Member, Seat, now};
 use crate::DoneReason;
 use crate::session::Session;
-use crate::subagent::{OnBehalf, SubagentOf, Watch, forward, forwarded};
+use crate::session::subagent::{OnBehalf, SubagentOf, Watch, forward, forwarded};
 
 /// The tools a subagent of the team has besides its agent's: the room, who it is, its findings,
 /// ending; asking the main agent only with request options (`subagents.md` §8).
@@ -325,13 +325,13 @@ impl Session {
     /// For a subagent of a team: whether it is paused (its last turn runs); `None` for any other
     /// session.
     pub(crate) fn team_member_paused(&self) -> Option<bool> {
-        let seat = self.team.as_ref().filter(|s| s.me != LEAD)?;
+        let seat = self.role.seat().filter(|s| s.me != LEAD)?;
         let state = seat.hub.team().agent(&seat.me).map(|a| a.state);
         Some(state == Some(State::Paused))
     }
 
     /// Whether this session is the main agent of a team.
     pub(crate) fn leads_team(&self) -> Option<&Seat> {
-        self.team.as_ref().filter(|s| s.me == LEAD)
+        self.role.seat().filter(|s| s.me == LEAD)
     }
 }

@@ -9,9 +9,9 @@ use lembas_team::{AddArgs, AssignArgs, Delivery, LEAD, Team};
 use lembas_tools::ToolOutput;
 use serde_json::Value;
 
-use super::{Hub, Seat, now};
 use crate::Event;
 use crate::session::Session;
+use crate::session::team::{Hub, Seat, now};
 
 fn field<'a>(args: &'a Value, key: &str) -> Option<&'a str> {
     args.get(key).and_then(Value::as_str)
@@ -54,7 +54,7 @@ pub(crate) fn main_only(name: &str) -> bool {
 /// A team tool's call, answered by `work` with the caller's seat — or refused while there is
 /// no team. None of the team's tools waits on anything: each is answered at once.
 fn seated(session: &mut Session, work: impl FnOnce(&mut Session, &Seat, u64) -> ToolOutput) -> ToolOutput {
-    match session.team.clone() {
+    match session.role.seat().cloned() {
         Some(seat) if seat.hub.team().available() => work(session, &seat, now()),
         _ => ToolOutput::Error(lembas_team::spec_text("unavailable.one_agent").to_owned()),
     }
@@ -253,7 +253,7 @@ impl Session {
     /// refused before any permission check — but `job_stop`, and a `bash` call the default rules
     /// alone allow in manual mode (reading, for review).
     pub(crate) fn manager_refusal(&self, def: &lembas_spec::ToolDef, args: &Value) -> Option<String> {
-        let seat = self.team.as_ref()?;
+        let seat = self.role.seat()?;
         let kept = lembas_spec::loop_spec().other["team"]["work"]["kept"]
             .as_array()
             .is_some_and(|k| k.iter().any(|n| n.as_str() == Some(def.name.as_str())));
@@ -286,7 +286,7 @@ impl Session {
     ) -> Option<lembas_permissions::Decision> {
         use lembas_permissions::Decision;
         use lembas_permissions::delegation::{Grant, SubagentAnswer, subagent_call};
-        let seat = self.team.as_ref().filter(|s| s.me != LEAD)?;
+        let seat = self.role.seat().filter(|s| s.me != LEAD)?;
         let (main_mode, request, grants) = {
             let team = seat.hub.team();
             let agent = team.agent(&seat.me)?;

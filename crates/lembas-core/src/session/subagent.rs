@@ -42,7 +42,7 @@ pub(crate) struct SubagentOf {
     /// Where what the person allows "for this session" on its cards goes, for the parent.
     pub granted: crate::session::Grants,
     /// A team's subagent: its seat in the tree, and whether it has request options.
-    pub team: Option<(crate::team::Seat, bool)>,
+    pub team: Option<(crate::session::team::Seat, bool)>,
 }
 
 /// A subagent's approvals go to the person, named: the same card and answers as the main agent's.
@@ -99,7 +99,7 @@ pub(crate) struct TaskRun {
     /// Its own checkout, when it was asked for one.
     worktree: Option<Worktree>,
     /// Its place in the team's size and its model's slots, while it runs.
-    seat: Option<crate::team::TaskSeat>,
+    seat: Option<crate::session::team::TaskSeat>,
 }
 
 impl Session {
@@ -131,7 +131,7 @@ impl Session {
 
     /// A `task` call's subagent, made and stored but not started; the error is the call's result.
     pub(crate) fn prepare_task(&self, call_id: &str, args: &Value) -> Result<TaskRun, String> {
-        if self.subagent.is_some() {
+        if self.role.is_subagent() {
             return Err(lembas_permissions::delegation::team_text("only_main"));
         }
         if let Some(refusal) = self.leads_team().and_then(|seat| seat.hub.team().task_refusal()) {
@@ -219,7 +219,7 @@ impl Session {
         let (sender, events) = crate::sink::EventSink::channel();
         let child = Session::create(cfg, ws, sender, Some(of)).map_err(|e| e.to_string())?;
         let background = args.get("background").and_then(Value::as_bool).unwrap_or(false);
-        let seat = self.leads_team().map(|s| crate::team::TaskSeat::take(&s.hub, &child.cfg.model.id));
+        let seat = self.leads_team().map(|s| crate::session::team::TaskSeat::take(&s.hub, &child.cfg.model.id));
         Ok(TaskRun { child, prompt: prompt.to_owned(), label, events, background, worktree, seat })
     }
 }
@@ -373,7 +373,7 @@ fn run_in_background(
     log: lembas_tools::AgentLog,
     id: String,
     parked: ParkedAgents,
-    seat: Option<crate::team::TaskSeat>,
+    seat: Option<crate::session::team::TaskSeat>,
 ) {
     let finisher = log.clone();
     tokio::spawn(async move {

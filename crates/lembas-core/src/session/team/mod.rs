@@ -13,7 +13,6 @@
 
 mod keep;
 mod member;
-pub(crate) mod tools;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -27,7 +26,6 @@ use crate::session::Session;
 
 pub(crate) use keep::{Kept, kept_tree};
 pub(crate) use member::member_tools;
-pub(crate) use tools::main_only;
 
 /// Registers a wait for the team's next change (`Hub::changed`) before anything is looked at, so
 /// a change in between is not missed.

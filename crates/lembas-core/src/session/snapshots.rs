@@ -72,7 +72,7 @@ impl Session {
     /// A turn the person started opens: the files are read now, while the model is asked.
     /// (A subagent's changes are its parent's turn's, which kept the files before it started.)
     pub(crate) async fn snapshot_ahead(&mut self) {
-        if self.subagent.is_some() {
+        if self.role.is_subagent() {
             return;
         }
         // Snapshots use the session's index: one at a time.
@@ -89,7 +89,7 @@ impl Session {
     /// Before the turn's first call that may change the project: the files as they were are
     /// kept (once a turn).
     pub(crate) async fn snapshot_before(&mut self) {
-        let Some(turn) = self.turn_seq.filter(|_| !self.snapshot.taken && self.subagent.is_none()) else {
+        let Some(turn) = self.turn_seq.filter(|_| !self.snapshot.taken && !self.role.is_subagent()) else {
             return;
         };
         self.snapshot.taken = true;
@@ -108,7 +108,7 @@ impl Session {
     pub(crate) async fn snapshot_after(&mut self) {
         // Read as the turn opened and not needed: done with before anything else reads.
         self.settle_snapshots().await;
-        let Some(turn) = self.turn_seq.filter(|_| self.snapshot.taken && self.subagent.is_none()) else {
+        let Some(turn) = self.turn_seq.filter(|_| self.snapshot.taken && !self.role.is_subagent()) else {
             return;
         };
         let (store, id, watch) = (self.snapshots(), self.id.clone(), self.snapshot.watch.clone());

@@ -119,7 +119,7 @@ impl Session {
     /// is made with it — nothing has been sent yet, so that costs nothing; later, what changed is
     /// the next note, unless the model changed it itself.
     pub(crate) async fn take_memory(&mut self) -> Result<(), crate::EngineError> {
-        let Some(link) = self.memory.clone() else { return Ok(()) };
+        let Some(link) = self.role.memory().cloned() else { return Ok(()) };
         let first = self.history.is_empty();
         // The first message in this process, of a new session or a resumed one, waits for the
         // read the session started with.
@@ -158,7 +158,7 @@ impl Session {
     /// After a turn: what the model's own change left counts as told (its tool result said it),
     /// kept with the session; then the memory is read again, for the next message.
     pub(crate) fn reread_memory(&mut self) {
-        let Some(link) = self.memory.clone() else { return };
+        let Some(link) = self.role.memory().cloned() else { return };
         let wrote = link.latest.lock().expect("memory").model_wrote.take();
         if let Some(wrote) = wrote {
             self.state.memory = kept(&wrote);
@@ -314,7 +314,7 @@ pub async fn memory_said(instance: Arc<InstanceMcp>, change: Option<MemoryChange
 impl Session {
     /// The person's memory as a front end asked for it (`/memory`), said when the server answers.
     pub(crate) fn report_memory(&self, change: Option<MemoryChange>) {
-        let Some(link) = self.memory.clone() else {
+        let Some(link) = self.role.memory().cloned() else {
             let reason = format!("There is no memory here: {NO_MEMORY_WHY}.");
             self.emit(Event::Notes { said: NotesSaid::Failed { reason } });
             return;

@@ -1,141 +1,25 @@
-//! A session: its fixed prefix (system prompt and tools), its history, and its state, kept in
-//! the store as it goes.
+//! A session made or reopened — the one constructor for a new and a resumed one, the tools it is
+//! offered — and said to the front ends.
 
 use std::collections::HashSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+use std::sync::Arc;
 
-use lembas_permissions::{Context, Judge};
-use std::sync::{Arc, Mutex};
-
+use lembas_context::note::Told;
 use lembas_context::{IdCounter, Ledger};
 use lembas_model::ToolSchema;
-use lembas_permissions::Mode;
+use lembas_permissions::{Context, Judge};
 use lembas_store::SessionRecord;
 use lembas_tools::{Jobs, Workspace};
-use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc::UnboundedSender;
 
-use crate::Event;
-pub use crate::config::{SessionConfig, local_today};
-use crate::history::Entry;
+use crate::session::history::Entry;
+use crate::session::memory::MemoryLink;
+use crate::session::subagent::SubagentOf;
+use crate::session::team::{Kept, Seat, member_tools};
+use crate::session::{Role, Session, SessionConfig, State};
 use crate::transcript::{repair, stored_history, transcript_of};
-use crate::{EngineError, now_ms};
-use lembas_context::note::Told;
-
-/// What the person allowed for the rest of the session: (tool, pattern), shared with the
-/// session's subagents.
-pub(crate) type Grants = Arc<Mutex<Vec<(String, Option<String>)>>>;
-
-/// What a session keeps besides its messages.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct State {
-    /// A window the server stated when it refused a request for its length.
-    #[serde(default)]
-    pub learned_window: Option<u64>,
-    /// The task to make AGENTS.md was given (once a session).
-    #[serde(default)]
-    pub agents_nudged: bool,
-    pub ledger: Ledger,
-    pub ids: IdCounter,
-    pub told: Told,
-    pub mode: Mode,
-    pub effort: Option<String>,
-    /// Input tokens of the last request: how full the window is.
-    pub last_input: u64,
-    /// What the person allowed for the rest of the session: (tool, pattern).
-    #[serde(default)]
-    pub always: Vec<(String, Option<String>)>,
-    /// The session's plan.
-    #[serde(default)]
-    pub plan: Option<crate::Plan>,
-    /// The mode to return to when a plan made in plan mode is approved.
-    #[serde(default)]
-    pub mode_before_plan: Option<Mode>,
-    /// The MCP servers whose tools are in the session's list, in the order they joined.
-    #[serde(default)]
-    pub mcp_listed: Vec<String>,
-    /// Their instructions, by server.
-    #[serde(default)]
-    pub mcp_instructions: std::collections::BTreeMap<String, String>,
-    /// The models the person named in their own words (`subagents.md` §2), by id: the only
-    /// ones besides the session's own that a subagent may run on. Kept through compaction.
-    #[serde(default)]
-    pub named: Vec<String>,
-    /// What a small window left out of the offer as the session was made.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub offer: Option<crate::fit::Offer>,
-    /// The person's memory as last read from their LLeMbas instance (the prompt's, or newer).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub memory: Option<String>,
-}
-
-/// Where plan mode may write plans in the project at `root`: `.agent/plans`, as plan mode's text
-/// tells the model (`prompts/modes/plan.md`).
-pub(crate) fn plans_dir(root: &Path) -> PathBuf {
-    root.join(".agent").join("plans")
-}
-
-/// A running session.
-pub struct Session {
-    /// This process holds the session: no other lembas appends to it meanwhile.
-    pub(crate) _lock: lembas_store::SessionLock,
-    pub(crate) id: String,
-    pub(crate) title: String,
-    pub(crate) cfg: SessionConfig,
-    pub(crate) ws: Workspace,
-    pub(crate) system_prompt: String,
-    /// The tool list, fixed for the session; shared with every request.
-    pub(crate) tools: Arc<Vec<ToolSchema>>,
-    pub(crate) history: Vec<Entry>,
-    pub(crate) state: State,
-    pub(crate) events: crate::sink::EventSink,
-    /// Words the person added while a turn runs, delivered at the next step.
-    pub(crate) steer: Arc<Mutex<Vec<String>>>,
-    /// The output of commands the person ran themselves (`!`), for the next prompt.
-    pub(crate) person_ran: Vec<lembas_protocol::Attachment>,
-    /// How many commands the person ran themselves (their calls' ids).
-    pub(crate) person_runs: u64,
-    /// Settings changed while a turn runs (mode, model, effort, title), applied at the next step.
-    pub(crate) changes: Arc<Mutex<Vec<lembas_protocol::Submission>>>,
-    pub(crate) fresh: bool,
-    pub(crate) judge: Judge,
-    pub(crate) jobs: Jobs,
-    /// Tokens the running prompt has used so far (for its budget).
-    pub(crate) prompt_tokens: u64,
-    /// Tokens over the running prompt's requests, for its `Done`.
-    pub(crate) turn_usage: crate::TurnUsage,
-    /// Background subagents that reported, kept for `job_send` to wake (by job id).
-    pub(crate) parked: crate::subagent::ParkedAgents,
-    /// The effort levels front ends were last told of (when they narrowed).
-    pub(crate) levels_told: Option<Vec<String>>,
-    /// The limit that ended the last prompt (`loop.json` `budgets.limit` keys), if one did.
-    pub(crate) stopped_by: Option<&'static str>,
-    /// Instruction files below the start directory already handed to the model.
-    pub(crate) nearby_seen: HashSet<PathBuf>,
-    /// How many jobs, and of them subagents, the front ends were last told run (an
-    /// `Event::Jobs` goes out on a change).
-    pub(crate) jobs_told: Mutex<(usize, usize)>,
-    /// The MCP hub's generation last looked at (a change may mean a server connected).
-    pub(crate) mcp_seen: u64,
-    /// The MCP servers whose failure the front ends were told of.
-    pub(crate) mcp_failures_told: HashSet<String>,
-    /// Whom this session works for, when it is a subagent's.
-    pub(crate) subagent: Option<crate::subagent::SubagentOf>,
-    /// Where the running turn the person started began (the checkpoint its snapshots are
-    /// kept under, for an undo).
-    /// The SessionStart hooks ran for this session in this process.
-    pub(crate) hooks_started: bool,
-    pub(crate) turn_seq: Option<i64>,
-    /// How far this turn's snapshot went.
-    pub(crate) snapshot: crate::snapshots::TurnSnapshot,
-    /// What the person allowed "for this session" on a subagent's card, for the session itself
-    /// to take up (the subagent has it at once; the session at its next step).
-    pub(crate) granted: Grants,
-    /// Its seat in a team: the main agent's when the team is offered, a subagent's of the team.
-    pub(crate) team: Option<crate::team::Seat>,
-    /// The person's memory on their LLeMbas instance, as the session reads it.
-    pub(crate) memory: Option<crate::memory::MemoryLink>,
-}
+use crate::{EngineError, Event, now_ms};
 
 /// What makes a session this one: what [`Session::assemble`] is given.
 struct Parts {
@@ -151,24 +35,7 @@ struct Parts {
     events: crate::sink::EventSink,
     /// Not yet given a title from the person's first words.
     fresh: bool,
-    subagent: Option<crate::subagent::SubagentOf>,
-    team: Option<crate::team::Seat>,
-}
-
-impl Drop for Session {
-    fn drop(&mut self) {
-        // The session's background commands end with it, and its team.
-        self.jobs.stop_all();
-        if let Some(seat) = self.leads_team() {
-            seat.hub.close();
-        }
-    }
-}
-
-impl std::fmt::Debug for Session {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Session").field("id", &self.id).field("title", &self.title).finish_non_exhaustive()
-    }
+    role: Role,
 }
 
 impl Session {
@@ -206,7 +73,7 @@ impl Session {
         cfg: SessionConfig,
         ws: Workspace,
         events: crate::sink::EventSink,
-        subagent: Option<crate::subagent::SubagentOf>,
+        subagent: Option<SubagentOf>,
     ) -> Result<Session, EngineError> {
         let state = State {
             learned_window: None,
@@ -248,7 +115,7 @@ impl Session {
                 tools.retain(|t| only.contains(&t.name));
             }
             if let Some((_, may_request)) = &of.team {
-                tools.extend(crate::team::member_tools(*may_request).into_iter().filter_map(def).map(|d| ToolSchema {
+                tools.extend(member_tools(*may_request).into_iter().filter_map(def).map(|d| ToolSchema {
                     name: d.name.clone(),
                     description: d.description.clone(),
                     parameters: d.parameters.clone(),
@@ -256,16 +123,17 @@ impl Session {
             }
         }
         let id = uuid::Uuid::now_v7().to_string();
-        let team = match &subagent {
-            Some(of) => of.team.as_ref().map(|(seat, _)| seat.clone()),
-            None if crate::handlers::offers(&tools, "team_add") => {
-                Some(crate::team::Seat::lead(&cfg, &events, &id, None))
-            }
-            None => None,
+        let title = subagent.as_ref().map_or_else(|| "New session".into(), |s| s.label.clone());
+        let role = match subagent {
+            Some(of) => Role::Subagent(of),
+            None => Role::Main {
+                team: crate::handlers::offers(&tools, "team_add").then(|| Seat::lead(&cfg, &events, &id, None)),
+                memory: None,
+            },
         };
         let mut session = Session::assemble(Parts {
             lock: cfg.store.lock_session(&id)?,
-            title: subagent.as_ref().map_or_else(|| "New session".into(), |s| s.label.clone()),
+            title,
             id,
             ws,
             system_prompt: String::new(),
@@ -273,21 +141,20 @@ impl Session {
             history: Vec::new(),
             state,
             events,
-            fresh: subagent.is_none(),
-            subagent,
-            team,
+            fresh: !role.is_subagent(),
+            role,
             cfg,
         });
         // The servers connected by now are in the first list and the prompt (context.md §10
         // rule 4); the front end waited up to `mcp_wait_ms` for them.
-        if session.subagent.is_none() {
+        if !session.role.is_subagent() {
             for words in session.cfg.said.clone() {
                 session.note_named(&words);
             }
         }
         session.adopt_mcp_servers();
         session.remake_prompt(None);
-        if session.subagent.is_none() {
+        if !session.role.is_subagent() {
             session.state.offer = session.fit_the_window();
         }
         let now = now_ms();
@@ -302,7 +169,7 @@ impl Session {
             system_prompt: session.system_prompt.clone(),
             tools: serde_json::to_string(&session.tools).expect("tools serialize"),
             state: session.state_value().to_string(),
-            parent: session.subagent.as_ref().map(|s| s.parent.clone()),
+            parent: session.role.subagent().map(|s| s.parent.clone()),
         })?;
         Ok(session)
     }
@@ -310,9 +177,10 @@ impl Session {
     /// The one constructor: a session from what makes it this session; the rest (what a turn
     /// builds up as it runs) starts empty, the same for a new session and a resumed one.
     fn assemble(parts: Parts) -> Session {
-        let Parts { lock, id, title, cfg, ws, system_prompt, tools, history, state, events, fresh, subagent, team } =
-            parts;
-        let memory = crate::memory::MemoryLink::for_session(&cfg, &id);
+        let Parts { lock, id, title, cfg, ws, system_prompt, tools, history, state, events, fresh, mut role } = parts;
+        if let Role::Main { memory, .. } = &mut role {
+            *memory = MemoryLink::for_session(&cfg, &id);
+        }
         let mut session = Session {
             _lock: lock,
             jobs: Jobs::new(cfg.jobs_dir.join(&id)),
@@ -339,13 +207,11 @@ impl Session {
             jobs_told: Default::default(),
             mcp_seen: 0,
             mcp_failures_told: HashSet::new(),
-            subagent,
             turn_seq: None,
             hooks_started: false,
             snapshot: Default::default(),
             granted: Arc::default(),
-            team,
-            memory,
+            role,
             cfg,
         };
         session.judge = session.make_judge();
@@ -353,7 +219,7 @@ impl Session {
     }
 
     /// A stored session, exactly as it was: its system prompt, tools and history unchanged, and
-    /// its team as it was kept (`team/keep.rs`).
+    /// its team as it was kept (`session/team/keep.rs`).
     pub fn resume(
         cfg: SessionConfig,
         id: &str,
@@ -367,7 +233,7 @@ impl Session {
         cfg: SessionConfig,
         id: &str,
         events: crate::sink::EventSink,
-        subagent: Option<crate::subagent::SubagentOf>,
+        subagent: Option<SubagentOf>,
     ) -> Result<Session, EngineError> {
         let store = cfg.store.clone();
         let record = store.session(id)?.ok_or_else(|| EngineError::NoSession(id.to_owned()))?;
@@ -384,14 +250,14 @@ impl Session {
         // A resumed session is asked with its own mode unless the person set another.
         state.mode = cfg.bounded(cfg.mode);
         let mut kept = None;
-        let team = match &subagent {
-            Some(of) => of.team.as_ref().map(|(seat, _)| seat.clone()),
+        let role = match subagent {
+            Some(of) => Role::Subagent(of),
             None if crate::handlers::offers(&tools, "team_add") => {
-                let (team, rest) = crate::team::Kept::load(&store, &record.id, &events).map(|k| k.into_team()).unzip();
+                let (team, rest) = Kept::load(&store, &record.id, &events).map(|k| k.into_team()).unzip();
                 kept = rest;
-                Some(crate::team::Seat::lead(&cfg, &events, &record.id, team))
+                Role::Main { team: Some(Seat::lead(&cfg, &events, &record.id, team)), memory: None }
             }
-            None => None,
+            None => Role::Main { team: None, memory: None },
         };
         let mut session = Session::assemble(Parts {
             lock,
@@ -405,10 +271,9 @@ impl Session {
             state,
             events,
             fresh: false,
-            subagent,
-            team,
+            role,
         });
-        if session.cfg.model.id != record.model && session.subagent.is_none() {
+        if session.cfg.model.id != record.model && !session.role.is_subagent() {
             // Resumed on another model: that is a move, made the one way moves are made. (A
             // team subagent reopened keeps its tool list: its requests go to the model the tree
             // gives it.)
@@ -419,22 +284,6 @@ impl Session {
             session.reopen_team(rest);
         }
         Ok(session)
-    }
-
-    pub fn id(&self) -> &str {
-        &self.id
-    }
-
-    pub fn title(&self) -> &str {
-        &self.title
-    }
-
-    pub fn mode(&self) -> Mode {
-        self.state.mode
-    }
-
-    pub fn model_id(&self) -> &str {
-        &self.cfg.model.id
     }
 
     /// The conversation so far as events (a client that opens the session draws it): the
@@ -480,29 +329,21 @@ impl Session {
         }
     }
 
-    pub fn workspace(&self) -> &Workspace {
-        &self.ws
-    }
-
-    /// Words to add to the running turn at its next step.
-    pub fn steer_handle(&self) -> Arc<Mutex<Vec<String>>> {
-        self.steer.clone()
-    }
-
-    pub(crate) fn emit(&self, event: Event) {
-        let _ = self.events.send(event);
-    }
-
-    /// The engine's state as the store keeps it: a JSON value, never written out as text and
-    /// parsed back at every step.
-    pub(crate) fn state_value(&self) -> serde_json::Value {
-        serde_json::to_value(&self.state).expect("state serializes")
-    }
-
-    /// The model's window: the server's word, else the configuration's, else what a refusal for
-    /// length stated; `None` when nobody said (`quirks.json` `no-context-length`: never assume).
-    pub(crate) fn window(&self) -> Option<u64> {
-        self.cfg.model.context.or(self.cfg.context_window).or(self.state.learned_window)
+    /// Says the custom agents this session may start.
+    pub(crate) fn report_agent_files(&self) {
+        let agents = self
+            .cfg
+            .agent_files
+            .iter()
+            .map(|a| lembas_protocol::agents::AgentFileInfo {
+                name: a.name.clone(),
+                description: a.description.clone(),
+                tools: a.tools.clone(),
+                mode: a.mode.clone(),
+                file: a.file.display().to_string(),
+            })
+            .collect();
+        self.emit(Event::AgentFiles { agents });
     }
 }
 
