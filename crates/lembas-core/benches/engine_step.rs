@@ -11,8 +11,8 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use lembas_core::{DoneReason, Session, SessionConfig};
-use lembas_model::{CancellationToken, ClientConfig, ModelClient};
+use lembas_core::{Command, DoneReason, Event, Host, OpenSession, Opened, SessionConfig, Start};
+use lembas_model::{ClientConfig, ModelClient};
 use lembas_models::ModelInfo;
 use lembas_permissions::Mode;
 use lembas_store::Store;
@@ -55,29 +55,29 @@ fn main() {
         let client = ModelClient::new(ClientConfig::new(server.base_url())).unwrap();
         let model = ModelInfo { id: "fake-model".into(), context: Some(10_000_000), efforts: Some(vec![]), ..Default::default() };
         let jobs = dir.path().join("jobs");
-        let mut cfg = SessionConfig::new(store, client, model, Mode::Auto, jobs, Some(10_000_000));
+        let mut cfg = SessionConfig::new(store.clone(), client, model, Mode::Auto, jobs, Some(10_000_000));
         cfg.max_steps = STEPS as u32 + 10;
         cfg.compact_at = 0.95;
         cfg.today = Arc::new(|| "2026-12-02".to_owned());
-        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<lembas_core::Said>();
-        // When each step began, to see whether a step costs more as the session grows.
-        let drain = tokio::spawn(async move {
-            let mut steps = Vec::with_capacity(STEPS + 1);
-            while let Some(said) = rx.recv().await {
-                if matches!(said.event, lembas_core::Event::Step { .. }) {
-                    steps.push(Instant::now());
-                }
-            }
-            steps
-        });
         let before = rss_kb("VmRSS:");
-        let mut session = Session::start(cfg, &root, &root, tx).unwrap();
-        let start = Instant::now();
-        let done = session.prompt("walk the project", &CancellationToken::new()).await;
-        let elapsed = start.elapsed();
+        let host = Host::new(store);
+        let start = Start::New { root: root.clone(), cwd: root.clone() };
+        let Opened { handle, mut events } = host.open(OpenSession { cfg, start, attended: false }).unwrap();
+        let began = Instant::now();
+        let asked = handle.send(Command::prompt("walk the project")).unwrap();
+        // When each step began, to see whether a step costs more as the session grows.
+        let mut steps = Vec::with_capacity(STEPS + 1);
+        let done = loop {
+            let said = events.recv().await.expect("the session is open");
+            match said.event {
+                Event::Step { .. } => steps.push(Instant::now()),
+                Event::Done { reason, .. } if said.submission.as_ref() == Some(&asked) => break reason,
+                _ => {}
+            }
+        };
+        let elapsed = began.elapsed();
         assert_eq!(done, DoneReason::Answered);
-        drop(session);
-        let steps = drain.await.unwrap_or_default();
+        handle.close().await;
         // The mean step around the 200th and around the 1,000th.
         let mean_ms = |from: usize, to: usize| {
             let to = to.min(steps.len().saturating_sub(1));

@@ -14,8 +14,8 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use lembas_core::{DoneReason, Session, SessionConfig};
-use lembas_model::{CancellationToken, ClientConfig, ModelClient};
+use lembas_core::{Command, DoneReason, Event, Host, OpenSession, Opened, SessionConfig, Start};
+use lembas_model::{ClientConfig, ModelClient};
 use lembas_models::ModelInfo;
 use lembas_permissions::Mode;
 use lembas_store::Store;
@@ -56,9 +56,19 @@ async fn measure(run: &Run) {
         SessionConfig::new(store.clone(), client, model, Mode::Auto, dir.path().join("jobs"), Some(10_000_000));
     cfg.compact_at = 0.95;
     cfg.today = Arc::new(|| "2026-12-03".to_owned());
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let drain = tokio::spawn(async move { while rx.recv().await.is_some() {} });
-    let mut session = Session::start(cfg, &root, &root, tx).unwrap();
+    let host = Host::new(store.clone());
+    let start = Start::New { root: root.clone(), cwd: root.clone() };
+    let Opened { handle, mut events } = host.open(OpenSession { cfg, start, attended: false }).unwrap();
+    // What the session says under `command`, up to what ends it.
+    let mut carry = async |command: Command, ends: fn(&Event) -> bool| -> Event {
+        let asked = handle.send(command).expect("the session is open");
+        loop {
+            let said = events.recv().await.expect("the session is open");
+            if said.submission.as_ref() == Some(&asked) && ends(&said.event) {
+                break said.event;
+            }
+        }
+    };
     let turns = run.steps / STEPS_PER_TURN;
     let tenth = turns / 10;
     let (mut early, mut late) = (std::time::Duration::ZERO, std::time::Duration::ZERO);
@@ -70,8 +80,9 @@ async fn measure(run: &Run) {
         server.push(Scripted::tool_call("list", json!({"path": "src"})));
         server.push(Scripted::text(format!("Turn {turn}: m{n}.rs defines f{n}, which answers {n}.")));
         let writing = store.write_time();
-        let done = session.prompt(&format!("what does m{n}.rs define? (turn {turn})"), &CancellationToken::new()).await;
-        assert_eq!(done, DoneReason::Answered);
+        let words = format!("what does m{n}.rs define? (turn {turn})");
+        let done = carry(Command::prompt(words), |e| matches!(e, Event::Done { .. })).await;
+        assert!(matches!(done, Event::Done { reason: DoneReason::Answered, .. }), "{done:?}");
         let spent = store.write_time() - writing;
         if turn < tenth {
             early += spent;
@@ -80,12 +91,13 @@ async fn measure(run: &Run) {
         }
         if run.compact_every.is_some_and(|every| (turn + 1) % every == 0) {
             server.push(Scripted::text(format!("Up to turn {turn} the model read the project's modules.")));
-            session.compact(&CancellationToken::new()).await.unwrap();
+            let compacted =
+                carry(Command::Compact, |e| matches!(e, Event::Compacted { .. } | Event::Error { .. })).await;
+            assert!(matches!(compacted, Event::Compacted { .. }), "{compacted:?}");
         }
     }
     let elapsed = started.elapsed();
-    drop(session);
-    let _ = drain.await;
+    handle.close().await;
     drop(store);
 
     // The write-ahead log folded in first: its size is a cache's, not the session's.

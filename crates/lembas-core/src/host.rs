@@ -19,8 +19,9 @@ use lembas_store::Store;
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 
 use crate::asks::HostAsks;
+use crate::session::Session;
 use crate::sink::EventSink;
-use crate::{EngineError, Session, SessionConfig};
+use crate::{EngineError, SessionConfig};
 
 /// Which session to open.
 #[derive(Debug, Clone)]

@@ -1,7 +1,8 @@
 //! The engine: runs a session's turns and says what happens as events.
 //!
-//! Every front end — headless, the terminal UI, the ACP server — drives the same [`Session`]
-//! and renders the same [`Event`]s; none reaches into its internals.
+//! Every front end — headless, the terminal UI, the ACP server — opens sessions through the same
+//! [`Host`], sends them [`Command`]s and renders the same [`Event`]s; a session itself is private
+//! to the engine (its own tests drive it through the host too).
 //!
 //! What it keeps to, from the spec:
 //! - **The still prefix** (`context.md` §10): the system prompt is made once per session, stored,
@@ -67,9 +68,8 @@ pub use lembas_tools::{EditorFiles, SkillPlaces};
 pub use mcp::connect_mcp;
 pub use opener::{Opener, ProjectOf, ProjectSetup, RootOf};
 pub use prompt::{Instruction, PromptParts, instructions, system_prompt, title_from};
-pub use session::{Session, SessionConfig, local_today};
+pub use session::{SessionConfig, local_today};
 pub use transcript::stored_transcript;
-pub use undo::Undone;
 
 /// Checks a team size setting against the bounds (`team.md` §2): refused with them, never
 /// clamped.

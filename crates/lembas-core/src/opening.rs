@@ -11,14 +11,13 @@ use lembas_model::ToolSchema;
 use lembas_permissions::{Context, Judge};
 use lembas_store::SessionRecord;
 use lembas_tools::{Jobs, Workspace};
-use tokio::sync::mpsc::UnboundedSender;
 
 use crate::session::history::Entry;
 use crate::session::memory::MemoryLink;
 use crate::session::subagent::SubagentOf;
 use crate::session::team::{Kept, Seat, member_tools};
 use crate::session::{Role, Session, SessionConfig, State};
-use crate::transcript::{repair, stored_history, transcript_of};
+use crate::transcript::{repair, stored_history};
 use crate::{EngineError, Event, now_ms};
 
 /// What makes a session this one: what [`Session::assemble`] is given.
@@ -40,17 +39,7 @@ struct Parts {
 
 impl Session {
     /// A new session in the project at `root`, started in `started`, saying its events to
-    /// `events`.
-    pub fn start(
-        cfg: SessionConfig,
-        root: &Path,
-        started: &Path,
-        events: UnboundedSender<lembas_protocol::Said>,
-    ) -> Result<Session, EngineError> {
-        Session::start_saying(cfg, root, started, crate::sink::EventSink::new(events))
-    }
-
-    /// [`Session::start`], into a sink the host marks with what it carries out.
+    /// `events` (a sink the host marks with what it carries out).
     pub(crate) fn start_saying(
         cfg: SessionConfig,
         root: &Path,
@@ -218,17 +207,9 @@ impl Session {
         session
     }
 
-    /// A stored session, exactly as it was: its system prompt, tools and history unchanged, and
-    /// its team as it was kept (`session/team/keep.rs`).
-    pub fn resume(
-        cfg: SessionConfig,
-        id: &str,
-        events: UnboundedSender<lembas_protocol::Said>,
-    ) -> Result<Session, EngineError> {
-        Session::reopen(cfg, id, crate::sink::EventSink::new(events), None)
-    }
-
-    /// A stored session reopened: the person's own, or a team subagent's working for another.
+    /// A stored session reopened, exactly as it was (its system prompt, tools and history unchanged,
+    /// its team as it was kept, `session/team/keep.rs`): the person's own, or a team subagent's
+    /// working for another.
     pub(crate) fn reopen(
         cfg: SessionConfig,
         id: &str,
@@ -284,12 +265,6 @@ impl Session {
             session.reopen_team(rest);
         }
         Ok(session)
-    }
-
-    /// The conversation so far as events (a client that opens the session draws it): the
-    /// person's words without their notes, replies, reasoning, tool calls and their results.
-    pub fn transcript(&self) -> Vec<Event> {
-        transcript_of(&self.history)
     }
 
     /// Says which session this is (an `Event::Session`), for a front end that shows it.

@@ -9,7 +9,8 @@ use lembas_tools::{Jobs, Sandbox, SandboxHidden, SandboxPlaces, SandboxReach, To
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::{Approval, ApprovalRequest, Approver, Session, SessionConfig};
+use crate::session::Session;
+use crate::{Approval, ApprovalRequest, Approver, SessionConfig};
 
 /// How far a command may write in `mode`, and whether the person approved it.
 pub(crate) fn reach(mode: Mode, approved: bool) -> SandboxReach {

@@ -14,12 +14,6 @@ use crate::session::history::Entry;
 use crate::{DoneReason, EngineError, Event, now_ms};
 
 impl Session {
-    /// Runs one prompt to its end and says how it ended. Everything it does is said as events;
-    /// everything answered is stored as it goes.
-    pub async fn prompt(&mut self, words: &str, cancel: &CancellationToken) -> DoneReason {
-        self.turn(words, &[], false, cancel).await.0
-    }
-
     /// The same, with what the person attached.
     pub async fn prompt_with(
         &mut self,

@@ -2,13 +2,12 @@
 
 use std::sync::Arc;
 
-use lembas_core::{DoneReason, Event, Session};
+use lembas_core::{Command, DoneReason, Event};
 use lembas_model::CancellationToken;
 use lembas_models::ModelInfo;
 use lembas_permissions::Mode;
 use lembas_testkit::Scripted;
 use serde_json::json;
-use tokio::sync::mpsc::unbounded_channel;
 
 mod common;
 use common::*;
@@ -22,7 +21,7 @@ async fn a_turn_reads_edits_runs_a_command_and_answers_keeping_the_prefix() {
         Scripted::text("Fixed: add now adds.").with_usage(900, 12, 850),
     ])
     .await;
-    let (mut session, mut rx) = h.start(Mode::Auto);
+    let mut session = h.start(Mode::Auto);
     let done = session.prompt("fix add", &CancellationToken::new()).await;
     assert_eq!(done, DoneReason::Answered);
     assert_eq!(
@@ -95,7 +94,7 @@ async fn a_turn_reads_edits_runs_a_command_and_answers_keeping_the_prefix() {
     // The turn's reasoning goes back with its assistant message.
     assert_eq!(requests[1]["messages"][2]["reasoning_content"], "Look at the code first.");
 
-    let events = drain(&mut rx);
+    let events = session.drain();
     assert!(events.iter().any(|e| matches!(e, Event::Usage { cached: Some(850), .. })));
     assert!(
         matches!(events.last(), Some(Event::Done { reason: DoneReason::Answered, text, steps: 4, .. }) if text == "Fixed: add now adds.")
@@ -124,7 +123,7 @@ async fn reasoning_is_sent_back_only_in_its_turn_and_notes_follow_the_date() {
         Scripted::text("Two."),
     ])
     .await;
-    let (mut session, _rx) = h.start(Mode::Edit);
+    let mut session = h.start(Mode::Edit);
     session.prompt("first", &CancellationToken::new()).await;
     *h.today.lock().unwrap() = "2026-12-03".into();
     session.prompt("second", &CancellationToken::new()).await;
@@ -144,7 +143,7 @@ async fn unchanged_rereads_are_stubs_and_parallel_calls_answer_in_order() {
         Scripted::text("Done."),
     ])
     .await;
-    let (mut session, _rx) = h.start(Mode::Manual);
+    let mut session = h.start(Mode::Manual);
     session.prompt("look", &CancellationToken::new()).await;
     let results = tool_results(&h.server.chat_requests()[2]);
     assert!(results[0].starts_with("[#0001 src/lib.rs"));
@@ -165,7 +164,7 @@ async fn bad_calls_are_answered_as_errors_and_the_turn_goes_on() {
         Scripted::text("Sorry."),
     ])
     .await;
-    let (mut session, _rx) = h.start(Mode::Auto);
+    let mut session = h.start(Mode::Auto);
     assert_eq!(session.prompt("go", &CancellationToken::new()).await, DoneReason::Answered);
     let results = tool_results(&h.server.chat_requests()[1]);
     assert!(results[0].starts_with("[#0001]\nThe arguments of this call are not valid JSON"));
@@ -182,7 +181,7 @@ async fn with_nobody_to_ask_what_would_be_asked_is_refused_and_the_model_told() 
         Scripted::text("I could not."),
     ])
     .await;
-    let (mut session, mut rx) = h.start(Mode::Manual);
+    let mut session = h.start(Mode::Manual);
     session.prompt("try", &CancellationToken::new()).await;
     let requests = h.server.chat_requests();
     assert!(requests[0]["messages"][0]["content"].as_str().unwrap().contains("Nobody is watching this session"));
@@ -190,7 +189,7 @@ async fn with_nobody_to_ask_what_would_be_asked_is_refused_and_the_model_told() 
     assert!(results[0].contains("needs the person's approval, and nobody is here to give it"));
     assert!(results[1].contains("needs the person's approval"));
     assert!(!h.root.join("hacked").exists() && !h.root.join("new.txt").exists());
-    assert_eq!(drain(&mut rx).iter().filter(|e| matches!(e, Event::ToolDenied { .. })).count(), 2);
+    assert_eq!(session.drain().iter().filter(|e| matches!(e, Event::ToolDenied { .. })).count(), 2);
 }
 
 #[tokio::test]
@@ -200,7 +199,7 @@ async fn plan_mode_refuses_an_edit_with_the_spec_text() {
         Scripted::text("Planned."),
     ])
     .await;
-    let (mut session, _rx) = h.start(Mode::Plan);
+    let mut session = h.start(Mode::Plan);
     session.prompt("plan it", &CancellationToken::new()).await;
     let results = tool_results(&h.server.chat_requests()[1]);
     assert_eq!(results[0], format!("[#0001]\n{}", lembas_spec::modes().modes["plan"].refused.clone().unwrap()));
@@ -215,8 +214,7 @@ async fn the_step_backstop_ends_with_the_wrap_up_and_runs_no_call_from_it() {
     ])
     .await;
     h.server.push(Scripted::text("Listed twice; nothing else done."));
-    let (tx, mut rx) = unbounded_channel();
-    let mut session = Session::start(h.config(Mode::Auto, 2), &h.root, &h.root, tx).unwrap();
+    let mut session = h.start_with(h.config(Mode::Auto, 2));
     // Replace the third scripted reply: the wrap-up answers with text (its calls would not run).
     assert_eq!(session.prompt("list things", &CancellationToken::new()).await, DoneReason::Limit);
     let requests = h.server.chat_requests();
@@ -230,7 +228,7 @@ async fn the_step_backstop_ends_with_the_wrap_up_and_runs_no_call_from_it() {
         "The step limit for this prompt has been reached and the tools have been withdrawn. Answer now from what you have: what is done, what is not, and what would come next."
     );
     assert!(!h.root.join("late.txt").exists());
-    assert!(drain(&mut rx).iter().any(|e| matches!(e, Event::Done { reason: DoneReason::Limit, .. })));
+    assert!(session.drain().iter().any(|e| matches!(e, Event::Done { reason: DoneReason::Limit, .. })));
 }
 
 #[tokio::test]
@@ -241,14 +239,13 @@ async fn a_resumed_session_sends_its_stored_prefix_unchanged() {
         Scripted::text("Still subtracts."),
     ])
     .await;
-    let (mut session, _rx) = h.start(Mode::Edit);
+    let mut session = h.start(Mode::Edit);
     session.prompt("what does add do?", &CancellationToken::new()).await;
     let id = session.id().to_owned();
     drop(session);
     // The instructions change on disk; the resumed session's prompt does not.
     std::fs::write(h.root.join("AGENTS.md"), "Something else.\n").unwrap();
-    let (tx, _rx) = unbounded_channel();
-    let mut resumed = Session::resume(h.config(Mode::Edit, 50), &id, tx).unwrap();
+    let mut resumed = h.resume(h.config(Mode::Edit, 50), &id);
     resumed.prompt("and now?", &CancellationToken::new()).await;
     let requests = h.server.chat_requests();
     assert_prefix_kept(&requests);
@@ -269,7 +266,7 @@ async fn compaction_asks_in_the_same_conversation_then_starts_afresh_with_the_ta
         Scripted::text("Next."),
     ])
     .await;
-    let (mut session, mut rx) = h.start(Mode::Edit);
+    let mut session = h.start(Mode::Edit);
     session.prompt("read lib", &CancellationToken::new()).await;
     session.compact(&CancellationToken::new()).await.unwrap();
     session.prompt("go on", &CancellationToken::new()).await;
@@ -288,7 +285,7 @@ async fn compaction_asks_in_the_same_conversation_then_starts_afresh_with_the_ta
     let summary = after[1]["content"].as_str().unwrap();
     assert!(summary.contains("The person asked about add"));
     assert!(summary.contains("## Files read before this summary") && summary.contains("| src/lib.rs | 1-3 of 3 |"));
-    assert!(drain(&mut rx).iter().any(|e| matches!(e, Event::Compacted { .. })));
+    assert!(session.drain().iter().any(|e| matches!(e, Event::Compacted { .. })));
     // Read back, the session is the whole conversation: what the summary took over from, where
     // it did, and what came after.
     let said = lembas_core::stored_transcript(&h.store, session.id()).unwrap();
@@ -308,7 +305,7 @@ async fn recall_shows_a_capped_output_in_full() {
         Scripted::text("ok"),
     ])
     .await;
-    let (mut session, _rx) = h.start(Mode::Auto);
+    let mut session = h.start(Mode::Auto);
     session.prompt("count", &CancellationToken::new()).await;
     let results = tool_results(&h.server.chat_requests()[2]);
     assert!(results[0].contains("[700 lines elided, full output #0001]"), "{}", &results[0][..200]);
@@ -318,9 +315,9 @@ async fn recall_shows_a_capped_output_in_full() {
 #[tokio::test]
 async fn a_failed_model_ends_the_prompt_with_the_servers_words() {
     let h = Harness::new(vec![Scripted::status(400, r#"{"error":{"message":"model not loaded"}}"#)]).await;
-    let (mut session, mut rx) = h.start(Mode::Edit);
+    let mut session = h.start(Mode::Edit);
     assert_eq!(session.prompt("hi", &CancellationToken::new()).await, DoneReason::Failed);
-    let events = drain(&mut rx);
+    let events = session.drain();
     assert!(events.iter().any(|e| matches!(e, Event::Error { message } if message.contains("model not loaded"))));
     assert!(events.iter().any(|e| matches!(e, Event::Phase { progress: Some(p) } if p.phase.name() == "failed")));
 }
@@ -439,7 +436,7 @@ async fn a_job_that_ends_mid_turn_is_delivered_at_the_next_step() {
         Scripted::text("Built."),
     ])
     .await;
-    let (mut session, _rx) = h.start(Mode::Auto);
+    let mut session = h.start(Mode::Auto);
     session.prompt("build it", &CancellationToken::new()).await;
     let last = h.server.chat_requests()[2]["messages"].as_array().unwrap().clone();
     let note = last.iter().rev().find(|m| m["role"] == "user").unwrap()["content"].as_str().unwrap().to_owned();
@@ -461,14 +458,16 @@ async fn settling_waits_for_jobs_and_wakes_the_session_with_their_note() {
         Scripted::text("The job finished."),
     ])
     .await;
-    let (mut session, mut rx) = h.start(Mode::Auto);
+    let mut session = h.start(Mode::Auto);
     let cancel = CancellationToken::new();
     assert_eq!(session.prompt("start it", &cancel).await, DoneReason::Answered);
-    assert_eq!(session.settle(&cancel, std::time::Duration::from_secs(60)).await, Some(DoneReason::Answered));
+    // The job's end wakes the session with its note, nobody asking.
+    let woke = session.until(std::time::Duration::from_secs(60), |e| matches!(e, Event::Done { .. })).await;
+    assert!(matches!(woke.last(), Some(Event::Done { reason: DoneReason::Answered, .. })));
     let woke = &h.server.chat_requests()[2]["messages"];
     let last = woke.as_array().unwrap().last().unwrap();
     assert!(last["content"].as_str().unwrap().starts_with("[A background job you started has finished:]"));
-    assert!(drain(&mut rx).iter().any(|e| matches!(e, Event::Prompt { machine: true, .. })));
+    assert!(session.drain().iter().any(|e| matches!(e, Event::Prompt { machine: true, .. })));
 }
 
 #[tokio::test]
@@ -479,23 +478,23 @@ async fn a_job_that_ends_between_turns_wakes_an_open_session() {
         Scripted::text("It finished."),
     ])
     .await;
-    let (mut session, mut rx) = h.start(Mode::Auto);
+    let mut session = h.start(Mode::Auto);
     let wait = std::time::Duration::from_millis(100);
-    assert!(tokio::time::timeout(wait, session.job_ended()).await.is_err(), "no job runs: nothing to wait for");
+    assert_eq!(session.said_within(wait).await, None, "no job runs: nothing wakes it");
     let cancel = CancellationToken::new();
     assert_eq!(session.prompt("start it", &cancel).await, DoneReason::Answered);
-    assert!(drain(&mut rx).iter().any(|e| matches!(e, Event::Jobs { running: 1, .. })));
+    assert!(session.drain().iter().any(|e| matches!(e, Event::Jobs { running: 1, .. })));
 
-    tokio::time::timeout(std::time::Duration::from_secs(10), session.job_ended()).await.expect("the job's end");
-    assert_eq!(session.deliver_job_notes(&cancel).await, Some(DoneReason::Answered));
-    let events = drain(&mut rx);
+    let woke = session.until(std::time::Duration::from_secs(10), |e| matches!(e, Event::Done { .. })).await;
+    assert!(matches!(woke.last(), Some(Event::Done { reason: DoneReason::Answered, .. })));
+    let events = session.drain();
     assert!(events.iter().any(|e| matches!(e, Event::Jobs { running: 0, .. })));
     assert!(events.iter().any(|e| matches!(e, Event::Prompt { machine: true, .. })));
     let woke = h.server.chat_requests()[2]["messages"].as_array().unwrap().clone();
     assert!(
         woke.last().unwrap()["content"].as_str().unwrap().starts_with("[A background job you started has finished:]")
     );
-    assert_eq!(session.deliver_job_notes(&cancel).await, None, "each note is delivered once");
+    assert_eq!(session.said_within(std::time::Duration::from_millis(500)).await, None, "each note is delivered once");
 }
 
 struct PlanApprover;
@@ -538,7 +537,7 @@ async fn the_plan_is_written_with_ids_and_submitted_only_in_plan_mode() {
         Scripted::text("Planned."),
     ])
     .await;
-    let (mut session, mut rx) = h.start(Mode::Edit);
+    let mut session = h.start(Mode::Edit);
     session.prompt("plan", &CancellationToken::new()).await;
     let results = tool_results(&h.server.chat_requests()[3]);
     assert_eq!(results[0], "[#0001]\nPlan: Work\n\n1. Work\n   [x] 1.1 read\n   [ ] 1.2 fix");
@@ -547,7 +546,7 @@ async fn the_plan_is_written_with_ids_and_submitted_only_in_plan_mode() {
         results[2],
         "[#0003]\nNot in plan mode: plan_submit is how a plan made in plan mode is put to the person for approval. Carry on with the work; keep the plan current with plan_update."
     );
-    assert_eq!(drain(&mut rx).iter().filter(|e| matches!(e, Event::Plan { .. })).count(), 2);
+    assert_eq!(session.drain().iter().filter(|e| matches!(e, Event::Plan { .. })).count(), 2);
 }
 
 #[tokio::test]
@@ -565,11 +564,9 @@ async fn an_approved_plan_ends_plan_mode_and_questions_reach_the_person() {
     .await;
     let mut cfg = h.config(Mode::Edit, 50);
     cfg.approver = Arc::new(PlanApprover);
-    let (tx, mut rx) = unbounded_channel();
-    let mut session = Session::start(cfg, &h.root, &h.root, tx).unwrap();
-    session.set_mode(Mode::Plan);
+    let mut session = h.start_with(cfg);
+    session.carry(Command::SetMode { mode: Mode::Plan }, &CancellationToken::new()).await;
     session.prompt("design storage", &CancellationToken::new()).await;
-    assert_eq!(session.mode(), Mode::Edit);
     let requests = h.server.chat_requests();
     let results = tool_results(&requests[3]);
     assert_eq!(results[0], "[#0001]\nThe person answered: sqlite");
@@ -579,7 +576,7 @@ async fn an_approved_plan_ends_plan_mode_and_questions_reach_the_person() {
     let next = h.server.chat_requests()[4]["messages"].as_array().unwrap().last().unwrap().clone();
     assert_eq!(next["content"], "go on", "the model's own approval needs no note");
     assert!(
-        drain(&mut rx).iter().any(|e| matches!(e, Event::Mode { mode } if *mode == lembas_permissions::Mode::Edit))
+        session.drain().iter().any(|e| matches!(e, Event::Mode { mode } if *mode == lembas_permissions::Mode::Edit))
     );
 }
 
@@ -592,7 +589,7 @@ async fn job_tools_follow_a_background_command() {
         Scripted::text("ok"),
     ])
     .await;
-    let (mut session, _rx) = h.start(Mode::Auto);
+    let mut session = h.start(Mode::Auto);
     session.prompt("run it", &CancellationToken::new()).await;
     let results = tool_results(&h.server.chat_requests()[3]);
     assert!(results[0].starts_with("[#0001]\nStarted job1 in the background."));
@@ -604,16 +601,19 @@ async fn job_tools_follow_a_background_command() {
 #[tokio::test]
 async fn a_move_to_another_model_makes_the_prompt_again_and_keeps_the_date() {
     let h = Harness::new(vec![Scripted::text("one"), Scripted::text("two")]).await;
-    let (mut session, mut rx) = h.start(Mode::Edit);
+    let mut cfg = h.config(Mode::Edit, 50);
+    cfg.models = vec![cfg.model.clone(), ModelInfo { id: "other-model".into(), ..Default::default() }];
+    let mut session = h.start_with(cfg);
     session.prompt("first", &CancellationToken::new()).await;
     std::fs::write(h.root.join("AGENTS.md"), "New rules.\n").unwrap();
-    session.set_model(ModelInfo { id: "other-model".into(), ..Default::default() }).unwrap();
+    let moved = session.carry(Command::SetModel { model: "other-model".into() }, &CancellationToken::new()).await;
+    assert!(!moved.iter().any(|e| matches!(e, Event::Error { .. })), "{moved:?}");
     session.prompt("second", &CancellationToken::new()).await;
     let requests = h.server.chat_requests();
     assert_eq!(requests[1]["model"], "other-model");
     assert!(requests[1]["messages"][0]["content"].as_str().unwrap().contains("New rules."), "the prompt is made again");
     assert_eq!(requests[1]["messages"][3]["content"], "second", "the date said before still holds");
-    assert!(drain(&mut rx).iter().any(|e| matches!(e, Event::Model { model, .. } if model == "other-model")));
+    assert!(session.drain().iter().any(|e| matches!(e, Event::Model { model, .. } if model == "other-model")));
 }
 
 #[tokio::test]
@@ -628,7 +628,7 @@ async fn nearby_instructions_reach_the_model_once_with_the_first_read_below_them
     std::fs::write(h.root.join("web/AGENTS.md"), "Use strict TypeScript.\n").unwrap();
     std::fs::write(h.root.join("web/ui/app.ts"), "export {};\n").unwrap();
     std::fs::write(h.root.join("web/ui/other.ts"), "export {};\n").unwrap();
-    let (mut session, _rx) = h.start(Mode::Edit);
+    let mut session = h.start(Mode::Edit);
     session.prompt("look at the ui", &CancellationToken::new()).await;
     let requests = h.server.chat_requests();
     assert!(
@@ -646,16 +646,30 @@ async fn nearby_instructions_reach_the_model_once_with_the_first_read_below_them
 
 #[tokio::test]
 async fn words_added_while_a_turn_runs_arrive_at_the_next_step() {
-    let h = Harness::new(vec![Scripted::tool_call("list", json!({})), Scripted::text("ok")]).await;
-    let (mut session, _rx) = h.start(Mode::Edit);
-    session.steer_handle().lock().unwrap().push("also check the tests".into());
+    let h = Harness::new(vec![Scripted::tool_call("list", json!({})).with_delay_ms(300), Scripted::text("ok")]).await;
+    let mut session = h.start(Mode::Edit);
+    // Sent while the first request is answered: taken up at the step boundary after it.
+    let handle = session.handle();
+    let steer = tokio::spawn(async move {
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        handle.send(Command::Steer { text: "also check the tests".into() });
+    });
     session.prompt("look around", &CancellationToken::new()).await;
+    steer.await.unwrap();
     let requests = h.server.chat_requests();
-    let first: Vec<&str> =
-        requests[0]["messages"].as_array().unwrap().iter().filter_map(|m| m["content"].as_str()).collect();
-    assert!(first.contains(&"also check the tests"), "delivered at the first step boundary");
+    let content = |n: usize| -> Vec<String> {
+        requests[n]["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|m| m["content"].as_str().map(str::to_owned))
+            .collect()
+    };
+    assert!(!content(0).iter().any(|c| c.contains("also check the tests")));
+    let second = content(1);
+    assert!(second.iter().any(|c| c == "also check the tests"), "delivered at the step boundary: {second:?}");
     assert!(
-        !first.iter().any(|c| c.starts_with("also check the tests\n\n<session-note>")),
+        !second.iter().any(|c| c.starts_with("also check the tests\n\n<session-note>")),
         "a delivery carries no note"
     );
 }
@@ -670,13 +684,12 @@ async fn a_token_budget_ends_the_prompt_with_the_wrap_up_naming_it() {
     .await;
     let mut cfg = h.config(Mode::Edit, 50);
     cfg.budget_tokens = Some(1000);
-    let (tx, mut rx) = unbounded_channel();
-    let mut session = Session::start(cfg, &h.root, &h.root, tx).unwrap();
+    let mut session = h.start_with(cfg);
     assert_eq!(session.prompt("list", &CancellationToken::new()).await, DoneReason::Limit);
     let wrap = h.server.chat_requests()[2]["messages"].as_array().unwrap().last().unwrap().clone();
     assert!(wrap["content"].as_str().unwrap().starts_with("The token budget for this prompt has been reached"));
     // The stop names the budget, never the step limit: the progress phase and the notice.
-    let events = drain(&mut rx);
+    let events = session.drain();
     let budget = lembas_progress::Phase::Stopped { reason: Some(lembas_progress::StopReason::Budget) };
     assert!(events.iter().any(|e| matches!(e, Event::Phase { progress: Some(p) } if p.phase == budget)), "{events:?}");
     assert!(events.iter().any(|e| matches!(e, Event::Notice { message } if message.contains("token budget"))));
@@ -740,7 +753,7 @@ async fn calls_run_together_at_most_four_at_once_and_calls_on_one_file_in_order(
         .with_call("edit", r#"{"path": "src/lib.rs", "old_string": "a - b", "new_string": "a + b"}"#)
         .with_call("edit", r#"{"path": "src/lib.rs", "old_string": "a + b", "new_string": "a * b"}"#);
     let h = Harness::new(vec![reply, same_file, Scripted::text("done")]).await;
-    let (mut session, _rx) = h.start(Mode::Auto);
+    let mut session = h.start(Mode::Auto);
     session.prompt("go", &CancellationToken::new()).await;
     let stamp = |name: String| -> u128 { std::fs::read_to_string(h.root.join(name)).unwrap().trim().parse().unwrap() };
     let spans: Vec<(u128, u128)> = (0..6).map(|n| (stamp(format!("s{n}")), stamp(format!("e{n}")))).collect();
@@ -766,7 +779,7 @@ async fn an_instruction_file_the_person_edits_is_noted_once_and_one_the_model_ed
         Scripted::text("Fourth."),
     ])
     .await;
-    let (mut session, _rx) = h.start(Mode::Edit);
+    let mut session = h.start(Mode::Edit);
     let none = CancellationToken::new();
     session.prompt("one", &none).await;
     std::fs::write(h.root.join("AGENTS.md"), "Run cargo nextest before you finish.\n").unwrap();

@@ -17,7 +17,7 @@ fn last_user(request: &serde_json::Value) -> String {
 #[tokio::test]
 async fn an_empty_or_reasoning_only_reply_is_nudged_once_then_answered() {
     let h = Harness::new(vec![Scripted::text("").with_reasoning("hmm, thinking"), Scripted::text("Here it is.")]).await;
-    let (mut session, _rx) = h.start(Mode::Edit);
+    let mut session = h.start(Mode::Edit);
     let reason = session.prompt("answer me", &CancellationToken::new()).await;
     assert_eq!(reason, DoneReason::Answered);
     let requests = h.server.chat_requests();
@@ -32,7 +32,7 @@ async fn a_cut_off_reply_is_asked_to_continue_once() {
         Scripted::text("answer, finished.").with_finish_reason("length"),
     ])
     .await;
-    let (mut session, _rx) = h.start(Mode::Edit);
+    let mut session = h.start(Mode::Edit);
     let reason = session.prompt("write it all", &CancellationToken::new()).await;
     let requests = h.server.chat_requests();
     assert_eq!(last_user(&requests[1]), lembas_spec::loop_spec().nudges.cut_off);
@@ -44,7 +44,7 @@ async fn a_cut_off_reply_is_asked_to_continue_once() {
 #[tokio::test]
 async fn empty_twice_ends_the_turn_as_failed() {
     let h = Harness::new(vec![Scripted::text(""), Scripted::text("  "), Scripted::text("never asked")]).await;
-    let (mut session, _rx) = h.start(Mode::Edit);
+    let mut session = h.start(Mode::Edit);
     assert_eq!(session.prompt("hello?", &CancellationToken::new()).await, DoneReason::Failed);
     assert_eq!(h.server.chat_requests().len(), 2);
 }
@@ -63,15 +63,14 @@ async fn a_window_nobody_stated_is_unknown_and_learned_from_a_refusal_for_length
     let mut cfg = h.config(Mode::Edit, 10);
     cfg.model.context = None;
     cfg.context_window = None;
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let mut session = lembas_core::Session::start(cfg, &h.root, &h.root, tx).unwrap();
-    session.report_context();
+    let mut session = h.start_with(cfg);
+    session.carry(lembas_core::Command::ReportContext, &CancellationToken::new()).await;
     let reason = session.prompt("say hello", &CancellationToken::new()).await;
     assert_eq!(reason, DoneReason::Answered);
     let requests = h.server.chat_requests();
     // Refused, compacted (the compaction ask is the last user message), then asked once more.
     assert_eq!(requests.len(), 3);
-    let events = common::drain(&mut rx);
+    let events = session.drain();
     let windows: Vec<u64> = events
         .iter()
         .filter_map(|e| match e {
@@ -88,7 +87,7 @@ async fn a_window_nobody_stated_is_unknown_and_learned_from_a_refusal_for_length
 async fn a_project_without_agents_md_gets_the_task_to_make_one_once() {
     let h = Harness::new(vec![Scripted::text("One."), Scripted::text("Two.")]).await;
     std::fs::remove_file(h.root.join("AGENTS.md")).unwrap();
-    let (mut session, _rx) = h.start(Mode::Edit);
+    let mut session = h.start(Mode::Edit);
     session.prompt("first", &CancellationToken::new()).await;
     session.prompt("second", &CancellationToken::new()).await;
     let requests = h.server.chat_requests();
@@ -105,7 +104,7 @@ async fn a_project_without_agents_md_gets_the_task_to_make_one_once() {
 #[tokio::test]
 async fn a_project_with_agents_md_gets_no_such_task() {
     let h = Harness::new(vec![Scripted::text("One.")]).await;
-    let (mut session, _rx) = h.start(Mode::Edit);
+    let mut session = h.start(Mode::Edit);
     session.prompt("first", &CancellationToken::new()).await;
     assert!(!last_user(&h.server.chat_requests()[0]).contains("## AGENTS.md"));
 }
@@ -124,11 +123,9 @@ async fn a_refused_effort_narrows_the_sessions_levels_and_keeps_off() {
     cfg.model.efforts = Some(vec!["low".into(), "medium".into(), "high".into()]);
     cfg.model.thinking_switch = Some(true);
     cfg.effort = Some("high".into());
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let mut session = lembas_core::Session::start(cfg, &h.root, &h.root, tx).unwrap();
+    let mut session = h.start_with(cfg);
     assert_eq!(session.prompt("go", &CancellationToken::new()).await, DoneReason::Answered);
-    assert_eq!(session.levels(), ["off", "low", "medium"]);
-    let told = common::drain(&mut rx).into_iter().find_map(|e| match e {
+    let told = session.drain().into_iter().find_map(|e| match e {
         lembas_core::Event::Levels { levels } => Some(levels),
         _ => None,
     });

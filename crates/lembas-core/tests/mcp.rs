@@ -143,8 +143,7 @@ async fn a_server_that_connects_late_joins_the_list_once_and_its_instructions_co
     h.server.push(Scripted::text("Resumed."));
     let mut cfg = h.config(Mode::Edit, 50);
     cfg.mcp = Some(hub.clone());
-    let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
-    let mut resumed = lembas_core::Session::resume(cfg, &id, tx).unwrap();
+    let mut resumed = h.resume(cfg, &id);
     resumed.prompt("Still there?", &none).await;
     let requests = h.server.chat_requests();
     assert_eq!(requests[2]["tools"], requests[3]["tools"]);

@@ -3,27 +3,25 @@
 
 mod common;
 
-use common::Harness;
-use lembas_core::{EngineError, Event};
+use common::{Driven, Harness};
+use lembas_core::{Command, Event};
 use lembas_model::CancellationToken;
 use lembas_permissions::Mode;
 use lembas_testkit::Scripted;
 use serde_json::{Value, json};
 
-async fn listed(
-    session: &mut lembas_core::Session,
-    rx: &mut tokio::sync::mpsc::UnboundedReceiver<lembas_core::Said>,
-) -> Vec<lembas_protocol::TurnPoint> {
-    session.report_turns().await.unwrap();
-    loop {
-        if let Event::Turns { turns } = rx.recv().await.unwrap().event {
-            break turns;
-        }
-    }
+async fn listed(session: &mut Driven) -> Vec<lembas_protocol::TurnPoint> {
+    let said = session.carry(Command::ReportTurns, &CancellationToken::new()).await;
+    said.into_iter()
+        .find_map(|e| match e {
+            Event::Turns { turns } => Some(turns),
+            _ => None,
+        })
+        .expect("the turns")
 }
 
 /// Five turns, turn N writing `tN.txt` and changing `src/lib.rs`'s comment to N.
-async fn five_turns() -> (Harness, lembas_core::Session, tokio::sync::mpsc::UnboundedReceiver<lembas_core::Said>) {
+async fn five_turns() -> (Harness, Driven) {
     let mut script = Vec::new();
     for n in 1..=5 {
         script
@@ -32,23 +30,24 @@ async fn five_turns() -> (Harness, lembas_core::Session, tokio::sync::mpsc::Unbo
     }
     script.push(Scripted::text("Again, from turn 2."));
     let h = Harness::new(script).await;
-    let (mut session, rx) = h.start(Mode::Auto);
+    let mut session = h.start(Mode::Auto);
     for n in 1..=5 {
         session.prompt(&format!("write file {n}"), &CancellationToken::new()).await;
     }
-    (h, session, rx)
+    (h, session)
 }
 
 #[tokio::test]
 async fn rewinding_to_the_second_of_five_turns_takes_back_its_files_and_conversation() {
-    let (h, mut session, mut rx) = five_turns().await;
-    let turns = listed(&mut session, &mut rx).await;
+    let (h, mut session) = five_turns().await;
+    let turns = listed(&mut session).await;
     let words: Vec<&str> = turns.iter().map(|t| t.words.as_str()).collect();
     assert_eq!(words, ["write file 1", "write file 2", "write file 3", "write file 4", "write file 5"]);
     // Each with its number, when it began, and the file it changed: what a picker shows.
     for (i, turn) in turns.iter().enumerate() {
         assert_eq!((turn.number, turn.files.clone()), (i as u32 + 1, vec![format!("t{}.txt", i + 1)]));
-        assert!(turn.at_ms.is_some_and(|at| at > 0) && turn.submission.is_none());
+        // Its prompt's submission id is kept with it (a prompt sent again is recognised).
+        assert!(turn.at_ms.is_some_and(|at| at > 0) && turn.submission.is_some());
     }
 
     let back = session.rewind(2, true, true).await.unwrap();
@@ -73,9 +72,10 @@ async fn rewinding_to_the_second_of_five_turns_takes_back_its_files_and_conversa
 
 #[tokio::test]
 async fn files_alone_or_the_conversation_alone() {
-    let (h, mut session, mut rx) = five_turns().await;
+    let (h, mut session) = five_turns().await;
     // Each turn that kept snapshots says how big the project's store is, for /usage.
-    let sizes: Vec<(u64, u64)> = common::drain(&mut rx)
+    let sizes: Vec<(u64, u64)> = session
+        .drain()
         .into_iter()
         .filter_map(|e| match e {
             Event::SnapshotStore { bytes, cap } => Some((bytes, cap)),
@@ -96,17 +96,17 @@ async fn files_alone_or_the_conversation_alone() {
     assert!(h.root.join("t3.txt").exists());
     assert!(h.store.messages(session.id()).unwrap().len() < stored);
     // Only turns 1 and 2 are left to go back to.
-    assert!(matches!(session.rewind(3, true, true).await, Err(EngineError::Undo(m)) if m.contains("turns 1 to 2")));
+    assert!(matches!(session.rewind(3, true, true).await, Err(m) if m.contains("turns 1 to 2")));
 }
 
 #[tokio::test]
 async fn a_fork_starts_a_new_session_from_before_a_turn_and_leaves_the_old_one_whole() {
-    let (h, mut session, mut rx) = five_turns().await;
+    let (h, mut session) = five_turns().await;
     let (old_messages, old_marks) =
         (h.store.messages(session.id()).unwrap(), h.store.checkpoints(session.id()).unwrap());
     let fork = session.fork(2, true).await.unwrap();
     assert_ne!(fork, session.id());
-    let said = common::drain(&mut rx);
+    let said = session.drain();
     let forked = said.iter().find_map(|e| match e {
         Event::Forked { id, prompt, files } => Some((id.clone(), prompt.clone(), files.removed.clone())),
         _ => None,
@@ -124,14 +124,13 @@ async fn a_fork_starts_a_new_session_from_before_a_turn_and_leaves_the_old_one_w
     // The old session: every message and turn as it was, and it goes on.
     assert_eq!(h.store.messages(session.id()).unwrap(), old_messages);
     assert_eq!(h.store.checkpoints(session.id()).unwrap(), old_marks);
-    assert_eq!(listed(&mut session, &mut rx).await.len(), 5);
+    assert_eq!(listed(&mut session).await.len(), 5);
     // The fork: turn 1 alone, its title saying what it is, and its next request the second
     // turn's first request byte for byte but for the new words.
     assert_eq!(h.store.checkpoints(&fork).unwrap().len(), 1);
     assert!(h.store.session(&fork).unwrap().unwrap().title.ends_with("(fork)"));
-    let (tx, mut fork_rx) = tokio::sync::mpsc::unbounded_channel();
-    let mut forked = lembas_core::Session::resume(h.config(Mode::Auto, 50), &fork, tx).unwrap();
-    assert_eq!(listed(&mut forked, &mut fork_rx).await.len(), 1);
+    let mut forked = h.resume(h.config(Mode::Auto, 50), &fork);
+    assert_eq!(listed(&mut forked).await.len(), 1);
     forked.prompt("write file 2 another way", &CancellationToken::new()).await;
     let requests = h.server.chat_requests();
     let (then, now) = (&requests[2], requests.last().unwrap());
@@ -147,11 +146,11 @@ async fn a_fork_starts_a_new_session_from_before_a_turn_and_leaves_the_old_one_w
 
 #[tokio::test]
 async fn a_fork_that_leaves_the_files_touches_none_and_a_turn_out_of_range_is_refused() {
-    let (h, mut session, _rx) = five_turns().await;
+    let (h, mut session) = five_turns().await;
     let fork = session.fork(3, false).await.unwrap();
     for n in 1..=5 {
         assert!(h.root.join(format!("t{n}.txt")).exists());
     }
     assert_eq!(h.store.checkpoints(&fork).unwrap().len(), 2);
-    assert!(matches!(session.fork(9, false).await, Err(EngineError::Undo(m)) if m.contains("turns 1 to 5")));
+    assert!(matches!(session.fork(9, false).await, Err(m) if m.contains("turns 1 to 5")));
 }

@@ -115,11 +115,10 @@ async fn with_landlock_only_it_says_so_and_asks_a_write_into_a_home_in_a_writabl
         let mut cfg = h.config(Mode::Auto, 5);
         cfg.user_home = Some(home_path.clone());
         cfg.sandbox_launcher = launcher;
-        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-        let mut session = lembas_core::Session::start(cfg, &h.root, &h.root, tx).unwrap();
-        session.announce(false);
+        let mut session = h.start_with(cfg);
+        session.carry(lembas_core::Command::SaySession, &lembas_model::CancellationToken::new()).await;
         session.prompt("note it", &CancellationToken::new()).await;
-        let events = common::drain(&mut rx);
+        let events = session.drain();
         let sandbox = events.iter().find_map(|e| match e {
             lembas_core::Event::Session { sandbox, .. } => Some(sandbox.clone()),
             _ => None,

@@ -78,7 +78,7 @@ async fn with_nobody_there_no_skill_is_planted() {
 #[tokio::test]
 async fn with_no_skills_the_prompt_has_no_index() {
     let h = Harness::new(vec![Scripted::text("Hi.")]).await;
-    let (mut session, _rx) = h.start(Mode::Edit);
+    let mut session = h.start(Mode::Edit);
     session.prompt("hi", &CancellationToken::new()).await;
     let system = h.server.chat_requests()[0]["messages"][0]["content"].as_str().unwrap().to_owned();
     assert!(!system.contains("# Skills"));

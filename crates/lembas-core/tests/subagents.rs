@@ -5,14 +5,13 @@ mod common;
 
 use std::sync::Arc;
 
-use common::{Answering, Harness, assert_prefix_kept, drain, tool_results};
-use lembas_core::{Approval, DoneReason, Event, Session};
+use common::{Answering, Harness, assert_prefix_kept, tool_results};
+use lembas_core::{Approval, DoneReason, Event};
 use lembas_model::CancellationToken;
 use lembas_models::ModelInfo;
 use lembas_permissions::Mode;
 use lembas_testkit::Scripted;
 use serde_json::{Value, json};
-use tokio::sync::mpsc::unbounded_channel;
 
 /// What marks a subagent's requests: its standing, in its system prompt.
 const SUBAGENT: &str = "You work for the main agent";
@@ -45,7 +44,7 @@ async fn a_subagent_works_in_its_own_session_and_only_its_report_comes_back() {
             Scripted::text("add is defined at src/lib.rs:1 and returns a - b (src/lib.rs:2)."),
         ],
     );
-    let (mut session, mut rx) = h.start(Mode::Edit);
+    let mut session = h.start(Mode::Edit);
     let done = session.prompt("Why does add fail?", &CancellationToken::new()).await;
     assert_eq!(done, DoneReason::Answered);
 
@@ -77,7 +76,7 @@ async fn a_subagent_works_in_its_own_session_and_only_its_report_comes_back() {
     assert_prefix_kept(&[main[0].clone(), main[1].clone()]);
 
     // The front ends saw the subagent's steps, marked with the task's call.
-    let events = drain(&mut rx);
+    let events = session.drain();
     let call_id = events
         .iter()
         .find_map(|e| match e {
@@ -181,8 +180,7 @@ async fn a_background_subagents_report_wakes_the_session_as_a_job_note() {
         SUBAGENT,
         vec![Scripted::tool_call("list", json!({"path": "src"})), Scripted::text("One file: src/lib.rs.")],
     );
-    let (tx, mut rx) = unbounded_channel();
-    let mut session = Session::start(h.config(Mode::Edit, 20), &h.root, &h.root, tx).unwrap();
+    let mut session = h.start_with(h.config(Mode::Edit, 20));
     let cancel = CancellationToken::new();
     session.prompt("How many files are in src?", &cancel).await;
     let main: Vec<Value> = h.server.chat_requests().into_iter().filter(|r| !system(r).contains(SUBAGENT)).collect();
@@ -190,12 +188,10 @@ async fn a_background_subagents_report_wakes_the_session_as_a_job_note() {
     assert!(started[0].contains("Started job1"), "{started:?}");
 
     // Nobody comes back later: the session waits for its job, and the report wakes it.
-    let woke = tokio::time::timeout(
-        std::time::Duration::from_secs(20),
-        session.settle(&cancel, std::time::Duration::from_secs(60)),
-    )
-    .await
-    .unwrap();
+    let woke =
+        tokio::time::timeout(std::time::Duration::from_secs(20), session.settle(std::time::Duration::from_secs(60)))
+            .await
+            .unwrap();
     assert_eq!(woke, Some(DoneReason::Answered));
     let requests = h.server.chat_requests();
     let last = requests.iter().rev().find(|r| !system(r).contains(SUBAGENT)).unwrap();
@@ -203,7 +199,7 @@ async fn a_background_subagents_report_wakes_the_session_as_a_job_note() {
     assert!(note.starts_with("[A background job you started has finished:]"), "{note}");
     assert!(note.contains("job1 (subagent: count files) ended after"), "{note}");
     assert!(note.contains("One file: src/lib.rs."), "{note}");
-    let events = drain(&mut rx);
+    let events = session.drain();
     assert!(events.iter().any(|e| matches!(e, Event::Prompt { machine: true, .. })));
 }
 
@@ -218,7 +214,7 @@ async fn a_background_subagent_is_stopped_with_job_stop() {
     .await;
     // The subagent's reply is slow enough to be stopped in the middle.
     h.server.route(SUBAGENT, vec![Scripted::text("x ".repeat(400)).with_delay_ms(20)]);
-    let (mut session, _rx) = h.start(Mode::Edit);
+    let mut session = h.start(Mode::Edit);
     session.prompt("Start it, then stop it.", &CancellationToken::new()).await;
     let requests: Vec<Value> = h.server.chat_requests().into_iter().filter(|r| !system(r).contains(SUBAGENT)).collect();
     let results = tool_results(requests.last().unwrap());
@@ -241,7 +237,7 @@ async fn a_subagent_whose_window_fills_reports_instead_of_compacting() {
             Scripted::text("So far: add subtracts (src/lib.rs:2)."),
         ],
     );
-    let (mut session, _rx) = h.start(Mode::Edit);
+    let mut session = h.start(Mode::Edit);
     session.prompt("Read the project.", &CancellationToken::new()).await;
     let requests = h.server.chat_requests();
     let sub: Vec<&Value> = requests.iter().filter(|r| system(r).contains(SUBAGENT)).collect();
@@ -271,7 +267,7 @@ async fn tasks_in_one_reply_run_side_by_side() {
             ],
         );
     }
-    let (mut session, _rx) = h.start(Mode::Edit);
+    let mut session = h.start(Mode::Edit);
     session.prompt("Look at both.", &CancellationToken::new()).await;
     let requests = h.server.chat_requests();
     let who = |r: &Value| ["alpha", "beta"].into_iter().find(|n| system(r).contains(&format!("\"{n}\" subagent")));
@@ -288,7 +284,7 @@ async fn tasks_in_one_reply_run_side_by_side() {
 async fn stopping_the_turn_stops_its_subagent() {
     let h = Harness::new(vec![task(json!({"description": "slow", "prompt": "Take your time."}))]).await;
     h.server.route(SUBAGENT, vec![Scripted::text("x ".repeat(500)).with_delay_ms(20)]);
-    let (mut session, _rx) = h.start(Mode::Edit);
+    let mut session = h.start(Mode::Edit);
     let cancel = CancellationToken::new();
     let stopper = cancel.clone();
     tokio::spawn(async move {
@@ -320,7 +316,7 @@ async fn an_explore_subagent_only_reads_and_searches() {
             Scripted::text("src has lib.rs."),
         ],
     );
-    let (mut session, _rx) = h.start(Mode::Auto);
+    let mut session = h.start(Mode::Auto);
     session.prompt("Survey the code.", &CancellationToken::new()).await;
     let requests = h.server.chat_requests();
     let sub: Vec<&Value> = requests.iter().filter(|r| system(r).contains(SUBAGENT)).collect();
@@ -364,7 +360,7 @@ async fn subagents_in_worktrees_change_files_on_branches_of_their_own() {
         "You are the \"look\" subagent.",
         vec![Scripted::tool_call("read", json!({"path": "src/lib.rs"})), Scripted::text("It subtracts.")],
     );
-    let (mut session, _rx) = h.start(Mode::Auto);
+    let mut session = h.start(Mode::Auto);
     session.prompt("Fix add, and have a look too.", &CancellationToken::new()).await;
 
     // The project itself is untouched; the change is a commit on the subagent's branch.
@@ -395,7 +391,7 @@ async fn a_worktree_needs_a_git_repository() {
         Scripted::text("Could not."),
     ])
     .await;
-    let (mut session, _rx) = h.start(Mode::Auto);
+    let mut session = h.start(Mode::Auto);
     session.prompt("Go.", &CancellationToken::new()).await;
     let results = tool_results(&h.server.chat_requests()[1]);
     assert!(results[0].contains("worktree: true needs a git repository"), "{results:?}");
@@ -451,7 +447,7 @@ async fn subagent_run_is_tasks_alias() {
     ])
     .await;
     h.server.route(SUBAGENT, vec![Scripted::text("pub fn add(a: i32, b: i32) -> i32 {")]);
-    let (mut session, _rx) = h.start(Mode::Edit);
+    let mut session = h.start(Mode::Edit);
     assert_eq!(session.prompt("go", &CancellationToken::new()).await, DoneReason::Answered);
     let main: Vec<Value> = h.server.chat_requests().into_iter().filter(|r| !system(r).contains(SUBAGENT)).collect();
     let results = tool_results(main.last().unwrap());
@@ -471,16 +467,13 @@ async fn job_send_wakes_a_background_subagent_that_reported() {
     .await;
     h.server
         .route(SUBAGENT, vec![Scripted::text("One file: src/lib.rs."), Scripted::text("src/lib.rs has three lines.")]);
-    let (tx, _rx) = unbounded_channel();
-    let mut session = Session::start(h.config(Mode::Edit, 20), &h.root, &h.root, tx).unwrap();
+    let mut session = h.start_with(h.config(Mode::Edit, 20));
     let cancel = CancellationToken::new();
     session.prompt("How many files are in src?", &cancel).await;
-    let settled = tokio::time::timeout(
-        std::time::Duration::from_secs(20),
-        session.settle(&cancel, std::time::Duration::from_secs(60)),
-    )
-    .await
-    .unwrap();
+    let settled =
+        tokio::time::timeout(std::time::Duration::from_secs(20), session.settle(std::time::Duration::from_secs(60)))
+            .await
+            .unwrap();
     assert_eq!(settled, Some(DoneReason::Answered));
     let requests = h.server.chat_requests();
     let sub: Vec<&Value> = requests.iter().filter(|r| system(r).contains(SUBAGENT)).collect();
@@ -509,8 +502,7 @@ async fn a_custom_agent_runs_with_its_instructions_its_tools_and_no_looser_mode(
     let mut cfg = h.config(Mode::Auto, 50);
     let text = "---\nname: reviewer\ndescription: Reviews a change. Use it after edits.\ntools: Read, Grep, Write\nmode: manual\nmodel: opus\n---\nName each bug with its line.\n";
     cfg.agent_files = vec![lembas_tools::agents::parse(text).unwrap()].into();
-    let (tx, _rx) = unbounded_channel();
-    let mut session = Session::start(cfg, &h.root, &h.root, tx).unwrap();
+    let mut session = h.start_with(cfg);
     session.prompt("Review the code.", &CancellationToken::new()).await;
     let requests = h.server.chat_requests();
     // The main agent is offered it, named with its description's first sentence.
@@ -539,8 +531,7 @@ async fn a_subagents_calls_run_the_hooks_too_named_in_their_input() {
     let (hooks, _) = lembas_hooks::Hooks::from_claude_settings(&settings.to_string(), "test").unwrap();
     let mut cfg = h.config(Mode::Auto, 50);
     cfg.hooks = Arc::new(hooks);
-    let (tx, _rx) = unbounded_channel();
-    let mut session = Session::start(cfg, &h.root, &h.root, tx).unwrap();
+    let mut session = h.start_with(cfg);
     session.prompt("Have a look.", &CancellationToken::new()).await;
     let inputs = std::fs::read_to_string(&seen).unwrap();
     let input: Value = serde_json::from_str(inputs.lines().next().unwrap()).unwrap();

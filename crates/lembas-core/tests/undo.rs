@@ -4,7 +4,7 @@
 mod common;
 
 use common::{Harness, tool_results};
-use lembas_core::{EngineError, Event};
+use lembas_core::Event;
 use lembas_model::CancellationToken;
 use lembas_permissions::Mode;
 use lembas_testkit::Scripted;
@@ -27,7 +27,7 @@ async fn undo_puts_the_files_back_and_takes_the_turn_out_of_the_conversation() {
         Scripted::text("It adds."),
     ])
     .await;
-    let (mut session, mut rx) = h.start(Mode::Auto);
+    let mut session = h.start(Mode::Auto);
     let cancel = CancellationToken::new();
     session.prompt("fix add", &cancel).await;
     session.prompt("make it multiply", &cancel).await;
@@ -42,8 +42,8 @@ async fn undo_puts_the_files_back_and_takes_the_turn_out_of_the_conversation() {
     assert!(std::fs::read_to_string(h.root.join("src/lib.rs")).unwrap().contains("a + b"), "as the first turn left it");
     assert!(!h.root.join("src/extra.rs").exists(), "made in the undone turn: gone");
     assert_eq!(h.store.messages(session.id()).unwrap().len(), stored_before - 6, "the turn's six messages");
-    while let Ok(said) = rx.try_recv() {
-        if let Event::Undone { prompt, .. } = said.event {
+    for event in session.drain() {
+        if let Event::Undone { prompt, .. } = event {
             assert_eq!(prompt.as_deref(), Some("make it multiply"));
         }
     }
@@ -64,7 +64,7 @@ async fn undo_puts_the_files_back_and_takes_the_turn_out_of_the_conversation() {
     session.undo().await.unwrap();
     assert_eq!(session.undo().await.unwrap().prompt.as_deref(), Some("fix add"));
     assert!(std::fs::read_to_string(h.root.join("src/lib.rs")).unwrap().contains("a - b"));
-    assert!(matches!(session.undo().await, Err(EngineError::Undo(m)) if m.contains("nothing to undo")));
+    assert!(matches!(session.undo().await, Err(m) if m.contains("nothing to undo")));
 }
 
 #[tokio::test]
@@ -83,7 +83,7 @@ async fn a_subagents_changes_are_undone_with_the_turn_that_started_it() {
             Scripted::text("Fixed."),
         ],
     );
-    let (mut session, _rx) = h.start(Mode::Auto);
+    let mut session = h.start(Mode::Auto);
     session.prompt("fix add with a subagent", &CancellationToken::new()).await;
     assert!(std::fs::read_to_string(h.root.join("src/lib.rs")).unwrap().contains("a + b"));
     let undone = session.undo().await.unwrap();
@@ -102,7 +102,7 @@ async fn what_a_command_changed_is_undone_too_and_the_persons_later_edit_is_kept
     ])
     .await;
     std::fs::write(h.root.join("notes.txt"), "mine\n").unwrap();
-    let (mut session, _rx) = h.start(Mode::Auto);
+    let mut session = h.start(Mode::Auto);
     session.prompt("rewrite things with a command", &CancellationToken::new()).await;
     assert!(std::fs::read_to_string(h.root.join("src/lib.rs")).unwrap().contains("a + b"));
     assert!(!h.root.join("AGENTS.md").exists());
@@ -121,7 +121,7 @@ async fn what_a_command_changed_is_undone_too_and_the_persons_later_edit_is_kept
     let overwritten = session.overwrite_kept().await.unwrap();
     assert_eq!((overwritten.prompt, overwritten.files.put_back), (None, vec!["notes.txt".to_owned()]));
     assert_eq!(std::fs::read_to_string(h.root.join("notes.txt")).unwrap(), "mine\n");
-    assert!(matches!(session.overwrite_kept().await, Err(lembas_core::EngineError::Undo(m)) if m.contains("No file")));
+    assert!(matches!(session.overwrite_kept().await, Err(m) if m.contains("No file")));
 }
 
 #[tokio::test]
@@ -132,7 +132,7 @@ async fn past_a_compaction_the_files_still_come_back_and_the_conversation_stands
         Scripted::text("Summary: a command ran."),
     ])
     .await;
-    let (mut session, _rx) = h.start(Mode::Auto);
+    let mut session = h.start(Mode::Auto);
     let cancel = CancellationToken::new();
     session.prompt("run it", &cancel).await;
     assert!(h.root.join("made-by-bash").exists());
@@ -144,14 +144,14 @@ async fn past_a_compaction_the_files_still_come_back_and_the_conversation_stands
     assert!(!h.root.join("made-by-bash").exists());
     assert_eq!(h.store.messages(session.id()).unwrap().len(), stored);
     // Its snapshots went with the undo: nothing is left to take back.
-    assert!(matches!(session.undo().await, Err(EngineError::Undo(m)) if m.contains("nothing to undo")));
+    assert!(matches!(session.undo().await, Err(m) if m.contains("nothing to undo")));
 }
 
 #[tokio::test]
 async fn a_turn_that_only_read_takes_no_snapshot() {
     let h =
         Harness::new(vec![Scripted::tool_call("read", json!({"path": "src/lib.rs"})), Scripted::text("Read.")]).await;
-    let (mut session, _rx) = h.start(Mode::Auto);
+    let mut session = h.start(Mode::Auto);
     session.prompt("read it", &CancellationToken::new()).await;
     let undone = session.undo().await.unwrap();
     assert_eq!(undone.files, Default::default());
@@ -168,7 +168,7 @@ async fn a_turn_that_only_read_takes_no_snapshot() {
 #[tokio::test]
 async fn a_turn_that_never_got_its_message_in_does_not_block_the_undo_before_it() {
     let h = Harness::new(vec![edit_after_read().0, edit_after_read().1, Scripted::text("Fixed.")]).await;
-    let (mut session, _rx) = h.start(Mode::Auto);
+    let mut session = h.start(Mode::Auto);
     session.prompt("fix add", &CancellationToken::new()).await;
     // As a turn whose first message failed to be written leaves it: a checkpoint and nothing after.
     let kept = h.store.messages(session.id()).unwrap().len();
@@ -185,7 +185,7 @@ fn edit_after_read() -> (Scripted, Scripted) {
 #[tokio::test]
 async fn undo_gives_back_the_words_typed_not_the_files_attached() {
     let h = Harness::new(vec![Scripted::text("It subtracts.")]).await;
-    let (mut session, _rx) = h.start(Mode::Edit);
+    let mut session = h.start(Mode::Edit);
     let file = lembas_core::Attachment::File { path: "src/lib.rs".into() };
     session.prompt_with("what does @src/lib.rs do?", &[file], &CancellationToken::new()).await;
     let sent = h.server.chat_requests()[0]["messages"][1]["content"].as_str().unwrap().to_owned();
@@ -196,7 +196,7 @@ async fn undo_gives_back_the_words_typed_not_the_files_attached() {
 #[tokio::test]
 async fn an_undone_turn_is_not_found_by_a_search() {
     let h = Harness::new(vec![Scripted::text("Noted the pelican."), Scripted::text("Noted the zebra.")]).await;
-    let (mut session, _rx) = h.start(Mode::Edit);
+    let mut session = h.start(Mode::Edit);
     session.prompt("remember the pelican", &CancellationToken::new()).await;
     session.prompt("remember the zebra", &CancellationToken::new()).await;
     assert_eq!(h.store.search("zebra").unwrap().len(), 1);

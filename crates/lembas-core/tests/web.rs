@@ -6,7 +6,7 @@ mod common;
 
 use std::sync::Arc;
 
-use common::{Answering, Harness, drain, offered, tool_results};
+use common::{Answering, Harness, offered, tool_results};
 use lembas_core::{Approval, Event, WebSetup};
 use lembas_model::CancellationToken;
 use lembas_permissions::{Action, Mode, Source};
@@ -31,15 +31,14 @@ async fn a_page_on_this_computer_is_refused_until_a_rule_names_it_then_read_as_m
         Scripted::text("Read it."),
     ])
     .await;
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let mut session = lembas_core::Session::start(config(&h, Mode::Auto, 10), &h.root, &h.root, tx).unwrap();
+    let mut session = h.start_with(config(&h, Mode::Auto, 10));
     session.prompt("read the guide", &CancellationToken::new()).await;
     let requests = h.server.chat_requests();
     let refused = tool_results(&requests[1]);
     assert!(refused[0].contains("Refused: 127.0.0.1 is on this computer or its private network"), "{refused:?}");
     assert!(offered(&requests[0]).contains(&"web_fetch".to_owned()));
     assert!(!offered(&requests[0]).contains(&"web_search".to_owned()), "no provider: no web_search");
-    drain(&mut rx);
+    session.drain();
 
     let mut cfg = config(&h, Mode::Auto, 10);
     cfg.rules.add("web_fetch", Some(&format!("{}/*", site.url(""))), Action::Allow, Source::Global);
@@ -102,8 +101,7 @@ async fn a_search_goes_through_the_configured_provider_and_a_long_page_is_capped
         search: Some(Arc::new(lembas_web::SearchProvider::new("searxng", Some(&site.url("")), None).unwrap())),
         reader: cfg.web.reader.clone(),
     };
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let mut session = lembas_core::Session::start(cfg, &h.root, &h.root, tx).unwrap();
+    let mut session = h.start_with(cfg);
     session.prompt("find the recipe", &CancellationToken::new()).await;
     let requests = h.server.chat_requests();
     assert!(offered(&requests[0]).contains(&"web_search".to_owned()));
@@ -117,7 +115,8 @@ async fn a_search_goes_through_the_configured_provider_and_a_long_page_is_capped
     let page = tool_results(&requests[2]).pop().unwrap();
     assert!(page.len() < 60_000, "capped: {} characters", page.len());
     assert!(page.contains(" lines elided, full output #0002]"), "the rest is recallable: {page}");
-    let ends: Vec<String> = drain(&mut rx)
+    let ends: Vec<String> = session
+        .drain()
         .into_iter()
         .filter_map(|e| match e {
             Event::ToolEnd { tool, outcome, .. } => Some(format!("{tool}: {}", outcome.summary)),

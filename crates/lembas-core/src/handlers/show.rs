@@ -11,7 +11,7 @@ use lembas_protocol::Showing;
 use lembas_tools::ToolOutput;
 use serde_json::Value;
 
-use crate::Session;
+use crate::session::Session;
 
 /// The most the viewer is sent.
 const MAX_BYTES: u64 = 1 << 20;

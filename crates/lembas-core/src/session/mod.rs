@@ -81,7 +81,7 @@ pub(crate) fn plans_dir(root: &Path) -> PathBuf {
 }
 
 /// A running session.
-pub struct Session {
+pub(crate) struct Session {
     /// This process holds the session: no other lembas appends to it meanwhile.
     pub(crate) _lock: lembas_store::SessionLock,
     pub(crate) id: String,
@@ -227,22 +227,6 @@ impl std::fmt::Debug for Session {
 impl Session {
     pub fn id(&self) -> &str {
         &self.id
-    }
-
-    pub fn title(&self) -> &str {
-        &self.title
-    }
-
-    pub fn mode(&self) -> Mode {
-        self.state.mode
-    }
-
-    pub fn model_id(&self) -> &str {
-        &self.cfg.model.id
-    }
-
-    pub fn workspace(&self) -> &Workspace {
-        &self.ws
     }
 
     /// Words to add to the running turn at its next step.
