@@ -7,7 +7,12 @@ use lembas_protocol::Progress;
 use lembas_protocol::tools::{ToolKind, kind};
 use lembas_protocol::{Approval, ApprovalRequest};
 
+pub(crate) mod commands;
 mod events;
+pub mod keys;
+pub mod menu;
+pub mod picker;
+pub mod settings;
 
 /// How a tool call stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,7 +62,7 @@ pub enum Action {
     /// The answer to the plan card.
     Plan(lembas_protocol::PlanVerdict),
     /// Settings changed in `/settings`: kept in config.toml and applied.
-    Settings(Vec<crate::settings::Change>),
+    Settings(Vec<crate::app::settings::Change>),
     SetMode(Mode),
     Compact,
     SetModel(ModelInfo),
@@ -116,9 +121,9 @@ pub enum Card {
     /// Plan mode's `plan_submit`: the plan, to approve or not.
     Plan(String),
     /// A list to choose from (a model, a level, a mode, a session).
-    Pick(crate::picker::Picker),
+    Pick(crate::app::picker::Picker),
     /// `/settings`.
-    Settings(crate::settings::Form),
+    Settings(crate::app::settings::Form),
 }
 
 /// The whole UI state.
@@ -157,7 +162,7 @@ pub struct App {
     /// What was being written before Up walked into the history; Down past the newest brings it back.
     pub(crate) draft: Option<String>,
     /// Words being written for the card shown (a refusal's reason, a corrected command).
-    pub writing: Option<crate::keys::Writing>,
+    pub writing: Option<crate::app::keys::Writing>,
     /// What was being written when the card asked for words; it comes back after.
     pub(crate) held: Option<String>,
     /// The login's models, for `/model`.
@@ -189,7 +194,7 @@ pub struct App {
     /// The option ↑↓ marked on a question card (Enter with nothing written takes it).
     pub choice: usize,
     /// The completion menu, while a `/command` or an `@path` is being typed.
-    pub menu: Option<crate::menu::Menu>,
+    pub menu: Option<crate::app::menu::Menu>,
     /// The word whose menu Esc closed: not opened again until the word changes.
     pub menu_closed: Option<String>,
     /// Cached input tokens of the last request.

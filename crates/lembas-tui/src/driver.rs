@@ -9,7 +9,8 @@ use lembas_client::{SessionHandle, Sessions};
 use lembas_protocol::{Answer, Command, Event, Said, SubmissionId};
 use tokio::sync::mpsc::UnboundedReceiver;
 
-use crate::{Action, App, Begin, Block, Open, SaveSettings, settings};
+use crate::app::settings;
+use crate::{Action, App, Begin, Block, Open, SaveSettings};
 
 /// What an action leaves the UI to do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

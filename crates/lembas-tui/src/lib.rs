@@ -6,23 +6,18 @@
 //! now, the progress line, the input (or an approval card) and the status bar.
 
 pub mod app;
-mod commands;
 pub mod custom;
 mod driver;
 pub mod editor;
 mod highlight;
-pub mod keys;
 pub mod live;
 pub mod markdown;
-pub mod menu;
 mod notes;
-pub mod picker;
 pub mod rows;
 mod schedules;
 mod screen;
 mod scrollback;
 pub mod server;
-pub mod settings;
 mod subagents;
 mod team;
 pub mod transcript;
@@ -43,8 +38,8 @@ use ratatui::{Terminal, TerminalOptions, Viewport};
 use screen::Screen;
 use tokio::sync::mpsc;
 
+pub use app::commands::COMMANDS;
 pub use app::{Action, App, Block, Card};
-pub use commands::COMMANDS;
 pub use live::{draw, hint_line, live_height};
 pub use markdown::markdown_rows;
 pub use rows::{Row, plain};
@@ -168,7 +163,7 @@ pub(crate) fn now_ms() -> i64 {
 }
 
 /// Keeps settings changed in `/settings` (in config.toml): where they were kept, or why not.
-pub type SaveSettings = Arc<dyn Fn(&[settings::Change]) -> Result<String, String> + Send + Sync>;
+pub type SaveSettings = Arc<dyn Fn(&[app::settings::Change]) -> Result<String, String> + Send + Sync>;
 
 /// How the UI begins: on a stored session or a new one, with a first prompt, or with the list
 /// of sessions to choose from; and where `/settings` keeps what it changes.

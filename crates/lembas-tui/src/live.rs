@@ -9,8 +9,8 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block as Frame_, Borders, Padding, Paragraph};
 
+use crate::app::keys::Writing;
 use crate::app::{App, Card};
-use crate::keys::Writing;
 use crate::rows::{self, hang};
 use crate::view::{Theme, block_rows, diff_style, progress_line, status_line};
 
@@ -46,7 +46,7 @@ fn streaming_rows(app: &App, width: u16, theme: Theme) -> Vec<Line<'static>> {
 /// The completion menu's rows (none while a card waits).
 fn menu_height(app: &App) -> u16 {
     match (&app.menu, &app.card) {
-        (Some(menu), None) => menu.items.len().min(crate::menu::MENU_ROWS) as u16,
+        (Some(menu), None) => menu.items.len().min(crate::app::menu::MENU_ROWS) as u16,
         _ => 0,
     }
 }
@@ -296,7 +296,7 @@ fn wrapped(text: &str, style: Style, cols: usize) -> Vec<Line<'static>> {
 }
 
 /// A picker: what was typed, then the items it leaves, a window of them around the chosen one.
-fn picker_lines(picker: &crate::picker::Picker, cols: usize, room: usize, theme: Theme) -> Vec<Line<'static>> {
+fn picker_lines(picker: &crate::app::picker::Picker, cols: usize, room: usize, theme: Theme) -> Vec<Line<'static>> {
     let dim = theme.fg(Color::DarkGray);
     let listed = picker.listed();
     let mut lines = vec![Line::from(vec![
@@ -328,7 +328,7 @@ fn picker_lines(picker: &crate::picker::Picker, cols: usize, room: usize, theme:
 }
 
 /// The settings form: a row a setting, the one the arrows change marked.
-fn settings_lines(form: &crate::settings::Form, cols: usize, theme: Theme) -> Vec<Line<'static>> {
+fn settings_lines(form: &crate::app::settings::Form, cols: usize, theme: Theme) -> Vec<Line<'static>> {
     let dim = theme.fg(Color::DarkGray);
     let mut lines: Vec<Line> = form
         .rows
@@ -367,7 +367,7 @@ fn settings_lines(form: &crate::settings::Form, cols: usize, theme: Theme) -> Ve
 }
 
 /// The Subagents row: Min and Max on one line, the handle the arrows move marked.
-fn agents_line(form: &crate::settings::Form, theme: Theme) -> Line<'static> {
+fn agents_line(form: &crate::app::settings::Form, theme: Theme) -> Line<'static> {
     let range = &form.agents;
     let here = form.on_agents();
     let marked = |handle: usize| {

@@ -4,7 +4,7 @@ mod common;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use lembas_protocol::{Approval, ApprovalRequest, Mode, ModelInfo};
-use lembas_tui::settings::Change;
+use lembas_tui::app::settings::Change;
 use lembas_tui::{Action, App, Card};
 
 fn key(code: KeyCode) -> KeyEvent {

@@ -174,7 +174,7 @@ fn schedule_source(start: &setup::Startup, cwd: &std::path::Path) -> Option<lemb
 /// `/settings` keeps its changes in this home's `config.toml`.
 fn save_settings(home: lembas_config::Home, login: lembas_config::Login) -> lembas_tui::SaveSettings {
     use lembas_config::Setting;
-    use lembas_tui::settings::Change;
+    use lembas_tui::app::settings::Change;
     Arc::new(move |changes: &[Change]| {
         // On a LLeMbas login the account keeps the personality too, in the background (the
         // UI's own line says where it was kept here; an account that does not keep it is left

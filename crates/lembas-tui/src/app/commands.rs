@@ -2,9 +2,9 @@
 
 use lembas_protocol::{Command, Mode, ModelInfo};
 
+use crate::app::menu::MenuItem;
+use crate::app::picker::{Item, Pick, Picker, session_items};
 use crate::app::{Action, App, Block};
-use crate::menu::MenuItem;
-use crate::picker::{Item, Pick, Picker, session_items};
 
 /// One slash command: what `/help` lists and the menu offers, what it does with the words after
 /// it, and — where it takes one of a known set — what Tab offers for them. Adding a command is
@@ -297,7 +297,7 @@ const MODE_WORDS: [(Mode, &str); 4] = [
     (Mode::Plan, "reads and plans; changes nothing"),
 ];
 
-const INIT: &str = include_str!("../../../spec/prompts/tasks/init_update.md");
+const INIT: &str = include_str!("../../../../spec/prompts/tasks/init_update.md");
 
 impl App {
     pub(crate) fn submit(&mut self) -> Option<Action> {

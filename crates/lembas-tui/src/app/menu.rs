@@ -6,8 +6,8 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use nucleo_matcher::pattern::{CaseMatching, Normalization, Pattern};
 use nucleo_matcher::{Config, Matcher};
 
+use crate::app::commands::{self, COMMANDS};
 use crate::app::{Action, App};
-use crate::commands::{self, COMMANDS};
 
 /// Rows the menu shows at once.
 pub const MENU_ROWS: usize = 8;
