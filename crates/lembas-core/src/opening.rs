@@ -10,6 +10,7 @@ use lembas_context::{IdCounter, Ledger};
 use lembas_model::ToolSchema;
 use lembas_permissions::{Context, Judge};
 use lembas_store::SessionRecord;
+use lembas_tools::sandbox::{self, Shortfall};
 use lembas_tools::{Jobs, Workspace};
 
 use crate::session::history::Entry;
@@ -277,23 +278,19 @@ impl Session {
             resumed,
             sandbox: self.sandbox_state(),
         });
-        if self.cfg.sandbox
-            && let Err(why) = lembas_tools::sandbox::support()
-        {
-            self.emit(Event::Notice {
+        let shortfall = self.cfg.sandbox.then(|| sandbox::state(self.cfg.sandbox_launcher.as_deref()).err()).flatten();
+        match shortfall {
+            Some(Shortfall::Unavailable(why)) => self.emit(Event::Notice {
                 message: format!(
                     "Commands run without a sandbox: {why}. Only lembas' judgement of each command stands."
                 ),
-            });
-        } else if self.cfg.sandbox
-            && let Err(why) = lembas_tools::sandbox::state(self.cfg.sandbox_launcher.as_deref())
-        {
-            let why = why.trim_start_matches("landlock only: ");
-            self.emit(Event::Notice {
+            }),
+            Some(Shortfall::LandlockOnly(why)) => self.emit(Event::Notice {
                 message: format!(
                     "Commands run in a sandbox that cannot keep git's hooks, the project's agent settings or a home folder in /tmp read-only ({why}); writes there that lembas can read are asked."
                 ),
-            });
+            }),
+            None => {}
         }
         if let Some(offer) = &self.state.offer {
             self.emit(Event::Notice { message: format!("{}.", capitalized(&offer.said())) });

@@ -77,7 +77,7 @@ impl Session {
         match (self.cfg.sandbox, lembas_tools::sandbox::state(self.cfg.sandbox_launcher.as_deref())) {
             (false, _) => "off".to_owned(),
             (true, Ok(())) => "active".to_owned(),
-            (true, Err(why)) => why,
+            (true, Err(shortfall)) => shortfall.to_string(),
         }
     }
 

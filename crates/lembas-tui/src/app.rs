@@ -246,6 +246,16 @@ pub(crate) const MODES: [Mode; 4] = [Mode::Manual, Mode::Edit, Mode::Auto, Mode:
 const SHARE_MARKS: [char; 6] = ['█', '▓', '▒', '■', '▪', '◆'];
 
 impl App {
+    /// The login's model called `name`: by its id or the name it is shown by.
+    pub(crate) fn model_named(&self, name: &str) -> Option<&ModelInfo> {
+        self.models.iter().find(|m| m.is_named(name))
+    }
+
+    /// The model in use, as the login lists it.
+    pub(crate) fn model_in_use(&self) -> Option<&ModelInfo> {
+        self.model_named(&self.model)
+    }
+
     pub fn new(model: &str, mode: Mode, effort: Option<String>, window: u64) -> App {
         App {
             model: model.to_owned(),

@@ -269,15 +269,25 @@ impl SandboxPlaces {
     }
 }
 
-/// Why commands run with less than the whole sandbox, if they do: `Err("unavailable: …")` when
-/// the kernel has no Landlock, `Err("landlock only: …")` when nothing inside a writable place
-/// can be kept read-only (no user namespaces here, or no launcher).
-pub fn state(launcher: Option<&Path>) -> Result<(), String> {
-    support().map_err(|why| format!("unavailable: {why}"))?;
+/// Why commands run with less than the whole sandbox.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Shortfall {
+    /// The kernel has no Landlock: commands run unsandboxed.
+    #[error("unavailable: {0}")]
+    Unavailable(String),
+    /// Landlock alone: nothing inside a writable place can be kept read-only (no user
+    /// namespaces here, or no launcher to make the mounts with).
+    #[error("landlock only: {0}")]
+    LandlockOnly(String),
+}
+
+/// Whether commands run in the whole sandbox here, and why not when they do not.
+pub fn state(launcher: Option<&Path>) -> Result<(), Shortfall> {
+    support().map_err(Shortfall::Unavailable)?;
     let Some(launcher) = launcher else {
-        return Err("landlock only: no launcher to make the mounts with".to_owned());
+        return Err(Shortfall::LandlockOnly("no launcher to make the mounts with".to_owned()));
     };
-    launcher::namespaces(launcher).map_err(|why| format!("landlock only: {why}"))
+    launcher::namespaces(launcher).map_err(Shortfall::LandlockOnly)
 }
 
 /// Whether a failed command's output looks like the sandbox stopped a write.

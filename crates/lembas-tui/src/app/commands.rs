@@ -360,7 +360,7 @@ impl App {
 
     /// `/model` alone: a picker of the login's models, the one in use marked.
     fn model_picker(&mut self) {
-        let current = self.models.iter().find(|m| m.display_name() == self.model).map(|m| m.id.clone());
+        let current = self.model_in_use().map(|m| m.id.clone());
         let items = self
             .models
             .iter()
@@ -379,10 +379,7 @@ impl App {
                 .map(|l| Item { label: l.clone(), detail: String::new(), pick: Pick::Effort(l.clone()) })
                 .collect();
             // The level in use: the one chosen, else the model's start level.
-            let current = self
-                .effort
-                .clone()
-                .or_else(|| self.models.iter().find(|m| m.is_named(&self.model)).and_then(|m| m.effort.clone()));
+            let current = self.effort.clone().or_else(|| self.model_in_use().and_then(|m| m.effort.clone()));
             self.open_picker(Picker::new("Effort", items, current.as_deref()));
             None
         } else if levels.iter().any(|l| l == arg) {
@@ -450,11 +447,11 @@ impl App {
 
     /// `/model ID`: the model by its id or name.
     pub(crate) fn choose_model(&mut self, name: &str) -> Option<Action> {
-        match self.models.iter().find(|m| m.is_named(name)) {
+        match self.model_named(name).cloned() {
             Some(model) => {
                 self.model = model.display_name().to_owned();
                 self.context.1 = model.context.unwrap_or(self.context.1);
-                Some(Action::SetModel(model.clone()))
+                Some(Action::SetModel(model))
             }
             None => {
                 let names: Vec<&str> = self.models.iter().map(|m| m.id.as_str()).collect();
@@ -473,9 +470,7 @@ impl App {
     /// The effort levels of the model in use: those its server takes, once a refusal narrowed
     /// them, else those it offers.
     pub(crate) fn effort_levels(&self) -> Vec<String> {
-        self.levels.clone().unwrap_or_else(|| {
-            self.models.iter().find(|m| m.is_named(&self.model)).map(ModelInfo::levels).unwrap_or_default()
-        })
+        self.levels.clone().unwrap_or_else(|| self.model_in_use().map(ModelInfo::levels).unwrap_or_default())
     }
 
     /// `/sessions` and `/search`: a picker of the stored sessions (newest first), or of those

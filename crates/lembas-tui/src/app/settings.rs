@@ -87,8 +87,7 @@ fn levels(models: &[ModelInfo], model: &str) -> Vec<String> {
 impl Form {
     /// The form as the app stands now.
     pub fn of(app: &App) -> Form {
-        let model_id =
-            app.models.iter().find(|m| m.display_name() == app.model).map_or(app.model.clone(), |m| m.id.clone());
+        let model_id = app.model_in_use().map_or(app.model.clone(), |m| m.id.clone());
         let mut models: Vec<String> = app.models.iter().map(|m| m.id.clone()).collect();
         if models.is_empty() {
             models.push(model_id.clone());
