@@ -98,6 +98,7 @@ async fn measure(run: &Run) {
     }
     let elapsed = started.elapsed();
     handle.close().await;
+    drop(host);
     drop(store);
 
     // The write-ahead log folded in first: its size is a cache's, not the session's.
