@@ -62,46 +62,75 @@ pub fn yes_or_no() -> std::io::Result<(bool, String)> {
 }
 
 fn read_answer() -> std::io::Result<(bool, String)> {
-    use crossterm::event::{Event as Term, KeyCode, KeyEventKind, KeyModifiers, read};
-    let mut typed = String::new();
-    // Typing words, not answering: from the first key that is no answer until Enter.
-    let mut words = false;
+    use crossterm::event::{Event as Term, KeyEventKind, read};
+    let mut question = TrustQuestion::default();
     let mut out = std::io::stdout();
     loop {
-        let key = match read()? {
-            Term::Key(k) if k.kind == KeyEventKind::Press => k,
+        let said = match read()? {
+            Term::Key(k) if k.kind == KeyEventKind::Press => question.key(k),
             // A paste is words too.
-            Term::Paste(text) => {
-                typed.push_str(&text);
-                words = true;
-                let _ = write!(out, "{text}");
-                let _ = out.flush();
-                continue;
-            }
+            Term::Paste(text) => question.paste(&text),
             _ => continue,
         };
-        match key.code {
-            KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => return Ok((false, typed)),
-            KeyCode::Char('y' | 'Y') if !words => return Ok((true, typed)),
-            KeyCode::Char('n' | 'N') | KeyCode::Esc if !words => return Ok((false, typed)),
-            KeyCode::Enter if !words => return Ok((false, typed)),
-            KeyCode::Enter => {
-                words = false;
-                typed.push('\n');
-                let _ = write!(out, "\r\n(kept for when lembas opens) Trust this project? [y/n] ");
+        match said {
+            Heard::Answer(yes) => return Ok((yes, question.typed)),
+            Heard::Echo(text) => {
+                let _ = write!(out, "{text}");
+                let _ = out.flush();
             }
-            KeyCode::Backspace if words && !typed.is_empty() => {
-                typed.pop();
-                let _ = write!(out, "\u{8} \u{8}");
+        }
+    }
+}
+
+/// The trust question as keys answer it: `y` or `n` (Enter, Esc, Ctrl-C: no) — unless the person
+/// is typing words for lembas, kept for its input box from the first key that is no answer until
+/// Enter, after which the question stands again.
+#[derive(Debug, Default)]
+struct TrustQuestion {
+    typed: String,
+    /// The line being typed holds words.
+    words: bool,
+}
+
+/// What a key did to the question: answered it, or something to show.
+#[derive(Debug, PartialEq)]
+enum Heard {
+    Answer(bool),
+    Echo(String),
+}
+
+impl TrustQuestion {
+    fn key(&mut self, key: crossterm::event::KeyEvent) -> Heard {
+        use crossterm::event::{KeyCode, KeyModifiers};
+        match key.code {
+            KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => Heard::Answer(false),
+            KeyCode::Char('y' | 'Y') if !self.words => Heard::Answer(true),
+            KeyCode::Char('n' | 'N') | KeyCode::Esc if !self.words => Heard::Answer(false),
+            KeyCode::Enter if !self.words => Heard::Answer(false),
+            KeyCode::Enter => {
+                self.words = false;
+                self.typed.push('\n');
+                Heard::Echo("\r\n(kept for when lembas opens) Trust this project? [y/n] ".to_owned())
+            }
+            KeyCode::Backspace if self.words => {
+                self.typed.pop();
+                // The line erased to nothing: the next key may answer again.
+                self.words = !(self.typed.is_empty() || self.typed.ends_with('\n'));
+                Heard::Echo("\u{8} \u{8}".to_owned())
             }
             KeyCode::Char(c) => {
-                words = true;
-                typed.push(c);
-                let _ = write!(out, "{c}");
+                self.words = true;
+                self.typed.push(c);
+                Heard::Echo(c.to_string())
             }
-            _ => {}
+            _ => Heard::Echo(String::new()),
         }
-        let _ = out.flush();
+    }
+
+    fn paste(&mut self, text: &str) -> Heard {
+        self.typed.push_str(text);
+        self.words = !text.is_empty() || self.words;
+        Heard::Echo(text.to_owned())
     }
 }
 
@@ -283,4 +312,39 @@ fn key_action(app: &mut App, key: Option<std::io::Result<Term>>) -> std::io::Res
         Some(Err(e)) => return Err(e),
         None => Some(Action::Quit),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Heard, TrustQuestion};
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+    fn keys(question: &mut TrustQuestion, codes: &[KeyCode]) -> Vec<Heard> {
+        codes.iter().map(|c| question.key(KeyEvent::new(*c, KeyModifiers::NONE))).collect()
+    }
+
+    #[test]
+    fn y_answers_and_words_typed_ahead_are_kept() {
+        let mut question = TrustQuestion::default();
+        assert_eq!(keys(&mut question, &[KeyCode::Char('y')]), [Heard::Answer(true)]);
+        let mut question = TrustQuestion::default();
+        let heard = keys(&mut question, &[KeyCode::Char('h'), KeyCode::Char('y'), KeyCode::Enter, KeyCode::Char('y')]);
+        assert_eq!(heard.last(), Some(&Heard::Answer(true)), "after Enter the question stands again");
+        assert_eq!(question.typed, "hy\n");
+    }
+
+    #[test]
+    fn words_erased_to_nothing_leave_the_question_to_answer() {
+        // Typed ahead, thought better of it, answered: `y` is the answer, not a word.
+        let mut question = TrustQuestion::default();
+        let codes = [KeyCode::Char('/'), KeyCode::Char('m'), KeyCode::Backspace, KeyCode::Backspace];
+        keys(&mut question, &codes);
+        assert_eq!(keys(&mut question, &[KeyCode::Char('y')]), [Heard::Answer(true)]);
+        assert_eq!(question.typed, "");
+        // An earlier kept line stays when the next is erased.
+        let mut question = TrustQuestion::default();
+        keys(&mut question, &[KeyCode::Char('a'), KeyCode::Enter, KeyCode::Char('b'), KeyCode::Backspace]);
+        assert_eq!(keys(&mut question, &[KeyCode::Char('n')]), [Heard::Answer(false)]);
+        assert_eq!(question.typed, "a\n");
+    }
 }
