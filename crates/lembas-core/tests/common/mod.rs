@@ -147,15 +147,20 @@ impl Driven {
                 }
                 continue;
             }
-            if let Event::Ask { id, ask } = &said.event {
-                let answered = self.answer(ask.clone()).await;
-                self.handle.send(Command::Answer { id: *id, answer: answered });
-            }
             if said.submission.as_ref() == Some(&asked) {
                 answer.push(said.event.clone());
             }
-            self.said.push(said.event);
+            self.heard(said.event).await;
         }
+    }
+
+    /// Keeps what the session said for [`Driven::drain`], answering it first when it asks.
+    async fn heard(&mut self, event: Event) {
+        if let Event::Ask { id, ask } = &event {
+            let answered = self.answer(ask.clone()).await;
+            self.handle.send(Command::Answer { id: *id, answer: answered });
+        }
+        self.said.push(event);
     }
 
     /// What the session's approver answers to `ask`.
@@ -247,13 +252,9 @@ impl Driven {
                 .await
                 .unwrap_or_else(|_| panic!("waited in vain; saw {seen:#?}"))
                 .expect("the session is open");
-            if let Event::Ask { id, ask } = &said.event {
-                let answered = self.answer(ask.clone()).await;
-                self.handle.send(Command::Answer { id: *id, answer: answered });
-            }
             let done = until(&said.event);
             seen.push(said.event.clone());
-            self.said.push(said.event);
+            self.heard(said.event).await;
             if done {
                 return seen;
             }
@@ -274,7 +275,7 @@ impl Driven {
     /// The next thing the session says unasked within `limit`, if it says one.
     pub async fn said_within(&mut self, limit: std::time::Duration) -> Option<Event> {
         let said = tokio::time::timeout(limit, self.events.recv()).await.ok()??;
-        self.said.push(said.event.clone());
+        self.heard(said.event.clone()).await;
         Some(said.event)
     }
 
