@@ -3,7 +3,14 @@
 //! ended: when a foreground command returns, when a job ends or is stopped, and when lembas
 //! exits. A process that clears its whole environment (`env -i`) loses the mark; the sandbox
 //! still bounds what it can write.
+//!
+//! Finding them reads the environment of processes in `/proc`, which grows with the machine's
+//! process count (~5 µs each). A mark says where the process ids stood when it was made, so only
+//! the processes made since are read: ids are handed out in order, and a command's processes
+//! are all made after its mark. When so many processes were made meanwhile that the ids may have
+//! come round past the mark, everything is read, as it is where `/proc` cannot tell.
 
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use nix::sys::signal::{Signal, kill};
@@ -12,22 +19,120 @@ use nix::unistd::Pid;
 /// The environment variable that carries the mark.
 pub const MARK_VAR: &str = "LEMBAS_RUN";
 
-/// A new mark for one command: this lembas' process id and a count.
+/// Where process ids stood at a moment: the last one handed out in this process' namespace, and
+/// how many processes the machine had made since it started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Since {
+    last_pid: u32,
+    forks: u64,
+}
+
+impl Since {
+    /// Now, when `/proc` says (and is this process' own: its ids are the ones listed).
+    fn now() -> Option<Since> {
+        static OWN_PROC: OnceLock<bool> = OnceLock::new();
+        let own = *OWN_PROC.get_or_init(|| {
+            std::fs::read_link("/proc/self").ok().and_then(|p| p.to_str()?.parse::<u32>().ok())
+                == Some(std::process::id())
+        });
+        if !own {
+            return None;
+        }
+        let loadavg = std::fs::read_to_string("/proc/loadavg").ok()?;
+        let stat = std::fs::read_to_string("/proc/stat").ok()?;
+        Some(Since { last_pid: last_pid(&loadavg)?, forks: forks(&stat)? })
+    }
+
+    /// The ids that may have been handed out between `self` and `now`: `None` when they may be
+    /// any (as many processes made as there are ids, or a count that went back).
+    fn span(self, now: Since, pid_max: u32) -> Option<Span> {
+        let made = now.forks.checked_sub(self.forks)?;
+        // Coming round to the mark again takes nearly `pid_max` new ids; half is a wide margin
+        // (the count is the whole machine's, every namespace's forks in it).
+        if made >= u64::from(pid_max / 2) {
+            return None;
+        }
+        Some(Span { after: self.last_pid, upto: now.last_pid })
+    }
+}
+
+/// The process ids handed out after `after` up to `upto`, coming round past the largest id when
+/// `upto` is below `after`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Span {
+    after: u32,
+    upto: u32,
+}
+
+impl Span {
+    fn holds(self, pid: u32) -> bool {
+        if self.upto >= self.after {
+            pid > self.after && pid <= self.upto
+        } else {
+            pid > self.after || pid <= self.upto
+        }
+    }
+}
+
+/// The last process id handed out, the fifth field of `/proc/loadavg` ("1/110 14475" → 14475).
+fn last_pid(loadavg: &str) -> Option<u32> {
+    loadavg.split_whitespace().nth(4)?.parse().ok()
+}
+
+/// How many processes the machine has made since it started (`/proc/stat`'s `processes` line).
+fn forks(stat: &str) -> Option<u64> {
+    stat.lines().find_map(|line| line.strip_prefix("processes "))?.trim().parse().ok()
+}
+
+/// The largest process id (ids come round after it).
+fn pid_max() -> u32 {
+    static MAX: OnceLock<u32> = OnceLock::new();
+    *MAX.get_or_init(|| {
+        std::fs::read_to_string("/proc/sys/kernel/pid_max").ok().and_then(|s| s.trim().parse().ok()).unwrap_or(32_768)
+    })
+}
+
+/// Where ids stood when this process made its first mark: nothing it started is older.
+static FIRST: OnceLock<Option<Since>> = OnceLock::new();
+
+/// A new mark for one command: this lembas' process id, a count, and where process ids stand
+/// now (`.last_pid.forks`, or nothing when `/proc` cannot say). Made before the command starts.
 pub fn new_mark() -> String {
     static NEXT: AtomicU64 = AtomicU64::new(1);
-    format!("{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed))
+    let since = Since::now();
+    FIRST.get_or_init(|| since);
+    let count = NEXT.fetch_add(1, Ordering::Relaxed);
+    match since {
+        Some(Since { last_pid, forks }) => format!("{}-{count}.{last_pid}.{forks}", std::process::id()),
+        None => format!("{}-{count}", std::process::id()),
+    }
+}
+
+/// The moment a mark was made, read back from it.
+fn since_of(mark: &str) -> Option<Since> {
+    let mut parts = mark.rsplitn(3, '.');
+    let forks = parts.next()?.parse().ok()?;
+    let last_pid = parts.next()?.parse().ok()?;
+    parts.next()?;
+    Some(Since { last_pid, forks })
 }
 
 /// Ends (SIGKILL) every process whose mark is `mark`, or starts with it when `prefix`. Answers
 /// how many it found.
 pub fn end_marked(mark: &str, prefix: bool) -> usize {
+    let since = if prefix { FIRST.get().copied().flatten() } else { since_of(mark) };
+    let span = since.zip(Since::now()).and_then(|(then, now)| then.span(now, pid_max()));
+    end_marked_in(mark, prefix, span)
+}
+
+fn end_marked_in(mark: &str, prefix: bool, span: Option<Span>) -> usize {
     let Ok(entries) = std::fs::read_dir("/proc") else { return 0 };
     let own = std::process::id();
     let needle = format!("{MARK_VAR}={mark}");
     let mut ended = 0;
     for entry in entries.flatten() {
         let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
-        if pid == own {
+        if pid == own || span.is_some_and(|span| !span.holds(pid)) {
             continue;
         }
         let Ok(environ) = std::fs::read(entry.path().join("environ")) else { continue };
@@ -54,5 +159,70 @@ pub(crate) fn end_command(pgid: Option<Pid>, mark: Option<&str>) {
 
 /// Ends every process any command of this lembas started (at exit).
 pub fn end_all() -> usize {
+    // No mark made, no command started: nothing to look for.
+    if FIRST.get().is_none() {
+        return 0;
+    }
     end_marked(&format!("{}-", std::process::id()), true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn proc_files_are_read_for_the_last_id_and_the_count_of_processes_made() {
+        assert_eq!(last_pid("0.44 0.81 0.81 1/110 14475\n"), Some(14475));
+        assert_eq!(last_pid("0.44 0.81"), None);
+        assert_eq!(forks("cpu  1 2 3\nctxt 99\nprocesses 274166\nprocs_running 1\n"), Some(274166));
+        assert_eq!(forks("cpu  1 2 3\n"), None);
+    }
+
+    #[test]
+    fn a_mark_carries_where_ids_stood_and_a_mark_without_it_reads_everything() {
+        let mark = new_mark();
+        let own = format!("{}-", std::process::id());
+        assert!(mark.starts_with(&own), "{mark}");
+        if cfg!(target_os = "linux") {
+            let since = since_of(&mark).expect("Linux' /proc says where ids stand");
+            assert!(since.forks > 0);
+        }
+        assert_eq!(since_of("12-3"), None);
+        assert_eq!(since_of("12-3.400.5000"), Some(Since { last_pid: 400, forks: 5000 }));
+    }
+
+    #[test]
+    fn only_the_ids_handed_out_since_are_read_unless_they_may_have_come_round() {
+        let then = Since { last_pid: 1000, forks: 50 };
+        let span = then.span(Since { last_pid: 1010, forks: 70 }, 32_768).unwrap();
+        assert!(span.holds(1001) && span.holds(1010));
+        assert!(!span.holds(1000) && !span.holds(999) && !span.holds(1011) && !span.holds(1));
+        // Round past the largest id: what is above the mark and what is below the last one.
+        let round = then.span(Since { last_pid: 20, forks: 60 }, 32_768).unwrap();
+        assert!(round.holds(32_000) && round.holds(5) && round.holds(20));
+        assert!(!round.holds(21) && !round.holds(1000) && !round.holds(500));
+        // As many made as could come round to the mark again: everything is read.
+        assert_eq!(then.span(Since { last_pid: 1010, forks: 50 + 16_384 }, 32_768), None);
+        // A count that went back (another machine's /proc): everything is read.
+        assert_eq!(then.span(Since { last_pid: 1010, forks: 10 }, 32_768), None);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_process_that_left_its_group_is_found_through_its_span_and_ended() {
+        let mark = new_mark();
+        let mut child = std::process::Command::new("setsid")
+            .args(["sleep", "30"])
+            .env(MARK_VAR, &mark)
+            .spawn()
+            .expect("setsid and sleep are there");
+        // Another command's process, made after the mark, is left alone.
+        let mut other = std::process::Command::new("sleep").arg("30").env(MARK_VAR, new_mark()).spawn().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        assert_eq!(end_marked(&mark, false), 1);
+        assert!(child.wait().is_ok());
+        assert!(other.try_wait().unwrap().is_none(), "another mark's process runs on");
+        let _ = other.kill();
+        let _ = other.wait();
+    }
 }
