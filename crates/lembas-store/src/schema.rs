@@ -6,7 +6,7 @@
 //! store. Queries still take the id and look the number up (`(SELECT n FROM sessions WHERE id =
 //! ?1)`), a lookup in a unique index.
 
-use rusqlite::{Connection, params};
+use rusqlite::{Connection, Transaction, TransactionBehavior, params};
 
 /// The tables, with `{p}` before each name (`new_` while an earlier store is rebuilt).
 const TABLES: &str = "
@@ -189,16 +189,23 @@ pub(crate) fn migrate(conn: &Connection) -> rusqlite::Result<()> {
     if has_table(conn, "sessions")? && !has_column(conn, "sessions", "n")? {
         key_by_number(conn)?;
     }
-    conn.execute_batch(&TABLES.replace("{p}", ""))?;
-    for (table, column, kind) in NUMBERED_LATER_COLUMNS {
-        if !has_column(conn, table, column)? {
-            conn.execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {column} {kind};"))?;
+    // One transaction: a new store's dozens of statements written at once, not each on its own
+    // (a millisecond or more of a first start), and a second lembas opening it meanwhile waits
+    // and then finds it made.
+    let made = Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
+    if made.query_row("PRAGMA user_version", [], |r| r.get::<_, i32>(0))? != mark {
+        made.execute_batch(&TABLES.replace("{p}", ""))?;
+        for (table, column, kind) in NUMBERED_LATER_COLUMNS {
+            if !has_column(&made, table, column)? {
+                made.execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {column} {kind};"))?;
+            }
         }
+        made.execute_batch(INDEXES)?;
+        crate::shared::make(&made)?;
+        made.execute_batch(&format!("PRAGMA user_version = {mark};"))?;
     }
-    conn.execute_batch(INDEXES)?;
-    conn.execute_batch("PRAGMA foreign_keys = ON;")?;
-    crate::shared::make(conn)?;
-    conn.execute_batch(&format!("PRAGMA user_version = {mark};"))
+    made.commit()?;
+    conn.execute_batch("PRAGMA foreign_keys = ON;")
 }
 
 /// Rebuilds a store whose parts are keyed by the session's id: the same rows, keyed by its
@@ -298,6 +305,24 @@ mod tests {
         let conn = Connection::open(&path).unwrap();
         assert!(has_table(&conn, "prefixes").unwrap());
         assert_eq!(version(&conn), schema_mark());
+    }
+
+    #[test]
+    fn a_new_store_opened_by_several_at_once_is_made_once_and_opens_for_each() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("data/sessions.db");
+        let openers: Vec<_> = (0..4)
+            .map(|_| {
+                let path = path.clone();
+                std::thread::spawn(move || Store::open(&path).map(drop))
+            })
+            .collect();
+        for opener in openers {
+            opener.join().unwrap().expect("each opens the store");
+        }
+        let conn = Connection::open(&path).unwrap();
+        assert_eq!(conn.query_row("PRAGMA user_version", [], |r| r.get::<_, i32>(0)).unwrap(), schema_mark());
+        assert!(has_table(&conn, "sessions").unwrap() && has_table(&conn, "prefixes").unwrap());
     }
 
     #[test]
