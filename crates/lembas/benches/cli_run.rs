@@ -24,8 +24,13 @@ fn median(mut values: Vec<f64>) -> f64 {
 
 /// One run of the task: start to first request, time per step, and the first request's system
 /// prompt plus tool schemas in characters. With `subagents_off`, the configuration switches
-/// subagents off (no `task`, no team).
-fn one_run(runtime: &tokio::runtime::Runtime, subagents_off: bool) -> (f64, f64, usize) {
+/// subagents off (no `task`, no team). With `home`, that home (already used, as a person's is);
+/// without, a new one (lembas' first start on a machine: its session store made).
+fn one_run(
+    runtime: &tokio::runtime::Runtime,
+    subagents_off: bool,
+    home: Option<&std::path::Path>,
+) -> (f64, f64, usize) {
     let dir = tempfile::tempdir().unwrap();
     let project = dir.path().join("proj");
     std::fs::create_dir_all(project.join(".git")).unwrap();
@@ -37,7 +42,7 @@ fn one_run(runtime: &tokio::runtime::Runtime, subagents_off: bool) -> (f64, f64,
         Scripted::text("Fixed the typo; it prints hello."),
     ];
     let server = runtime.block_on(FakeServer::start(script));
-    let home = dir.path().join("home");
+    let home = home.map_or_else(|| dir.path().join("home"), std::path::Path::to_path_buf);
     common::log_in(&home, &server, 32768);
     if subagents_off {
         std::fs::write(home.join("config/config.toml"), "subagents = false\n").unwrap();
@@ -58,16 +63,28 @@ fn main() {
     let (mut first, mut per_step) = (Vec::new(), Vec::new());
     let mut with_team = 0;
     for _ in 0..RUNS {
-        let (to_first, step, chars) = one_run(&runtime, false);
+        let (to_first, step, chars) = one_run(&runtime, false, None);
         first.push(to_first);
         per_step.push(step);
         with_team = chars;
         std::thread::sleep(Duration::from_millis(20));
     }
-    let (_, _, alone) = one_run(&runtime, true);
+    // A person's home: used once before, then a new project each run.
+    let used = tempfile::tempdir().unwrap();
+    one_run(&runtime, false, Some(used.path()));
+    let (mut first_used, mut per_step_used) = (Vec::new(), Vec::new());
+    for _ in 0..RUNS {
+        let (to_first, step, _) = one_run(&runtime, false, Some(used.path()));
+        first_used.push(to_first);
+        per_step_used.push(step);
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let (_, _, alone) = one_run(&runtime, true, None);
     println!(
-        "cli_run ({RUNS} runs, median): start to first request {:.1} ms; {:.1} ms per step (harness, tool and loopback HTTP); peak memory {:.1} MB (largest run); system prompt + tool schemas {with_team} characters with the team offered, {alone} with subagents off",
+        "cli_run ({RUNS} runs each, median): start to first request {:.1} ms in a home used before ({:.1} ms on the first start, a new home); {:.1} ms per step ({:.1} ms) (harness, tool and loopback HTTP); peak memory {:.1} MB (largest run); system prompt + tool schemas {with_team} characters with the team offered, {alone} with subagents off",
+        median(first_used),
         median(first),
+        median(per_step_used),
         median(per_step),
         common::peak_rss_kb_of_children() as f64 / 1024.0,
     );

@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""Writes crates/lembas/layout/hot.ld from a callgrind profile of lembas and the binary it ran.
+
+usage: layout.py CALLGRIND_OUT... --binary UNSTRIPPED_LEMBAS --out hot.ld
+
+The functions the profiled runs executed are named by their section (`.text.<symbol>`, one per
+function), with what changes between builds of other profiles — the crate hashes in a symbol —
+left to a wildcard, so the release build finds them whatever its hashes are.
+"""
+import re
+import subprocess
+import sys
+
+
+def executed(profile):
+    names, ran = {}, set()
+    for line in open(profile, encoding="utf-8", errors="replace"):
+        m = re.match(r"^(c?fn)=\((\d+)\)(?: (.*))?$", line.rstrip("\n"))
+        if not m:
+            continue
+        kind, ident, name = m.groups()
+        if name:
+            names[ident] = re.sub(r"'\d+$", "", name)
+        if kind == "fn":
+            ran.add(ident)
+    return {names[i] for i in ran if i in names}
+
+
+def pattern(symbol):
+    """The symbol as a pattern that holds in any build: its hashes left to a wildcard."""
+    # Legacy mangling: the hash closes the name (`17h<16 hex>E`).
+    legacy = re.match(r"^(_ZN.*17h)[0-9a-f]{16}E$", symbol)
+    if legacy:
+        return legacy.group(1) + "*"
+    if symbol.startswith("_R"):
+        # v0 mangling: each crate is `Cs<base 62 hash>_<length><name>`.
+        return re.sub(r"Cs[0-9A-Za-z]+_", "Cs*_", symbol)
+    return symbol
+
+
+def main():
+    args = sys.argv[1:]
+    binary = args[args.index("--binary") + 1]
+    out = args[args.index("--out") + 1]
+    profiles = [a for i, a in enumerate(args) if not a.startswith("--") and args[i - 1] not in ("--binary", "--out")]
+    ran = set()
+    for profile in profiles:
+        ran |= executed(profile)
+    listed = subprocess.run(["nm", "--defined-only", binary], capture_output=True, text=True, check=True).stdout
+    ours = {line.split()[2] for line in listed.splitlines() if len(line.split()) == 3 and line.split()[1] in "tT"}
+    # Linker script words: a name with characters a script reads otherwise is left out.
+    patterns = sorted({pattern(s) for s in ran & ours if re.fullmatch(r"[A-Za-z0-9_.$*]+", pattern(s))})
+    with open(out, "w", encoding="utf-8") as f:
+        f.write("/* Made by scripts/layout.sh: the functions lembas runs on the scripted task (and at\n")
+        f.write("   start), placed side by side so the pages they share are few. See docs/performance.md. */\n")
+        f.write("SECTIONS\n{\n  .text.hot :\n  {\n")
+        for p in patterns:
+            # A function marked cold (`#[cold]`, a panic's path) has its section under `.unlikely`.
+            f.write(f"    *(.text.{p} .text.unlikely.{p})\n")
+        f.write("  }\n}\nINSERT BEFORE .text;\n")
+    print(f"{len(patterns)} functions of {len(ours)} -> {out}")
+
+
+main()
