@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes crates/lembas/layout/hot.ld from a callgrind profile of lembas and the binary it ran.
 
-usage: layout.py CALLGRIND_OUT... --binary UNSTRIPPED_LEMBAS --out hot.ld
+usage: layout.py CALLGRIND_OUT... --binary UNSTRIPPED_LEMBAS --out hot.ld (the profiles in order of weight)
 
 The functions the profiled runs executed are named by their section (`.text.<symbol>`, one per
 function), with what changes between builds of other profiles — the crate hashes in a symbol —
@@ -43,13 +43,18 @@ def main():
     binary = args[args.index("--binary") + 1]
     out = args[args.index("--out") + 1]
     profiles = [a for i, a in enumerate(args) if not a.startswith("--") and args[i - 1] not in ("--binary", "--out")]
-    ran = set()
-    for profile in profiles:
-        ran |= executed(profile)
     listed = subprocess.run(["nm", "--defined-only", binary], capture_output=True, text=True, check=True).stdout
     ours = {line.split()[2] for line in listed.splitlines() if len(line.split()) == 3 and line.split()[1] in "tT"}
-    # Linker script words: a name with characters a script reads otherwise is left out.
-    patterns = sorted({pattern(s) for s in ran & ours if re.fullmatch(r"[A-Za-z0-9_.$*]+", pattern(s))})
+    # The first profile's functions first, then what each later one adds: the linker places
+    # them in this order, so a run like the first touches the front of the section only.
+    patterns, seen = [], set()
+    for profile in profiles:
+        # Linker script words: a name with characters a script reads otherwise is left out.
+        # (`a+b`: profiles of one weight, such as two runs of one task, which differ a little.)
+        ran = set().union(*(executed(p) for p in profile.split("+")))
+        found = {pattern(s) for s in ran & ours if re.fullmatch(r"[A-Za-z0-9_.$*]+", pattern(s))}
+        patterns.extend(sorted(found - seen))
+        seen |= found
     with open(out, "w", encoding="utf-8") as f:
         f.write("/* Made by scripts/layout.sh: the functions lembas runs on the scripted task (and at\n")
         f.write("   start), placed side by side so the pages they share are few. See docs/performance.md. */\n")

@@ -18,6 +18,10 @@ cat > "$work/script.json" <<'JSON'
  {"kind":"reply","tool_calls":[{"id":"c2","name":"edit","arguments":"{\"path\":\"main.py\",\"old_string\":\"helo\",\"new_string\":\"hello\"}"}]},
  {"kind":"reply","tool_calls":[{"id":"c3","name":"bash","arguments":"{\"command\":\"cat main.py\"}"}]},
  {"kind":"reply","text":"Fixed the typo."},
+ {"kind":"reply","tool_calls":[{"id":"c1","name":"read","arguments":"{\"path\":\"main.py\"}"}]},
+ {"kind":"reply","tool_calls":[{"id":"c2","name":"edit","arguments":"{\"path\":\"main.py\",\"old_string\":\"helo\",\"new_string\":\"hello\"}"}]},
+ {"kind":"reply","tool_calls":[{"id":"c3","name":"bash","arguments":"{\"command\":\"cat main.py\"}"}]},
+ {"kind":"reply","text":"Fixed the typo."},
  {"kind":"reply","tool_calls":[{"id":"c4","name":"grep","arguments":"{\"pattern\":\"hello\"}"}]},
  {"kind":"reply","text":"It prints hello."}]
 JSON
@@ -30,7 +34,10 @@ profile() {
     (cd "$work/proj" && LEMBAS_HOME="$work/home" valgrind --tool=callgrind --demangle=no --dump-instr=no \
         --trace-children=no --callgrind-out-file="$work/cg.$1" "$lembas" run --mode auto "${@:2}" > /dev/null 2>&1)
 }
+# The task twice (what a run does varies a little with timing), then a resume.
 profile new "fix the typo in main.py"
+echo "print('helo')" > "$work/proj/main.py"
+profile again "fix the typo in main.py"
 profile resumed --continue "what does it print?"
-python3 scripts/layout.py "$work"/cg.* --binary "$lembas" --out crates/lembas/layout/hot.ld
+python3 scripts/layout.py "$work/cg.new+$work/cg.again" "$work/cg.resumed" --binary "$lembas" --out crates/lembas/layout/hot.ld
 echo "Now build the release as usual (this build kept its symbols): cargo build --release -p lembas"
