@@ -52,12 +52,12 @@ def main():
         # Linker script words: a name with characters a script reads otherwise is left out.
         # (`a+b`: profiles of one weight, such as two runs of one task, which differ a little.)
         ran = set().union(*(executed(p) for p in profile.split("+")))
-        found = {pattern(s) for s in ran & ours if re.fullmatch(r"[A-Za-z0-9_.$*]+", pattern(s))}
+        found = {p for p in map(pattern, ran & ours) if re.fullmatch(r"[A-Za-z0-9_.$*]+", p)}
         patterns.extend(sorted(found - seen))
         seen |= found
     with open(out, "w", encoding="utf-8") as f:
-        f.write("/* Made by scripts/layout.sh: the functions lembas runs on the scripted task (and at\n")
-        f.write("   start), placed side by side so the pages they share are few. See docs/performance.md. */\n")
+        f.write("/* Made by scripts/layout.sh: the functions lembas runs on the scripted task, then those a\n")
+        f.write("   resume adds, placed side by side so the pages they share are few. See docs/performance.md. */\n")
         f.write("SECTIONS\n{\n  .text.hot :\n  {\n")
         for p in patterns:
             # A function marked cold (`#[cold]`, a panic's path) has its section under `.unlikely`.

@@ -121,11 +121,8 @@ fn since_of(mark: &str) -> Option<Since> {
 /// how many it found.
 pub fn end_marked(mark: &str, prefix: bool) -> usize {
     let since = if prefix { FIRST.get().copied().flatten() } else { since_of(mark) };
-    let span = since.zip(Since::now()).and_then(|(then, now)| then.span(now, pid_max()));
-    end_marked_in(mark, prefix, span)
-}
-
-fn end_marked_in(mark: &str, prefix: bool, span: Option<Span>) -> usize {
+    // (`/proc` is read for now only when the mark says where ids stood.)
+    let span = since.and_then(|then| then.span(Since::now()?, pid_max()));
     let Ok(entries) = std::fs::read_dir("/proc") else { return 0 };
     let own = std::process::id();
     let needle = format!("{MARK_VAR}={mark}");
