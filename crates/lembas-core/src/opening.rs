@@ -218,9 +218,12 @@ impl Session {
         subagent: Option<SubagentOf>,
     ) -> Result<Session, EngineError> {
         let store = cfg.store.clone();
-        let record = store.session(id)?.ok_or_else(|| EngineError::NoSession(id.to_owned()))?;
+        if !store.has_session(id)? {
+            return Err(EngineError::NoSession(id.to_owned()));
+        }
         // Before anything is read: another process appending meanwhile would interleave turns.
-        let lock = store.lock_session(&record.id)?;
+        let lock = store.lock_session(id)?;
+        let record = store.held_session(&lock, id)?.ok_or_else(|| EngineError::NoSession(id.to_owned()))?;
         let (mut ws, _) = Workspace::new(Path::new(&record.project), Path::new(&record.started));
         ws.editor = cfg.editor_files.clone();
         ws.private = cfg.walk_private.clone();

@@ -7,10 +7,6 @@ use serde_json::Value;
 use crate::results::{message_content, named_results, read_result};
 use crate::{NewMessage, NewResult, SessionRecord, Store, StoreError, UsageRow, shared, state};
 
-/// A session row's system prompt and tool list, wherever they are kept.
-const PREFIX_COLUMNS: &str = "COALESCE((SELECT text FROM prefixes WHERE hash = s.prompt_ref), s.system_prompt),
-    COALESCE((SELECT text FROM prefixes WHERE hash = s.tools_ref), s.tools)";
-
 impl Store {
     /// What this process last wrote of `id`'s state, taken out (put back once a write commits;
     /// a failed write leaves it to be read again).
@@ -80,38 +76,6 @@ impl Store {
             tx.commit()?;
             Ok(())
         })
-    }
-
-    /// A session as stored, its state the latest written.
-    pub fn session(&self, id: &str) -> Result<Option<SessionRecord>, StoreError> {
-        let conn = self.conn();
-        let sql = format!(
-            "SELECT s.id, s.title, s.project, s.started, s.model, s.created_at, s.updated_at, {PREFIX_COLUMNS}, s.parent
-             FROM sessions s WHERE s.id = ?1"
-        );
-        let record = conn
-            .query_row(&sql, [id], |r| {
-                Ok(SessionRecord {
-                    id: r.get(0)?,
-                    title: r.get(1)?,
-                    project: r.get(2)?,
-                    started: r.get(3)?,
-                    model: r.get(4)?,
-                    created_at: r.get(5)?,
-                    updated_at: r.get(6)?,
-                    system_prompt: r.get(7)?,
-                    tools: r.get(8)?,
-                    state: String::new(),
-                    parent: r.get(9)?,
-                })
-            })
-            .optional()?;
-        let Some(mut record) = record else { return Ok(None) };
-        // Read from the store, never from what this process wrote: the caller may not hold the
-        // session, and another process may have written it since.
-        let latest = state::last_position(&conn, id)?;
-        record.state = serde_json::to_string(&state::state_at(&conn, id, latest)?).expect("a state serializes");
-        Ok(Some(record))
     }
 
     /// Appends messages and results and sets the session's state, all in one transaction.
@@ -447,6 +411,31 @@ mod tests {
         store.append("s", &[], &[], &state_after(1), None, 6).unwrap();
         let record = store.session("s").unwrap().unwrap();
         assert_eq!((record.state, record.system_prompt.as_str()), (state_after(1).to_string(), "a new prompt"));
+    }
+
+    #[test]
+    fn a_held_session_is_read_once_and_written_on_from_what_was_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.db");
+        let (first, second) = (Store::open(&path).unwrap(), Store::open(&path).unwrap());
+        first.create_session(&record("s", &state_after(0))).unwrap();
+        let held = second.lock_session("s").unwrap();
+        for step in 1..=50 {
+            second.append("s", &[], &[], &state_after(step), None, step as i64).unwrap();
+        }
+        drop(held);
+        assert!(!first.has_session("t").unwrap());
+        let held = first.lock_session("s").unwrap();
+        let read = first.held_session(&held, "s").unwrap().unwrap();
+        assert_eq!(read.state, state_after(50).to_string(), "what the other process wrote");
+        assert!(first.written.lock().unwrap().contains_key("s"), "remembered for the first write");
+        let rows = |store: &Store| {
+            bytes(store, "SELECT COUNT(*) FROM state_log") + bytes(store, "SELECT COUNT(*) FROM state_snapshots")
+        };
+        let before = rows(&first);
+        first.append("s", &[], &[], &state_after(51), None, 51).unwrap();
+        assert_eq!(rows(&first), before + 1, "one patch after what was read");
+        assert_eq!(second.session("s").unwrap().unwrap().state, state_after(51).to_string());
     }
 
     #[test]

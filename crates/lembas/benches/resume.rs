@@ -1,9 +1,10 @@
 //! Resuming a long session: `lembas run --continue` on a session of 1,000 steps (a `read` of a
 //! new file and a command in turn, over five prompts of 200 steps), against the test kit's fake
 //! server answering at once. Measures the time from starting the process to the model's first
-//! request (median of several runs), beside a fresh session's in the same project.
+//! request (median of several runs), beside a fresh session's in the same project, and the peak
+//! memory of the runs that made and resumed the session (each holds its whole history).
 //!
-//! `cargo bench -p lembas --bench resume`
+//! `cargo bench -p lembas --bench resume` (`RESUME_PROMPTS=25` for 5,000 steps, 10,000 messages)
 
 mod common;
 
@@ -12,7 +13,10 @@ use std::time::Instant;
 use lembas_testkit::{FakeServer, Scripted};
 use serde_json::json;
 
-const PROMPTS: usize = 5;
+/// Prompts of 200 steps in the session: five unless `RESUME_PROMPTS` says.
+fn prompts() -> usize {
+    std::env::var("RESUME_PROMPTS").ok().and_then(|v| v.parse().ok()).unwrap_or(5)
+}
 const STEPS_PER_PROMPT: usize = 200;
 const RUNS: usize = 7;
 
@@ -34,8 +38,9 @@ fn main() {
     for n in 0..STEPS_PER_PROMPT {
         std::fs::write(project.join(format!("f{n}.txt")), format!("file {n}\n{}\n", "words ".repeat(20))).unwrap();
     }
+    let prompts = prompts();
     let mut script = Vec::new();
-    for _ in 0..PROMPTS {
+    for _ in 0..prompts {
         for n in 0..STEPS_PER_PROMPT {
             script.push(if n % 2 == 0 {
                 Scripted::tool_call("read", json!({"path": format!("f{n}.txt")}))
@@ -53,11 +58,13 @@ fn main() {
     common::log_in(&home, &server, 10_000_000);
     std::fs::write(home.join("config/config.toml"), "steps = 1000\n").unwrap();
     run(&home, &project, &["walk the files"]);
-    for _ in 1..PROMPTS {
+    for _ in 1..prompts {
         run(&home, &project, &["--continue", "again"]);
     }
     let made = common::chats(&server).len();
-    assert_eq!(made, PROMPTS * (STEPS_PER_PROMPT + 1), "the long session was made");
+    assert_eq!(made, prompts * (STEPS_PER_PROMPT + 1), "the long session was made");
+    // The last prompt's run held the whole session (it resumed what the others made) by its end.
+    let made_peak = common::peak_rss_kb_of_children();
     let first_request = |args: &[&str]| {
         let before = common::chats(&server).len();
         let start = run(&home, &project, args);
@@ -72,10 +79,15 @@ fn main() {
     for _ in 0..RUNS {
         fresh.push(first_request(&["a new one"]));
     }
+    let steps = prompts * STEPS_PER_PROMPT;
     println!(
-        "resume ({} steps, median of {RUNS}): start to first request {:.1} ms resumed, {:.1} ms for a fresh session",
-        PROMPTS * STEPS_PER_PROMPT,
+        "resume ({steps} steps, median of {RUNS}): start to first request {:.1} ms resumed, {:.1} ms for a fresh session",
         median(resumed),
         median(fresh)
+    );
+    println!(
+        "peak memory of a run holding the session ({steps} steps, {} messages): {:.1} MB",
+        2 * steps + 2 * prompts,
+        made_peak as f64 / 1024.0
     );
 }
