@@ -21,6 +21,9 @@ pub use client::{
 };
 pub use quirks::{Learned, LearnedModel, refused_for_length, window_in_refusal};
 pub use stream::{Assembler, StreamEvent, StreamedError};
-pub use wire::{ChatRequest, FinishReason, Message, Reply, ToolCall, ToolSchema, Usage, WireMessage, tools_text, wire};
+pub use wire::{
+    ChatRequest, FinishReason, Message, MessageFields, MessageRole, Reply, ToolCall, ToolSchema, Usage, WireMessage,
+    tools_text, wire,
+};
 
 pub use tokio_util::sync::CancellationToken;

@@ -12,9 +12,9 @@ pub struct ToolCall {
     pub arguments: String,
 }
 
-/// A chat message as lembas keeps it and sends it: `{"role": …, …}`. Read through `Stored`
-/// rather than serde's internally tagged enums, which copy every message whole before reading
-/// it — a resumed session reads thousands.
+/// A chat message as lembas keeps it and sends it: `{"role": …, …}`. Read through
+/// [`MessageFields`] rather than serde's internally tagged enums, which copy every message whole
+/// before reading it — a resumed session reads thousands.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "role", rename_all = "snake_case")]
 pub enum Message {
@@ -42,9 +42,9 @@ pub enum Message {
 }
 
 /// Whose a message is.
-#[derive(Deserialize)]
+#[derive(Debug, Clone, Copy, Deserialize)]
 #[serde(rename_all = "snake_case")]
-enum Role {
+pub enum MessageRole {
     System,
     User,
     Assistant,
@@ -52,33 +52,41 @@ enum Role {
 }
 
 /// A message as stored, every role's fields in one: read in one pass, then checked for what its
-/// role needs.
-#[derive(Deserialize)]
-struct Stored {
-    role: Role,
-    content: Option<String>,
+/// role needs ([`MessageFields::into_message`]). (Something stored beside a message's own fields
+/// reads them into its own struct the same way, in one pass, rather than through serde's
+/// `flatten`, which copies the whole object first.)
+#[derive(Debug, Deserialize)]
+pub struct MessageFields {
+    pub role: MessageRole,
+    pub content: Option<String>,
     #[serde(default)]
-    images: Vec<String>,
+    pub images: Vec<String>,
     #[serde(default)]
-    reasoning: Option<String>,
+    pub reasoning: Option<String>,
     #[serde(default)]
-    tool_calls: Vec<ToolCall>,
-    tool_call_id: Option<String>,
+    pub tool_calls: Vec<ToolCall>,
+    pub tool_call_id: Option<String>,
+}
+
+impl MessageFields {
+    /// The message, or the field its role needs that is missing.
+    pub fn into_message<E: serde::de::Error>(self) -> Result<Message, E> {
+        let MessageFields { role, content, images, reasoning, tool_calls, tool_call_id } = self;
+        let content = content.ok_or_else(|| E::missing_field("content"))?;
+        Ok(match role {
+            MessageRole::System => Message::System { content },
+            MessageRole::User => Message::User { content, images },
+            MessageRole::Assistant => Message::Assistant { content, reasoning, tool_calls },
+            MessageRole::Tool => {
+                Message::Tool { tool_call_id: tool_call_id.ok_or_else(|| E::missing_field("tool_call_id"))?, content }
+            }
+        })
+    }
 }
 
 impl<'de> Deserialize<'de> for Message {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let Stored { role, content, images, reasoning, tool_calls, tool_call_id } = Stored::deserialize(deserializer)?;
-        let content = content.ok_or_else(|| serde::de::Error::missing_field("content"))?;
-        Ok(match role {
-            Role::System => Message::System { content },
-            Role::User => Message::User { content, images },
-            Role::Assistant => Message::Assistant { content, reasoning, tool_calls },
-            Role::Tool => Message::Tool {
-                tool_call_id: tool_call_id.ok_or_else(|| serde::de::Error::missing_field("tool_call_id"))?,
-                content,
-            },
-        })
+        MessageFields::deserialize(deserializer)?.into_message()
     }
 }
 

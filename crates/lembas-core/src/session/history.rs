@@ -10,8 +10,10 @@ use serde::{Deserialize, Serialize};
 use crate::session::Session;
 use crate::{EngineError, now_ms};
 
-/// One message of the history, with what the reasoning rule needs to know of it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// One message of the history, with what the reasoning rule needs to know of it. Stored as the
+/// message's object with the entry's own fields beside them, and read back in one pass
+/// ([`StoredEntry`]).
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub(crate) struct Entry {
     #[serde(flatten)]
     pub message: Message,
@@ -31,6 +33,39 @@ pub(crate) struct Entry {
     /// Its wire form, made once (a message never changes once sent).
     #[serde(skip)]
     pub wire: WireCache,
+}
+
+/// An entry as stored: its message's fields and its own, all in one object, read in one pass —
+/// `#[serde(flatten)]` would copy each object whole before reading it, and a resumed session
+/// reads thousands.
+#[derive(Deserialize)]
+struct StoredEntry {
+    role: lembas_model::MessageRole,
+    content: Option<String>,
+    #[serde(default)]
+    images: Vec<String>,
+    #[serde(default)]
+    reasoning: Option<String>,
+    #[serde(default)]
+    tool_calls: Vec<lembas_model::ToolCall>,
+    tool_call_id: Option<String>,
+    #[serde(default)]
+    turn: bool,
+    #[serde(default)]
+    summary: bool,
+    #[serde(default)]
+    failed: bool,
+    #[serde(default)]
+    typed: Option<String>,
+}
+
+impl<'de> Deserialize<'de> for Entry {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let StoredEntry { role, content, images, reasoning, tool_calls, tool_call_id, turn, summary, failed, typed } =
+            StoredEntry::deserialize(deserializer)?;
+        let fields = lembas_model::MessageFields { role, content, images, reasoning, tool_calls, tool_call_id };
+        Ok(Entry { message: fields.into_message()?, turn, summary, failed, typed, wire: WireCache::default() })
+    }
 }
 
 /// An entry's message in the OpenAI dialect, without and with its reasoning, made the first time
@@ -119,5 +154,47 @@ impl Session {
                 e.wire.0[usize::from(send)].get_or_init(|| lembas_model::wire(&e.message.to_openai(send))).clone()
             }))
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use lembas_model::ToolCall;
+
+    use super::*;
+
+    #[test]
+    fn every_kind_of_entry_reads_back_as_it_was_stored() {
+        let call = ToolCall { id: "c1".into(), name: "read".into(), arguments: "{\"path\":\"a\"}".into() };
+        let entries = [
+            Entry { typed: Some("fix it".into()), ..Entry::user("fix it\n\n(attached)".into(), true) },
+            Entry {
+                message: Message::User { content: "see".into(), images: vec!["data:image/png;base64,AA".into()] },
+                ..Entry::of(Message::user(""))
+            },
+            Entry::of(Message::Assistant {
+                content: "".into(),
+                reasoning: Some("look first".into()),
+                tool_calls: vec![call],
+            }),
+            Entry {
+                failed: true,
+                ..Entry::of(Message::Tool { tool_call_id: "c1".into(), content: "no such file".into() })
+            },
+            Entry { summary: true, ..Entry::of(Message::System { content: "what happened so far".into() }) },
+        ];
+        for entry in entries {
+            let stored = entry.stored().json;
+            let read: Entry = serde_json::from_str(&stored).unwrap();
+            assert_eq!(read, entry, "{stored}");
+        }
+    }
+
+    #[test]
+    fn a_stored_entry_without_what_its_role_needs_is_refused() {
+        let refused = |json: &str| serde_json::from_str::<Entry>(json).unwrap_err().to_string();
+        assert!(refused(r#"{"role":"tool","content":"x","turn":false}"#).contains("tool_call_id"));
+        assert!(refused(r#"{"role":"user","turn":true}"#).contains("content"));
+        assert!(refused(r#"{"role":"robot","content":"x"}"#).contains("robot"));
     }
 }
