@@ -179,7 +179,7 @@ impl Store {
         }
         let conn = Connection::open(path)
             .map_err(|e| StoreError::Open { path: path.display().to_string(), reason: e.to_string() })?;
-        conn.busy_timeout(std::time::Duration::from_secs(5))?;
+        conn.busy_timeout(schema::BUSY_TIMEOUT)?;
         migrate(&conn)?;
         Ok(Store {
             conn: Mutex::new(conn),

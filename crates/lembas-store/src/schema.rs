@@ -178,8 +178,29 @@ fn schema_mark() -> i32 {
     (hash & 0x7fff_ffff).max(1) as i32
 }
 
-/// Makes the schema, and brings a store made by an earlier lembas up to it.
+/// Makes the schema, and brings a store made by an earlier lembas up to it — waiting, as long as
+/// the connection's busy timeout would, while another lembas does the same. SQLite answers
+/// "busy" at once, without the busy wait, where waiting could deadlock: switching a new file to
+/// WAL, or a reader that must become the writer while another lembas writes. Each try starts
+/// over, and finds what the other made.
 pub(crate) fn migrate(conn: &Connection) -> rusqlite::Result<()> {
+    let until = std::time::Instant::now() + BUSY_TIMEOUT;
+    loop {
+        match migrate_once(conn) {
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if e.code == rusqlite::ErrorCode::DatabaseBusy && std::time::Instant::now() < until =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+            done => return done,
+        }
+    }
+}
+
+/// How long a store waits for another lembas holding it.
+pub(crate) const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
+fn migrate_once(conn: &Connection) -> rusqlite::Result<()> {
     conn.execute_batch("PRAGMA synchronous = NORMAL;")?;
     let mark = schema_mark();
     if conn.query_row("PRAGMA user_version", [], |r| r.get::<_, i32>(0))? == mark {
