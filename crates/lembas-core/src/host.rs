@@ -123,6 +123,16 @@ impl Host {
         Ok(self.store.list(project)?)
     }
 
+    /// The session `--continue` takes in `project` (the list's first), its messages not counted.
+    pub fn latest_session(&self, project: &str) -> Result<Option<String>, EngineError> {
+        Ok(self.store.latest(project)?)
+    }
+
+    /// The model a session last used.
+    pub fn session_model(&self, id: &str) -> Result<Option<String>, EngineError> {
+        Ok(self.store.model_of(id)?)
+    }
+
     /// Sessions whose words match, best first.
     pub fn search(&self, words: &str) -> Result<Vec<Found>, EngineError> {
         Ok(self.store.search(words)?)

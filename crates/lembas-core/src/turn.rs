@@ -377,7 +377,7 @@ impl Session {
         self.take_late_mcp_servers().await?;
         let mut messages = self.request_messages();
         if let Some(extra) = extra {
-            messages.push(lembas_model::wire(&Message::user(extra).to_openai(false)));
+            messages.push(Message::user(extra).to_wire(false));
         }
         let level = self.state.effort.clone().unwrap_or_else(|| self.cfg.model.start_level());
         let request = ChatRequest {

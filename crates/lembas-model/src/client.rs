@@ -8,6 +8,7 @@ use futures::StreamExt;
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
+use crate::body::RequestBody;
 use crate::quirks::{Learned, Refused, SentFields, refused_field};
 use crate::sse::{SseDecoder, SseEvent};
 use crate::stream::{Assembler, StreamEvent, error_text};
@@ -161,7 +162,7 @@ impl ModelClient {
         let mut waited = Duration::ZERO;
         loop {
             let (body, sent) = self.body(request, options);
-            match self.attempt(&body, sent, on_event, cancel).await {
+            match self.attempt(body, sent, on_event, cancel).await {
                 Attempt::Done(reply) => return Ok(reply),
                 Attempt::Fatal(error) => return Err(error),
                 Attempt::Refused(quirk, error) => {
@@ -227,13 +228,13 @@ impl ModelClient {
         }
     }
 
-    /// The request's JSON, written straight from its parts: the history is serialized where it
-    /// lies, never copied into a second tree (it grows with every step).
-    fn body(&self, request: &ChatRequest, options: Options) -> (Vec<u8>, SentFields) {
+    /// The request's JSON, written straight from its parts: the history as its messages' wire
+    /// forms, never copied into a second tree nor into one buffer (it grows with every step);
+    /// see [`RequestBody`].
+    fn body(&self, request: &ChatRequest, options: Options) -> (RequestBody, SentFields) {
+        /// What follows the messages.
         #[derive(serde::Serialize)]
-        struct Body<'a> {
-            model: &'a str,
-            messages: &'a [crate::wire::WireMessage],
+        struct Rest<'a> {
             #[serde(skip_serializing_if = "<[_]>::is_empty")]
             tools: Vec<crate::wire::OpenAiTool<'a>>,
             stream: bool,
@@ -258,9 +259,7 @@ impl ModelClient {
             effort |= is_effort;
             extra.insert(key.clone(), value.clone());
         }
-        let body = Body {
-            model: &request.model,
-            messages: &request.messages,
+        let rest = Rest {
             tools: request.tools.iter().map(ToolSchema::to_openai).collect(),
             stream: options.stream,
             stream_options: stream_options.then(|| json!({ "include_usage": true })),
@@ -268,13 +267,19 @@ impl ModelClient {
             extra,
             max_tokens: request.max_tokens,
         };
-        let bytes = serde_json::to_vec(&body).expect("a request serializes");
-        (bytes, SentFields { stream: options.stream, stream_options, effort, progress })
+        let mut head = br#"{"model":"#.to_vec();
+        serde_json::to_writer(&mut head, &request.model).expect("a model name serializes");
+        head.extend_from_slice(br#","messages":["#);
+        // `{"tools": …, "stream": …}` becomes `],"tools": …, "stream": …}` (`stream` is always there).
+        let rest = serde_json::to_vec(&rest).expect("a request serializes");
+        let tail = [b"],".as_slice(), &rest[1..]].concat();
+        let body = RequestBody::new(head, request.messages.clone(), tail);
+        (body, SentFields { stream: options.stream, stream_options, effort, progress })
     }
 
     async fn attempt(
         &self,
-        body: &[u8],
+        body: RequestBody,
         sent: SentFields,
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
         cancel: &CancellationToken,
@@ -283,7 +288,7 @@ impl ModelClient {
             .http
             .post(format!("{}/chat/completions", self.config.base_url))
             .header(reqwest::header::CONTENT_TYPE, "application/json")
-            .body(body.to_vec());
+            .body(reqwest::Body::wrap(body));
         if let Some(key) = &self.config.api_key {
             req = req.bearer_auth(key);
         }
@@ -539,5 +544,39 @@ mod tests {
         assert_eq!(body_message(r#"{"error":{"message":"bad model"}}"#, status), "bad model");
         assert_eq!(body_message("plain\ntext", status), "plain");
         assert_eq!(body_message("", status), "Bad Request");
+    }
+
+    #[test]
+    fn a_request_body_has_every_part_in_order() {
+        use http_body::Body as _;
+        let client = ModelClient::new(ClientConfig::new("http://127.0.0.1:9/v1")).unwrap();
+        let tool = ToolSchema { name: "read".into(), description: "reads".into(), parameters: json!({"type": "object"}) };
+        let mut extra = Map::new();
+        extra.insert("reasoning_effort".into(), json!("high"));
+        let request = ChatRequest {
+            model: "m\"1".into(),
+            messages: vec![crate::Message::user("a").to_wire(false), crate::Message::user("b").to_wire(false)],
+            tools: Arc::new(vec![tool]),
+            extra,
+            max_tokens: Some(9),
+        };
+        let options = Options { stream: true, stream_options: true, effort: true, progress: false };
+        let (mut body, sent) = client.body(&request, options);
+        assert!(sent.effort && sent.stream_options);
+        let len = body.size_hint().exact().unwrap();
+        let mut whole = Vec::new();
+        let waker = std::task::Waker::noop();
+        let mut cx = std::task::Context::from_waker(waker);
+        while let std::task::Poll::Ready(Some(frame)) = std::pin::Pin::new(&mut body).poll_frame(&mut cx) {
+            whole.extend_from_slice(frame.unwrap().data_ref().unwrap());
+        }
+        assert!(body.is_end_stream());
+        assert_eq!(whole.len() as u64, len);
+        let expected = concat!(
+            r#"{"model":"m\"1","messages":[{"role":"user","content":"a"},{"role":"user","content":"b"}],"#,
+            r#""tools":[{"type":"function","function":{"name":"read","description":"reads","parameters":{"type":"object"}}}],"#,
+            r#""stream":true,"stream_options":{"include_usage":true},"reasoning_effort":"high","max_tokens":9}"#
+        );
+        assert_eq!(String::from_utf8(whole).unwrap(), expected);
     }
 }

@@ -10,6 +10,7 @@
 //! - [`catalog`] finds a server's models and their metadata.
 
 pub mod catalog;
+mod body;
 mod client;
 mod quirks;
 pub mod sse;

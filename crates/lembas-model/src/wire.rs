@@ -1,7 +1,7 @@
 //! What lembas sends: chat messages and tool schemas in the OpenAI chat dialect.
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 /// A tool call as the model made it. `arguments` is the raw text the model wrote, which may not
 /// be valid JSON: the engine answers that as a tool error rather than failing.
@@ -98,34 +98,117 @@ impl Message {
     /// The message in the OpenAI chat dialect. `send_reasoning` says whether an assistant
     /// message carries its reasoning back (`context.md` §8); an empty reasoning is never sent.
     pub fn to_openai(&self, send_reasoning: bool) -> Value {
+        serde_json::to_value(self.openai(send_reasoning)).expect("a message serializes")
+    }
+
+    /// [`Message::to_openai`] as the bytes that go on the wire, written straight from the
+    /// message: a resumed session makes thousands at once.
+    pub fn to_wire(&self, send_reasoning: bool) -> WireMessage {
+        std::sync::Arc::from(serde_json::value::to_raw_value(&self.openai(send_reasoning)).expect("a message serializes"))
+    }
+
+    fn openai(&self, send_reasoning: bool) -> OpenAiMessage<'_> {
         match self {
-            Message::System { content } => json!({ "role": "system", "content": content }),
-            Message::User { content, images } if images.is_empty() => json!({ "role": "user", "content": content }),
-            Message::User { content, images } => {
-                let mut parts = vec![json!({ "type": "text", "text": content })];
-                parts.extend(images.iter().map(|url| json!({ "type": "image_url", "image_url": { "url": url } })));
-                json!({ "role": "user", "content": parts })
+            Message::System { content } => OpenAiMessage::System { content },
+            Message::User { content, images } if images.is_empty() => {
+                OpenAiMessage::User { content: UserContent::Text(content) }
             }
-            Message::Assistant { content, reasoning, tool_calls } => {
-                let mut m = Map::new();
-                m.insert("role".into(), json!("assistant"));
-                m.insert("content".into(), json!(content));
-                if let Some(r) = reasoning.as_ref().filter(|r| send_reasoning && !r.is_empty()) {
-                    m.insert("reasoning_content".into(), json!(r));
-                }
-                if !tool_calls.is_empty() {
-                    let calls: Vec<Value> = tool_calls
-                        .iter()
-                        .map(|c| json!({ "id": c.id, "type": "function", "function": { "name": c.name, "arguments": c.arguments } }))
-                        .collect();
-                    m.insert("tool_calls".into(), Value::Array(calls));
-                }
-                Value::Object(m)
-            }
-            Message::Tool { tool_call_id, content } => {
-                json!({ "role": "tool", "tool_call_id": tool_call_id, "content": content })
-            }
+            Message::User { content, images } => OpenAiMessage::User { content: UserContent::Parts { text: content, images } },
+            Message::Assistant { content, reasoning, tool_calls } => OpenAiMessage::Assistant {
+                content,
+                reasoning_content: reasoning.as_deref().filter(|r| send_reasoning && !r.is_empty()),
+                tool_calls: OpenAiCalls(tool_calls),
+            },
+            Message::Tool { tool_call_id, content } => OpenAiMessage::Tool { tool_call_id, content },
         }
+    }
+}
+
+/// A message in the OpenAI dialect, borrowing the message's parts. Its fields in the order they
+/// have always gone out: a resumed session's messages must be the same bytes as before, or the
+/// server's prompt cache misses.
+#[derive(Serialize)]
+#[serde(tag = "role", rename_all = "snake_case")]
+enum OpenAiMessage<'a> {
+    System {
+        content: &'a str,
+    },
+    User {
+        content: UserContent<'a>,
+    },
+    Assistant {
+        content: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        reasoning_content: Option<&'a str>,
+        #[serde(skip_serializing_if = "OpenAiCalls::is_empty")]
+        tool_calls: OpenAiCalls<'a>,
+    },
+    Tool {
+        tool_call_id: &'a str,
+        content: &'a str,
+    },
+}
+
+/// A user message's content: its text, or its text and images as parts.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum UserContent<'a> {
+    Text(&'a str),
+    #[serde(serialize_with = "user_parts")]
+    Parts {
+        text: &'a str,
+        images: &'a [String],
+    },
+}
+
+fn user_parts<S: serde::Serializer>(text: &str, images: &[String], serializer: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeSeq;
+    #[derive(Serialize)]
+    struct Url<'a> {
+        url: &'a str,
+    }
+    #[derive(Serialize)]
+    #[serde(tag = "type", rename_all = "snake_case")]
+    enum Part<'a> {
+        Text { text: &'a str },
+        ImageUrl { image_url: Url<'a> },
+    }
+    let mut parts = serializer.serialize_seq(Some(1 + images.len()))?;
+    parts.serialize_element(&Part::Text { text })?;
+    for url in images {
+        parts.serialize_element(&Part::ImageUrl { image_url: Url { url } })?;
+    }
+    parts.end()
+}
+
+/// An assistant message's tool calls in the dialect: `{"id", "type": "function", "function":
+/// {"name", "arguments"}}` each.
+struct OpenAiCalls<'a>(&'a [ToolCall]);
+
+impl OpenAiCalls<'_> {
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl Serialize for OpenAiCalls<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Function<'a> {
+            name: &'a str,
+            arguments: &'a str,
+        }
+        #[derive(Serialize)]
+        struct Call<'a> {
+            id: &'a str,
+            r#type: &'static str,
+            function: Function<'a>,
+        }
+        serializer.collect_seq(self.0.iter().map(|c| Call {
+            id: &c.id,
+            r#type: "function",
+            function: Function { name: &c.name, arguments: &c.arguments },
+        }))
     }
 }
 
@@ -223,7 +306,44 @@ pub struct Reply {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
+
+    #[test]
+    fn the_wire_form_is_the_same_bytes_as_always() {
+        // As lembas wrote them before the wire form was written straight from the message: a
+        // resumed session's prefix must not change, or the server's cache misses.
+        let call = ToolCall { id: "c1".into(), name: "read".into(), arguments: "{\"path\":\"a\"}".into() };
+        let cases = [
+            (Message::System { content: "s".into() }, false, r#"{"role":"system","content":"s"}"#),
+            (Message::user("u \"q\""), false, r#"{"role":"user","content":"u \"q\""}"#),
+            (
+                Message::User { content: "see".into(), images: vec!["data:a".into(), "data:b".into()] },
+                false,
+                r#"{"role":"user","content":[{"type":"text","text":"see"},{"type":"image_url","image_url":{"url":"data:a"}},{"type":"image_url","image_url":{"url":"data:b"}}]}"#,
+            ),
+            (
+                Message::Assistant { content: "a".into(), reasoning: Some("why".into()), tool_calls: vec![call.clone()] },
+                true,
+                r#"{"role":"assistant","content":"a","reasoning_content":"why","tool_calls":[{"id":"c1","type":"function","function":{"name":"read","arguments":"{\"path\":\"a\"}"}}]}"#,
+            ),
+            (
+                Message::Assistant { content: "a".into(), reasoning: Some("why".into()), tool_calls: vec![] },
+                false,
+                r#"{"role":"assistant","content":"a"}"#,
+            ),
+            (
+                Message::Tool { tool_call_id: "c1".into(), content: "x\ny".into() },
+                false,
+                r#"{"role":"tool","tool_call_id":"c1","content":"x\ny"}"#,
+            ),
+        ];
+        for (message, send, expected) in cases {
+            assert_eq!(message.to_wire(send).get(), expected);
+            assert_eq!(message.to_openai(send).to_string(), expected);
+        }
+    }
 
     #[test]
     fn a_message_reads_back_as_it_was_written_and_a_missing_field_is_an_error() {

@@ -60,8 +60,69 @@ impl Store {
         Ok(record)
     }
 
+    /// The session `--continue` takes in `project`: the one the list shows first (its newest
+    /// main session with a word said), found without counting any session's messages — a long
+    /// session's count reads every page of its history.
+    pub fn latest(&self, project: &str) -> Result<Option<String>, StoreError> {
+        let sql = "SELECT s.id FROM sessions s WHERE s.project = ?1 AND s.parent IS NULL
+             AND EXISTS (SELECT 1 FROM messages m WHERE m.session_id = s.n)
+             ORDER BY s.updated_at DESC, s.rowid DESC LIMIT 1";
+        Ok(self.conn().prepare_cached(sql)?.query_row([project], |r| r.get(0)).optional()?)
+    }
+
+    /// The model a session last used, by its whole id.
+    pub fn model_of(&self, id: &str) -> Result<Option<String>, StoreError> {
+        let sql = "SELECT model FROM sessions WHERE id = ?1";
+        Ok(self.conn().prepare_cached(sql)?.query_row([id], |r| r.get(0)).optional()?)
+    }
+
     /// Whether a session `id` is stored.
     pub fn has_session(&self, id: &str) -> Result<bool, StoreError> {
         Ok(self.conn().query_row("SELECT 1 FROM sessions WHERE id = ?1", [id], |_| Ok(())).optional()?.is_some())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{NewMessage, SessionRecord, Store};
+
+    fn made(store: &Store, id: &str, project: &str, at: i64, parent: Option<&str>, said: bool) {
+        let record = SessionRecord {
+            id: id.into(),
+            title: id.into(),
+            project: project.into(),
+            started: String::new(),
+            model: format!("model-{id}"),
+            created_at: at,
+            updated_at: at,
+            system_prompt: "sys".into(),
+            tools: "[]".into(),
+            state: "{}".into(),
+            parent: parent.map(Into::into),
+        };
+        store.create_session(&record).unwrap();
+        if said {
+            let words = NewMessage { role: "user".into(), json: "{}".into(), text: "hi".into() };
+            store.append(id, &[words], &[], &serde_json::json!({}), None, at).unwrap();
+        }
+    }
+
+    #[test]
+    fn the_latest_session_is_the_one_the_list_shows_first() {
+        let store = Store::in_memory().unwrap();
+        assert_eq!(store.latest("/p").unwrap(), None);
+        made(&store, "old", "/p", 1, None, true);
+        made(&store, "other", "/q", 50, None, true);
+        assert_eq!(store.latest("/p").unwrap().as_deref(), Some("old"));
+        // Same moment: the one made later. A subagent's session and one where nothing was said
+        // are never taken, however new.
+        made(&store, "tied", "/p", 1, None, true);
+        made(&store, "child", "/p", 90, Some("tied"), true);
+        made(&store, "empty", "/p", 99, None, false);
+        let first = store.list(Some("/p")).unwrap().into_iter().next().map(|s| s.id);
+        assert_eq!(store.latest("/p").unwrap(), first);
+        assert_eq!(first.as_deref(), Some("tied"));
+        assert_eq!(store.model_of("child").unwrap().as_deref(), Some("model-child"));
+        assert_eq!(store.model_of("gone").unwrap(), None);
     }
 }

@@ -17,10 +17,8 @@ pub fn resume_id(
     resume: Option<&str>,
 ) -> Result<Option<String>, Failure> {
     if continue_last {
-        let latest = host.sessions(Some(&root.display().to_string()))?.into_iter().next();
-        return Ok(Some(
-            latest.ok_or_else(|| Failure::new(exit::USAGE, "no earlier session in this project to continue"))?.id,
-        ));
+        let latest = host.latest_session(&root.display().to_string())?;
+        return Ok(Some(latest.ok_or_else(|| Failure::new(exit::USAGE, "no earlier session in this project to continue"))?));
     }
     resume.filter(|id| !id.is_empty()).map(|id| find_session(host, id)).transpose()
 }
@@ -35,7 +33,7 @@ pub fn start_model(
     configured: Option<&str>,
 ) -> Result<ModelInfo, Failure> {
     let stored = match resume {
-        Some(id) => host.session(id)?.map(|r| r.model).filter(|m| login.model(m).is_some()),
+        Some(id) => host.session_model(id)?.filter(|m| login.model(m).is_some()),
         None => None,
     };
     choose_model(login, named.or(stored.as_deref()).or(configured))

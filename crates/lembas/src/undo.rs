@@ -42,8 +42,8 @@ async fn one_command(session: Option<String>, command: Command, json: bool, over
             let cwd = std::env::current_dir()
                 .map_err(|e| Failure::new(exit::FAILED, format!("no current directory: {e}")))?;
             let root = setup::real_root(&setup::project_root(&cwd));
-            let latest = host.sessions(Some(&root.display().to_string()))?.into_iter().next();
-            latest.ok_or_else(|| Failure::new(exit::FAILED, "there is nothing to undo in this project"))?.id
+            let latest = host.latest_session(&root.display().to_string())?;
+            latest.ok_or_else(|| Failure::new(exit::FAILED, "there is nothing to undo in this project"))?
         }
     };
     // The session's own project, wherever this runs.

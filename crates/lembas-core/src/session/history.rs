@@ -151,7 +151,7 @@ impl Session {
         let system = lembas_model::wire(&serde_json::json!({ "role": "system", "content": self.system_prompt }));
         std::iter::once(system)
             .chain(self.history.iter().zip(sends).map(|(e, send)| {
-                e.wire.0[usize::from(send)].get_or_init(|| lembas_model::wire(&e.message.to_openai(send))).clone()
+                e.wire.0[usize::from(send)].get_or_init(|| e.message.to_wire(send)).clone()
             }))
             .collect()
     }
