@@ -3,8 +3,10 @@
 //! One prompt of `STEPS` steps against the test kit's fake server answering at once, each step a
 //! tool call (read, grep, list in turn) on a small project, the session stored in a real SQLite
 //! file. The time per step is an upper bound of the harness's own time: it includes the loopback
-//! HTTP round trip, the fake server and the tool itself. Memory is this process's resident size
-//! (the fake server runs in it too, and keeps no request bodies).
+//! HTTP round trip, the fake server and the tool itself. The harness's own time is the CPU time
+//! of the engine's threads alone (the fake server runs on threads of its own runtime), tools
+//! included. Memory is this process's resident size (the fake server runs in it too, and keeps
+//! no request bodies).
 //!
 //! `cargo bench -p lembas-core --bench engine_step`
 
@@ -31,8 +33,32 @@ fn rss_kb(field: &str) -> u64 {
         .unwrap_or(0)
 }
 
+/// The engine runtime's threads, by their `/proc/self/task` id.
+static ENGINE_THREADS: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// CPU time the engine's threads have had so far (`schedstat`'s first field, in ns).
+fn engine_cpu_ns() -> u64 {
+    let threads = ENGINE_THREADS.lock().unwrap().clone();
+    threads
+        .iter()
+        .filter_map(|tid| std::fs::read_to_string(format!("/proc/self/task/{tid}/schedstat")).ok())
+        .filter_map(|stat| stat.split_whitespace().next()?.parse::<u64>().ok())
+        .sum()
+}
+
 fn main() {
-    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    // The fake server on its own threads, so that the engine's threads run only the engine.
+    let server_runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .on_thread_start(|| {
+            let me = std::fs::read_link("/proc/thread-self").unwrap();
+            let tid = me.file_name().unwrap().to_string_lossy().into_owned();
+            ENGINE_THREADS.lock().unwrap().push(tid);
+        })
+        .build()
+        .unwrap();
     runtime.block_on(async {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join("proj");
@@ -49,7 +75,7 @@ fn main() {
             });
         }
         script.push(Scripted::text("Done."));
-        let server = FakeServer::start(script).await;
+        let server = server_runtime.spawn(FakeServer::start(script)).await.unwrap();
         server.keep_bodies(false);
         let store = Arc::new(Store::open(&dir.path().join("sessions.db")).unwrap());
         let client = ModelClient::new(ClientConfig::new(server.base_url())).unwrap();
@@ -70,7 +96,7 @@ fn main() {
         let done = loop {
             let said = events.recv().await.expect("the session is open");
             match said.event {
-                Event::Step { .. } => steps.push(Instant::now()),
+                Event::Step { .. } => steps.push((Instant::now(), engine_cpu_ns())),
                 Event::Done { reason, .. } if said.submission.as_ref() == Some(&asked) => break reason,
                 _ => {}
             }
@@ -80,19 +106,28 @@ fn main() {
         // Closed and let go, the store with it: its log is folded in, as when lembas exits.
         handle.close().await;
         drop(host);
-        // The mean step around the 200th and around the 1,000th.
+        // The mean step around the 200th and around the 1,000th: its time, and the engine's CPU
+        // time in it.
         let mean_ms = |from: usize, to: usize| {
             let to = to.min(steps.len().saturating_sub(1));
             let from = from.min(to);
-            (steps[to] - steps[from]).as_secs_f64() * 1000.0 / (to - from).max(1) as f64
+            let count = (to - from).max(1) as f64;
+            let wall = (steps[to].0 - steps[from].0).as_secs_f64() * 1000.0 / count;
+            let cpu = (steps[to].1 - steps[from].1) as f64 / 1e6 / count;
+            (wall, cpu)
         };
         if steps.len() > 250 {
+            let (early, late) = (mean_ms(150, 250), mean_ms(steps.len() - 100, steps.len() - 1));
             println!(
                 "engine_step: steps 150–250 {:.2} ms each, steps {}–{} {:.2} ms each",
-                mean_ms(150, 250),
+                early.0,
                 steps.len() - 100,
                 steps.len() - 1,
-                mean_ms(steps.len() - 100, steps.len() - 1)
+                late.0
+            );
+            println!(
+                "engine_step: the engine's own CPU time per step: {:.2} ms at steps 150–250, {:.2} ms at the last 100",
+                early.1, late.1
             );
         }
         let per_step = elapsed / (STEPS as u32 + 1);

@@ -382,7 +382,7 @@ impl Session {
         let level = self.state.effort.clone().unwrap_or_else(|| self.cfg.model.start_level());
         let request = ChatRequest {
             model: self.cfg.model.id.clone(),
-            messages,
+            messages: std::sync::Arc::new(messages),
             tools: self.tools.clone(),
             extra: lembas_models::request_fields(&self.cfg.model, &level),
             max_tokens: self.cfg.model.max_output,

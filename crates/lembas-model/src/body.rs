@@ -9,6 +9,7 @@
 
 use std::convert::Infallible;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use bytes::{BufMut, Bytes, BytesMut};
@@ -23,7 +24,7 @@ pub(crate) const PIECE: usize = 64 * 1024;
 #[derive(Debug)]
 pub(crate) struct RequestBody {
     head: Option<Bytes>,
-    messages: Vec<WireMessage>,
+    messages: Arc<Vec<WireMessage>>,
     /// The next message to write.
     next: usize,
     tail: Option<Bytes>,
@@ -32,7 +33,7 @@ pub(crate) struct RequestBody {
 }
 
 impl RequestBody {
-    pub(crate) fn new(head: Vec<u8>, messages: Vec<WireMessage>, tail: Vec<u8>) -> RequestBody {
+    pub(crate) fn new(head: Vec<u8>, messages: Arc<Vec<WireMessage>>, tail: Vec<u8>) -> RequestBody {
         let commas = messages.len().saturating_sub(1);
         let history: usize = messages.iter().map(|m| m.get().len()).sum();
         let left = (head.len() + history + commas + tail.len()) as u64;
@@ -97,7 +98,8 @@ mod tests {
         let long = Message::user("x".repeat(3 * PIECE)).to_wire(false);
         let mut messages: Vec<_> = (0..3_000).map(|n| Message::user(format!("message {n}")).to_wire(false)).collect();
         messages.insert(1_500, long);
-        let body = RequestBody::new(br#"{"model":"m","messages":["#.to_vec(), messages, br#"],"stream":true}"#.to_vec());
+        let tail = br#"],"stream":true}"#.to_vec();
+        let body = RequestBody::new(br#"{"model":"m","messages":["#.to_vec(), Arc::new(messages), tail);
         let len = body.left;
         let pieces = pieces(body);
         let whole: Vec<u8> = pieces.concat();
@@ -116,7 +118,7 @@ mod tests {
 
     #[test]
     fn a_body_without_messages_is_its_head_and_tail() {
-        let body = RequestBody::new(b"[".to_vec(), Vec::new(), b"]".to_vec());
+        let body = RequestBody::new(b"[".to_vec(), Arc::default(), b"]".to_vec());
         assert_eq!(body.left, 2);
         assert_eq!(pieces(body).concat(), b"[]");
     }

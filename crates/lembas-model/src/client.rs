@@ -550,12 +550,16 @@ mod tests {
     fn a_request_body_has_every_part_in_order() {
         use http_body::Body as _;
         let client = ModelClient::new(ClientConfig::new("http://127.0.0.1:9/v1")).unwrap();
-        let tool = ToolSchema { name: "read".into(), description: "reads".into(), parameters: json!({"type": "object"}) };
+        let tool =
+            ToolSchema { name: "read".into(), description: "reads".into(), parameters: json!({"type": "object"}) };
         let mut extra = Map::new();
         extra.insert("reasoning_effort".into(), json!("high"));
         let request = ChatRequest {
             model: "m\"1".into(),
-            messages: vec![crate::Message::user("a").to_wire(false), crate::Message::user("b").to_wire(false)],
+            messages: Arc::new(vec![
+                crate::Message::user("a").to_wire(false),
+                crate::Message::user("b").to_wire(false),
+            ]),
             tools: Arc::new(vec![tool]),
             extra,
             max_tokens: Some(9),

@@ -9,8 +9,8 @@
 //!   words. A field a server refuses is dropped and remembered ([`Learned`]).
 //! - [`catalog`] finds a server's models and their metadata.
 
-pub mod catalog;
 mod body;
+pub mod catalog;
 mod client;
 mod quirks;
 pub mod sse;
@@ -24,7 +24,7 @@ pub use quirks::{Learned, LearnedModel, refused_for_length, window_in_refusal};
 pub use stream::{Assembler, StreamEvent, StreamedError};
 pub use wire::{
     ChatRequest, FinishReason, Message, MessageFields, MessageRole, Reply, ToolCall, ToolSchema, Usage, WireMessage,
-    tools_text, wire,
+    system_wire, tools_text, wire,
 };
 
 pub use tokio_util::sync::CancellationToken;

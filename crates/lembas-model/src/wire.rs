@@ -104,7 +104,9 @@ impl Message {
     /// [`Message::to_openai`] as the bytes that go on the wire, written straight from the
     /// message: a resumed session makes thousands at once.
     pub fn to_wire(&self, send_reasoning: bool) -> WireMessage {
-        std::sync::Arc::from(serde_json::value::to_raw_value(&self.openai(send_reasoning)).expect("a message serializes"))
+        std::sync::Arc::from(
+            serde_json::value::to_raw_value(&self.openai(send_reasoning)).expect("a message serializes"),
+        )
     }
 
     fn openai(&self, send_reasoning: bool) -> OpenAiMessage<'_> {
@@ -113,7 +115,9 @@ impl Message {
             Message::User { content, images } if images.is_empty() => {
                 OpenAiMessage::User { content: UserContent::Text(content) }
             }
-            Message::User { content, images } => OpenAiMessage::User { content: UserContent::Parts { text: content, images } },
+            Message::User { content, images } => {
+                OpenAiMessage::User { content: UserContent::Parts { text: content, images } }
+            }
             Message::Assistant { content, reasoning, tool_calls } => OpenAiMessage::Assistant {
                 content,
                 reasoning_content: reasoning.as_deref().filter(|r| send_reasoning && !r.is_empty()),
@@ -122,6 +126,14 @@ impl Message {
             Message::Tool { tool_call_id, content } => OpenAiMessage::Tool { tool_call_id, content },
         }
     }
+}
+
+/// A system message with `content` as it goes on the wire (the same bytes as
+/// [`Message::System`]'s), written from the text where it lies.
+pub fn system_wire(content: &str) -> WireMessage {
+    std::sync::Arc::from(
+        serde_json::value::to_raw_value(&OpenAiMessage::System { content }).expect("a message serializes"),
+    )
 }
 
 /// A message in the OpenAI dialect, borrowing the message's parts. Its fields in the order they
@@ -254,8 +266,9 @@ pub fn wire(value: &Value) -> WireMessage {
 #[derive(Debug, Clone, Default)]
 pub struct ChatRequest {
     pub model: String,
-    /// Messages in the OpenAI dialect, in order.
-    pub messages: Vec<WireMessage>,
+    /// Messages in the OpenAI dialect, in order: shared with the body that sends them, so a long
+    /// session's thousands are not counted up and down again for each attempt.
+    pub messages: std::sync::Arc<Vec<WireMessage>>,
     /// Shared with the session that made it: the list is fixed, so no request copies it.
     pub tools: std::sync::Arc<Vec<ToolSchema>>,
     pub extra: Map<String, Value>,
@@ -324,7 +337,11 @@ mod tests {
                 r#"{"role":"user","content":[{"type":"text","text":"see"},{"type":"image_url","image_url":{"url":"data:a"}},{"type":"image_url","image_url":{"url":"data:b"}}]}"#,
             ),
             (
-                Message::Assistant { content: "a".into(), reasoning: Some("why".into()), tool_calls: vec![call.clone()] },
+                Message::Assistant {
+                    content: "a".into(),
+                    reasoning: Some("why".into()),
+                    tool_calls: vec![call.clone()],
+                },
                 true,
                 r#"{"role":"assistant","content":"a","reasoning_content":"why","tool_calls":[{"id":"c1","type":"function","function":{"name":"read","arguments":"{\"path\":\"a\"}"}}]}"#,
             ),
@@ -339,6 +356,7 @@ mod tests {
                 r#"{"role":"tool","tool_call_id":"c1","content":"x\ny"}"#,
             ),
         ];
+        assert_eq!(system_wire("s").get(), r#"{"role":"system","content":"s"}"#);
         for (message, send, expected) in cases {
             assert_eq!(message.to_wire(send).get(), expected);
             assert_eq!(message.to_openai(send).to_string(), expected);

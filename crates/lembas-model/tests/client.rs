@@ -19,10 +19,10 @@ fn client(server: &FakeServer) -> ModelClient {
 fn request() -> ChatRequest {
     ChatRequest {
         model: "fake-model".into(),
-        messages: vec![
+        messages: std::sync::Arc::new(vec![
             lembas_model::wire(&json!({"role": "system", "content": "be brief"})),
             lembas_model::wire(&json!({"role": "user", "content": "hi"})),
-        ],
+        ]),
         tools: std::sync::Arc::new(vec![ToolSchema {
             name: "read".into(),
             description: "Read a file".into(),

@@ -18,7 +18,9 @@ pub fn resume_id(
 ) -> Result<Option<String>, Failure> {
     if continue_last {
         let latest = host.latest_session(&root.display().to_string())?;
-        return Ok(Some(latest.ok_or_else(|| Failure::new(exit::USAGE, "no earlier session in this project to continue"))?));
+        return Ok(Some(
+            latest.ok_or_else(|| Failure::new(exit::USAGE, "no earlier session in this project to continue"))?,
+        ));
     }
     resume.filter(|id| !id.is_empty()).map(|id| find_session(host, id)).transpose()
 }

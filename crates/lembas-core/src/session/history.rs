@@ -148,11 +148,14 @@ impl Session {
     pub(crate) fn request_messages(&self) -> Vec<lembas_model::WireMessage> {
         let kinds: Vec<Kind> = self.history.iter().map(Entry::kind).collect();
         let sends = sends_reasoning(&kinds);
-        let system = lembas_model::wire(&serde_json::json!({ "role": "system", "content": self.system_prompt }));
+        let system = lembas_model::system_wire(&self.system_prompt);
         std::iter::once(system)
-            .chain(self.history.iter().zip(sends).map(|(e, send)| {
-                e.wire.0[usize::from(send)].get_or_init(|| e.message.to_wire(send)).clone()
-            }))
+            .chain(
+                self.history
+                    .iter()
+                    .zip(sends)
+                    .map(|(e, send)| e.wire.0[usize::from(send)].get_or_init(|| e.message.to_wire(send)).clone()),
+            )
             .collect()
     }
 }
