@@ -223,14 +223,14 @@ impl Session {
         }
         // Before anything is read: another process appending meanwhile would interleave turns.
         let lock = store.lock_session(id)?;
-        let record = store.held_session(&lock, id)?.ok_or_else(|| EngineError::NoSession(id.to_owned()))?;
+        let (record, mut state) =
+            store.held_session::<State>(&lock, id)?.ok_or_else(|| EngineError::NoSession(id.to_owned()))?;
         let (mut ws, _) = Workspace::new(Path::new(&record.project), Path::new(&record.started));
         ws.editor = cfg.editor_files.clone();
         ws.private = cfg.walk_private.clone();
         ws.home = cfg.user_home.clone();
         let tools: Arc<Vec<ToolSchema>> =
             Arc::new(serde_json::from_str(&record.tools).map_err(|e| EngineError::Corrupt(e.to_string()))?);
-        let mut state: State = serde_json::from_str(&record.state).map_err(|e| EngineError::Corrupt(e.to_string()))?;
         let history = stored_history(&store, id)?;
         // A resumed session is asked with its own mode unless the person set another.
         state.mode = cfg.bounded(cfg.mode);

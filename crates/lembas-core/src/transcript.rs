@@ -79,12 +79,7 @@ pub fn stored_transcript(store: &Store, id: &str) -> Result<Vec<Event>, EngineEr
 
 /// A stored session's history, as sent.
 pub(crate) fn stored_history(store: &Store, id: &str) -> Result<Vec<Entry>, EngineError> {
-    store
-        .messages(id)?
-        .into_iter()
-        .map(|m| serde_json::from_str::<Entry>(&m.json))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| EngineError::Corrupt(e.to_string()))
+    Ok(store.live_messages_as::<Entry>(id)?)
 }
 
 /// A history cut by a crash mid-step: an assistant message whose calls lack results gets them,

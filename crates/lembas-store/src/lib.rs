@@ -219,6 +219,23 @@ impl Store {
         self.messages_where(id, "AND live = 1")
     }
 
+    /// A session's live messages in order, each read as a `T` from its JSON where SQLite holds
+    /// it, without a copy of every row first: what a resumed session's history is made from
+    /// (thousands of messages on a long one).
+    pub fn live_messages_as<T: serde::de::DeserializeOwned>(&self, id: &str) -> Result<Vec<T>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare_cached(
+            "SELECT json FROM messages WHERE session_id = (SELECT n FROM sessions WHERE id = ?1) AND live = 1 ORDER BY seq",
+        )?;
+        let mut rows = stmt.query([id])?;
+        let mut read = Vec::new();
+        while let Some(row) = rows.next()? {
+            let json = row.get_ref(0)?.as_str().map_err(|e| StoreError::Corrupt(format!("a stored message: {e}")))?;
+            read.push(serde_json::from_str(json).map_err(|e| StoreError::Corrupt(format!("a stored message: {e}")))?);
+        }
+        Ok(read)
+    }
+
     /// Everything said in a session, in order — what a compaction took out of the history too
     /// (a person reading the session back sees the whole conversation; an undo's are gone).
     pub fn said(&self, id: &str) -> Result<Vec<StoredMessage>, StoreError> {
@@ -423,6 +440,20 @@ mod tests {
         assert_eq!(json("a").len(), 2);
         assert_eq!(store.session("a").unwrap().unwrap().state, "{\"n\":1}");
         assert!(matches!(store.copy_session("gone", "c", "x", 1), Err(StoreError::NoSession(_))));
+    }
+
+    #[test]
+    fn live_messages_are_read_in_order_and_one_that_is_not_json_is_refused() {
+        let store = Store::in_memory().unwrap();
+        store.create_session(&record("a", "/p", 1)).unwrap();
+        let said = |n: u32| NewMessage { role: "user".into(), json: format!("{{\"n\":{n}}}"), text: String::new() };
+        store.append("a", &(0..5).map(said).collect::<Vec<_>>(), &[], &serde_json::json!({}), None, 2).unwrap();
+        let read: Vec<serde_json::Value> = store.live_messages_as("a").unwrap();
+        assert_eq!(read.iter().map(|v| v["n"].as_u64().unwrap()).collect::<Vec<_>>(), [0, 1, 2, 3, 4]);
+        let broken = NewMessage { role: "user".into(), json: "{".into(), text: String::new() };
+        store.append("a", &[broken], &[], &serde_json::json!({}), None, 3).unwrap();
+        let refused = store.live_messages_as::<serde_json::Value>("a").unwrap_err();
+        assert!(matches!(refused, StoreError::Corrupt(_)), "{refused}");
     }
 
     #[test]

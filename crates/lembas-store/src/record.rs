@@ -21,17 +21,22 @@ impl Store {
         Ok(Some(record))
     }
 
-    /// A session this process holds (`_held` proves it), as stored. Its state, rebuilt from the
-    /// log, is remembered as what this process last wrote — no other process can write it while
-    /// it is held — so the session's first write does not rebuild it again (on a long session's
-    /// resume, a millisecond or more each).
-    pub fn held_session(&self, _held: &SessionLock, id: &str) -> Result<Option<SessionRecord>, StoreError> {
+    /// A session this process holds (`_held` proves it), as stored, and its state read as an
+    /// `S` from the tree the log rebuilt (the record's `state` is left empty: never written out
+    /// to be parsed again). The state is remembered as what this process last wrote — no other
+    /// process can write it while it is held — so the session's first write does not rebuild it
+    /// again (on a long session's resume, a millisecond or more each).
+    pub fn held_session<S: serde::de::DeserializeOwned>(
+        &self,
+        _held: &SessionLock,
+        id: &str,
+    ) -> Result<Option<(SessionRecord, S)>, StoreError> {
         let conn = self.conn();
-        let Some(mut record) = Self::record(&conn, id)? else { return Ok(None) };
+        let Some(record) = Self::record(&conn, id)? else { return Ok(None) };
         let current = state::current(&conn, id)?;
-        record.state = serde_json::to_string(&current.state).expect("a state serializes");
+        let state = S::deserialize(&current.state).map_err(|e| StoreError::Corrupt(format!("a stored state: {e}")))?;
         self.keep_written(id, current);
-        Ok(Some(record))
+        Ok(Some((record, state)))
     }
 
     /// A session's row, its state left empty.

@@ -426,8 +426,9 @@ mod tests {
         drop(held);
         assert!(!first.has_session("t").unwrap());
         let held = first.lock_session("s").unwrap();
-        let read = first.held_session(&held, "s").unwrap().unwrap();
-        assert_eq!(read.state, state_after(50).to_string(), "what the other process wrote");
+        let (record, state) = first.held_session::<serde_json::Value>(&held, "s").unwrap().unwrap();
+        assert_eq!(state, state_after(50), "what the other process wrote");
+        assert_eq!(record.id, "s");
         assert!(first.written.lock().unwrap().contains_key("s"), "remembered for the first write");
         let rows = |store: &Store| {
             bytes(store, "SELECT COUNT(*) FROM state_log") + bytes(store, "SELECT COUNT(*) FROM state_snapshots")
