@@ -95,14 +95,10 @@ impl Message {
         Message::User { content: content.into(), images: Vec::new() }
     }
 
-    /// The message in the OpenAI chat dialect. `send_reasoning` says whether an assistant
-    /// message carries its reasoning back (`context.md` §8); an empty reasoning is never sent.
-    pub fn to_openai(&self, send_reasoning: bool) -> Value {
-        serde_json::to_value(self.openai(send_reasoning)).expect("a message serializes")
-    }
-
-    /// [`Message::to_openai`] as the bytes that go on the wire, written straight from the
-    /// message: a resumed session makes thousands at once.
+    /// The message in the OpenAI chat dialect, as the bytes that go on the wire, written straight
+    /// from the message (a resumed session makes thousands at once). `send_reasoning` says
+    /// whether an assistant message carries its reasoning back (`context.md` §8); an empty
+    /// reasoning is never sent.
     pub fn to_wire(&self, send_reasoning: bool) -> WireMessage {
         std::sync::Arc::from(
             serde_json::value::to_raw_value(&self.openai(send_reasoning)).expect("a message serializes"),
@@ -256,11 +252,6 @@ pub(crate) struct OpenAiTool<'a> {
 /// once sent).
 pub type WireMessage = std::sync::Arc<serde_json::value::RawValue>;
 
-/// A message in the OpenAI dialect, ready to send.
-pub fn wire(value: &Value) -> WireMessage {
-    std::sync::Arc::from(serde_json::value::to_raw_value(value).expect("a JSON value serializes"))
-}
-
 /// One request: the messages (already decided which carry reasoning), the tools, and fields a
 /// level or the caller adds (`reasoning_effort`, `chat_template_kwargs`, …).
 #[derive(Debug, Clone, Default)]
@@ -323,6 +314,11 @@ mod tests {
 
     use super::*;
 
+    /// A message's wire form read back as JSON, to look at its fields.
+    fn openai(message: &Message, send_reasoning: bool) -> Value {
+        serde_json::from_str(message.to_wire(send_reasoning).get()).unwrap()
+    }
+
     #[test]
     fn the_wire_form_is_the_same_bytes_as_always() {
         // As lembas wrote them before the wire form was written straight from the message: a
@@ -359,7 +355,6 @@ mod tests {
         assert_eq!(system_wire("s").get(), r#"{"role":"system","content":"s"}"#);
         for (message, send, expected) in cases {
             assert_eq!(message.to_wire(send).get(), expected);
-            assert_eq!(message.to_openai(send).to_string(), expected);
         }
     }
 
@@ -387,24 +382,24 @@ mod tests {
     #[test]
     fn reasoning_goes_back_only_when_asked_and_never_empty() {
         let m = Message::Assistant { content: "a".into(), reasoning: Some("why".into()), tool_calls: vec![] };
-        assert_eq!(m.to_openai(true)["reasoning_content"], "why");
-        assert!(m.to_openai(false).get("reasoning_content").is_none());
+        assert_eq!(openai(&m, true)["reasoning_content"], "why");
+        assert!(openai(&m, false).get("reasoning_content").is_none());
         let empty = Message::Assistant { content: "a".into(), reasoning: Some(String::new()), tool_calls: vec![] };
-        assert!(empty.to_openai(true).get("reasoning_content").is_none());
+        assert!(openai(&empty, true).get("reasoning_content").is_none());
     }
 
     #[test]
     fn tool_calls_and_results_in_the_dialect() {
         let call = ToolCall { id: "c1".into(), name: "read".into(), arguments: "{\"path\":\"a\"}".into() };
         let m = Message::Assistant { content: String::new(), reasoning: None, tool_calls: vec![call] };
-        assert_eq!(m.to_openai(false)["tool_calls"][0]["function"]["name"], "read");
+        assert_eq!(openai(&m, false)["tool_calls"][0]["function"]["name"], "read");
         let r = Message::Tool { tool_call_id: "c1".into(), content: "[#0001]\nx".into() };
-        assert_eq!(r.to_openai(false), json!({"role": "tool", "tool_call_id": "c1", "content": "[#0001]\nx"}));
+        assert_eq!(openai(&r, false), json!({"role": "tool", "tool_call_id": "c1", "content": "[#0001]\nx"}));
     }
 
     #[test]
     fn images_make_a_parts_list() {
         let m = Message::User { content: "look".into(), images: vec!["data:image/png;base64,AA".into()] };
-        assert_eq!(m.to_openai(false)["content"][1]["image_url"]["url"], "data:image/png;base64,AA");
+        assert_eq!(openai(&m, false)["content"][1]["image_url"]["url"], "data:image/png;base64,AA");
     }
 }

@@ -20,8 +20,8 @@ fn request() -> ChatRequest {
     ChatRequest {
         model: "fake-model".into(),
         messages: std::sync::Arc::new(vec![
-            lembas_model::wire(&json!({"role": "system", "content": "be brief"})),
-            lembas_model::wire(&json!({"role": "user", "content": "hi"})),
+            lembas_model::system_wire("be brief"),
+            lembas_model::Message::user("hi").to_wire(false),
         ]),
         tools: std::sync::Arc::new(vec![ToolSchema {
             name: "read".into(),
