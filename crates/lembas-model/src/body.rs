@@ -23,11 +23,11 @@ pub(crate) const PIECE: usize = 64 * 1024;
 /// `head`, the messages separated by commas, then `tail`: `{"model": …, "messages": [` … `], …}`.
 #[derive(Debug)]
 pub(crate) struct RequestBody {
-    head: Option<Bytes>,
+    head: Option<Vec<u8>>,
     messages: Arc<Vec<WireMessage>>,
     /// The next message to write.
     next: usize,
-    tail: Option<Bytes>,
+    tail: Option<Vec<u8>>,
     /// Bytes not yet given to the connection.
     left: u64,
 }
@@ -37,7 +37,7 @@ impl RequestBody {
         let commas = messages.len().saturating_sub(1);
         let history: usize = messages.iter().map(|m| m.get().len()).sum();
         let left = (head.len() + history + commas + tail.len()) as u64;
-        RequestBody { head: Some(head.into()), messages, next: 0, tail: Some(tail.into()), left }
+        RequestBody { head: Some(head), messages, next: 0, tail: Some(tail), left }
     }
 
     /// The next piece: as much of the head, the messages (whole ones) and the tail, in that
