@@ -347,7 +347,7 @@ impl Store {
 mod tests {
     use super::*;
 
-    fn record(id: &str, project: &str, at: i64) -> SessionRecord {
+    pub(crate) fn record(id: &str, project: &str, at: i64) -> SessionRecord {
         SessionRecord {
             id: id.into(),
             title: format!("title {id}"),

@@ -89,22 +89,12 @@ impl Store {
 
 #[cfg(test)]
 mod tests {
+    use crate::tests::record;
     use crate::{NewMessage, SessionRecord, Store};
 
     fn made(store: &Store, id: &str, project: &str, at: i64, parent: Option<&str>, said: bool) {
-        let record = SessionRecord {
-            id: id.into(),
-            title: id.into(),
-            project: project.into(),
-            started: String::new(),
-            model: format!("model-{id}"),
-            created_at: at,
-            updated_at: at,
-            system_prompt: "sys".into(),
-            tools: "[]".into(),
-            state: "{}".into(),
-            parent: parent.map(Into::into),
-        };
+        let record =
+            SessionRecord { model: format!("model-{id}"), parent: parent.map(Into::into), ..record(id, project, at) };
         store.create_session(&record).unwrap();
         if said {
             let words = NewMessage { role: "user".into(), json: "{}".into(), text: "hi".into() };
