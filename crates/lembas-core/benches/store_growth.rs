@@ -111,7 +111,11 @@ async fn measure(run: &Run) {
         .sum();
     let bytes =
         |sql: &str| -> u64 { conn.query_row(sql, [], |r| r.get::<_, Option<i64>>(0)).unwrap().unwrap_or(0) as u64 };
-    let conversation = bytes("SELECT SUM(length(json)) FROM messages");
+    // The conversation as the model is sent it (each message's wire form, compacted ones
+    // included): what the store keeps, however it keeps it. Its messages as stored are the
+    // other measure, which shrinks whenever the stored form does.
+    let as_stored = bytes("SELECT SUM(length(json)) FROM messages");
+    let conversation = as_sent(&conn);
     let results = bytes("SELECT SUM(length(text)) FROM results");
     let sessions = bytes("SELECT SUM(length(system_prompt) + length(tools) + length(state)) FROM sessions");
     let checkpoints = bytes("SELECT SUM(length(state)) FROM checkpoints");
@@ -126,14 +130,15 @@ async fn measure(run: &Run) {
         elapsed.as_secs_f64() * 1e3 / run.steps as f64,
     );
     println!(
-        "  store on disk {:.2} MB for a {:.2} MB conversation: {:.2}×",
+        "  store on disk {:.2} MB for a {:.2} MB conversation as sent: {:.2}× ({:.2}× its messages as stored)",
         on_disk as f64 / 1e6,
         conversation as f64 / 1e6,
-        on_disk as f64 / conversation.max(1) as f64
+        on_disk as f64 / conversation.max(1) as f64,
+        on_disk as f64 / as_stored.max(1) as f64
     );
     println!(
         "  bytes kept: messages {:.2} MB, their words for search {:.2} MB, results {:.2} MB, session rows {:.2} MB, checkpoints {:.2} MB{extra}",
-        conversation as f64 / 1e6,
+        as_stored as f64 / 1e6,
         words as f64 / 1e6,
         results as f64 / 1e6,
         sessions as f64 / 1e6,
@@ -150,10 +155,23 @@ async fn measure(run: &Run) {
     );
 }
 
+/// Every stored message's wire form, summed.
+fn as_sent(conn: &rusqlite::Connection) -> u64 {
+    let mut rows = conn.prepare("SELECT json FROM messages").unwrap();
+    let rows = rows.query_map([], |r| r.get::<_, String>(0)).unwrap();
+    rows.map(|json| {
+        let message: lembas_model::Message = serde_json::from_str(&json.unwrap()).unwrap();
+        message.to_wire(false).get().len() as u64
+    })
+    .sum()
+}
+
 /// The tables a newer store has besides the first ones, with the bytes they hold.
 fn table_bytes(conn: &rusqlite::Connection) -> String {
     let mut out = String::new();
-    for (table, column) in [("state_log", "patch"), ("state_snapshots", "state"), ("prefixes", "text")] {
+    for (table, column) in
+        [("state_log", "patch"), ("state_snapshots", "state"), ("prefixes", "text"), ("turns", "answer")]
+    {
         let sql = format!("SELECT SUM(length({column})) FROM {table}");
         if let Ok(n) = conn.query_row(&sql, [], |r| r.get::<_, Option<i64>>(0)) {
             out.push_str(&format!(", {table} {:.2} MB", n.unwrap_or(0) as f64 / 1e6));

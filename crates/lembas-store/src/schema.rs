@@ -96,11 +96,13 @@ CREATE TABLE IF NOT EXISTS {p}teams (
     data TEXT NOT NULL
 ) WITHOUT ROWID;
 -- How the turn each submission started ended (the event that said so, as JSON): the same
--- submission sent again is answered with it.
+-- submission sent again is answered with it. Kept for a session's latest turns only (`n`: the
+-- order they ended in); a submission is sent again when a link drops, not turns later.
 CREATE TABLE IF NOT EXISTS {p}turns (
     session_id INTEGER NOT NULL REFERENCES sessions (n) ON DELETE CASCADE,
     submission TEXT NOT NULL,
     answer TEXT NOT NULL,
+    n INTEGER,
     PRIMARY KEY (session_id, submission)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS {p}state_snapshots (
@@ -129,8 +131,8 @@ const LATER_COLUMNS: [(&str, &str, &str); 7] = [
 ];
 
 /// The columns added since the store was keyed by number: a store made before has them added.
-const NUMBERED_LATER_COLUMNS: [(&str, &str, &str); 2] =
-    [("checkpoints", "at", "INTEGER"), ("checkpoints", "submission", "TEXT")];
+const NUMBERED_LATER_COLUMNS: [(&str, &str, &str); 3] =
+    [("checkpoints", "at", "INTEGER"), ("checkpoints", "submission", "TEXT"), ("turns", "n", "INTEGER")];
 
 /// The parts of a session, and the columns each is copied with (after its `session_id`).
 pub(crate) const PARTS: [(&str, &str); 10] = [
@@ -390,5 +392,31 @@ mod tests {
         // Opened again, nothing is rebuilt twice.
         let again = Store::open(&path).unwrap();
         assert_eq!(again.messages("old-2").unwrap().len(), 1);
+    }
+
+    #[test]
+    fn a_numbered_store_from_before_the_turns_order_gains_it_and_its_answers_go_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sessions.db");
+        drop(Store::open(&path).unwrap());
+        let conn = Connection::open(&path).unwrap();
+        conn.execute_batch(
+            "DROP TABLE turns;
+             CREATE TABLE turns (session_id INTEGER NOT NULL REFERENCES sessions (n) ON DELETE CASCADE,
+                 submission TEXT NOT NULL, answer TEXT NOT NULL, PRIMARY KEY (session_id, submission)) WITHOUT ROWID;
+             INSERT INTO sessions (n, id, title, project, started, model, created_at, updated_at, system_prompt, tools, state)
+                 VALUES (1, 's', 's', '/p', '/p', 'm', 1, 1, '', '[]', '{}');
+             INSERT INTO turns VALUES (1, 'old', 'its answer');
+             PRAGMA user_version = 7;",
+        )
+        .unwrap();
+        drop(conn);
+        let store = Store::open(&path).unwrap();
+        assert_eq!(store.turn_answer("s", "old").unwrap().as_deref(), Some("its answer"));
+        for turn in 0..crate::steps::TURNS_ANSWERED {
+            store.record_turn("s", &format!("run{turn}"), "answered").unwrap();
+        }
+        assert_eq!(store.turn_answer("s", "old").unwrap(), None);
+        assert_eq!(store.turn_answer("s", "run0").unwrap().as_deref(), Some("answered"));
     }
 }

@@ -7,6 +7,9 @@ use serde_json::Value;
 use crate::results::{message_content, named_results, read_result};
 use crate::{NewMessage, NewResult, SessionRecord, Store, StoreError, UsageRow, shared, state};
 
+/// How many of a session's latest turns keep their answer for a submission sent again.
+pub(crate) const TURNS_ANSWERED: i64 = 32;
+
 impl Store {
     /// What this process last wrote of `id`'s state, taken out (put back once a write commits;
     /// a failed write leaves it to be read again).
@@ -252,13 +255,29 @@ impl Store {
     }
 
     /// Keeps how the turn a submission started ended (`answer`: the event that said so), so the
-    /// same submission sent again is answered with it instead of running a second turn.
+    /// same submission sent again is answered with it instead of running a second turn — for
+    /// the session's latest `TURNS_ANSWERED` turns: a prompt is sent again when the link that
+    /// carried it dropped, not many turns later, and a long session would otherwise keep an
+    /// answer for every turn it had.
     pub fn record_turn(&self, id: &str, submission: &str, answer: &str) -> Result<(), StoreError> {
         self.timed(|| {
-            self.conn().execute(
-                "INSERT OR REPLACE INTO turns (session_id, submission, answer) VALUES ((SELECT n FROM sessions WHERE id = ?1), ?2, ?3)",
+            let mut conn = self.conn();
+            let tx = conn.transaction()?;
+            tx.execute(
+                "INSERT OR REPLACE INTO turns (session_id, submission, answer, n)
+                 SELECT s.n, ?2, ?3, (SELECT IFNULL(MAX(t.n), 0) + 1 FROM turns t WHERE t.session_id = s.n)
+                 FROM sessions s WHERE s.id = ?1",
                 params![id, submission, answer],
             )?;
+            // Rows from before the order was kept count as the oldest.
+            tx.execute(
+                "DELETE FROM turns WHERE session_id = (SELECT n FROM sessions WHERE id = ?1)
+                 AND IFNULL(n, 0) < (SELECT IFNULL(n, 0) FROM turns
+                     WHERE session_id = (SELECT n FROM sessions WHERE id = ?1)
+                     ORDER BY IFNULL(n, 0) DESC LIMIT 1 OFFSET ?2)",
+                params![id, TURNS_ANSWERED - 1],
+            )?;
+            tx.commit()?;
             Ok(())
         })
     }
@@ -542,5 +561,31 @@ mod tests {
         assert_eq!(store.last_checkpoint("s").unwrap().unwrap().state, json!({"then": 1}));
         store.take_back("s", 1, &json!({"then": 1}), &[], 2).unwrap();
         assert_eq!(store.session("s").unwrap().unwrap().state, "{\"then\":1}");
+    }
+
+    #[test]
+    fn a_session_keeps_the_answers_of_its_latest_turns_only() {
+        let store = Store::in_memory().unwrap();
+        store.create_session(&record("s", &json!({}))).unwrap();
+        store.create_session(&record("t", &json!({}))).unwrap();
+        store.record_turn("t", "other", "its answer").unwrap();
+        let turns = TURNS_ANSWERED as usize + 8;
+        for turn in 0..turns {
+            store.record_turn("s", &format!("run{turn}"), &format!("answer {turn}")).unwrap();
+        }
+        let answer = |id: &str, turn: &str| store.turn_answer(id, turn).unwrap();
+        for turn in 0..8 {
+            assert_eq!(answer("s", &format!("run{turn}")), None, "turn {turn}");
+        }
+        for turn in 8..turns {
+            assert_eq!(answer("s", &format!("run{turn}")).as_deref(), Some(format!("answer {turn}").as_str()));
+        }
+        // Another session's answers are its own, and a submission answered again is the latest.
+        assert_eq!(answer("t", "other").as_deref(), Some("its answer"));
+        store.record_turn("s", "run8", "answered again").unwrap();
+        store.record_turn("s", "later", "a new turn").unwrap();
+        assert_eq!(answer("s", "run8").as_deref(), Some("answered again"));
+        assert_eq!(answer("s", "run9"), None);
+        assert_eq!(bytes(&store, "SELECT COUNT(*) FROM turns WHERE session_id = (SELECT n FROM sessions WHERE id = 's')"), TURNS_ANSWERED);
     }
 }

@@ -17,8 +17,9 @@ use crate::{EngineError, now_ms};
 pub(crate) struct Entry {
     #[serde(flatten)]
     pub message: Message,
-    /// A user message that starts a turn (false for words delivered at a step boundary).
-    #[serde(default)]
+    /// A user message that starts a turn (false for words delivered at a step boundary). Left
+    /// out when false, as the flags below are: most messages are not a turn's first.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub turn: bool,
     /// A compaction's summary: the history starts afresh here.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
