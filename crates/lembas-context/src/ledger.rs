@@ -44,14 +44,51 @@ struct OutputEntry {
 /// Context hygiene state for one session. Serializable, so it is stored with the session and a
 /// resumed session goes on exactly where it was.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(from = "StoredLedger")]
 pub struct Ledger {
     cap: Cap,
-    /// Full reads whose results the request being built carries (the by-hash table).
-    reads_in_request: Vec<ReadEntry>,
+    /// Full reads since the previous compaction, in turns still in the history.
+    reads: Vec<ReadEntry>,
+    /// Where in `reads` the ones the request being built carries begin (the by-hash table): a
+    /// read joins both at once, and each is emptied only from its start, so the reads a request
+    /// carries are always the last ones. Kept once, since the ledger is stored after every step.
+    in_request_from: usize,
     /// Full listing and search results the request carries (the by-result table).
     outputs_in_request: Vec<OutputEntry>,
-    /// Full reads since the previous compaction, in turns still in the history.
+}
+
+/// A ledger as stored, now or by an earlier lembas, which kept the reads a request carries as a
+/// second copy of the last reads.
+#[derive(Deserialize)]
+struct StoredLedger {
+    cap: Cap,
+    #[serde(default)]
+    reads: Vec<ReadEntry>,
+    #[serde(default)]
+    in_request_from: usize,
+    #[serde(default)]
+    outputs_in_request: Vec<OutputEntry>,
+    #[serde(default)]
+    reads_in_request: Vec<ReadEntry>,
+    #[serde(default)]
     reads_since_compaction: Vec<ReadEntry>,
+}
+
+impl From<StoredLedger> for Ledger {
+    fn from(stored: StoredLedger) -> Ledger {
+        let StoredLedger { cap, mut reads, in_request_from, outputs_in_request, reads_in_request, reads_since_compaction } =
+            stored;
+        if reads_in_request.is_empty() && reads_since_compaction.is_empty() {
+            let in_request_from = in_request_from.min(reads.len());
+            return Ledger { cap, reads, in_request_from, outputs_in_request };
+        }
+        // The earlier form: the reads since the compaction, with those the request carries last.
+        reads = reads_since_compaction;
+        reads.retain(|r| !reads_in_request.iter().any(|carried| carried.id == r.id));
+        let in_request_from = reads.len();
+        reads.extend(reads_in_request);
+        Ledger { cap, reads, in_request_from, outputs_in_request }
+    }
 }
 
 impl Default for Ledger {
@@ -64,7 +101,7 @@ impl Ledger {
     /// A ledger with another output cap than `loop.json`'s (tests, and the conformance cases'
     /// `limits`).
     pub fn with_cap(cap: Cap) -> Self {
-        Ledger { cap, reads_in_request: Vec::new(), outputs_in_request: Vec::new(), reads_since_compaction: Vec::new() }
+        Ledger { cap, reads: Vec::new(), in_request_from: 0, outputs_in_request: Vec::new() }
     }
 
     /// A read of `file` (absolute) whose call gave `call_path`: the bracket and numbered lines,
@@ -101,7 +138,7 @@ impl Ledger {
 
         let earlier = (window.total > 0)
             .then(|| {
-                self.reads_in_request
+                self.reads_in_request()
                     .iter()
                     .rev()
                     .find(|e| e.file == file && e.sha == sha && e.from <= window.from && window.to <= e.to)
@@ -128,8 +165,7 @@ impl Ledger {
             to: window.to,
             total: window.total,
         };
-        self.reads_in_request.push(entry.clone());
-        self.reads_since_compaction.push(entry);
+        self.reads.push(entry);
         Ok(Inserted { text: format!("{header}\n{}", window.body), stored: window.body })
     }
 
@@ -155,7 +191,7 @@ impl Ledger {
     /// turn undone): no stub may name them any more. They stay in the history a compaction
     /// covers.
     pub fn request_without_earlier_results(&mut self) {
-        self.reads_in_request.clear();
+        self.in_request_from = self.reads.len();
         self.outputs_in_request.clear();
     }
 
@@ -165,7 +201,7 @@ impl Ledger {
         let comp = &loop_spec().context.compaction;
         // The newest full read of each file, newest last.
         let mut newest: Vec<&ReadEntry> = Vec::new();
-        for entry in self.reads_since_compaction.iter().rev() {
+        for entry in self.reads.iter().rev() {
             if !newest.iter().any(|e| e.file == entry.file) {
                 newest.push(entry);
             }
@@ -191,15 +227,20 @@ impl Ledger {
             }
             out
         };
-        self.reads_in_request.clear();
+        self.reads.clear();
+        self.in_request_from = 0;
         self.outputs_in_request.clear();
-        self.reads_since_compaction.clear();
         table
     }
 
     /// Whether `id` is a full result the request being built carries (stubs may point at it).
     pub fn in_request(&self, id: ResultId) -> bool {
-        self.reads_in_request.iter().any(|e| e.id == id) || self.outputs_in_request.iter().any(|e| e.id == id)
+        self.reads_in_request().iter().any(|e| e.id == id) || self.outputs_in_request.iter().any(|e| e.id == id)
+    }
+
+    /// The full reads the request being built carries.
+    fn reads_in_request(&self) -> &[ReadEntry] {
+        &self.reads[self.in_request_from..]
     }
 }
 
@@ -295,5 +336,46 @@ mod tests {
                 .text
                 .contains("Unchanged since #0001")
         );
+    }
+
+    #[test]
+    fn a_read_is_stored_once_and_the_request_carries_only_the_reads_since_it_began() {
+        let mut l = Ledger::default();
+        l.read(ResultId(1), "a", Path::new("/p/a"), "x\n", None, None).unwrap();
+        l.request_without_earlier_results();
+        l.read(ResultId(2), "b", Path::new("/p/b"), "y\n", None, None).unwrap();
+        let stored = serde_json::to_value(&l).unwrap();
+        assert_eq!(stored["reads"].as_array().unwrap().len(), 2);
+        assert_eq!(stored["in_request_from"], 1);
+        let mut back: Ledger = serde_json::from_value(stored).unwrap();
+        assert!(!back.in_request(ResultId(1)) && back.in_request(ResultId(2)));
+        // `a` is no longer in the request: read again in full; `b` still is.
+        assert!(!back.read(ResultId(3), "a", Path::new("/p/a"), "x\n", None, None).unwrap().text.contains("Unchanged"));
+        assert!(back.read(ResultId(4), "b", Path::new("/p/b"), "y\n", None, None).unwrap().text.contains("Unchanged"));
+        // A compaction's table still names every read since the last one.
+        let table = back.compact();
+        assert!(table.contains("| a |") && table.contains("| b |"), "{table}");
+    }
+
+    #[test]
+    fn a_ledger_stored_by_an_earlier_lembas_reads_as_the_same_ledger() {
+        let entry = |id: u64, path: &str| {
+            json!({"id": id, "call_path": path, "file": format!("/p/{path}"), "sha": sha256_hex(b"x\n"),
+                   "from": 1, "to": 1, "total": 1})
+        };
+        let earlier = json!({
+            "cap": Ledger::default().cap,
+            "reads_in_request": [entry(2, "b")],
+            "outputs_in_request": [],
+            "reads_since_compaction": [entry(1, "a"), entry(2, "b")],
+        });
+        let mut l: Ledger = serde_json::from_value(earlier).unwrap();
+        assert!(!l.in_request(ResultId(1)) && l.in_request(ResultId(2)));
+        assert!(l.read(ResultId(3), "b", Path::new("/p/b"), "x\n", None, None).unwrap().text.contains("since #0002"));
+        assert!(!l.read(ResultId(4), "a", Path::new("/p/a"), "x\n", None, None).unwrap().text.contains("Unchanged"));
+        let stored = serde_json::to_value(&l).unwrap();
+        assert!(stored.get("reads_since_compaction").is_none());
+        assert_eq!(stored["reads"].as_array().unwrap().len(), 3);
+        assert_eq!(stored["in_request_from"], 1);
     }
 }

@@ -12,6 +12,7 @@
 
 mod lock;
 mod passages;
+mod patch;
 mod record;
 mod results;
 mod schema;

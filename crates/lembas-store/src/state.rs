@@ -78,9 +78,7 @@ fn rebuild(conn: &Connection, id: &str, n: i64) -> Result<(Value, usize), StoreE
         conn.prepare_cached("SELECT patch FROM state_log WHERE session_id = (SELECT n FROM sessions WHERE id = ?1) AND n > ?2 AND n <= ?3 ORDER BY n")?;
     let patches = stmt.query_map(params![id, from, n], |r| r.get::<_, String>(0))?;
     for patch in patches {
-        let patch: json_patch::Patch =
-            serde_json::from_str(&patch?).map_err(|e| corrupt(format!("a stored state change is not a patch: {e}")))?;
-        json_patch::patch(&mut state, &patch)
+        crate::patch::apply(&mut state, &patch?)
             .map_err(|e| corrupt(format!("a stored state change does not apply: {e}")))?;
     }
     Ok((state, size))
@@ -123,7 +121,7 @@ pub(crate) fn write(conn: &Connection, id: &str, current: Current, state: &Value
     if patch.0.is_empty() {
         return Ok(current);
     }
-    let patch = serde_json::to_string(&patch).expect("a patch serializes");
+    let patch = crate::patch::to_text(&patch);
     let n = current.n + 1;
     let since_snapshot = current.since_snapshot + patch.len();
     if patch.len() >= current.size || since_snapshot > SNAPSHOT_AFTER * current.size {
