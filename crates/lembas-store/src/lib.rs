@@ -81,6 +81,29 @@ pub struct StoredMessage {
     pub json: String,
 }
 
+/// A message's role as the `messages` table keeps it: a letter for each of the four the engine
+/// writes (the word is in the message's JSON too; a session's every row repeated it). A store
+/// from before keeps the word, read as it is.
+pub(crate) fn role_kept(role: &str) -> &str {
+    match role {
+        "user" => "u",
+        "assistant" => "a",
+        "tool" => "t",
+        "system" => "s",
+        other => other,
+    }
+}
+
+fn role_read(kept: String) -> String {
+    match kept.as_str() {
+        "u" => "user".into(),
+        "a" => "assistant".into(),
+        "t" => "tool".into(),
+        "s" => "system".into(),
+        _ => kept,
+    }
+}
+
 /// A new message to append.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewMessage {
@@ -248,7 +271,9 @@ impl Store {
         let mut stmt = conn.prepare(&format!(
             "SELECT seq, role, json FROM messages WHERE session_id = (SELECT n FROM sessions WHERE id = ?1) {live} ORDER BY seq"
         ))?;
-        let rows = stmt.query_map([id], |r| Ok(StoredMessage { seq: r.get(0)?, role: r.get(1)?, json: r.get(2)? }))?;
+        let rows = stmt.query_map([id], |r| {
+            Ok(StoredMessage { seq: r.get(0)?, role: role_read(r.get(1)?), json: r.get(2)? })
+        })?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
@@ -401,6 +426,11 @@ mod tests {
             .unwrap();
         let roles: Vec<String> = store.messages("s1").unwrap().into_iter().map(|m| m.role).collect();
         assert_eq!(roles, ["user", "assistant", "tool"]);
+        // Kept as a letter each; a row an earlier lembas wrote with the word reads the same.
+        let kept: String = store.conn().query_row("SELECT group_concat(role, '') FROM messages", [], |r| r.get(0)).unwrap();
+        assert_eq!(kept, "uat");
+        store.conn().execute("UPDATE messages SET role = 'assistant' WHERE seq = 2", []).unwrap();
+        assert_eq!(store.messages("s1").unwrap()[1].role, "assistant");
         assert_eq!(store.result("s1", 1).unwrap().as_deref(), Some("full"));
         assert_eq!(store.session("s1").unwrap().unwrap().state, "{\"a\":2}");
         assert!(matches!(

@@ -148,6 +148,13 @@ pub(crate) const PARTS: [(&str, &str); 10] = [
     ("turns", "submission, answer"),
 ];
 
+/// The tables' statements with `prefix` before each name, as the store keeps them: SQLite keeps
+/// each `CREATE` as written, in every store, so the comments and indents stay here.
+fn tables(prefix: &str) -> String {
+    let lines = TABLES.lines().map(str::trim).filter(|line| !line.is_empty() && !line.starts_with("--"));
+    lines.collect::<Vec<_>>().join("\n").replace("{p}", prefix)
+}
+
 fn has_column(conn: &Connection, table: &str, column: &str) -> rusqlite::Result<bool> {
     conn.query_row("SELECT COUNT(*) > 0 FROM pragma_table_info(?1) WHERE name = ?2", params![table, column], |r| {
         r.get(0)
@@ -217,7 +224,7 @@ fn migrate_once(conn: &Connection) -> rusqlite::Result<()> {
     // and then finds it made.
     let made = Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
     if made.query_row("PRAGMA user_version", [], |r| r.get::<_, i32>(0))? != mark {
-        made.execute_batch(&TABLES.replace("{p}", ""))?;
+        made.execute_batch(&tables(""))?;
         for (table, column, kind) in NUMBERED_LATER_COLUMNS {
             if !has_column(&made, table, column)? {
                 made.execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {column} {kind};"))?;
@@ -236,7 +243,7 @@ fn migrate_once(conn: &Connection) -> rusqlite::Result<()> {
 /// only once the new ones are filled, and the commit is all or nothing).
 fn key_by_number(conn: &Connection) -> rusqlite::Result<()> {
     // The parts a very early store may not have yet, and the columns it may lack.
-    conn.execute_batch(&TABLES.replace("{p}", "").replace("REFERENCES sessions (n)", "REFERENCES sessions (id)"))?;
+    conn.execute_batch(&tables("").replace("REFERENCES sessions (n)", "REFERENCES sessions (id)"))?;
     for (table, column, kind) in LATER_COLUMNS {
         if !has_column(conn, table, column)? {
             conn.execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {column} {kind};"))?;
@@ -245,7 +252,7 @@ fn key_by_number(conn: &Connection) -> rusqlite::Result<()> {
     conn.execute_batch("PRAGMA foreign_keys = OFF;")?;
     let rebuilt = (|| {
         let tx = conn.unchecked_transaction()?;
-        tx.execute_batch(&TABLES.replace("{p}", "new_"))?;
+        tx.execute_batch(&tables("new_"))?;
         tx.execute_batch(
             "INSERT INTO new_sessions (n, id, title, project, started, model, created_at, updated_at, system_prompt,
                  tools, state, parent, prompt_ref, tools_ref)

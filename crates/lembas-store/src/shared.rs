@@ -13,7 +13,7 @@ pub(crate) const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS prefixes (
     hash TEXT PRIMARY KEY,
     text TEXT NOT NULL
-);
+) WITHOUT ROWID;
 ";
 
 /// Makes the table of shared texts.
