@@ -271,9 +271,8 @@ impl Store {
         let mut stmt = conn.prepare(&format!(
             "SELECT seq, role, json FROM messages WHERE session_id = (SELECT n FROM sessions WHERE id = ?1) {live} ORDER BY seq"
         ))?;
-        let rows = stmt.query_map([id], |r| {
-            Ok(StoredMessage { seq: r.get(0)?, role: role_read(r.get(1)?), json: r.get(2)? })
-        })?;
+        let rows = stmt
+            .query_map([id], |r| Ok(StoredMessage { seq: r.get(0)?, role: role_read(r.get(1)?), json: r.get(2)? }))?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
@@ -427,7 +426,8 @@ mod tests {
         let roles: Vec<String> = store.messages("s1").unwrap().into_iter().map(|m| m.role).collect();
         assert_eq!(roles, ["user", "assistant", "tool"]);
         // Kept as a letter each; a row an earlier lembas wrote with the word reads the same.
-        let kept: String = store.conn().query_row("SELECT group_concat(role, '') FROM messages", [], |r| r.get(0)).unwrap();
+        let kept: String =
+            store.conn().query_row("SELECT group_concat(role, '') FROM messages", [], |r| r.get(0)).unwrap();
         assert_eq!(kept, "uat");
         store.conn().execute("UPDATE messages SET role = 'assistant' WHERE seq = 2", []).unwrap();
         assert_eq!(store.messages("s1").unwrap()[1].role, "assistant");

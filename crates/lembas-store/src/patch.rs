@@ -8,8 +8,8 @@
 
 use std::fmt;
 
-use json_patch::{AddOperation, PatchOperation, RemoveOperation, ReplaceOperation};
 use json_patch::jsonptr::PointerBuf;
+use json_patch::{AddOperation, PatchOperation, RemoveOperation, ReplaceOperation};
 use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -128,7 +128,9 @@ mod tests {
     #[test]
     fn a_change_that_is_not_one_is_refused() {
         let mut state = json!({"a": 1});
-        for broken in [r#"[["*","/a",2]]"#, r#"[["+","/a"]]"#, r#"[["-","a"]]"#, r#"[["=","/a",2,3]]"#, r#"[["=","/b/c",1]]"#] {
+        for broken in
+            [r#"[["*","/a",2]]"#, r#"[["+","/a"]]"#, r#"[["-","a"]]"#, r#"[["=","/a",2,3]]"#, r#"[["=","/b/c",1]]"#]
+        {
             assert!(apply(&mut state, broken).is_err(), "{broken}");
         }
         assert_eq!(state, json!({"a": 1}));

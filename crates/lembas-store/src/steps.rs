@@ -586,6 +586,9 @@ mod tests {
         store.record_turn("s", "later", "a new turn").unwrap();
         assert_eq!(answer("s", "run8").as_deref(), Some("answered again"));
         assert_eq!(answer("s", "run9"), None);
-        assert_eq!(bytes(&store, "SELECT COUNT(*) FROM turns WHERE session_id = (SELECT n FROM sessions WHERE id = 's')"), TURNS_ANSWERED);
+        assert_eq!(
+            bytes(&store, "SELECT COUNT(*) FROM turns WHERE session_id = (SELECT n FROM sessions WHERE id = 's')"),
+            TURNS_ANSWERED
+        );
     }
 }
