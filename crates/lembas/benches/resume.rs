@@ -4,7 +4,8 @@
 //! request (median of several runs), beside a fresh session's in the same project, and the peak
 //! memory of the runs that made and resumed the session (each holds its whole history).
 //!
-//! `cargo bench -p lembas --bench resume` (`RESUME_PROMPTS=25` for 5,000 steps, 10,000 messages)
+//! `cargo bench -p lembas --bench resume` (`RESUME_PROMPTS=25` for 5,000 steps, 10,000 messages;
+//! `RESUME_KEEP=1` keeps the home and project it made, and says where)
 
 mod common;
 
@@ -90,4 +91,7 @@ fn main() {
         2 * steps + 2 * prompts,
         made_peak as f64 / 1024.0
     );
+    if std::env::var_os("RESUME_KEEP").is_some() {
+        println!("kept: {}", dir.keep().display());
+    }
 }
