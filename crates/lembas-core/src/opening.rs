@@ -18,7 +18,7 @@ use crate::session::memory::MemoryLink;
 use crate::session::subagent::SubagentOf;
 use crate::session::team::{Kept, Seat, member_tools};
 use crate::session::{Role, Session, SessionConfig, State};
-use crate::transcript::{HistoryRead, repair};
+use crate::transcript::{repair, stored_history};
 use crate::{EngineError, Event, now_ms};
 
 /// What makes a session this one: what [`Session::assemble`] is given.
@@ -223,7 +223,6 @@ impl Session {
         }
         // Before anything is read: another process appending meanwhile would interleave turns.
         let lock = store.lock_session(id)?;
-        let history = HistoryRead::start(&store, id);
         let (record, mut state) =
             store.held_session::<State>(&lock, id)?.ok_or_else(|| EngineError::NoSession(id.to_owned()))?;
         let (mut ws, _) = Workspace::new(Path::new(&record.project), Path::new(&record.started));
@@ -232,7 +231,7 @@ impl Session {
         ws.home = cfg.user_home.clone();
         let tools: Arc<Vec<ToolSchema>> =
             Arc::new(serde_json::from_str(&record.tools).map_err(|e| EngineError::Corrupt(e.to_string()))?);
-        let history = history.join(&store, id)?;
+        let history = stored_history(&store, id)?;
         // A resumed session is asked with its own mode unless the person set another.
         state.mode = cfg.bounded(cfg.mode);
         let mut kept = None;

@@ -82,45 +82,6 @@ pub(crate) fn stored_history(store: &Store, id: &str) -> Result<Vec<Entry>, Engi
     Ok(store.live_messages_as::<Entry>(id)?)
 }
 
-/// A stored session's history, each entry's wire form made as a past turn's — what a resumed
-/// session's first request sends, a new prompt having started a turn (an entry asked for in
-/// another form makes that one when asked).
-pub(crate) fn stored_history_for_sending(store: &Store, id: &str) -> Result<Vec<Entry>, EngineError> {
-    let history = stored_history(store, id)?;
-    for entry in &history {
-        entry.wire_as_past();
-    }
-    Ok(history)
-}
-
-/// A stored session's history for a resume: read on a thread of its own, from a connection of
-/// its own, while the caller reads the session's record and state — a long session's thousands
-/// of messages and their wire forms are most of its resume. The session is locked first, so
-/// nobody writes it meanwhile.
-pub(crate) struct HistoryRead {
-    reading: Option<std::thread::JoinHandle<Result<Vec<Entry>, EngineError>>>,
-}
-
-impl HistoryRead {
-    pub(crate) fn start(store: &Store, id: &str) -> HistoryRead {
-        let reading = store.reader().and_then(|reader| {
-            let id = id.to_owned();
-            let read = move || stored_history_for_sending(&reader, &id);
-            std::thread::Builder::new().name("lembas-history".into()).spawn(read).ok()
-        });
-        HistoryRead { reading }
-    }
-
-    /// The history read; where the other connection could not read it, read again with
-    /// `store`'s (a history that cannot be read says so from there).
-    pub(crate) fn join(self, store: &Store, id: &str) -> Result<Vec<Entry>, EngineError> {
-        match self.reading.map(std::thread::JoinHandle::join) {
-            Some(Ok(Ok(history))) => Ok(history),
-            _ => stored_history_for_sending(store, id),
-        }
-    }
-}
-
 /// A history cut by a crash mid-step: an assistant message whose calls lack results gets them,
 /// saying the step was interrupted, so the history is one a server accepts.
 pub(crate) fn repair(mut history: Vec<Entry>) -> Vec<Entry> {

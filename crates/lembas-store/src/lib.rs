@@ -213,23 +213,6 @@ impl Store {
         })
     }
 
-    /// Another connection to the same store, for reading on another thread while this one is
-    /// busy (a resume reads a long history beside the session's record and state). The store is
-    /// already made, so nothing is migrated; `None` for a store in memory, which has no second
-    /// connection.
-    pub fn reader(&self) -> Option<Store> {
-        let path = self.path.as_ref()?;
-        let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let conn = Connection::open_with_flags(path, flags).ok()?;
-        conn.busy_timeout(schema::BUSY_TIMEOUT).ok()?;
-        Some(Store {
-            conn: Mutex::new(conn),
-            path: Some(path.clone()),
-            writing: AtomicU64::new(0),
-            written: Mutex::default(),
-        })
-    }
-
     /// A store in memory (tests).
     pub fn in_memory() -> Result<Store, StoreError> {
         let conn = Connection::open_in_memory()?;

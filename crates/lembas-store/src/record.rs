@@ -120,19 +120,4 @@ mod tests {
         assert_eq!(store.model_of("child").unwrap().as_deref(), Some("model-child"));
         assert_eq!(store.model_of("gone").unwrap(), None);
     }
-
-    #[test]
-    fn a_reader_reads_what_the_store_wrote_and_writes_nothing() {
-        assert!(Store::in_memory().unwrap().reader().is_none());
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("sessions.db")).unwrap();
-        store.create_session(&record("a", "/p", 1)).unwrap();
-        let said = |n: u32| NewMessage { role: "user".into(), json: format!("{{\"n\":{n}}}"), text: String::new() };
-        store.append("a", &(0..3).map(said).collect::<Vec<_>>(), &[], &serde_json::json!({}), None, 2).unwrap();
-        let reader = store.reader().unwrap();
-        let read = std::thread::spawn(move || reader.live_messages_as::<serde_json::Value>("a").unwrap());
-        assert_eq!(read.join().unwrap().iter().map(|v| v["n"].as_u64().unwrap()).collect::<Vec<_>>(), [0, 1, 2]);
-        assert!(store.reader().unwrap().rename("a", "another").is_err());
-        assert_eq!(store.session("a").unwrap().unwrap().title, "title a");
-    }
 }

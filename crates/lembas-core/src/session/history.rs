@@ -96,12 +96,6 @@ impl Entry {
         Entry { turn, ..Entry::of(Message::user(content)) }
     }
 
-    /// Makes its wire form as an entry of a past turn carries it (no reasoning), ahead of the
-    /// request that will send it.
-    pub(crate) fn wire_as_past(&self) {
-        self.wire.0[0].get_or_init(|| self.message.to_wire(false));
-    }
-
     fn kind(&self) -> Kind {
         match &self.message {
             _ if self.summary => Kind::Summary,
