@@ -76,20 +76,14 @@ struct StoredLedger {
 
 impl From<StoredLedger> for Ledger {
     fn from(stored: StoredLedger) -> Ledger {
-        let StoredLedger {
-            cap,
-            mut reads,
-            in_request_from,
-            outputs_in_request,
-            reads_in_request,
-            reads_since_compaction,
-        } = stored;
+        let StoredLedger { cap, reads, in_request_from, outputs_in_request, reads_in_request, reads_since_compaction } =
+            stored;
         if reads_in_request.is_empty() && reads_since_compaction.is_empty() {
             let in_request_from = in_request_from.min(reads.len());
             return Ledger { cap, reads, in_request_from, outputs_in_request };
         }
         // The earlier form: the reads since the compaction, with those the request carries last.
-        reads = reads_since_compaction;
+        let mut reads = reads_since_compaction;
         reads.retain(|r| !reads_in_request.iter().any(|carried| carried.id == r.id));
         let in_request_from = reads.len();
         reads.extend(reads_in_request);

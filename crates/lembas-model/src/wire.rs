@@ -100,9 +100,7 @@ impl Message {
     /// whether an assistant message carries its reasoning back (`context.md` §8); an empty
     /// reasoning is never sent.
     pub fn to_wire(&self, send_reasoning: bool) -> WireMessage {
-        std::sync::Arc::from(
-            serde_json::value::to_raw_value(&self.openai(send_reasoning)).expect("a message serializes"),
-        )
+        on_the_wire(&self.openai(send_reasoning))
     }
 
     fn openai(&self, send_reasoning: bool) -> OpenAiMessage<'_> {
@@ -127,9 +125,11 @@ impl Message {
 /// A system message with `content` as it goes on the wire (the same bytes as
 /// [`Message::System`]'s), written from the text where it lies.
 pub fn system_wire(content: &str) -> WireMessage {
-    std::sync::Arc::from(
-        serde_json::value::to_raw_value(&OpenAiMessage::System { content }).expect("a message serializes"),
-    )
+    on_the_wire(&OpenAiMessage::System { content })
+}
+
+fn on_the_wire(message: &OpenAiMessage<'_>) -> WireMessage {
+    std::sync::Arc::from(serde_json::value::to_raw_value(message).expect("a message serializes"))
 }
 
 /// A message in the OpenAI dialect, borrowing the message's parts. Its fields in the order they

@@ -81,27 +81,17 @@ pub struct StoredMessage {
     pub json: String,
 }
 
-/// A message's role as the `messages` table keeps it: a letter for each of the four the engine
-/// writes (the word is in the message's JSON too; a session's every row repeated it). A store
-/// from before keeps the word, read as it is.
+/// The roles the engine writes, each with the letter the `messages` table keeps for it (the word
+/// is in the message's JSON too; a session's every row repeated it). A store from before keeps
+/// the word, read as it is.
+const ROLE_LETTERS: [(&str, &str); 4] = [("user", "u"), ("assistant", "a"), ("tool", "t"), ("system", "s")];
+
 pub(crate) fn role_kept(role: &str) -> &str {
-    match role {
-        "user" => "u",
-        "assistant" => "a",
-        "tool" => "t",
-        "system" => "s",
-        other => other,
-    }
+    ROLE_LETTERS.iter().find(|(word, _)| *word == role).map_or(role, |(_, letter)| letter)
 }
 
 fn role_read(kept: String) -> String {
-    match kept.as_str() {
-        "u" => "user".into(),
-        "a" => "assistant".into(),
-        "t" => "tool".into(),
-        "s" => "system".into(),
-        _ => kept,
-    }
+    ROLE_LETTERS.iter().find(|(_, letter)| *letter == kept).map_or(kept, |(word, _)| (*word).to_owned())
 }
 
 /// A new message to append.

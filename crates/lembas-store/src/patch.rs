@@ -14,6 +14,11 @@ use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+/// Each operation's first element, as written and as read.
+const ADD: &str = "+";
+const REPLACE: &str = "=";
+const REMOVE: &str = "-";
+
 /// One operation as written.
 #[derive(Serialize)]
 #[serde(untagged)]
@@ -27,9 +32,9 @@ pub(crate) fn to_text(patch: &json_patch::Patch) -> String {
     let mut ops = Vec::with_capacity(patch.0.len());
     for op in &patch.0 {
         ops.push(match op {
-            PatchOperation::Add(op) => Written::WithValue("+", op.path.as_str(), &op.value),
-            PatchOperation::Replace(op) => Written::WithValue("=", op.path.as_str(), &op.value),
-            PatchOperation::Remove(op) => Written::Path("-", op.path.as_str()),
+            PatchOperation::Add(op) => Written::WithValue(ADD, op.path.as_str(), &op.value),
+            PatchOperation::Replace(op) => Written::WithValue(REPLACE, op.path.as_str(), &op.value),
+            PatchOperation::Remove(op) => Written::Path(REMOVE, op.path.as_str()),
             // Never made by `diff`; kept in the form that holds any operation.
             _ => return serde_json::to_string(patch).expect("a patch serializes"),
         });
@@ -68,20 +73,16 @@ impl<'de> Visitor<'de> for OpVisitor {
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Read, A::Error> {
         let kind: &str = seq.next_element()?.ok_or_else(|| de::Error::invalid_length(0, &self))?;
-        let kind = match kind {
-            "+" | "=" | "-" => kind.as_bytes()[0],
-            other => return Err(de::Error::unknown_variant(other, &["+", "=", "-"])),
-        };
+        if ![ADD, REPLACE, REMOVE].contains(&kind) {
+            return Err(de::Error::unknown_variant(kind, &[ADD, REPLACE, REMOVE]));
+        }
         let path: String = seq.next_element()?.ok_or_else(|| de::Error::invalid_length(1, &self))?;
         let path = PointerBuf::parse(path).map_err(de::Error::custom)?;
-        let op = if kind == b'-' {
-            PatchOperation::Remove(RemoveOperation { path })
-        } else {
-            let value: Value = seq.next_element()?.ok_or_else(|| de::Error::invalid_length(2, &self))?;
-            match kind {
-                b'+' => PatchOperation::Add(AddOperation { path, value }),
-                _ => PatchOperation::Replace(ReplaceOperation { path, value }),
-            }
+        let mut value = || seq.next_element::<Value>()?.ok_or_else(|| de::Error::invalid_length(2, &self));
+        let op = match kind {
+            ADD => PatchOperation::Add(AddOperation { path, value: value()? }),
+            REPLACE => PatchOperation::Replace(ReplaceOperation { path, value: value()? }),
+            _ => PatchOperation::Remove(RemoveOperation { path }),
         };
         if seq.next_element::<de::IgnoredAny>()?.is_some() {
             return Err(de::Error::custom("a state change with more than its path and value"));
