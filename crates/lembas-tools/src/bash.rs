@@ -223,7 +223,8 @@ pub(crate) fn spawn_bash(
     stdio: BashStdio,
     sandbox: &Sandbox,
 ) -> Result<(tokio::process::Child, Option<Pid>, String), String> {
-    let mut bash = crate::sandbox::command("bash", sandbox);
+    let mut sandboxed = crate::sandbox::command("bash", sandbox);
+    let bash = &mut sandboxed.command;
     bash.arg("-c")
         .arg(command)
         .current_dir(cwd)
@@ -235,10 +236,10 @@ pub(crate) fn spawn_bash(
         .env("GIT_TERMINAL_PROMPT", "0")
         .env("LEMBAS", "1")
         .process_group(0);
-    command_env(&mut bash, sandbox);
+    command_env(bash, sandbox);
     let mark = crate::reaper::new_mark();
     bash.env(crate::reaper::MARK_VAR, &mark);
-    let child = crate::sandbox::spawn(bash, sandbox).map_err(|e| format!("bash could not be started: {e}"))?;
+    let child = crate::sandbox::spawn(sandboxed, sandbox).map_err(|e| format!("bash could not be started: {e}"))?;
     let pgid = child.id().map(|id| Pid::from_raw(id as i32));
     Ok((child, pgid, mark))
 }

@@ -15,6 +15,8 @@ struct Places {
     plans: PathBuf,
     outside: PathBuf,
     ws: Workspace,
+    /// The read grants kept between commands, as a session keeps them.
+    grants: lembas_tools::sandbox::ReadGrants,
 }
 
 fn places() -> Places {
@@ -26,12 +28,14 @@ fn places() -> Places {
         std::fs::create_dir_all(d).unwrap();
     }
     let (ws, _) = Workspace::new(&root, &root);
-    Places { _dir: dir, root, home, plans, outside, ws }
+    Places { _dir: dir, root, home, plans, outside, ws, grants: Default::default() }
 }
 
 impl Places {
     fn sandbox(&self, reach: SandboxReach) -> Sandbox {
-        self.places().sandbox(reach)
+        let mut sandbox = self.places().sandbox(reach);
+        self.grants.fill(&mut sandbox);
+        sandbox
     }
 
     fn places(&self) -> SandboxPlaces {
@@ -411,4 +415,89 @@ async fn a_plan_the_launcher_cannot_be_given_still_leaves_the_command_sandboxed(
     )
     .await;
     assert!(!exists(&target), "{:?}", out.output);
+}
+
+/// The mount namespace a command ran in, as the kernel names it.
+async fn namespace_of_a_command(p: &Places, reach: SandboxReach) -> String {
+    let (text, _) = p.run("readlink /proc/self/ns/mnt", reach).await;
+    assert!(text.starts_with("mnt:["), "{text}");
+    text
+}
+
+#[tokio::test]
+async fn a_session_s_commands_join_one_namespace_made_for_them() {
+    if !sealing() {
+        return;
+    }
+    let p = places();
+    assert!(git(&p.root, &["init", "-q"]).status.success());
+    let first = namespace_of_a_command(&p, SandboxReach::Project).await;
+    let second = namespace_of_a_command(&p, SandboxReach::Project).await;
+    assert_eq!(first, second, "made once, joined by each command");
+    let own = std::fs::read_link("/proc/self/ns/mnt").unwrap();
+    assert_ne!(first, own.to_string_lossy(), "not lembas' own");
+    // And the command still starts in its folder (joining a namespace leaves a process at `/`).
+    let (text, _) = p.run("pwd", SandboxReach::Project).await;
+    assert_eq!(text.trim(), p.root.display().to_string());
+}
+
+#[tokio::test]
+async fn a_sealed_place_made_again_or_made_since_is_sealed_for_the_next_command() {
+    if !sealing() {
+        return;
+    }
+    let p = places();
+    assert!(git(&p.root, &["init", "-q"]).status.success());
+    let hook = "python3 -c \"open('.git/hooks/pre-commit', 'w').write('evil')\"";
+    let (text, _) = p.run(hook, SandboxReach::Project).await;
+    assert!(text.contains("Read-only file system"), "{text}");
+    let before = namespace_of_a_command(&p, SandboxReach::Project).await;
+    // Outside the sandbox, the hooks folder is removed and made again: the old one's mount went
+    // with it, and a namespace kept as it was would let the new one be written.
+    std::fs::remove_dir_all(p.root.join(".git/hooks")).unwrap();
+    std::fs::create_dir(p.root.join(".git/hooks")).unwrap();
+    let (text, _) = p.run(hook, SandboxReach::Project).await;
+    assert!(text.contains("Read-only file system"), "{text}");
+    assert!(!p.root.join(".git/hooks/pre-commit").exists(), "{text}");
+    assert_ne!(namespace_of_a_command(&p, SandboxReach::Project).await, before, "made again");
+    // A place that decides what agents may do, made since: sealed as well.
+    std::fs::create_dir(p.root.join(".lembas")).unwrap();
+    let (text, _) = p.run("echo '{}' > .lembas/permissions.json", SandboxReach::Project).await;
+    assert!(text.contains("Read-only file system"), "{text}");
+    assert!(!p.root.join(".lembas/permissions.json").exists(), "{text}");
+}
+
+#[tokio::test]
+async fn a_writable_place_made_after_a_command_is_writable_by_the_next() {
+    if !active() {
+        return;
+    }
+    let p = places();
+    // A place the person allowed, not there yet, in a folder the read grants are not read from.
+    let later = p.outside.join("made-later");
+    let mut places = p.places();
+    places.extra = vec![later.clone()];
+    // The grants are kept once the folders they were read from are settled.
+    std::thread::sleep(std::time::Duration::from_millis(120));
+    let (ws, grants) = (&p.ws, &p.grants);
+    let run = |command: String| {
+        let mut sandbox = places.sandbox(SandboxReach::Project);
+        grants.fill(&mut sandbox);
+        async move {
+            let out = run_bash_in(ws, &json!({ "command": command }), &CancellationToken::new(), None, &sandbox).await;
+            format!("{:?}", out.output)
+        }
+    };
+    let text = run("true && echo ran".to_owned()).await;
+    assert!(text.contains("ran"), "{text}");
+    // The rules made for that command held no such place: there was none.
+    std::fs::create_dir(&later).unwrap();
+    let line = format!("echo x > {}/f && echo wrote", later.display());
+    let text = run(line.clone()).await;
+    assert!(text.contains("wrote"), "{text}");
+    // One removed and made again is the new one that is granted.
+    std::fs::remove_dir_all(&later).unwrap();
+    std::fs::create_dir(&later).unwrap();
+    let text = run(line).await;
+    assert!(text.contains("wrote"), "{text}");
 }

@@ -212,6 +212,43 @@ fn only_the_engine_uses_the_store() {
     }
 }
 
+/// The one file that may allow `unsafe` code: a sandboxed command's step between `fork` and
+/// `exec`, which the standard library only takes as an `unsafe` closure.
+const UNSAFE_ALLOWED: &str = "crates/lembas-tools/src/sandbox/joined.rs";
+
+#[test]
+fn unsafe_code_is_allowed_in_one_file_only() {
+    let root = workspace();
+    let mut found = Vec::new();
+    for krate in crates() {
+        let dir = root.join("crates").join(&krate);
+        for file in sources(&dir.join("src"))
+            .into_iter()
+            .chain(sources(&dir.join("tests")))
+            .chain(sources(&dir.join("benches")))
+        {
+            let text = std::fs::read_to_string(&file).unwrap();
+            let relative = file.strip_prefix(&root).unwrap().to_string_lossy().into_owned();
+            // Spelled in pieces, so that this file does not name them whole.
+            let allowing = [
+                concat!("allow(", "unsafe_code)"),
+                concat!("expect(", "unsafe_code)"),
+                concat!("unsafe_code = ", "\"allow\""),
+            ];
+            if allowing.iter().any(|s| text.contains(s)) && relative != UNSAFE_ALLOWED {
+                found.push(relative);
+            }
+        }
+        let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+        if !manifest.contains("[lints]\nworkspace = true") {
+            found.push(format!("crates/{krate}/Cargo.toml (its own lints)"));
+        }
+    }
+    let workspace_manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
+    assert!(workspace_manifest.contains("unsafe_code = \"deny\""), "the workspace denies unsafe code");
+    assert!(found.is_empty(), "unsafe code is allowed only in {UNSAFE_ALLOWED}: {found:?}");
+}
+
 #[test]
 fn no_source_file_passes_600_lines_and_no_function_120() {
     let mut long = Vec::new();

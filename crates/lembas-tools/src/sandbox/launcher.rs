@@ -23,6 +23,14 @@ use super::seal::Seal;
 pub const ARG: &str = "__sandbox";
 /// The launcher's argument that only tries whether namespaces can be made here.
 const PROBE: &str = "--probe";
+/// The launcher's argument that makes a plan's namespace and holds it until its input ends, for
+/// lembas to keep and its commands to join ([`super::joined`]).
+pub(super) const HOLD: &str = "--hold";
+/// What the holder says once the namespace is ready.
+pub(super) const READY: &str = "ready";
+/// The launcher's argument that does nothing: started inside a kept namespace, it shows that
+/// commands can join it.
+pub(super) const JOINED: &str = "--joined";
 /// The exit status of a command the launcher could not start (as a shell's "cannot execute").
 const CANNOT_RUN: i32 = 126;
 
@@ -63,6 +71,12 @@ fn launch(args: Vec<OsString>) -> i32 {
             }
         };
     }
+    if args.first().is_some_and(|a| a == JOINED) {
+        return 0;
+    }
+    if args.first().is_some_and(|a| a == HOLD) {
+        return hold(args.get(1));
+    }
     let failed = |why: String| {
         eprintln!("lembas: the sandbox could not be set up for this command, so it was not run: {why}");
         CANNOT_RUN
@@ -95,6 +109,23 @@ fn launch(args: Vec<OsString>) -> i32 {
     failed(format!("{} could not be started: {error}", Path::new(program).display()))
 }
 
+/// Makes the plan's namespace, says so, and holds it until its input ends (lembas keeps it by
+/// then, or has gone).
+fn hold(plan: Option<&OsString>) -> i32 {
+    let plan: Option<Plan> = plan.and_then(|p| p.to_str()).and_then(|p| serde_json::from_str(p).ok());
+    let Some(plan) = plan else {
+        eprintln!("the holder's plan could not be read");
+        return CANNOT_RUN;
+    };
+    if let Err(why) = enter(&plan.seals) {
+        eprintln!("{why}");
+        return CANNOT_RUN;
+    }
+    println!("{READY}");
+    let _ = std::io::copy(&mut std::io::stdin(), &mut std::io::sink());
+    0
+}
+
 /// Enters a user and mount namespace of its own and makes `seals`' mounts in it.
 fn enter(seals: &[Seal]) -> Result<(), String> {
     let (uid, gid) = (nix::unistd::getuid(), nix::unistd::getgid());
@@ -107,8 +138,10 @@ fn enter(seals: &[Seal]) -> Result<(), String> {
     }
     write("/proc/self/uid_map", format!("{uid} {uid} 1"))?;
     write("/proc/self/gid_map", format!("{gid} {gid} 1"))?;
-    // Nothing mounted here reaches the namespace lembas runs in.
-    mount(None::<&str>, "/", None::<&str>, MsFlags::MS_REC | MsFlags::MS_PRIVATE, None::<&str>)
+    // Nothing mounted here reaches the namespace lembas runs in, while what is mounted or
+    // unmounted there later still reaches this one (a namespace lembas keeps for a session's
+    // commands sees a disk mounted after it was made, and does not hold one unmounted).
+    mount(None::<&str>, "/", None::<&str>, MsFlags::MS_REC | MsFlags::MS_SLAVE, None::<&str>)
         .map_err(|e| format!("the mounts could not be made private: {e}"))?;
     for seal in seals {
         bind(seal)?;

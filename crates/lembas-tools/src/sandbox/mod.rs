@@ -7,18 +7,20 @@
 //! Two parts (docs/permissions.md): Landlock grants the places a command may write and read
 //! ([`landlock`]); a mount namespace takes back, inside those places, what must stay read-only —
 //! git's hooks and configuration, the files that decide what agents may do, a home folder
-//! that lies in `/tmp` ([`seal`]). Landlock alone is applied from a short-lived thread of
-//! lembas' that restricts itself first; a namespace needs a process of its own, so lembas starts
-//! itself again as the [`launcher`], which makes the mounts, restricts itself and becomes the
-//! command. lembas itself is never restricted, and no `unsafe` `pre_exec` is needed.
+//! that lies in `/tmp` ([`seal`]). A namespace needs a process of its own to be made in: the
+//! [`launcher`] makes it once and holds it, lembas keeps it, and each command joins it and
+//! restricts itself with Landlock as it starts ([`joined`]); lembas itself is never restricted.
+//! Where a namespace cannot be joined, each command starts through the launcher, which makes
+//! the mounts, restricts itself and becomes the command.
 
 mod grants;
+mod joined;
 mod landlock;
 pub mod launcher;
 pub mod seal;
 
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use ::landlock::RulesetStatus;
 use serde::{Deserialize, Serialize};
@@ -112,18 +114,50 @@ pub fn support() -> Result<(), String> {
         .clone()
 }
 
-/// The command that runs `program` in `sandbox`: through the launcher when the sandbox has
-/// mounts to make, else the program itself (which [`spawn`] restricts with Landlock).
-pub fn command(program: &str, sandbox: &Sandbox) -> tokio::process::Command {
-    let Some((launcher, plan)) = sandbox.launch_plan() else { return tokio::process::Command::new(program) };
+/// A command made to run in a sandbox ([`command`]): set it up through `command`, then start it
+/// with [`spawn`].
+#[derive(Debug)]
+pub struct SandboxedCommand {
+    pub command: tokio::process::Command,
+    way: Way,
+}
+
+/// How a command gets into its sandbox.
+#[derive(Debug)]
+enum Way {
+    /// No sandbox.
+    Plain,
+    /// Through the launcher, which makes the mounts and restricts itself.
+    Launcher,
+    /// Joining a kept namespace, if any, and restricting itself with Landlock as it starts.
+    Joined(Option<Arc<joined::Namespace>>),
+}
+
+/// The command that runs `program` in `sandbox`: the program itself, joining the sandbox's kept
+/// namespace as it starts; through the launcher where that namespace cannot be kept.
+pub fn command(program: &str, sandbox: &Sandbox) -> SandboxedCommand {
+    let plain = |way| SandboxedCommand { command: tokio::process::Command::new(program), way };
+    if !sandbox.is_active() {
+        return plain(Way::Plain);
+    }
+    if !sandbox.launched() {
+        return plain(Way::Joined(None));
+    }
+    let launcher = sandbox.launcher.as_deref().expect("launched");
+    if let Some(namespace) = joined::namespace(launcher, &sandbox.seals) {
+        return plain(Way::Joined(Some(namespace)));
+    }
+    // A plan that could not be written (a path that is not UTF-8): Landlock alone.
+    let Some((launcher, plan)) = sandbox.launch_plan() else { return plain(Way::Joined(None)) };
     let mut command = tokio::process::Command::new(launcher);
     command.arg(launcher::ARG).arg(plan).arg("--").arg(program);
-    command
+    SandboxedCommand { command, way: Way::Launcher }
 }
 
 /// Starts `command` (made by [`command`]) inside `sandbox`, or plainly without one. Must be
 /// called within a tokio runtime: the child is the runtime's to wait on.
-pub fn spawn(mut command: tokio::process::Command, sandbox: &Sandbox) -> std::io::Result<tokio::process::Child> {
+pub fn spawn(command: SandboxedCommand, sandbox: &Sandbox) -> std::io::Result<tokio::process::Child> {
+    let SandboxedCommand { mut command, way } = command;
     if let Some(tmp) = &sandbox.tmpdir {
         let mut folder = std::fs::DirBuilder::new();
         {
@@ -133,36 +167,25 @@ pub fn spawn(mut command: tokio::process::Command, sandbox: &Sandbox) -> std::io
         let _ = folder.create(tmp);
         command.env("TMPDIR", tmp);
     }
-    // Started through the launcher, it restricts itself. (A plan that could not be written —
-    // a path that is not UTF-8 — left `command` the program itself: Landlock alone, below.)
-    let through_launcher =
-        sandbox.launcher.as_deref().is_some_and(|launcher| command.as_std().get_program() == launcher.as_os_str());
-    if through_launcher && sandbox.launched() {
-        return command.spawn();
-    }
-    let Some(writable) = sandbox.writable.clone().filter(|_| support().is_ok()) else {
-        return command.spawn();
+    let namespace = match way {
+        Way::Plain | Way::Launcher => return command.spawn(),
+        Way::Joined(namespace) => namespace,
     };
-    let readable: Option<std::sync::Arc<[PathBuf]>> = match &sandbox.readable {
-        Some(readable) => Some(readable.clone()),
-        None => (!sandbox.hidden.folders.is_empty()).then(|| sandbox.hidden.readable().into()),
-    };
-    let network = sandbox.network;
-    let runtime = tokio::runtime::Handle::current();
-    std::thread::scope(|scope| {
-        scope
-            .spawn(move || {
-                let _entered = runtime.enter();
-                match landlock::restrict(&writable, readable.as_deref(), network) {
-                    Ok(RulesetStatus::NotEnforced) | Err(_) => Err(std::io::Error::other(
-                        "the sandbox could not be set up for this command, so it was not run",
-                    )),
-                    Ok(_) => command.spawn(),
-                }
-            })
-            .join()
-            .unwrap_or_else(|_| Err(std::io::Error::other("starting the command failed")))
-    })
+    let rules = landlock::ruleset_for(sandbox).map_err(|why| {
+        std::io::Error::other(format!("the sandbox could not be set up for this command, so it was not run: {why}"))
+    })?;
+    let folder = joined::start_folder(command.as_std())?;
+    joined::join_as_it_starts(command.as_std_mut(), namespace, Some(rules), folder);
+    command.spawn()
+}
+
+/// Where a place stood: its device and inode, `None` where there is nothing. Rules and mounts
+/// made for a place hold the one that stood there then; a new one at the path needs new ones.
+type Mark = Option<(u64, u64)>;
+
+fn mark(path: &Path) -> Mark {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
 }
 
 /// The folders a command may write in a mode, before what the person added:

@@ -1,0 +1,182 @@
+//! A sandbox's namespace made once and joined by each command, rather than made again for each.
+//!
+//! Started through the launcher, a command paid for a second program's start, a namespace of its
+//! own and its mounts: about a millisecond, on every command. Instead the launcher is started
+//! once per set of mounts to make them and hold them (`--hold`); lembas keeps the namespace by
+//! its descriptors and each command, between `fork` and `exec`, joins it, goes back to its
+//! folder (joining a mount namespace leaves a process at its root) and restricts itself with
+//! Landlock rules lembas made ready. Those are the only steps taken in the new process, each one
+//! system call — what may run there, in a process forked from one with threads.
+//!
+//! A kept namespace holds the mounts as they were made, so it is kept only while every place it
+//! seals is the one it sealed: a place removed and made again (the bind of the old one would
+//! be gone with it), or one made since, means a new namespace for the next command. What is
+//! mounted elsewhere later still reaches it (the launcher's `enter`).
+//!
+//! The workspace forbids `unsafe` but for this file (the architecture test holds it there): the
+//! step between `fork` and `exec` can only be given to the standard library as an `unsafe`
+//! closure. Where joining does not work (a seccomp filter that refuses `setns`, say), commands
+//! start through the launcher as before.
+
+use std::ffi::CString;
+use std::io::{BufRead, BufReader, Read};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use nix::libc;
+
+use super::launcher::{self, Plan};
+use super::seal::Seal;
+use super::{Mark, mark};
+
+/// A user and mount namespace, held by its descriptors.
+#[derive(Debug)]
+pub(super) struct Namespace {
+    user: OwnedFd,
+    mount: OwnedFd,
+}
+
+#[derive(Debug)]
+struct Kept {
+    launcher: PathBuf,
+    seals: Vec<Seal>,
+    marks: Vec<Mark>,
+    namespace: Arc<Namespace>,
+}
+
+/// The namespaces kept: a session's modes and subagents' worktrees each seal their own places.
+static KEPT: Mutex<Vec<Kept>> = Mutex::new(Vec::new());
+/// At most this many kept at once; the oldest goes first.
+const KEEP_AT_MOST: usize = 8;
+/// Set once joining a kept namespace failed here: commands go through the launcher from then on.
+static UNJOINABLE: AtomicBool = AtomicBool::new(false);
+
+/// The namespace with `seals`' mounts for a command to join: one kept while its places are as
+/// they were, else made now. `None`: it cannot be here (the command goes through the launcher).
+pub(super) fn namespace(launcher: &Path, seals: &[Seal]) -> Option<Arc<Namespace>> {
+    if UNJOINABLE.load(Ordering::Relaxed) {
+        return None;
+    }
+    let marks: Vec<Mark> = seals.iter().map(|s| mark(&s.path)).collect();
+    let mut kept = KEPT.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let same = |k: &Kept| k.launcher == launcher && k.seals == seals;
+    if let Some(k) = kept.iter().find(|k| same(k) && k.marks == marks) {
+        return Some(k.namespace.clone());
+    }
+    kept.retain(|k| !same(k));
+    // Marked before it is made: a place that changes while it is made shows as changed next time.
+    let namespace = Arc::new(make(launcher, seals).ok()?);
+    if joinable(launcher, &namespace).is_err() {
+        UNJOINABLE.store(true, Ordering::Relaxed);
+        return None;
+    }
+    if kept.len() >= KEEP_AT_MOST {
+        kept.remove(0);
+    }
+    kept.push(Kept { launcher: launcher.to_owned(), seals: seals.to_vec(), marks, namespace: namespace.clone() });
+    Some(namespace)
+}
+
+/// Starts the launcher holding a namespace with `seals`' mounts, keeps its descriptors and lets
+/// it end.
+fn make(launcher: &Path, seals: &[Seal]) -> Result<Namespace, String> {
+    let plan = Plan {
+        writable: Vec::new(),
+        hidden: super::Hidden::default(),
+        network: true,
+        seals: seals.to_vec(),
+        readable: None,
+    };
+    let plan = serde_json::to_string(&plan).map_err(|e| e.to_string())?;
+    let mut holder = std::process::Command::new(launcher)
+        .args([launcher::ARG, launcher::HOLD])
+        .arg(plan)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("{} could not be started: {e}", launcher.display()))?;
+    let mut said = String::new();
+    if let Some(out) = holder.stdout.take() {
+        let _ = BufReader::new(out).read_line(&mut said);
+    }
+    let held = if said.trim_end() == launcher::READY {
+        let ns = |kind: &str| std::fs::File::open(format!("/proc/{}/ns/{kind}", holder.id())).map(OwnedFd::from);
+        match (ns("user"), ns("mnt")) {
+            (Ok(user), Ok(mount)) => Ok(Namespace { user, mount }),
+            (Err(e), _) | (_, Err(e)) => Err(format!("the namespace could not be kept: {e}")),
+        }
+    } else {
+        let mut why = String::new();
+        if let Some(mut err) = holder.stderr.take() {
+            let _ = err.read_to_string(&mut why);
+        }
+        Err(why.trim().to_owned())
+    };
+    // Its input ends: it ends.
+    drop(holder.stdin.take());
+    let _ = holder.wait();
+    held
+}
+
+/// Whether a program started into `namespace` starts: the launcher, doing nothing.
+fn joinable(launcher: &Path, namespace: &Arc<Namespace>) -> Result<(), String> {
+    let mut probe = std::process::Command::new(launcher);
+    probe.args([launcher::ARG, launcher::JOINED]).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
+    let cwd = CString::new("/").expect("no NUL");
+    join_as_it_starts(&mut probe, Some(namespace.clone()), None, cwd);
+    match probe.status() {
+        Ok(status) if status.success() => Ok(()),
+        Ok(status) => Err(format!("a program joining the namespace ended with {status}")),
+        Err(e) => Err(format!("a program could not join the namespace: {e}")),
+    }
+}
+
+/// The folder `command` starts in, as the path it is joined to: joining a mount namespace
+/// leaves a process at its root.
+pub(super) fn start_folder(command: &std::process::Command) -> std::io::Result<CString> {
+    let folder = match command.get_current_dir() {
+        Some(folder) => folder.to_owned(),
+        None => std::env::current_dir()?,
+    };
+    CString::new(folder.as_os_str().as_bytes()).map_err(std::io::Error::other)
+}
+
+/// Has `command`, between `fork` and `exec`, join `namespace` (and go back to `folder`) and
+/// restrict itself with the Landlock `rules`.
+pub(super) fn join_as_it_starts(
+    command: &mut std::process::Command,
+    namespace: Option<Arc<Namespace>>,
+    rules: Option<Arc<OwnedFd>>,
+    folder: CString,
+) {
+    let step = move || -> std::io::Result<()> {
+        let check = |result: libc::c_long| if result == 0 { Ok(()) } else { Err(std::io::Error::last_os_error()) };
+        // SAFETY: each call is one system call on descriptors and a path made before the fork
+        // (kept alive by this closure): nothing here allocates or takes a lock, as the step
+        // between `fork` and `exec` of a process with threads must.
+        #[allow(unsafe_code)]
+        unsafe {
+            if let Some(namespace) = &namespace {
+                check(libc::setns(namespace.user.as_raw_fd(), libc::CLONE_NEWUSER).into())?;
+                check(libc::setns(namespace.mount.as_raw_fd(), libc::CLONE_NEWNS).into())?;
+                check(libc::chdir(folder.as_ptr()).into())?;
+            }
+            if let Some(rules) = &rules {
+                check(libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0).into())?;
+                check(libc::syscall(libc::SYS_landlock_restrict_self, rules.as_raw_fd(), 0))?;
+            }
+        }
+        Ok(())
+    };
+    // SAFETY: as above.
+    #[allow(unsafe_code)]
+    unsafe {
+        command.pre_exec(step);
+    }
+}
