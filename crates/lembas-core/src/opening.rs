@@ -199,6 +199,7 @@ impl Session {
             mcp_failures_told: HashSet::new(),
             turn_seq: None,
             hooks_started: false,
+            sandbox_unprepared: false,
             snapshot: Default::default(),
             granted: Arc::default(),
             role,

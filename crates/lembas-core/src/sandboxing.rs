@@ -31,11 +31,19 @@ pub(crate) fn command_sandbox(
     reach: SandboxReach,
     command: &str,
 ) -> Sandbox {
+    let Some(places) = sandbox_places(cfg, root, private_tmp, command) else { return Sandbox::none() };
+    let mut sandbox = places.sandbox(reach);
+    cfg.read_grants.fill(&mut sandbox);
+    sandbox
+}
+
+/// The places a command's sandbox is made from; `None` when the person switched it off.
+fn sandbox_places(cfg: &SessionConfig, root: &Path, private_tmp: PathBuf, command: &str) -> Option<SandboxPlaces> {
     if !cfg.sandbox {
-        return Sandbox::none();
+        return None;
     }
     let plans_dir = crate::session::plans_dir(root);
-    let mut sandbox = SandboxPlaces {
+    Some(SandboxPlaces {
         root: root.to_path_buf(),
         home: cfg.user_home.clone(),
         plans_dir: Some(plans_dir.clone()),
@@ -50,10 +58,7 @@ pub(crate) fn command_sandbox(
             open: [Some(root.to_path_buf()), Some(plans_dir), cfg.skills.own.clone()].into_iter().flatten().collect(),
         },
         network: cfg.sandbox_network,
-    }
-    .sandbox(reach);
-    cfg.read_grants.fill(&mut sandbox);
-    sandbox
+    })
 }
 
 /// One command's run: its sandbox and who may let it out.
@@ -70,6 +75,26 @@ impl Session {
     pub(crate) fn sandbox_for(&self, approved: bool, command: &str) -> Sandbox {
         let private_tmp = std::env::temp_dir().join(format!("lembas-{}", self.id));
         command_sandbox(&self.cfg, &self.ws.root, private_tmp, reach(self.state.mode, approved), command)
+    }
+
+    /// What makes ready, on a thread of its own, what this turn's commands need in the
+    /// session's mode (the namespace they join, their rules, the read grants) — once a turn,
+    /// started when the model's reply begins, so that it takes nothing from the request: a
+    /// session's first command would otherwise wait ~2 ms for them. Cheap when they are ready.
+    pub(crate) fn sandbox_preparation(&mut self) -> Option<impl FnOnce() + Send + 'static> {
+        if !std::mem::take(&mut self.sandbox_unprepared) {
+            return None;
+        }
+        let private_tmp = std::env::temp_dir().join(format!("lembas-{}", self.id));
+        let places = sandbox_places(&self.cfg, &self.ws.root, private_tmp, "")?;
+        let (reach, grants) = (reach(self.state.mode, false), self.cfg.read_grants.clone());
+        Some(move || {
+            tokio::task::spawn_blocking(move || {
+                let mut sandbox = places.sandbox(reach);
+                grants.fill(&mut sandbox);
+                lembas_tools::sandbox::prepare(&sandbox);
+            });
+        })
     }
 
     /// Whether commands run sandboxed, as the session's announcement says it.

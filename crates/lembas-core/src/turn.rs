@@ -110,6 +110,7 @@ impl Session {
         phases: &mut Phases,
     ) -> Result<(DoneReason, String, u32), (EngineError, u32)> {
         self.open_turn(words, attachments, machine).await.map_err(|e| (e, 0))?;
+        self.sandbox_unprepared = true;
         let mut steps = 0;
         let started = Instant::now();
         self.prompt_tokens = 0;
@@ -391,29 +392,36 @@ impl Session {
         let events = self.events.clone();
         let mut writing_since: Option<Instant> = None;
         let mut written = 0u64;
-        let mut on_event = |event: StreamEvent| match event {
-            StreamEvent::Text(delta) => {
-                let since = *writing_since.get_or_insert_with(Instant::now);
-                written += 1;
-                let seconds = since.elapsed().as_secs_f64();
-                let rate = (seconds >= 0.5).then(|| written as f64 / seconds);
-                phases.set(Phase::Writing { rate });
-                let _ = events.send(Event::Text { delta });
+        let mut prepare_sandbox = self.sandbox_preparation();
+        let mut on_event = |event: StreamEvent| {
+            // The request is out: what the turn's commands need is made ready meanwhile.
+            if let Some(prepare) = prepare_sandbox.take() {
+                prepare();
             }
-            StreamEvent::Reasoning(delta) => {
-                phases.set(Phase::Thinking);
-                let _ = events.send(Event::Reasoning { delta });
-            }
-            StreamEvent::ToolCallStart { .. } | StreamEvent::ToolCallArgs { .. } => {
-                phases.set(Phase::Writing { rate: None });
-            }
-            StreamEvent::PromptProgress { done, total } => {
-                phases.set(Phase::ReadingPrompt { done: Some(done), total: Some(total) })
-            }
-            StreamEvent::Retrying { reason, in_seconds, attempt } => {
-                phases.set(Phase::Retrying { reason, in_seconds, attempt: Some(u64::from(attempt)) });
-                writing_since = None;
-                written = 0;
+            match event {
+                StreamEvent::Text(delta) => {
+                    let since = *writing_since.get_or_insert_with(Instant::now);
+                    written += 1;
+                    let seconds = since.elapsed().as_secs_f64();
+                    let rate = (seconds >= 0.5).then(|| written as f64 / seconds);
+                    phases.set(Phase::Writing { rate });
+                    let _ = events.send(Event::Text { delta });
+                }
+                StreamEvent::Reasoning(delta) => {
+                    phases.set(Phase::Thinking);
+                    let _ = events.send(Event::Reasoning { delta });
+                }
+                StreamEvent::ToolCallStart { .. } | StreamEvent::ToolCallArgs { .. } => {
+                    phases.set(Phase::Writing { rate: None });
+                }
+                StreamEvent::PromptProgress { done, total } => {
+                    phases.set(Phase::ReadingPrompt { done: Some(done), total: Some(total) })
+                }
+                StreamEvent::Retrying { reason, in_seconds, attempt } => {
+                    phases.set(Phase::Retrying { reason, in_seconds, attempt: Some(u64::from(attempt)) });
+                    writing_since = None;
+                    written = 0;
+                }
             }
         };
         let reply = self.cfg.client.chat(&request, &mut on_event, cancel).await;

@@ -208,6 +208,22 @@ async fn run(
     Ok((ending_text(text, ending), failed))
 }
 
+/// `bash` as found on `PATH`, once: started by its name, each command's new process would try
+/// the folders on `PATH` in turn, a failed `exec` each (eight on a machine whose tool folders
+/// come first) before the one that holds it.
+fn bash_program() -> &'static std::path::Path {
+    static BASH: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    BASH.get_or_init(|| {
+        use std::os::unix::fs::PermissionsExt;
+        let runnable = |p: &std::path::Path| {
+            std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        };
+        std::env::var_os("PATH")
+            .and_then(|path| std::env::split_paths(&path).map(|folder| folder.join("bash")).find(|p| runnable(p)))
+            .unwrap_or_else(|| "bash".into())
+    })
+}
+
 /// Where a command's input comes from and its output goes.
 pub(crate) struct BashStdio {
     pub stdin: Stdio,
@@ -223,7 +239,7 @@ pub(crate) fn spawn_bash(
     stdio: BashStdio,
     sandbox: &Sandbox,
 ) -> Result<(tokio::process::Child, Option<Pid>, String), String> {
-    let mut sandboxed = crate::sandbox::command("bash", sandbox);
+    let mut sandboxed = crate::sandbox::command(bash_program(), sandbox);
     let bash = &mut sandboxed.command;
     bash.arg("-c")
         .arg(command)

@@ -128,6 +128,9 @@ pub(crate) struct Session {
     /// kept under, for an undo).
     /// The SessionStart hooks ran for this session in this process.
     pub(crate) hooks_started: bool,
+    /// The sandbox for this turn's commands is still to be made ready (once the model is
+    /// asked: [`Session::sandbox_preparation`]).
+    pub(crate) sandbox_unprepared: bool,
     pub(crate) turn_seq: Option<i64>,
     /// How far this turn's snapshot went.
     pub(crate) snapshot: crate::session::snapshots::TurnSnapshot,

@@ -71,7 +71,7 @@ pub(super) fn namespace(launcher: &Path, seals: &[Seal]) -> Option<Arc<Namespace
     kept.retain(|k| !same(k));
     // Marked before it is made: a place that changes while it is made shows as changed next time.
     let namespace = Arc::new(make(launcher, seals).ok()?);
-    if joinable(launcher, &namespace).is_err() {
+    if joinable(&namespace).is_err() {
         UNJOINABLE.store(true, Ordering::Relaxed);
         return None;
     }
@@ -124,18 +124,26 @@ fn make(launcher: &Path, seals: &[Seal]) -> Result<Namespace, String> {
     held
 }
 
-/// Whether a program started into `namespace` starts: the launcher, doing nothing.
-fn joinable(launcher: &Path, namespace: &Arc<Namespace>) -> Result<(), String> {
-    let mut probe = std::process::Command::new(launcher);
-    probe.args([launcher::ARG, launcher::JOINED]).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
-    let cwd = CString::new("/").expect("no NUL");
-    join_as_it_starts(&mut probe, Some(namespace.clone()), None, cwd);
-    match probe.status() {
-        Ok(status) if status.success() => Ok(()),
-        Ok(status) => Err(format!("a program joining the namespace ended with {status}")),
-        Err(e) => Err(format!("a program could not join the namespace: {e}")),
+/// Whether a new process can join `namespace`: one is started into it to run a program that
+/// cannot exist, so that the only way for it to fail with "not found" is to have joined first
+/// (a `setns` that is refused fails otherwise) — no program started for the trying.
+fn joinable(namespace: &Arc<Namespace>) -> Result<(), String> {
+    let mut probe = std::process::Command::new(NO_PROGRAM);
+    probe.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
+    let root = CString::new("/").expect("no NUL");
+    join_as_it_starts(&mut probe, Some(namespace.clone()), None, root);
+    match probe.spawn() {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(format!("a process could not join the namespace: {e}")),
+        Ok(mut started) => {
+            let _ = started.wait();
+            Err(format!("{NO_PROGRAM} was there to start"))
+        }
     }
 }
+
+/// A path no program lies at (the kernel's own folder has no such entry).
+const NO_PROGRAM: &str = "/proc/self/lembas-joining-probe";
 
 /// The folder `command` starts in, as the path it is joined to: joining a mount namespace
 /// leaves a process at its root.
@@ -178,5 +186,20 @@ pub(super) fn join_as_it_starts(
     #[allow(unsafe_code)]
     unsafe {
         command.pre_exec(step);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_namespace_that_cannot_be_joined_is_found_out() {
+        // Descriptors of a file that is no namespace: `setns` refuses them, as a filter that
+        // refuses `setns` would.
+        let null = || OwnedFd::from(std::fs::File::open("/dev/null").unwrap());
+        let namespace = Arc::new(Namespace { user: null(), mount: null() });
+        let why = joinable(&namespace).unwrap_err();
+        assert!(why.contains("could not join"), "{why}");
     }
 }

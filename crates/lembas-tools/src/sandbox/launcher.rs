@@ -28,9 +28,6 @@ const PROBE: &str = "--probe";
 pub(super) const HOLD: &str = "--hold";
 /// What the holder says once the namespace is ready.
 pub(super) const READY: &str = "ready";
-/// The launcher's argument that does nothing: started inside a kept namespace, it shows that
-/// commands can join it.
-pub(super) const JOINED: &str = "--joined";
 /// The exit status of a command the launcher could not start (as a shell's "cannot execute").
 const CANNOT_RUN: i32 = 126;
 
@@ -70,9 +67,6 @@ fn launch(args: Vec<OsString>) -> i32 {
                 1
             }
         };
-    }
-    if args.first().is_some_and(|a| a == JOINED) {
-        return 0;
     }
     if args.first().is_some_and(|a| a == HOLD) {
         return hold(args.get(1));

@@ -135,7 +135,8 @@ enum Way {
 
 /// The command that runs `program` in `sandbox`: the program itself, joining the sandbox's kept
 /// namespace as it starts; through the launcher where that namespace cannot be kept.
-pub fn command(program: &str, sandbox: &Sandbox) -> SandboxedCommand {
+pub fn command(program: impl AsRef<std::ffi::OsStr>, sandbox: &Sandbox) -> SandboxedCommand {
+    let program = program.as_ref();
     let plain = |way| SandboxedCommand { command: tokio::process::Command::new(program), way };
     if !sandbox.is_active() {
         return plain(Way::Plain);
@@ -177,6 +178,22 @@ pub fn spawn(command: SandboxedCommand, sandbox: &Sandbox) -> std::io::Result<to
     let folder = joined::start_folder(command.as_std())?;
     joined::join_as_it_starts(command.as_std_mut(), namespace, Some(rules), folder);
     command.spawn()
+}
+
+/// Makes ready what a command in `sandbox` needs — the namespace it joins, its Landlock rules —
+/// so that a session's first command does not wait for them (making the namespace is a program
+/// started and waited for, ~2 ms). Blocking: call it off the async threads, while the model is
+/// asked.
+pub fn prepare(sandbox: &Sandbox) {
+    if !sandbox.is_active() {
+        return;
+    }
+    if sandbox.launched()
+        && let Some(launcher) = &sandbox.launcher
+    {
+        let _ = joined::namespace(launcher, &sandbox.seals);
+    }
+    let _ = landlock::ruleset_for(sandbox);
 }
 
 /// Where a place stood: its device and inode, `None` where there is nothing. Rules and mounts
