@@ -56,6 +56,13 @@ const KEEP_AT_MOST: usize = 8;
 /// Set once joining a kept namespace failed here: commands go through the launcher from then on.
 static UNJOINABLE: AtomicBool = AtomicBool::new(false);
 
+/// From now on every command starts through the launcher, as where joining failed: for the tests
+/// of that way, which no machine that can join takes otherwise.
+#[doc(hidden)]
+pub fn start_each_through_the_launcher() {
+    UNJOINABLE.store(true, Ordering::Relaxed);
+}
+
 /// The namespace with `seals`' mounts for a command to join: one kept while its places are as
 /// they were, else made now. `None`: it cannot be here (the command goes through the launcher).
 pub(super) fn namespace(launcher: &Path, seals: &[Seal]) -> Option<Arc<Namespace>> {

@@ -26,6 +26,8 @@ use ::landlock::RulesetStatus;
 use serde::{Deserialize, Serialize};
 
 pub use grants::ReadGrants;
+#[doc(hidden)]
+pub use joined::start_each_through_the_launcher;
 pub use seal::Seal;
 
 /// Where a command may write, or nothing when it runs without a sandbox.
