@@ -53,7 +53,8 @@ struct Kept {
 static KEPT: Mutex<Vec<Kept>> = Mutex::new(Vec::new());
 /// At most this many kept at once; the oldest goes first.
 const KEEP_AT_MOST: usize = 8;
-/// Set once joining a kept namespace failed here: commands go through the launcher from then on.
+/// Set once a kept namespace could not be made or joined here: commands go through the launcher
+/// from then on.
 static UNJOINABLE: AtomicBool = AtomicBool::new(false);
 
 /// From now on every command starts through the launcher, as where joining failed: for the tests
@@ -77,11 +78,15 @@ pub(super) fn namespace(launcher: &Path, seals: &[Seal]) -> Option<Arc<Namespace
     }
     kept.retain(|k| !same(k));
     // Marked before it is made: a place that changes while it is made shows as changed next time.
-    let namespace = Arc::new(make(launcher, seals).ok()?);
-    if joinable(&namespace).is_err() {
+    // Seals the launcher cannot be told of (a path that is not UTF-8) leave this one unmade.
+    let plan =
+        Plan { writable: Vec::new(), hidden: Default::default(), network: true, seals: seals.to_vec(), readable: None };
+    let plan = serde_json::to_string(&plan).ok()?;
+    // One that cannot be made or joined here is not tried again for each command.
+    let Some(namespace) = make(launcher, plan).ok().map(Arc::new).filter(|n| joinable(n).is_ok()) else {
         UNJOINABLE.store(true, Ordering::Relaxed);
         return None;
-    }
+    };
     if kept.len() >= KEEP_AT_MOST {
         kept.remove(0);
     }
@@ -89,17 +94,9 @@ pub(super) fn namespace(launcher: &Path, seals: &[Seal]) -> Option<Arc<Namespace
     Some(namespace)
 }
 
-/// Starts the launcher holding a namespace with `seals`' mounts, keeps its descriptors and lets
-/// it end.
-fn make(launcher: &Path, seals: &[Seal]) -> Result<Namespace, String> {
-    let plan = Plan {
-        writable: Vec::new(),
-        hidden: super::Hidden::default(),
-        network: true,
-        seals: seals.to_vec(),
-        readable: None,
-    };
-    let plan = serde_json::to_string(&plan).map_err(|e| e.to_string())?;
+/// Starts the launcher holding a namespace with its `plan`'s mounts, keeps its descriptors and
+/// lets it end.
+fn make(launcher: &Path, plan: String) -> Result<Namespace, String> {
     let mut holder = std::process::Command::new(launcher)
         .args([launcher::ARG, launcher::HOLD])
         .arg(plan)
