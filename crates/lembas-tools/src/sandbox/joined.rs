@@ -97,9 +97,12 @@ pub(super) fn namespace(launcher: &Path, seals: &[Seal]) -> Option<Arc<Namespace
 /// Starts the launcher holding a namespace with its `plan`'s mounts, keeps its descriptors and
 /// lets it end.
 fn make(launcher: &Path, plan: String) -> Result<Namespace, String> {
+    // No environment: lembas' own (an API key among its variables) would be readable from
+    // `/proc` by any command of the person's while the holder lives.
     let mut holder = std::process::Command::new(launcher)
         .args([launcher::ARG, launcher::HOLD])
         .arg(plan)
+        .env_clear()
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -205,5 +208,23 @@ mod tests {
         let namespace = Arc::new(Namespace { user: null(), mount: null() });
         let why = joinable(&namespace).unwrap_err();
         assert!(why.contains("could not join"), "{why}");
+    }
+
+    #[test]
+    fn the_holder_is_given_none_of_lembas_environment() {
+        if std::env::var_os("HOME").is_none() {
+            return;
+        }
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let (said, holder) = (dir.path().join("environment"), dir.path().join("holder"));
+        // A holder that says what it was given, then holds nothing.
+        let script =
+            format!("#!/bin/sh\nexport -p > '{}'\necho {}\ncat > /dev/null\n", said.display(), launcher::READY);
+        std::fs::write(&holder, script).unwrap();
+        std::fs::set_permissions(&holder, std::fs::Permissions::from_mode(0o755)).unwrap();
+        make(&holder, "{}".to_owned()).unwrap();
+        let given = std::fs::read_to_string(&said).unwrap();
+        assert!(!given.contains("HOME="), "{given}");
     }
 }

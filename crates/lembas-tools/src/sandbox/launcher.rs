@@ -202,6 +202,7 @@ pub fn namespaces(launcher: &Path) -> Result<(), String> {
         .get_or_init(|| {
             let out = std::process::Command::new(launcher)
                 .args([ARG, PROBE])
+                .env_clear()
                 .stdin(std::process::Stdio::null())
                 .output()
                 .map_err(|e| format!("{} could not be started: {e}", launcher.display()))?;
