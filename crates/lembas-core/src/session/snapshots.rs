@@ -45,6 +45,9 @@ fn take_watching_after(
     Ok(taken)
 }
 
+/// A read of the project's files on a blocking thread: the tree they make.
+pub(crate) type ReadAhead = JoinHandle<Result<String, SnapshotError>>;
+
 /// This turn's snapshots, as far as they went.
 #[derive(Debug, Default)]
 pub(crate) struct TurnSnapshot {
@@ -52,8 +55,10 @@ pub(crate) struct TurnSnapshot {
     pub taken: bool,
     /// The person was told snapshots could not be taken (once a session).
     trouble_told: bool,
+    /// The files are to be read as the model is asked ([`Session::snapshot_read_due`]).
+    due: bool,
     /// The snapshot taken as the turn opened, being read: its tree.
-    ahead: Option<JoinHandle<Result<String, SnapshotError>>>,
+    ahead: Option<ReadAhead>,
     /// What the last undo or rewind left because it changed after its turn: the tree it would
     /// come back from, and the paths (the person may still say to overwrite them).
     pub kept: Option<(String, Vec<String>)>,
@@ -69,7 +74,7 @@ impl Session {
         Store::open(&self.cfg.snapshots_dir, &self.ws.root, self.cfg.snapshot_limits)
     }
 
-    /// A turn the person started opens: the files are read now, while the model is asked.
+    /// A turn the person started opens: the files are to be read while the model is asked.
     /// (A subagent's changes are its parent's turn's, which kept the files before it started.)
     pub(crate) async fn snapshot_ahead(&mut self) {
         if self.role.is_subagent() {
@@ -77,11 +82,31 @@ impl Session {
         }
         // Snapshots use the session's index: one at a time.
         self.settle_snapshots().await;
-        self.snapshot.ahead = Some(self.read_files());
+        self.snapshot.due = true;
+    }
+
+    /// The read of the files as they were before the turn, when one is due: started once the
+    /// request is out (its `git` runs would otherwise share the cores with making it), and
+    /// always before any call runs, since calls come after the reply.
+    pub(crate) fn snapshot_read_due(&mut self) -> Option<impl FnOnce() -> ReadAhead + Send + 'static> {
+        if !std::mem::take(&mut self.snapshot.due) {
+            return None;
+        }
+        let (store, id, watch) = (self.snapshots(), self.id.clone(), self.snapshot.watch.clone());
+        Some(move || tokio::task::spawn_blocking(move || take(&store, &id, &watch).map(|taken| taken.tree)))
+    }
+
+    /// The read started while the model was asked, kept for the turn's first change; or, where
+    /// none started (no reply began), still due.
+    pub(crate) fn snapshot_read_started(&mut self, started: Option<ReadAhead>, still_due: bool) {
+        if let Some(read) = started {
+            self.snapshot.ahead = Some(read);
+        }
+        self.snapshot.due |= still_due;
     }
 
     /// The project's files read into the store on a blocking thread: the tree they make.
-    fn read_files(&self) -> JoinHandle<Result<String, SnapshotError>> {
+    fn read_files(&self) -> ReadAhead {
         let (store, id, watch) = (self.snapshots(), self.id.clone(), self.snapshot.watch.clone());
         tokio::task::spawn_blocking(move || take(&store, &id, &watch).map(|taken| taken.tree))
     }
@@ -93,6 +118,8 @@ impl Session {
             return;
         };
         self.snapshot.taken = true;
+        // Read here if no read began while the model was asked: none is due after this.
+        self.snapshot.due = false;
         // A turn no person started (a job's note) after an undo has none read ahead: read now.
         let tree = match self.snapshot.ahead.take() {
             Some(ahead) => ahead.await,
