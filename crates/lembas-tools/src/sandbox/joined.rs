@@ -155,8 +155,10 @@ const NO_PROGRAM: &str = "/proc/self/lembas-joining-probe";
 /// The folder `command` starts in, as the path it is joined to: joining a mount namespace
 /// leaves a process at its root.
 pub(super) fn start_folder(command: &std::process::Command) -> std::io::Result<CString> {
+    // Joined, a relative folder would be taken from `/`: it is made whole here.
     let folder = match command.get_current_dir() {
-        Some(folder) => folder.to_owned(),
+        Some(folder) if folder.is_absolute() => folder.to_owned(),
+        Some(folder) => std::env::current_dir()?.join(folder),
         None => std::env::current_dir()?,
     };
     CString::new(folder.as_os_str().as_bytes()).map_err(std::io::Error::other)
