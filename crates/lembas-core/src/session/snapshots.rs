@@ -92,8 +92,7 @@ impl Session {
         if !std::mem::take(&mut self.snapshot.due) {
             return None;
         }
-        let (store, id, watch) = (self.snapshots(), self.id.clone(), self.snapshot.watch.clone());
-        Some(move || tokio::task::spawn_blocking(move || take(&store, &id, &watch).map(|taken| taken.tree)))
+        Some(self.files_read())
     }
 
     /// The read started while the model was asked, kept for the turn's first change; or, where
@@ -107,8 +106,13 @@ impl Session {
 
     /// The project's files read into the store on a blocking thread: the tree they make.
     fn read_files(&self) -> ReadAhead {
+        self.files_read()()
+    }
+
+    /// That read, to be started later.
+    fn files_read(&self) -> impl FnOnce() -> ReadAhead + Send + 'static {
         let (store, id, watch) = (self.snapshots(), self.id.clone(), self.snapshot.watch.clone());
-        tokio::task::spawn_blocking(move || take(&store, &id, &watch).map(|taken| taken.tree))
+        move || tokio::task::spawn_blocking(move || take(&store, &id, &watch).map(|taken| taken.tree))
     }
 
     /// Before the turn's first call that may change the project: the files as they were are
