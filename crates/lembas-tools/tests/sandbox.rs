@@ -501,3 +501,25 @@ async fn a_writable_place_made_after_a_command_is_writable_by_the_next() {
     let text = run(line).await;
     assert!(text.contains("wrote"), "{text}");
 }
+
+#[tokio::test]
+async fn a_command_inherits_none_of_the_sandbox_s_descriptors() {
+    if !sealing() {
+        return;
+    }
+    let p = places();
+    assert!(git(&p.root, &["init", "-q"]).status.success());
+    // What a command has open without a sandbox (`ls`'s own folder, and whatever this test was
+    // handed itself: a build's job server, say) is all it may have with one.
+    let listed = |out: lembas_tools::BashOutcome| match out.output {
+        ToolOutput::Text(t) | ToolOutput::Error(t) => t,
+        other => format!("{other:?}"),
+    };
+    let args = json!({ "command": "ls /proc/self/fd" });
+    let plain = listed(run_bash_in(&p.ws, &args, &CancellationToken::new(), None, &Sandbox::none()).await);
+    // Twice: the second joins the namespace and takes the rules the first left kept.
+    for _ in 0..2 {
+        let (text, _) = p.run("ls /proc/self/fd", SandboxReach::Project).await;
+        assert_eq!(text, plain);
+    }
+}
