@@ -451,15 +451,15 @@ async fn a_sealed_place_made_again_or_made_since_is_sealed_for_the_next_command(
     let hook = "python3 -c \"open('.git/hooks/pre-commit', 'w').write('evil')\"";
     let (text, _) = p.run(hook, SandboxReach::Project).await;
     assert!(text.contains("Read-only file system"), "{text}");
-    let before = namespace_of_a_command(&p, SandboxReach::Project).await;
     // Outside the sandbox, the hooks folder is removed and made again: the old one's mount went
-    // with it, and a namespace kept as it was would let the new one be written.
+    // with it, and a namespace kept as it was would let the new one be written. (Made again at
+    // once, the new folder is often given the old one's inode number: the mark holds the old
+    // one open so that it cannot be.)
     std::fs::remove_dir_all(p.root.join(".git/hooks")).unwrap();
     std::fs::create_dir(p.root.join(".git/hooks")).unwrap();
     let (text, _) = p.run(hook, SandboxReach::Project).await;
     assert!(text.contains("Read-only file system"), "{text}");
     assert!(!p.root.join(".git/hooks/pre-commit").exists(), "{text}");
-    assert_ne!(namespace_of_a_command(&p, SandboxReach::Project).await, before, "made again");
     // A place that decides what agents may do, made since: sealed as well.
     std::fs::create_dir(p.root.join(".lembas")).unwrap();
     let (text, _) = p.run("echo '{}' > .lembas/permissions.json", SandboxReach::Project).await;

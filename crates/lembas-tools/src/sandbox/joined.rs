@@ -30,9 +30,9 @@ use std::sync::{Arc, Mutex};
 
 use nix::libc;
 
+use super::Mark;
 use super::launcher::{self, Plan};
 use super::seal::Seal;
-use super::{Mark, mark};
 
 /// A user and mount namespace, held by its descriptors.
 #[derive(Debug)]
@@ -70,14 +70,15 @@ pub(super) fn namespace(launcher: &Path, seals: &[Seal]) -> Option<Arc<Namespace
     if UNJOINABLE.load(Ordering::Relaxed) {
         return None;
     }
-    let marks: Vec<Mark> = seals.iter().map(|s| mark(&s.path)).collect();
     let mut kept = KEPT.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     let same = |k: &Kept| k.launcher == launcher && k.seals == seals;
-    if let Some(k) = kept.iter().find(|k| same(k) && k.marks == marks) {
+    let sealed = || seals.iter().map(|s| s.path.as_path());
+    if let Some(k) = kept.iter().find(|k| same(k) && Mark::all_hold(&k.marks, sealed())) {
         return Some(k.namespace.clone());
     }
     kept.retain(|k| !same(k));
     // Marked before it is made: a place that changes while it is made shows as changed next time.
+    let marks: Vec<Mark> = sealed().map(Mark::of).collect();
     // Seals the launcher cannot be told of (a path that is not UTF-8) leave this one unmade.
     let plan =
         Plan { writable: Vec::new(), hidden: Default::default(), network: true, seals: seals.to_vec(), readable: None };

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use landlock::{ABI, AccessFs, AccessNet, Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetStatus, path_beneath_rules};
 
-use super::{Hidden, Mark, Sandbox, mark};
+use super::{Hidden, Mark, Sandbox};
 
 /// The Landlock ABI whose write rights the sandbox handles (with truncation and renames across
 /// folders). A kernel with less is used as far as it goes.
@@ -80,11 +80,10 @@ pub(super) fn restrict(
 /// folder they were read from changed): making them is a sixth of a millisecond.
 pub(super) fn ruleset_for(sandbox: &Sandbox) -> Result<Arc<OwnedFd>, String> {
     let writable = sandbox.writable.as_deref().unwrap_or_default();
-    let marks: Vec<Mark> = writable.iter().map(|w| mark(w)).collect();
     let same = |k: &KeptRules| {
         k.network == sandbox.network
             && k.writable == writable
-            && k.marks == marks
+            && Mark::all_hold(&k.marks, writable.iter().map(PathBuf::as_path))
             && match (&k.readable, &sandbox.readable) {
                 (None, None) => sandbox.hidden.folders.is_empty(),
                 (Some(kept), Some(now)) => Arc::ptr_eq(kept, now),
@@ -95,6 +94,8 @@ pub(super) fn ruleset_for(sandbox: &Sandbox) -> Result<Arc<OwnedFd>, String> {
     if let Some(k) = kept.iter().find(|k| same(k)) {
         return Ok(k.fd.clone());
     }
+    // Marked before they are made: a place that changes meanwhile shows as changed next time.
+    let marks: Vec<Mark> = writable.iter().map(|w| Mark::of(w)).collect();
     // Grants worked out for this command alone are not kept: the next one's are new too.
     let keep = sandbox.readable.is_some() || sandbox.hidden.folders.is_empty();
     let readable: Option<Arc<[PathBuf]>> = match &sandbox.readable {

@@ -198,13 +198,37 @@ pub fn prepare(sandbox: &Sandbox) {
     let _ = landlock::ruleset_for(sandbox);
 }
 
-/// Where a place stood: its device and inode, `None` where there is nothing. Rules and mounts
-/// made for a place hold the one that stood there then; a new one at the path needs new ones.
-type Mark = Option<(u64, u64)>;
+/// What stood at a place when rules or mounts were made for it: the file or folder there, held
+/// open, or nothing. Rules and mounts made for a place hold the one that stood there then; a new
+/// one at the path needs new ones. Held, because a number is not enough: a folder removed and
+/// made again at once is often given the freed inode's number again (and the same time, to the
+/// file system's clock) — while one is held open its number is given to no other.
+#[derive(Debug)]
+struct Mark(Option<std::fs::File>);
 
-fn mark(path: &Path) -> Mark {
-    use std::os::unix::fs::MetadataExt;
-    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+impl Mark {
+    fn of(path: &Path) -> Mark {
+        use std::os::unix::fs::OpenOptionsExt;
+        // Opened as a path only: neither read nor needing the right to.
+        Mark(std::fs::OpenOptions::new().read(true).custom_flags(nix::libc::O_PATH).open(path).ok())
+    }
+
+    /// Whether `path` still leads where it did.
+    fn holds(&self, path: &Path) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        match (&self.0, std::fs::metadata(path)) {
+            (None, Err(_)) => true,
+            (Some(held), Ok(now)) => {
+                held.metadata().is_ok_and(|then| then.dev() == now.dev() && then.ino() == now.ino())
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether each of `paths` still leads where its mark says.
+    fn all_hold<'a>(marks: &[Mark], paths: impl ExactSizeIterator<Item = &'a Path>) -> bool {
+        marks.len() == paths.len() && marks.iter().zip(paths).all(|(mark, path)| mark.holds(path))
+    }
 }
 
 /// The folders a command may write in a mode, before what the person added:
