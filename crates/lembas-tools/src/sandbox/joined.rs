@@ -51,8 +51,6 @@ struct Kept {
 
 /// The namespaces kept: a session's modes and subagents' worktrees each seal their own places.
 static KEPT: Mutex<Vec<Kept>> = Mutex::new(Vec::new());
-/// At most this many kept at once; the oldest goes first.
-const KEEP_AT_MOST: usize = 8;
 /// Set once a kept namespace could not be made or joined here: commands go through the launcher
 /// from then on.
 static UNJOINABLE: AtomicBool = AtomicBool::new(false);
@@ -88,10 +86,10 @@ pub(super) fn namespace(launcher: &Path, seals: &[Seal]) -> Option<Arc<Namespace
         UNJOINABLE.store(true, Ordering::Relaxed);
         return None;
     };
-    if kept.len() >= KEEP_AT_MOST {
-        kept.remove(0);
-    }
-    kept.push(Kept { launcher: launcher.to_owned(), seals: seals.to_vec(), marks, namespace: namespace.clone() });
+    super::keep(
+        &mut kept,
+        Kept { launcher: launcher.to_owned(), seals: seals.to_vec(), marks, namespace: namespace.clone() },
+    );
     Some(namespace)
 }
 

@@ -107,11 +107,10 @@ pub(super) fn ruleset_for(sandbox: &Sandbox) -> Result<Arc<OwnedFd>, String> {
     let fd = Arc::new(fd.ok_or("Landlock is not enforced")?);
     if keep {
         kept.retain(|k| k.writable != writable || k.network != sandbox.network);
-        if kept.len() >= KEEP_AT_MOST {
-            kept.remove(0);
-        }
         let readable = sandbox.readable.clone();
-        kept.push(KeptRules { writable: writable.to_vec(), marks, readable, network: sandbox.network, fd: fd.clone() });
+        let rules =
+            KeptRules { writable: writable.to_vec(), marks, readable, network: sandbox.network, fd: fd.clone() };
+        super::keep(&mut kept, rules);
     }
     Ok(fd)
 }
@@ -126,8 +125,6 @@ struct KeptRules {
 }
 
 static KEPT_RULES: Mutex<Vec<KeptRules>> = Mutex::new(Vec::new());
-/// At most this many kept at once (a session's modes, its subagents' worktrees); the oldest goes.
-const KEEP_AT_MOST: usize = 8;
 
 fn rules(
     writable: &[PathBuf],

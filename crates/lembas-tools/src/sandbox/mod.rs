@@ -135,20 +135,26 @@ enum Way {
     Joined(Option<Arc<joined::Namespace>>),
 }
 
+/// How a command gets into `sandbox`: joining its kept namespace where it has mounts to make
+/// and one can be kept here, else through the launcher.
+fn way(sandbox: &Sandbox) -> Way {
+    if !sandbox.is_active() {
+        return Way::Plain;
+    }
+    match sandbox.launcher.as_deref().filter(|_| sandbox.launched()) {
+        None => Way::Joined(None),
+        Some(launcher) => joined::namespace(launcher, &sandbox.seals).map_or(Way::Launcher, |n| Way::Joined(Some(n))),
+    }
+}
+
 /// The command that runs `program` in `sandbox`: the program itself, joining the sandbox's kept
 /// namespace as it starts; through the launcher where that namespace cannot be kept.
 pub fn command(program: impl AsRef<std::ffi::OsStr>, sandbox: &Sandbox) -> SandboxedCommand {
     let program = program.as_ref();
     let plain = |way| SandboxedCommand { command: tokio::process::Command::new(program), way };
-    if !sandbox.is_active() {
-        return plain(Way::Plain);
-    }
-    if !sandbox.launched() {
-        return plain(Way::Joined(None));
-    }
-    let launcher = sandbox.launcher.as_deref().expect("launched");
-    if let Some(namespace) = joined::namespace(launcher, &sandbox.seals) {
-        return plain(Way::Joined(Some(namespace)));
+    let way = way(sandbox);
+    if !matches!(way, Way::Launcher) {
+        return plain(way);
     }
     // A plan that could not be written (a path that is not UTF-8): Landlock alone.
     let Some((launcher, plan)) = sandbox.launch_plan() else { return plain(Way::Joined(None)) };
@@ -187,15 +193,22 @@ pub fn spawn(command: SandboxedCommand, sandbox: &Sandbox) -> std::io::Result<to
 /// started and waited for, ~2 ms). Blocking: call it off the async threads, while the model is
 /// asked.
 pub fn prepare(sandbox: &Sandbox) {
-    if !sandbox.is_active() {
-        return;
+    // Through the launcher a command makes its own rules.
+    if matches!(way(sandbox), Way::Joined(_)) {
+        let _ = landlock::ruleset_for(sandbox);
     }
-    if sandbox.launched()
-        && let Some(launcher) = &sandbox.launcher
-    {
-        let _ = joined::namespace(launcher, &sandbox.seals);
+}
+
+/// At most this many namespaces, and sets of rules, are kept at once (a session's modes, its
+/// subagents' worktrees each have their own); the oldest goes first.
+const KEEP_AT_MOST: usize = 8;
+
+/// Keeps `new` in `kept`, the oldest going where there are [`KEEP_AT_MOST`] already.
+fn keep<T>(kept: &mut Vec<T>, new: T) {
+    if kept.len() >= KEEP_AT_MOST {
+        kept.remove(0);
     }
-    let _ = landlock::ruleset_for(sandbox);
+    kept.push(new);
 }
 
 /// What stood at a place when rules or mounts were made for it: the file or folder there, held
