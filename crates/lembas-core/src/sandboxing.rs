@@ -71,10 +71,14 @@ pub(crate) struct CommandRunner {
 }
 
 impl Session {
+    /// The temporary folder of this session's plan-mode commands.
+    fn private_tmp(&self) -> PathBuf {
+        std::env::temp_dir().join(format!("lembas-{}", self.id))
+    }
+
     /// Where `command` may write and what it may read in this session's mode.
     pub(crate) fn sandbox_for(&self, approved: bool, command: &str) -> Sandbox {
-        let private_tmp = std::env::temp_dir().join(format!("lembas-{}", self.id));
-        command_sandbox(&self.cfg, &self.ws.root, private_tmp, reach(self.state.mode, approved), command)
+        command_sandbox(&self.cfg, &self.ws.root, self.private_tmp(), reach(self.state.mode, approved), command)
     }
 
     /// What makes ready, on a thread of its own, what this turn's commands need in the
@@ -85,8 +89,7 @@ impl Session {
         if !std::mem::take(&mut self.sandbox_unprepared) {
             return None;
         }
-        let private_tmp = std::env::temp_dir().join(format!("lembas-{}", self.id));
-        let places = sandbox_places(&self.cfg, &self.ws.root, private_tmp, "")?;
+        let places = sandbox_places(&self.cfg, &self.ws.root, self.private_tmp(), "")?;
         let (reach, grants) = (reach(self.state.mode, false), self.cfg.read_grants.clone());
         Some(move || {
             tokio::task::spawn_blocking(move || {
