@@ -58,14 +58,12 @@ impl Places {
     }
 
     async fn run(&self, command: &str, reach: SandboxReach) -> (String, bool) {
-        let out = run_bash_in(
-            &self.ws,
-            &json!({ "command": command }),
-            &CancellationToken::new(),
-            None,
-            &self.sandbox(reach),
-        )
-        .await;
+        self.run_in(command, &self.sandbox(reach)).await
+    }
+
+    /// Runs `command` in the project inside `sandbox`: what it said, and whether it looks blocked.
+    async fn run_in(&self, command: &str, sandbox: &Sandbox) -> (String, bool) {
+        let out = run_bash_in(&self.ws, &json!({ "command": command }), &CancellationToken::new(), None, sandbox).await;
         let text = match out.output {
             ToolOutput::Text(t) | ToolOutput::Error(t) => t,
             other => format!("{other:?}"),
@@ -479,26 +477,22 @@ async fn a_writable_place_made_after_a_command_is_writable_by_the_next() {
     places.extra = vec![later.clone()];
     // The grants are kept once the folders they were read from are settled.
     std::thread::sleep(std::time::Duration::from_millis(120));
-    let (ws, grants) = (&p.ws, &p.grants);
-    let run = |command: String| {
+    let sandbox = || {
         let mut sandbox = places.sandbox(SandboxReach::Project);
-        grants.fill(&mut sandbox);
-        async move {
-            let out = run_bash_in(ws, &json!({ "command": command }), &CancellationToken::new(), None, &sandbox).await;
-            format!("{:?}", out.output)
-        }
+        p.grants.fill(&mut sandbox);
+        sandbox
     };
-    let text = run("true && echo ran".to_owned()).await;
+    let (text, _) = p.run_in("true && echo ran", &sandbox()).await;
     assert!(text.contains("ran"), "{text}");
     // The rules made for that command held no such place: there was none.
     std::fs::create_dir(&later).unwrap();
     let line = format!("echo x > {}/f && echo wrote", later.display());
-    let text = run(line.clone()).await;
+    let (text, _) = p.run_in(&line, &sandbox()).await;
     assert!(text.contains("wrote"), "{text}");
     // One removed and made again is the new one that is granted.
     std::fs::remove_dir_all(&later).unwrap();
     std::fs::create_dir(&later).unwrap();
-    let text = run(line).await;
+    let (text, _) = p.run_in(&line, &sandbox()).await;
     assert!(text.contains("wrote"), "{text}");
 }
 
@@ -511,12 +505,7 @@ async fn a_command_inherits_none_of_the_sandbox_s_descriptors() {
     assert!(git(&p.root, &["init", "-q"]).status.success());
     // What a command has open without a sandbox (`ls`'s own folder, and whatever this test was
     // handed itself: a build's job server, say) is all it may have with one.
-    let listed = |out: lembas_tools::BashOutcome| match out.output {
-        ToolOutput::Text(t) | ToolOutput::Error(t) => t,
-        other => format!("{other:?}"),
-    };
-    let args = json!({ "command": "ls /proc/self/fd" });
-    let plain = listed(run_bash_in(&p.ws, &args, &CancellationToken::new(), None, &Sandbox::none()).await);
+    let (plain, _) = p.run_in("ls /proc/self/fd", &Sandbox::none()).await;
     // Twice: the second joins the namespace and takes the rules the first left kept.
     for _ in 0..2 {
         let (text, _) = p.run("ls /proc/self/fd", SandboxReach::Project).await;
