@@ -66,7 +66,8 @@ impl Session {
 
     /// Stores the session's model, system prompt, tool list and state as they are now (after
     /// one of the few moves that may change the prefix).
-    pub(crate) fn save_prefix(&self) -> Result<(), EngineError> {
+    pub(crate) fn save_prefix(&mut self) -> Result<(), EngineError> {
+        self.write_opening()?;
         let tools = serde_json::to_string(&self.tools).expect("tools serialize");
         self.cfg.store.update_prefix(
             &self.id,
@@ -112,6 +113,7 @@ impl Session {
 
     /// Gives the session another title.
     pub fn rename(&mut self, title: &str) -> Result<(), EngineError> {
+        self.write_opening()?;
         self.cfg.store.rename(&self.id, title)?;
         self.title = title.to_owned();
         self.fresh = false;

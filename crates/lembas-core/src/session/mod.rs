@@ -3,6 +3,7 @@
 
 pub(crate) mod history;
 pub(crate) mod memory;
+pub(crate) mod opening;
 pub(crate) mod snapshots;
 pub(crate) mod subagent;
 pub(crate) mod team;
@@ -124,14 +125,17 @@ pub(crate) struct Session {
     pub(crate) mcp_seen: u64,
     /// The MCP servers whose failure the front ends were told of.
     pub(crate) mcp_failures_told: HashSet<String>,
-    /// Where the running turn the person started began (the checkpoint its snapshots are
-    /// kept under, for an undo).
     /// The SessionStart hooks ran for this session in this process.
     pub(crate) hooks_started: bool,
     /// The sandbox for this turn's commands is still to be made ready (once the model is
     /// asked: [`Session::sandbox_preparation`]).
     pub(crate) sandbox_unprepared: bool,
+    /// Where the running turn the person started began (the checkpoint its snapshots are
+    /// kept under, for an undo).
     pub(crate) turn_seq: Option<i64>,
+    /// The turn's opening writes, made as its first request goes out
+    /// ([`crate::session::opening::OpeningWrites`]).
+    pub(crate) opening: Option<crate::session::opening::OpeningWrites>,
     /// How far this turn's snapshot went.
     pub(crate) snapshot: crate::session::snapshots::TurnSnapshot,
     /// What the person allowed "for this session" on a subagent's card, for the session itself
