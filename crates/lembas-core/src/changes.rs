@@ -66,8 +66,7 @@ impl Session {
 
     /// Stores the session's model, system prompt, tool list and state as they are now (after
     /// one of the few moves that may change the prefix).
-    pub(crate) fn save_prefix(&mut self) -> Result<(), EngineError> {
-        self.write_opening()?;
+    pub(crate) fn save_prefix(&self) -> Result<(), EngineError> {
         let tools = serde_json::to_string(&self.tools).expect("tools serialize");
         self.cfg.store.update_prefix(
             &self.id,
@@ -113,7 +112,6 @@ impl Session {
 
     /// Gives the session another title.
     pub fn rename(&mut self, title: &str) -> Result<(), EngineError> {
-        self.write_opening()?;
         self.cfg.store.rename(&self.id, title)?;
         self.title = title.to_owned();
         self.fresh = false;

@@ -198,7 +198,6 @@ impl Session {
             mcp_seen: 0,
             mcp_failures_told: HashSet::new(),
             turn_seq: None,
-            opening: None,
             hooks_started: false,
             sandbox_unprepared: false,
             snapshot: Default::default(),

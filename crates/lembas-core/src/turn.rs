@@ -61,13 +61,7 @@ impl Session {
         cancel: &CancellationToken,
         phases: &mut Phases,
     ) -> (DoneReason, String) {
-        let ran = self.run_prompt(words, attachments, machine, cancel, phases).await;
-        // A turn that ended before its first request still keeps what opened it.
-        let ran = match (ran, self.write_opening()) {
-            (Ok(_), Err(e)) => Err((e, 0)),
-            (ran, _) => ran,
-        };
-        let (reason, text, steps) = match ran {
+        let (reason, text, steps) = match self.run_prompt(words, attachments, machine, cancel, phases).await {
             Ok(done) => done,
             Err((error, steps)) => {
                 let (reason, message) = match error {
@@ -192,7 +186,7 @@ impl Session {
         if self.fresh && !machine {
             self.fresh = false;
             self.title = title_from(words);
-            self.opening_mut().title = Some(self.title.clone());
+            self.cfg.store.rename(&self.id, &self.title)?;
             self.emit(Event::Title { title: self.title.clone() });
         }
         // What the person allowed on a background subagent's card since the last turn.
@@ -203,8 +197,7 @@ impl Session {
         self.take_memory().await?;
         if !machine && !self.role.is_subagent() {
             // Where an undo goes back to: before this turn's first message.
-            let mark = self.mark_turn();
-            self.opening_mut().mark = Some(mark);
+            self.mark_turn()?;
             self.snapshot_ahead().await;
         }
         // What the person ran themselves since the last prompt comes with this one.
@@ -231,13 +224,7 @@ impl Session {
         if let Message::User { images, .. } = &mut first.message {
             *images = attached.images;
         }
-        let messages = vec![first.stored()];
-        self.history.push(first);
-        // Written as the first request goes (or as the turn ends, where it fails before one).
-        let state = self.state_value();
-        self.opening_mut().step =
-            Some(lembas_store::Step { messages, results: attached.results, state, now: now_ms() });
-        Ok(())
+        self.commit(vec![first], attached.results)
     }
 
     /// Deliveries at a step boundary: settings the person changed, words they (or the team)
@@ -443,14 +430,9 @@ impl Session {
                 }
             }
         };
-        // The turn's opening is written as its first request goes, and before its reply is taken.
-        let opening = self.start_opening();
         let reply = self.cfg.client.chat(&request, &mut on_event, cancel).await;
         self.snapshot_read_started(snapshot_read, read_snapshot.is_some());
         self.tell_narrowed_levels();
-        if let Some(writing) = opening {
-            self.opening_written(writing).await?;
-        }
         let reply = reply?;
         if let Some(seat) = self.role.seat() {
             // The tree shows how full each agent's context is.

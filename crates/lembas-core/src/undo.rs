@@ -25,18 +25,18 @@ pub struct Undone {
 }
 
 impl Session {
-    /// Marks where a turn the person started begins: the undo point, written with the turn's
-    /// opening (its number known from then).
-    pub(crate) fn mark_turn(&mut self) -> lembas_store::TurnMarkAt {
+    /// Marks where a turn the person started begins.
+    pub(crate) fn mark_turn(&mut self) -> Result<(), EngineError> {
         let start = lembas_store::TurnStart {
             at: Some(now_ms()),
             submission: self.events.carrying().map(|id| id.as_str().to_owned()),
         };
-        self.turn_seq = None;
+        let seq = self.cfg.store.checkpoint(&self.id, self.history.len(), &self.state_value(), &start)?;
+        self.turn_seq = Some(seq);
         self.snapshot.taken = false;
         // A new turn: what an undo left is the person's now.
         self.snapshot.kept = None;
-        lembas_store::TurnMarkAt { history_len: self.history.len(), state: self.state_value(), start }
+        Ok(())
     }
 
     /// Takes back the last turn the person started (and any turn a job's note started after it).

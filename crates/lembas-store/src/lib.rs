@@ -23,7 +23,7 @@ mod undo;
 
 pub use lock::SessionLock;
 use schema::migrate;
-pub use undo::{Step, TurnMark, TurnMarkAt, TurnOpening, TurnStart};
+pub use undo::{TurnMark, TurnStart};
 
 use std::path::Path;
 use std::sync::Mutex;
@@ -427,63 +427,6 @@ mod tests {
             store.append("nope", &[], &[], &serde_json::json!({}), None, 1),
             Err(StoreError::NoSession(_))
         ));
-    }
-
-    #[test]
-    fn a_turns_opening_keeps_what_the_mark_and_the_step_would_each_keep() {
-        let store = Store::in_memory().unwrap();
-        for id in ["one", "apart"] {
-            store.create_session(&record(id, "/p", 1)).unwrap();
-            store.append(id, &[msg("user", "earlier")], &[], &serde_json::json!({"n": 0}), None, 2).unwrap();
-        }
-        let start = TurnStart { at: Some(5), submission: Some("run1".into()) };
-        let result = NewResult { id: 1, tool: "read".into(), text: "attached".into() };
-        let step = Step {
-            messages: vec![msg("user", "fix the parser")],
-            results: vec![result.clone()],
-            state: serde_json::json!({"n": 2}),
-            now: 6,
-        };
-        let opening = TurnOpening {
-            title: Some("Fix the parser".into()),
-            mark: Some(TurnMarkAt { history_len: 1, state: serde_json::json!({"n": 1}), start: start.clone() }),
-            step: Some(step.clone()),
-        };
-        let seq = store.open_turn("one", &opening).unwrap();
-
-        let marked = store.checkpoint("apart", 1, &serde_json::json!({"n": 1}), &start).unwrap();
-        store.append("apart", &step.messages, &[result], &step.state, None, 6).unwrap();
-        store.rename("apart", "Fix the parser").unwrap();
-        assert_eq!(seq, Some(marked));
-        let kept = |id| {
-            let record = store.session(id).unwrap().unwrap();
-            let json = store.messages(id).unwrap().into_iter().map(|m| m.json).collect::<Vec<_>>();
-            (record.title, record.state, json, store.checkpoints(id).unwrap(), store.result(id, 1).unwrap())
-        };
-        assert_eq!(kept("one"), kept("apart"));
-        // Going back to the mark finds the state before the turn.
-        store.take_back("one", marked, &serde_json::json!({"n": 1}), &[], 7).unwrap();
-        assert_eq!(store.session("one").unwrap().unwrap().state, "{\"n\":1}");
-
-        // One that fails keeps nothing of it, and the session's next write builds on what is
-        // stored, not on the mark's state it never committed.
-        let mut broken = opening.clone();
-        broken.step.as_mut().unwrap().messages = vec![msg("user", "again")];
-        broken.title = None;
-        broken.mark = Some(TurnMarkAt { history_len: 1, state: serde_json::json!({"n": 1, "gone": true}), start });
-        store
-            .conn()
-            .execute_batch("CREATE TRIGGER refuse BEFORE INSERT ON messages BEGIN SELECT RAISE(ABORT, 'full'); END;")
-            .unwrap();
-        assert!(store.open_turn("one", &broken).is_err());
-        store.conn().execute_batch("DROP TRIGGER refuse;").unwrap();
-        assert_eq!(store.checkpoints("one").unwrap().len(), 0);
-        store.append("one", &[msg("user", "later")], &[], &serde_json::json!({"n": 3}), None, 8).unwrap();
-        assert_eq!(store.session("one").unwrap().unwrap().state, "{\"n\":3}");
-        assert_eq!(
-            store.open_turn("gone", &TurnOpening::default()).unwrap_err().to_string(),
-            StoreError::NoSession("gone".into()).to_string()
-        );
     }
 
     #[test]

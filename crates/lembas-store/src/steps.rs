@@ -97,7 +97,7 @@ impl Store {
 
     /// A step's writes, inside the caller's transaction; answers the state now current.
     #[allow(clippy::too_many_arguments)]
-    pub(crate) fn write_step(
+    fn write_step(
         &self,
         tx: &Connection,
         id: &str,

@@ -15,35 +15,6 @@ pub struct TurnStart {
     pub submission: Option<String>,
 }
 
-/// What a turn writes as it opens ([`Store::open_turn`]).
-#[derive(Debug, Clone, Default)]
-pub struct TurnOpening {
-    /// The session's title, where the turn's prompt gives it one (its first).
-    pub title: Option<String>,
-    /// The turn's undo point: a turn the person started has one.
-    pub mark: Option<TurnMarkAt>,
-    /// The person's message and what it attached, with the state after them.
-    pub step: Option<Step>,
-}
-
-/// Where an undo goes back to: the history's length and the state before the turn's first
-/// message.
-#[derive(Debug, Clone, Default)]
-pub struct TurnMarkAt {
-    pub history_len: usize,
-    pub state: Value,
-    pub start: TurnStart,
-}
-
-/// A step's writes, as [`Store::append`] takes them.
-#[derive(Debug, Clone, Default)]
-pub struct Step {
-    pub messages: Vec<crate::NewMessage>,
-    pub results: Vec<crate::NewResult>,
-    pub state: Value,
-    pub now: i64,
-}
-
 /// Where a turn the person started begins.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TurnMark {
@@ -59,62 +30,20 @@ impl Store {
     /// (written first) is what an undo goes back to. `turn` says when it began and which
     /// submission started it.
     pub fn checkpoint(&self, id: &str, history_len: usize, state: &Value, turn: &TurnStart) -> Result<i64, StoreError> {
-        self.write_session(id, |tx| self.mark_in(tx, id, history_len, state, turn))
-    }
-
-    /// A turn's opening in one transaction: the title its prompt gave the session, its undo
-    /// point (as [`Store::checkpoint`]) and its first messages (as [`Store::append`]). Answers
-    /// the undo point's number, where one was marked.
-    pub fn open_turn(&self, id: &str, opening: &TurnOpening) -> Result<Option<i64>, StoreError> {
-        let written = self.write_session(id, |tx| {
-            if let Some(title) = &opening.title
-                && tx.execute("UPDATE sessions SET title = ?2 WHERE id = ?1", params![id, title])? == 0
-            {
-                return Err(StoreError::NoSession(id.to_owned()));
-            }
-            let seq = match &opening.mark {
-                Some(mark) => {
-                    let (seq, current) = self.mark_in(tx, id, mark.history_len, &mark.state, &mark.start)?;
-                    // The step's state follows the mark's within this transaction.
-                    self.keep_written(id, current);
-                    Some(seq)
-                }
-                None => None,
-            };
-            let current = match &opening.step {
-                Some(step) => self.write_step(tx, id, &step.messages, &step.results, &step.state, None, step.now)?,
-                None => self.take_written(tx, id)?,
-            };
+        self.write_session(id, |tx| {
+            let current = self.write_state(tx, id, state)?;
+            let seq: i64 = tx.query_row(
+                "SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE session_id = (SELECT n FROM sessions WHERE id = ?1)",
+                [id],
+                |r| r.get(0),
+            )?;
+            tx.execute(
+                "INSERT OR REPLACE INTO checkpoints (session_id, seq, history_len, state, state_n, at, submission)
+                 VALUES ((SELECT n FROM sessions WHERE id = ?1), ?2, ?3, '', ?4, ?5, ?6)",
+                params![id, seq, history_len as i64, current.n, turn.at, turn.submission],
+            )?;
             Ok((seq, current))
-        });
-        if written.is_err() {
-            // The mark's state may be remembered though its transaction did not commit.
-            self.forget_written(id);
-        }
-        written
-    }
-
-    /// Writes `state` and the undo point at the next message, inside the caller's transaction.
-    fn mark_in(
-        &self,
-        tx: &rusqlite::Connection,
-        id: &str,
-        history_len: usize,
-        state: &Value,
-        turn: &TurnStart,
-    ) -> Result<(i64, crate::state::Current), StoreError> {
-        let current = self.write_state(tx, id, state)?;
-        let seq: i64 = tx.query_row(
-            "SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE session_id = (SELECT n FROM sessions WHERE id = ?1)",
-            [id],
-            |r| r.get(0),
-        )?;
-        tx.execute(
-            "INSERT OR REPLACE INTO checkpoints (session_id, seq, history_len, state, state_n, at, submission)
-             VALUES ((SELECT n FROM sessions WHERE id = ?1), ?2, ?3, '', ?4, ?5, ?6)",
-            params![id, seq, history_len as i64, current.n, turn.at, turn.submission],
-        )?;
-        Ok((seq, current))
+        })
     }
 
     /// The last turn's checkpoint, if any.

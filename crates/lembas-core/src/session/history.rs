@@ -139,7 +139,6 @@ pub(crate) fn without_note(content: &str) -> &str {
 impl Session {
     /// Adds entries to the history and writes them, the results and the state in one go.
     pub(crate) fn commit(&mut self, entries: Vec<Entry>, results: Vec<NewResult>) -> Result<(), EngineError> {
-        self.write_opening()?;
         let stored: Vec<NewMessage> = entries.iter().map(Entry::stored).collect();
         self.history.extend(entries);
         self.cfg.store.append(&self.id, &stored, &results, &self.state_value(), None, now_ms())?;

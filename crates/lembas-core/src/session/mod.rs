@@ -3,7 +3,6 @@
 
 pub(crate) mod history;
 pub(crate) mod memory;
-pub(crate) mod opening;
 pub(crate) mod snapshots;
 pub(crate) mod subagent;
 pub(crate) mod team;
@@ -133,9 +132,6 @@ pub(crate) struct Session {
     /// Where the running turn the person started began (the checkpoint its snapshots are
     /// kept under, for an undo).
     pub(crate) turn_seq: Option<i64>,
-    /// The turn's opening writes, made as its first request goes out
-    /// ([`crate::session::opening::OpeningWrites`]).
-    pub(crate) opening: Option<crate::session::opening::OpeningWrites>,
     /// How far this turn's snapshot went.
     pub(crate) snapshot: crate::session::snapshots::TurnSnapshot,
     /// What the person allowed "for this session" on a subagent's card, for the session itself
