@@ -72,7 +72,7 @@ pub(crate) struct CommandRunner {
 
 impl Session {
     /// The temporary folder of this session's plan-mode commands.
-    fn private_tmp(&self) -> PathBuf {
+    pub(crate) fn private_tmp(&self) -> PathBuf {
         std::env::temp_dir().join(format!("lembas-{}", self.id))
     }
 

@@ -812,3 +812,21 @@ async fn an_instruction_file_the_person_edits_is_noted_once_and_one_the_model_ed
     assert!(!last_user(&requests[5]).contains("changed;"), "{}", last_user(&requests[5]));
     assert_eq!(requests[0]["messages"][0], requests[5]["messages"][0], "the system prompt is never remade for it");
 }
+
+#[tokio::test]
+async fn the_temporary_folder_of_plan_mode_goes_with_its_session() {
+    let h = Harness::new(vec![
+        Scripted::tool_call("bash", json!({"command": "echo \"$TMPDIR\""})),
+        Scripted::text("Planned."),
+    ])
+    .await;
+    let mut session = h.start(Mode::Plan);
+    let id = session.id().to_owned();
+    session.prompt("plan it", &CancellationToken::new()).await;
+    let folder = std::env::temp_dir().join(format!("lembas-{id}"));
+    let results = tool_results(&h.server.chat_requests()[1]);
+    assert!(results[0].contains(&*folder.to_string_lossy()), "the command's TMPDIR: {}", results[0]);
+    assert!(folder.is_dir());
+    session.close().await;
+    assert!(!folder.exists(), "{} is left behind", folder.display());
+}

@@ -218,6 +218,10 @@ impl Drop for Session {
         if let Some(seat) = self.leads_team() {
             seat.hub.close();
         }
+        // And the temporary folder its commands had in plan mode, with what they left there (it
+        // is made again if the session is resumed and plans again). `remove_dir_all` takes away a
+        // link put in its place, never what the link leads to.
+        let _ = std::fs::remove_dir_all(self.private_tmp());
     }
 }
 
