@@ -48,6 +48,31 @@ struct Rule {
     path: std::sync::OnceLock<Option<globset::GlobMatcher>>,
 }
 
+impl Rule {
+    /// Whether this rule's pattern, read as a path glob, matches the path judged: `~/…` within
+    /// the home folder, `/…` the whole path, a name alone the file's name, else the path in the
+    /// project. Its glob is its own pattern's, compiled once.
+    fn matches_path(&self, absolute: &Path, relative: Option<&Path>, home: Option<&Path>) -> bool {
+        let Some(pattern) = self.pattern.as_deref() else { return false };
+        let in_home = pattern.strip_prefix("~/");
+        let glob = self.path.get_or_init(|| {
+            let text = in_home.unwrap_or(pattern);
+            GlobBuilder::new(text).literal_separator(false).build().ok().map(|g| g.compile_matcher())
+        });
+        let Some(g) = glob else { return false };
+        if in_home.is_some() {
+            return home.and_then(|h| absolute.strip_prefix(h).ok()).is_some_and(|rel| g.is_match(rel));
+        }
+        if pattern.starts_with('/') {
+            return g.is_match(absolute);
+        }
+        if !pattern.contains('/') {
+            return absolute.file_name().is_some_and(|n| g.is_match(n));
+        }
+        relative.is_some_and(|r| g.is_match(r))
+    }
+}
+
 /// A command pattern: `*` stands for any run of characters on one line, and a pattern that ends
 /// in ` *` also matches the command without that tail (`git status *` covers `git status`).
 /// Matched directly rather than as a regular expression: compiling the defaults' hundred
@@ -190,25 +215,6 @@ impl RuleSet {
         });
     }
 
-    fn path_matches(rule: &Rule, pattern: &str, absolute: &Path, relative: Option<&Path>, home: Option<&Path>) -> bool {
-        let in_home = pattern.strip_prefix("~/");
-        let glob = rule.path.get_or_init(|| {
-            let text = in_home.unwrap_or(pattern);
-            GlobBuilder::new(text).literal_separator(false).build().ok().map(|g| g.compile_matcher())
-        });
-        let Some(g) = glob else { return false };
-        if in_home.is_some() {
-            return home.and_then(|h| absolute.strip_prefix(h).ok()).is_some_and(|rel| g.is_match(rel));
-        }
-        if pattern.starts_with('/') {
-            return g.is_match(absolute);
-        }
-        if !pattern.contains('/') {
-            return absolute.file_name().is_some_and(|n| g.is_match(n));
-        }
-        relative.is_some_and(|r| g.is_match(r))
-    }
-
     fn url_matches(pattern: &CommandPattern, written: &str, target: &crate::network::Target) -> bool {
         if written.contains("://") {
             let url = target.url.as_str();
@@ -237,9 +243,7 @@ impl RuleSet {
                 (None, _) => !named,
                 (Some(_), Subject::Tool) => false,
                 (Some(_), Subject::Command(line)) => r.command.as_ref().is_some_and(|p| p.is_match(line)),
-                (Some(p), Subject::Path { absolute, relative, home }) => {
-                    Self::path_matches(r, p, absolute, relative, home)
-                }
+                (Some(_), Subject::Path { absolute, relative, home }) => r.matches_path(absolute, relative, home),
                 (Some(p), Subject::Url(target)) => {
                     r.command.as_ref().is_some_and(|pattern| Self::url_matches(pattern, p, target))
                 }
