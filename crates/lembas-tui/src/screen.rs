@@ -5,7 +5,8 @@
 use std::io::Write;
 
 use crossterm::event::{DisableBracketedPaste, DisableFocusChange, EnableBracketedPaste, EnableFocusChange};
-use crossterm::terminal::{Clear, ClearType, EnterAlternateScreen, LeaveAlternateScreen};
+use crossterm::terminal::{BeginSynchronizedUpdate, Clear, ClearType, EndSynchronizedUpdate};
+use crossterm::terminal::{EnterAlternateScreen, LeaveAlternateScreen};
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 use ratatui::layout::Size;
@@ -38,8 +39,18 @@ impl Screen {
         Ok(Screen { terminal, theme, known_size, after_tools: false, full: None, shown: Vec::new(), shown_for: None })
     }
 
-    /// One frame: what finished goes above, then the live area (or the transcript view).
+    /// One frame, shown by the terminal all at once: standard output writes in pieces of a
+    /// kilobyte, and a terminal that showed each piece as it came would show a card's top with
+    /// the lines under it missing or old (terminals that do not know the mode ignore it).
     pub(crate) fn draw(&mut self, app: &mut App) -> std::io::Result<()> {
+        crossterm::queue!(std::io::stdout(), BeginSynchronizedUpdate)?;
+        let drawn = self.draw_frame(app);
+        crossterm::execute!(std::io::stdout(), EndSynchronizedUpdate)?;
+        drawn
+    }
+
+    /// What finished goes above, then the live area (or the transcript view).
+    fn draw_frame(&mut self, app: &mut App) -> std::io::Result<()> {
         let size = self.terminal.size()?;
         if size != self.known_size {
             self.resized(size)?;

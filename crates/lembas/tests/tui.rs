@@ -23,7 +23,9 @@ async fn a_person_asks_for_a_change_approves_it_and_sees_it_happen() {
         Scripted::text("## Changed\n\nThe note now says **new text**.").with_delay_ms(20),
     ])
     .await;
-    let (tmux, _dir, project) = open_ui("change", &server, &[("notes.txt", "old text\n")]).await;
+    let (tmux, dir, project) = open_ui("change", &server, &[("notes.txt", "old text\n")]).await;
+    let written = dir.path().join("terminal.out");
+    tmux.record_output(&written);
     tmux.wait_for("Trust this project?").await;
     tmux.send(&["y", "Enter"]);
     tmux.wait_for("mode: manual").await;
@@ -61,6 +63,11 @@ async fn a_person_asks_for_a_change_approves_it_and_sees_it_happen() {
     tmux.send(&["C-c"]);
     let after = tmux.wait_for("LEMBAS-EXITED-0").await;
     assert!(after.contains("› fix the note"), "the conversation stays in the terminal after the UI exits:\n{after}");
+
+    // Each frame is shown by the terminal at once, never a half-drawn card.
+    let written = String::from_utf8_lossy(&std::fs::read(&written).unwrap()).into_owned();
+    let (begun, ended) = (written.matches("\x1b[?2026h").count(), written.matches("\x1b[?2026l").count());
+    assert!(begun > 10 && begun == ended, "{begun} frames begun, {ended} ended");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -91,8 +98,8 @@ async fn subagents_side_by_side_ask_one_card_at_a_time_and_undo_takes_their_work
     tmux.wait_for("mode: manual").await;
     tmux.send(&["fix both files", "Enter"]);
     // Both subagents want to write; the cards come one after the other, each naming its subagent.
-    let first = tmux.wait_for("Allow the subagent").await;
-    assert!(first.contains("2 subagents"), "{first}");
+    // The footer under the card counts both as waiting; it is drawn after the card's top.
+    tmux.wait_for_all(&["Allow the subagent", "2 subagents"]).await;
     tmux.send(&["y"]);
     tokio::time::sleep(Duration::from_millis(300)).await;
     tmux.wait_for("Allow the subagent").await;

@@ -35,6 +35,13 @@ impl Tmux {
         assert!(self.command().args(args).status().unwrap().success());
     }
 
+    /// Everything the program writes to the terminal from now on, as it writes it, appended to
+    /// `file` (`pipe-pane`).
+    pub fn record_output(&self, file: &std::path::Path) {
+        let to = format!("cat >> '{}'", file.display());
+        assert!(self.command().args(["pipe-pane", "-o", "-t", &self.name, &to]).status().unwrap().success());
+    }
+
     /// The pane with rows the terminal wrapped joined back into their lines (`capture-pane -J`).
     pub fn joined(&self) -> String {
         let out = self.command().args(["capture-pane", "-p", "-J", "-S", "-", "-t", &self.name]).output().unwrap();
@@ -48,13 +55,23 @@ impl Tmux {
     }
 
     pub async fn wait_for(&self, text: &str) -> String {
+        self.wait_for_all(&[text]).await
+    }
+
+    /// The screen once it shows every one of `texts` and has settled: tmux may be captured while
+    /// lembas is halfway through drawing a frame (the card's top drawn, the lines under it not
+    /// yet), so a screen is taken only when a second capture a moment later is the same.
+    pub async fn wait_for_all(&self, texts: &[&str]) -> String {
         let start = Instant::now();
         loop {
             let screen = self.screen();
-            if screen.contains(text) {
-                return screen;
+            if texts.iter().all(|text| screen.contains(text)) {
+                tokio::time::sleep(Duration::from_millis(40)).await;
+                if self.screen() == screen {
+                    return screen;
+                }
             }
-            assert!(start.elapsed() < Duration::from_secs(20), "never saw {text:?}; the screen:\n{screen}");
+            assert!(start.elapsed() < Duration::from_secs(20), "never saw {texts:?}; the screen:\n{screen}");
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
     }
