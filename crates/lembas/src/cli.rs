@@ -72,6 +72,7 @@ pub struct UiArgs {
 }
 
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 pub enum Command {
     /// Run one turn in the current directory's project and print the reply.
     #[command(after_help = AFTER_HELP)]
@@ -246,6 +247,7 @@ pub enum Switch {
 }
 
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 pub enum ServiceAction {
     /// Accept scheduled work from the server on this computer, or not (remote.scheduled).
     Scheduled { switch: Switch },
@@ -259,6 +261,7 @@ pub enum ServiceAction {
 }
 
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 pub enum RemoteAction {
     /// The server, the link's state and what remote work may do here.
     List {
@@ -279,6 +282,7 @@ pub enum RemoteAction {
 }
 
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 pub enum RootsAction {
     /// Let remote sessions open DIR and every folder below it.
     Add { dir: std::path::PathBuf },
@@ -287,6 +291,7 @@ pub enum RootsAction {
 }
 
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 pub enum McpAction {
     /// Connect each server, then say where it stands and list its tools (exit 1 if one failed).
     List {
@@ -337,6 +342,60 @@ pub struct RunArgs {
     /// input.
     #[arg(num_args = 0.., value_name = "PROMPT")]
     pub prompt: Vec<String>,
+}
+
+/// The whole command tree, for a completion script. Each command's arguments and the commands
+/// under it are made only when that command is the one given (`defer`: a third of the time the
+/// arguments took at start), so here the tree is built whole first; and the `help` command's
+/// copy of the tree, taken before the commands under each were made, is taken again from it.
+pub fn whole_command() -> clap::Command {
+    let mut command = <Cli as clap::CommandFactory>::command();
+    command.build();
+    with_whole_help(command)
+}
+
+fn with_whole_help(command: clap::Command) -> clap::Command {
+    let names: Vec<String> =
+        command.get_subcommands().map(|c| c.get_name().to_owned()).filter(|name| name != "help").collect();
+    let mut command = names.iter().fold(command, |command, name| command.mut_subcommand(name, with_whole_help));
+    if command.find_subcommand("help").is_some() {
+        let help_bin = format!("{} help", command.get_bin_name().unwrap_or(command.get_name()));
+        let copies: Vec<clap::Command> =
+            command.get_subcommands().filter(|c| c.get_name() != "help").map(|c| help_copy(c, &help_bin)).collect();
+        command = command.mut_subcommand("help", |help| {
+            let help_of_help = help.find_subcommand("help").cloned();
+            about_of(&help, clap::Command::new("help"))
+                .bin_name(&help_bin)
+                .disable_help_flag(true)
+                .disable_version_flag(true)
+                .disable_help_subcommand(true)
+                .subcommands(copies)
+                .subcommands(help_of_help)
+        });
+    }
+    command
+}
+
+fn about_of(command: &clap::Command, to: clap::Command) -> clap::Command {
+    match command.get_about() {
+        Some(about) => to.about(about.clone()),
+        None => to,
+    }
+}
+
+/// A command as `help` names it (under `parent_bin`): its name, what it is for, and the
+/// commands under it.
+fn help_copy(command: &clap::Command, parent_bin: &str) -> clap::Command {
+    let bin = format!("{parent_bin} {}", command.get_name());
+    let under: Vec<clap::Command> =
+        command.get_subcommands().filter(|c| c.get_name() != "help").map(|c| help_copy(c, &bin)).collect();
+    about_of(command, clap::Command::new(command.get_name().to_owned()))
+        .bin_name(bin)
+        .hide(command.is_hide_set())
+        .disable_help_flag(true)
+        .disable_version_flag(true)
+        .disable_help_subcommand(true)
+        .subcommands(under)
 }
 
 /// A first word that looks like a mistyped command (`lembas sesions`) rather than a prompt:
@@ -394,6 +453,7 @@ pub enum OutputFormat {
 }
 
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 pub enum SessionsAction {
     /// Newest first.
     List,
@@ -411,6 +471,7 @@ pub enum SessionsAction {
 }
 
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 pub enum NotesAction {
     /// The notes, the most recently changed first (this project's and yours).
     List {
@@ -447,6 +508,7 @@ pub enum NotesAction {
 }
 
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 pub enum TasksAction {
     /// The open tasks and those under way (--all: every one).
     List {
@@ -477,6 +539,7 @@ pub enum TasksAction {
 }
 
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 pub enum MemoryAction {
     /// The entries, numbered.
     List,
@@ -496,6 +559,7 @@ pub enum MemoryAction {
 }
 
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 pub enum KbAction {
     /// The bases, with what each holds.
     List,
@@ -522,6 +586,7 @@ pub enum KbAction {
 }
 
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 pub enum DecisionsAction {
     /// Every decision, oldest first.
     List,
@@ -572,4 +637,18 @@ fn parse_agents(word: &str) -> Result<(u32, u32), String> {
     };
     lembas_core::check_agents(min, max)?;
     Ok((min, max))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every command's arguments are made only when it is given, so clap's checks of them (two
+    /// arguments of one name, a conflict naming nothing) would otherwise wait for someone to
+    /// give that command: here the whole tree is built and checked.
+    #[test]
+    fn the_whole_command_line_is_well_formed() {
+        <Cli as clap::CommandFactory>::command().debug_assert();
+        whole_command().debug_assert();
+    }
 }

@@ -34,7 +34,7 @@ mod update;
 
 use std::process::ExitCode;
 
-use clap::{CommandFactory, Parser};
+use clap::Parser;
 
 use crate::cli::{Cli, Command, exit};
 
@@ -120,7 +120,7 @@ fn main() -> ExitCode {
             Some(Command::Update { check, url }) => update::update(url, check).await,
             Some(Command::Uninstall { purge, yes }) => uninstall::uninstall(purge, yes),
             Some(Command::Completions { shell }) => {
-                clap_complete::generate(shell, &mut Cli::command(), "lembas", &mut std::io::stdout());
+                clap_complete::generate(shell, &mut cli::whole_command(), "lembas", &mut std::io::stdout());
                 Ok(exit::OK)
             }
         }

@@ -230,8 +230,12 @@ async fn version_help_and_completions() {
     assert!(stdout(&version).starts_with("lembas "));
     let help = stdout(&env.run(&["run", "--help"]).await);
     assert!(help.contains("--continue") && help.contains("Exit status"));
-    let completions = env.run(&["completions", "bash"]).await;
-    assert!(stdout(&completions).contains("lembas"));
+    let completions = stdout(&env.run(&["completions", "bash"]).await);
+    // Each command's arguments are made only when it is given; the script has the whole tree:
+    // a command's own options, and `help`'s commands down to the last level.
+    assert!(completions.contains(r#"opts="-h --json --personal --help""#), "notes list's options");
+    assert!(completions.contains("lembas__subcmd__help__subcmd__sessions__subcmd__list"), "help sessions list");
+    assert!(completions.contains("lembas__subcmd__sessions__subcmd__list"), "sessions list");
 }
 
 #[tokio::test]
