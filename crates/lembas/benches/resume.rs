@@ -31,6 +31,42 @@ fn run(home: &std::path::Path, project: &std::path::Path, args: &[&str]) -> Inst
     common::run_with(home, project, args).0
 }
 
+/// The median time of a prompt's `read` steps and of its command steps, from one request to
+/// the next (the model answers at once: the harness, the tool, the loopback).
+struct StepTimes {
+    read: f64,
+    command: f64,
+}
+
+fn step_times(chats: &[lembas_testkit::Recorded], prompts: usize) -> Vec<StepTimes> {
+    (0..prompts)
+        .map(|p| {
+            let requests = &chats[p * (STEPS_PER_PROMPT + 1)..(p + 1) * (STEPS_PER_PROMPT + 1)];
+            let (mut read, mut command) = (Vec::new(), Vec::new());
+            // The reply to request `n` is a `read` when `n` is even, a command when odd; its
+            // step ends when request `n + 1` comes. The first two steps warm up.
+            for n in 2..STEPS_PER_PROMPT {
+                let ms = (requests[n + 1].at - requests[n].at).as_secs_f64() * 1000.0;
+                if n % 2 == 0 { read.push(ms) } else { command.push(ms) }
+            }
+            StepTimes { read: median(read), command: median(command) }
+        })
+        .collect()
+}
+
+/// What the step's command takes on its own, started from this small process.
+fn command_alone() -> f64 {
+    let times = (0..100)
+        .map(|_| {
+            let start = Instant::now();
+            let out = std::process::Command::new("bash").args(["-c", "echo 1"]).output().unwrap();
+            assert!(out.status.success());
+            start.elapsed().as_secs_f64() * 1000.0
+        })
+        .collect();
+    median(times)
+}
+
 fn main() {
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     let dir = tempfile::tempdir().unwrap();
@@ -62,8 +98,9 @@ fn main() {
     for _ in 1..prompts {
         run(&home, &project, &["--continue", "again"]);
     }
-    let made = common::chats(&server).len();
-    assert_eq!(made, prompts * (STEPS_PER_PROMPT + 1), "the long session was made");
+    let made = common::chats(&server);
+    assert_eq!(made.len(), prompts * (STEPS_PER_PROMPT + 1), "the long session was made");
+    let steps_timed = step_times(&made, prompts);
     // The last prompt's run held the whole session (it resumed what the others made) by its end.
     let made_peak = common::peak_rss_kb_of_children();
     let first_request = |args: &[&str]| {
@@ -90,6 +127,17 @@ fn main() {
         "peak memory of a run holding the session ({steps} steps, {} messages): {:.1} MB",
         2 * steps + 2 * prompts,
         made_peak as f64 / 1024.0
+    );
+    let (first, last) = (&steps_timed[0], &steps_timed[prompts - 1]);
+    println!(
+        "a step while the session was made (median): `read` {:.2} ms in steps 1-200, {:.2} ms in the last 200; \
+         a command (`bash`, `echo`, sandboxed) {:.2} and {:.2} ms, of it the command alone {:.2} ms \
+         (`bash -c 'echo 1'` started here, by `posix_spawn`)",
+        first.read,
+        last.read,
+        first.command,
+        last.command,
+        command_alone()
     );
     if std::env::var_os("RESUME_KEEP").is_some() {
         println!("kept: {}", dir.keep().display());
