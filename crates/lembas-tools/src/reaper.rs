@@ -7,8 +7,11 @@
 //! Finding them reads the environment of processes in `/proc`, which grows with the machine's
 //! process count (~5 µs each). A mark says where the process ids stood when it was made, so only
 //! the processes made since are read: ids are handed out in order, and a command's processes
-//! are all made after its mark. When so many processes were made meanwhile that the ids may have
-//! come round past the mark, everything is read, as it is where `/proc` cannot tell.
+//! are all made after its mark. When few were made (a command that ran `echo` or `cat` made one
+//! or two), each of their ids is asked for by number, and `/proc` is not even listed: the cost
+//! no longer grows with the machine's process count. When so many processes were made meanwhile
+//! that the ids may have come round past the mark, everything is read, as it is where `/proc`
+//! cannot tell.
 
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -65,6 +68,19 @@ struct Span {
 }
 
 impl Span {
+    /// Every id in the span, in order, when there are at most `most` (ids come round to 1
+    /// after the largest; 0 is never handed out).
+    fn ids(self, most: u32) -> Option<impl Iterator<Item = u32>> {
+        let (after, upto) = (self.after, self.upto);
+        let count = if upto >= after { upto - after } else { pid_max().checked_sub(after)? + upto };
+        (count <= most).then(|| {
+            (1..=count).map(move |n| {
+                let id = u64::from(after) + u64::from(n);
+                if id > u64::from(pid_max()) { (id - u64::from(pid_max())) as u32 } else { id as u32 }
+            })
+        })
+    }
+
     fn holds(self, pid: u32) -> bool {
         if self.upto >= self.after {
             pid > self.after && pid <= self.upto
@@ -123,25 +139,36 @@ pub fn end_marked(mark: &str, prefix: bool) -> usize {
     let since = if prefix { FIRST.get().copied().flatten() } else { since_of(mark) };
     // (`/proc` is read for now only when the mark says where ids stood.)
     let span = since.and_then(|then| then.span(Since::now()?, pid_max()));
-    let Ok(entries) = std::fs::read_dir("/proc") else { return 0 };
     let own = std::process::id();
     let needle = format!("{MARK_VAR}={mark}");
-    let mut ended = 0;
-    for entry in entries.flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
-        if pid == own || span.is_some_and(|span| !span.holds(pid)) {
-            continue;
-        }
-        let Ok(environ) = std::fs::read(entry.path().join("environ")) else { continue };
-        let marked = environ
+    let marked = |pid: u32| {
+        let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else { return false };
+        environ
             .split(|b| *b == 0)
-            .any(|var| var.starts_with(needle.as_bytes()) && (prefix || var.len() == needle.len()));
-        if marked && kill(Pid::from_raw(pid as i32), Signal::SIGKILL).is_ok() {
+            .any(|var| var.starts_with(needle.as_bytes()) && (prefix || var.len() == needle.len()))
+    };
+    let candidates: Box<dyn Iterator<Item = u32>> = match span.and_then(|span| span.ids(FEW_IDS)) {
+        // Few ids handed out since the mark (a command that ran `echo` or `cat` made one or
+        // two): each is asked for by number, however many processes the machine has.
+        Some(ids) => Box::new(ids),
+        None => {
+            let Ok(entries) = std::fs::read_dir("/proc") else { return 0 };
+            let listed = entries.flatten().filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok());
+            Box::new(listed.filter(move |pid| span.is_none_or(|span| span.holds(*pid))))
+        }
+    };
+    let mut ended = 0;
+    for pid in candidates.filter(|pid| *pid != own) {
+        if marked(pid) && kill(Pid::from_raw(pid as i32), Signal::SIGKILL).is_ok() {
             ended += 1;
         }
     }
     ended
 }
+
+/// Up to this many ids handed out since a mark are each asked for by number; more, and `/proc`
+/// is listed (a listing costs about what this many failed lookups do).
+const FEW_IDS: u32 = 64;
 
 /// Ends (SIGKILL) what one command started: its process group, and every process carrying its
 /// mark (those that left the group).
@@ -198,6 +225,11 @@ mod tests {
         let round = then.span(Since { last_pid: 20, forks: 60 }, 32_768).unwrap();
         assert!(round.holds(32_000) && round.holds(5) && round.holds(20));
         assert!(!round.holds(21) && !round.holds(1000) && !round.holds(500));
+        // Few ids: each asked for by number, round past the largest id too.
+        assert_eq!(span.ids(64).unwrap().collect::<Vec<_>>(), (1001..=1010).collect::<Vec<_>>());
+        assert!(span.ids(9).is_none(), "more than asked for: /proc is listed");
+        let near_top = Span { after: pid_max() - 2, upto: 1 };
+        assert_eq!(near_top.ids(64).unwrap().collect::<Vec<_>>(), vec![pid_max() - 1, pid_max(), 1]);
         // As many made as could come round to the mark again: everything is read.
         assert_eq!(then.span(Since { last_pid: 1010, forks: 50 + 16_384 }, 32_768), None);
         // A count that went back (another machine's /proc): everything is read.
