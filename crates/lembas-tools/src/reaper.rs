@@ -157,13 +157,26 @@ pub fn end_marked(mark: &str, prefix: bool) -> usize {
             Box::new(listed.filter(move |pid| span.is_none_or(|span| span.holds(*pid))))
         }
     };
-    let mut ended = 0;
+    // An id asked for by number may be a thread's, which `/proc` answers for as its process
+    // (even once the process' first thread has ended, when its own id reads as nothing): the
+    // process it belongs to is ended, once.
+    let mut ended: Vec<u32> = Vec::new();
     for pid in candidates.filter(|pid| *pid != own) {
-        if marked(pid) && kill(Pid::from_raw(pid as i32), Signal::SIGKILL).is_ok() {
-            ended += 1;
+        if !marked(pid) {
+            continue;
+        }
+        let process = process_of(pid).unwrap_or(pid);
+        if process != own && !ended.contains(&process) && kill(Pid::from_raw(process as i32), Signal::SIGKILL).is_ok() {
+            ended.push(process);
         }
     }
-    ended
+    ended.len()
+}
+
+/// The process `id` belongs to (`Tgid` in its status): itself, or the process of a thread.
+fn process_of(id: u32) -> Option<u32> {
+    let status = std::fs::read_to_string(format!("/proc/{id}/status")).ok()?;
+    status.lines().find_map(|line| line.strip_prefix("Tgid:"))?.trim().parse().ok()
 }
 
 /// Up to this many ids handed out since a mark are each asked for by number; more, and `/proc`
@@ -234,6 +247,30 @@ mod tests {
         assert_eq!(then.span(Since { last_pid: 1010, forks: 50 + 16_384 }, 32_768), None);
         // A count that went back (another machine's /proc): everything is read.
         assert_eq!(then.span(Since { last_pid: 1010, forks: 10 }, 32_768), None);
+    }
+
+    /// A process whose first thread ended while the others run: its own id reads as nothing in
+    /// `/proc`, its threads' ids answer for it. It is found through them, ended, counted once.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_process_whose_first_thread_ended_is_found_through_its_threads_and_ended_once() {
+        let mark = new_mark();
+        let threads = "import threading, time, ctypes\n\
+                       for _ in range(3): threading.Thread(target=time.sleep, args=(30,)).start()\n\
+                       print('up', flush=True)\n\
+                       ctypes.CDLL(None).pthread_exit(None)";
+        let mut child = std::process::Command::new("setsid")
+            .args(["python3", "-c", threads])
+            .env(MARK_VAR, &mark)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("setsid and python3 are there");
+        let mut up = String::new();
+        std::io::BufRead::read_line(&mut std::io::BufReader::new(child.stdout.take().unwrap()), &mut up).unwrap();
+        assert_eq!(up.trim(), "up");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        assert_eq!(end_marked(&mark, false), 1);
+        assert!(child.wait().is_ok());
     }
 
     #[cfg(target_os = "linux")]
