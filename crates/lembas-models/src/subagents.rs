@@ -78,7 +78,7 @@ pub fn subagent_offered(model: &ModelInfo, usable: &[ModelInfo]) -> bool {
 
 /// A refusal of `loop.json` `subagents.texts`, word for word.
 fn text(key: &str) -> String {
-    lembas_spec::loop_spec().other["subagents"]["texts"][key]
+    lembas_spec::loop_spec().subagents["texts"][key]
         .as_str()
         .unwrap_or_else(|| panic!("subagents.texts.{key}"))
         .to_owned()

@@ -14,7 +14,7 @@ use crate::rules::{Action, RuleSet, Source, Subject};
 
 /// A text of `loop.json` `team.texts`, word for word.
 pub fn team_text(key: &str) -> String {
-    let team = &loop_spec().other["team"]["texts"];
+    let team = &loop_spec().team["texts"];
     team.get(key).and_then(Value::as_str).unwrap_or_else(|| panic!("loop.json team.texts.{key}")).to_owned()
 }
 
@@ -131,7 +131,7 @@ pub fn request_answer(request: &[String], tool: &str, risk: RiskClass, next_id: 
     if !request.iter().any(|k| k == kind) {
         return render(&team_text("not_requestable"), &[("tool", tool), ("kinds", &request.join(", "))]);
     }
-    let prefix = loop_spec().other["team"]["request"]["id_prefix"].as_str().unwrap_or("r");
+    let prefix = loop_spec().team["request"]["id_prefix"].as_str().unwrap_or("r");
     render(&team_text("requested"), &[("id", &format!("{prefix}{next_id}"))])
 }
 

@@ -19,7 +19,7 @@ pub struct AgentFileInfo {
 
 /// The most agents any team may have (`team.agents.cap`).
 pub fn cap() -> u32 {
-    loop_spec().other["team"]["agents"]["cap"].as_u64().expect("loop.json team.agents.cap") as u32
+    loop_spec().team["agents"]["cap"].as_u64().expect("loop.json team.agents.cap") as u32
 }
 
 /// Checks a size setting against the bounds: refused with them, never clamped.
@@ -35,7 +35,7 @@ pub fn check(min: u32, max: u32) -> Result<(), String> {
 
 /// The Subagents setting's words (`subagents.setting`: `label`, `min`, `max`, `hint`, `short`).
 pub fn setting_text(key: &str) -> &'static str {
-    loop_spec().other["subagents"]["setting"][key].as_str().unwrap_or_default()
+    loop_spec().subagents["setting"][key].as_str().unwrap_or_default()
 }
 
 #[cfg(test)]

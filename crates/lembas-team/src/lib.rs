@@ -28,7 +28,7 @@ pub const LEAD: &str = "lead";
 
 /// A part of `loop.json` `team`, by its path (`read.tree`, `marks.report`).
 pub fn spec_text(path: &str) -> &'static str {
-    let mut at = &loop_spec().other["team"];
+    let mut at = &loop_spec().team;
     for key in path.split('.') {
         at = &at[key];
     }
@@ -36,7 +36,7 @@ pub fn spec_text(path: &str) -> &'static str {
 }
 
 fn spec_number(path: &str) -> u64 {
-    let mut at = &loop_spec().other["team"];
+    let mut at = &loop_spec().team;
     for key in path.split('.') {
         at = &at[key];
     }

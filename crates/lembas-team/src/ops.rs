@@ -53,7 +53,7 @@ fn name_pattern() -> Regex {
 }
 
 fn reserved(name: &str) -> bool {
-    lembas_spec::loop_spec().other["team"]["names"]["reserved"]
+    lembas_spec::loop_spec().team["names"]["reserved"]
         .as_array()
         .is_some_and(|r| r.iter().any(|n| n.as_str() == Some(name)))
 }

@@ -45,7 +45,7 @@ fn posted(hub: &Arc<Hub>, result: Result<(Vec<Delivery>, String), String>) -> To
 
 /// The main agent's tools (`subagents.md` §6): a subagent calling one, or `task`, is refused.
 pub(crate) fn main_only(name: &str) -> bool {
-    lembas_spec::loop_spec().other["team"]["main_only"]["tools"]
+    lembas_spec::loop_spec().team["main_only"]["tools"]
         .as_array()
         .is_some_and(|t| t.iter().any(|n| n.as_str() == Some(name)))
         || matches!(crate::handlers::handler(name).runs, crate::handlers::Runs::Task)
@@ -254,7 +254,7 @@ impl Session {
     /// alone allow in manual mode (reading, for review).
     pub(crate) fn manager_refusal(&self, def: &lembas_spec::ToolDef, args: &Value) -> Option<String> {
         let seat = self.role.seat()?;
-        let kept = lembas_spec::loop_spec().other["team"]["work"]["kept"]
+        let kept = lembas_spec::loop_spec().team["work"]["kept"]
             .as_array()
             .is_some_and(|k| k.iter().any(|n| n.as_str() == Some(def.name.as_str())));
         if !matches!(def.risk, RiskClass::Write | RiskClass::Execute) || kept {

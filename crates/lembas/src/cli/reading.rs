@@ -24,22 +24,23 @@ fn with_whole_help(command: clap::Command) -> clap::Command {
             command.get_subcommands().filter(|c| c.get_name() != "help").map(|c| help_copy(c, &help_bin)).collect();
         command = command.mut_subcommand("help", |help| {
             let help_of_help = help.find_subcommand("help").cloned();
-            about_of(&help, clap::Command::new("help"))
-                .bin_name(&help_bin)
-                .disable_help_flag(true)
-                .disable_version_flag(true)
-                .disable_help_subcommand(true)
-                .subcommands(copies)
-                .subcommands(help_of_help)
+            bare_command(&help, help_bin.clone()).subcommands(copies).subcommands(help_of_help)
         });
     }
     command
 }
 
-fn about_of(command: &clap::Command, to: clap::Command) -> clap::Command {
+/// A command of `command`'s name and about, named `bin` in usage lines, with none of the
+/// help flags, version flags or `help` command clap would add: what `help`'s tree is made of.
+fn bare_command(command: &clap::Command, bin: String) -> clap::Command {
+    let bare = clap::Command::new(command.get_name().to_owned())
+        .bin_name(bin)
+        .disable_help_flag(true)
+        .disable_version_flag(true)
+        .disable_help_subcommand(true);
     match command.get_about() {
-        Some(about) => to.about(about.clone()),
-        None => to,
+        Some(about) => bare.about(about.clone()),
+        None => bare,
     }
 }
 
@@ -49,13 +50,7 @@ fn help_copy(command: &clap::Command, parent_bin: &str) -> clap::Command {
     let bin = format!("{parent_bin} {}", command.get_name());
     let under: Vec<clap::Command> =
         command.get_subcommands().filter(|c| c.get_name() != "help").map(|c| help_copy(c, &bin)).collect();
-    about_of(command, clap::Command::new(command.get_name().to_owned()))
-        .bin_name(bin)
-        .hide(command.is_hide_set())
-        .disable_help_flag(true)
-        .disable_version_flag(true)
-        .disable_help_subcommand(true)
-        .subcommands(under)
+    bare_command(command, bin).hide(command.is_hide_set()).subcommands(under)
 }
 
 /// A first word that looks like a mistyped command (`lembas sesions`) rather than a prompt:
@@ -66,17 +61,21 @@ pub fn mistyped_command(args: &[std::ffi::OsString]) -> Option<String> {
     if word.starts_with('-') || word.contains(char::is_whitespace) || word.len() < 3 {
         return None;
     }
-    let command = <Cli as clap::CommandFactory>::command();
-    let names: Vec<&str> = command.get_subcommands().map(|c| c.get_name()).collect();
-    if names.contains(&word) {
+    let names = command_names();
+    if names.iter().any(|name| name == word) {
         return None;
     }
     names
         .into_iter()
-        .map(|name| (strsim::damerau_levenshtein(word, name), name))
+        .map(|name| (strsim::damerau_levenshtein(word, &name), name))
         .filter(|(d, name)| *d > 0 && *d <= (name.len() / 4).clamp(1, 2))
         .min()
-        .map(|(_, name)| name.to_owned())
+        .map(|(_, name)| name)
+}
+
+/// The names of lembas' commands (`run`, `sessions`, `help`, …).
+fn command_names() -> Vec<String> {
+    <Cli as clap::CommandFactory>::command().get_subcommands().map(|c| c.get_name().to_owned()).collect()
 }
 
 /// The command line with `-p`/`--print` read as the `run` it stands for: `lembas --model M -p
@@ -88,8 +87,7 @@ pub fn print_as_run(args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
     if !args.iter().any(|a| a == "-p" || a == "--print") {
         return args;
     }
-    let commands: Vec<String> =
-        <Cli as clap::CommandFactory>::command().get_subcommands().map(|c| c.get_name().to_owned()).collect();
+    let commands = command_names();
     let at = args.iter().skip(1).position(|a| {
         a == "-p" || a == "--print" || a == "--" || a.to_str().is_some_and(|w| commands.iter().any(|c| c == w))
     });

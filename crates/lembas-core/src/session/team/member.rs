@@ -318,7 +318,7 @@ impl Session {
     /// A subagent does not compact: its context is full at `team.context.pause_at` of its
     /// window.
     pub(crate) fn context_full(&self) -> bool {
-        let pause_at = lembas_spec::loop_spec().other["team"]["context"]["pause_at"].as_f64().unwrap_or(0.85);
+        let pause_at = lembas_spec::loop_spec().team["context"]["pause_at"].as_f64().unwrap_or(0.85);
         self.window().is_some_and(|w| self.state.last_input as f64 >= pause_at * w as f64)
     }
 
