@@ -2,7 +2,6 @@
 //! running at its timeout — or started with `background: true` — becomes a job; without jobs
 //! (a caller that has none) it is stopped with its whole group.
 
-use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -13,6 +12,7 @@ use tokio::io::AsyncReadExt;
 use tokio_util::sync::CancellationToken;
 
 use crate::jobs::{Jobs, Running, SharedSink, Sink};
+use crate::process::Io;
 use crate::sandbox::Sandbox;
 use crate::{Args, ToolOutput, Workspace};
 
@@ -57,7 +57,7 @@ pub async fn run_bash_in(
 
 /// The environment a command gets: lembas' own variables (an API key among them) taken out, and
 /// in plan mode git kept from running what a repository's configuration names.
-fn command_env(command: &mut tokio::process::Command, sandbox: &Sandbox) {
+fn command_env(command: &mut crate::process::Launch, sandbox: &Sandbox) {
     for (name, _) in std::env::vars_os() {
         if name.to_string_lossy().starts_with("LEMBAS_") {
             command.env_remove(&name);
@@ -114,8 +114,8 @@ async fn run(
         return Err("Background jobs are not available here: run it in the foreground.".to_owned());
     }
 
-    let stdin = if background { Stdio::piped() } else { Stdio::null() };
-    let stdio = BashStdio { stdin, stdout: Stdio::piped(), stderr: Stdio::piped() };
+    let stdin = if background { Io::Piped } else { Io::Null };
+    let stdio = BashStdio { stdin, stdout: Io::Piped, stderr: Io::Piped };
     let (mut child, pgid, mark) = spawn_bash(command, &cwd, stdio, sandbox)?;
     let started = Instant::now();
 
@@ -226,9 +226,9 @@ fn bash_program() -> &'static std::path::Path {
 
 /// Where a command's input comes from and its output goes.
 pub(crate) struct BashStdio {
-    pub stdin: Stdio,
-    pub stdout: Stdio,
-    pub stderr: Stdio,
+    pub stdin: Io,
+    pub stdout: Io,
+    pub stderr: Io,
 }
 
 /// Starts `bash -c command` in `cwd` inside `sandbox`, in a process group of its own and marked
@@ -238,7 +238,7 @@ pub(crate) fn spawn_bash(
     cwd: &std::path::Path,
     stdio: BashStdio,
     sandbox: &Sandbox,
-) -> Result<(tokio::process::Child, Option<Pid>, String), String> {
+) -> Result<(crate::process::Child, Option<Pid>, String), String> {
     let mut sandboxed = crate::sandbox::command(bash_program(), sandbox);
     let bash = &mut sandboxed.command;
     bash.arg("-c")
@@ -251,7 +251,7 @@ pub(crate) fn spawn_bash(
         .env("GIT_PAGER", "cat")
         .env("GIT_TERMINAL_PROMPT", "0")
         .env("LEMBAS", "1")
-        .process_group(0);
+        .process_group();
     command_env(bash, sandbox);
     let mark = crate::reaper::new_mark();
     bash.env(crate::reaper::MARK_VAR, &mark);
@@ -261,7 +261,7 @@ pub(crate) fn spawn_bash(
 }
 
 /// Reads the child's stdout and stderr into `sink` as they come, each on a task of its own.
-fn read_output(child: &mut tokio::process::Child, sink: &SharedSink) -> Vec<tokio::task::JoinHandle<()>> {
+fn read_output(child: &mut crate::process::Child, sink: &SharedSink) -> Vec<tokio::task::JoinHandle<()>> {
     let streams: Vec<Box<dyn tokio::io::AsyncRead + Unpin + Send>> = [
         child.stdout.take().map(|s| Box::new(s) as Box<dyn tokio::io::AsyncRead + Unpin + Send>),
         child.stderr.take().map(|s| Box::new(s) as Box<dyn tokio::io::AsyncRead + Unpin + Send>),

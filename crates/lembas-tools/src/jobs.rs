@@ -79,10 +79,10 @@ pub(crate) type SharedSink = Arc<Mutex<Sink>>;
 /// A command running now, handed over to become a job.
 pub(crate) struct Running<'a> {
     pub command: &'a str,
-    pub child: tokio::process::Child,
+    pub child: crate::process::Child,
     pub pgid: Option<Pid>,
     pub sink: &'a SharedSink,
-    pub stdin: Option<tokio::process::ChildStdin>,
+    pub stdin: Option<tokio::net::unix::pipe::Sender>,
     pub started: Instant,
     /// The call's own answer already showed the output so far.
     pub output_shown: bool,
@@ -114,7 +114,7 @@ struct Job {
     pgid: Option<Pid>,
     /// The mark of its processes, when it is a command.
     mark: Option<String>,
-    stdin: Option<tokio::process::ChildStdin>,
+    stdin: Option<tokio::net::unix::pipe::Sender>,
     /// A subagent's controls, when the job is one.
     agent: Option<AgentControl>,
 }
@@ -447,7 +447,7 @@ impl Jobs {
 
     /// `job_send`: a line to the job's standard input.
     pub async fn send(&self, id: &str, input: &str) -> Result<String, String> {
-        let stdin: tokio::process::ChildStdin = {
+        let stdin: tokio::net::unix::pipe::Sender = {
             let mut inner = self.lock();
             let job =
                 inner.jobs.iter_mut().find(|j| j.id == id).ok_or_else(|| format!("No job {id} in this session."))?;

@@ -17,6 +17,7 @@ mod files;
 pub mod handlers;
 mod jobs;
 mod patch;
+pub mod process;
 pub mod reaper;
 pub mod sandbox;
 mod search;

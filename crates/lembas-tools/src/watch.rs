@@ -5,9 +5,9 @@
 
 use std::io::Read;
 use std::path::Path;
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
+use crate::process::Io;
 use crate::sandbox::Sandbox;
 
 /// How a watch command ended.
@@ -32,7 +32,11 @@ pub async fn watch(
 ) -> Result<WatchEnd, String> {
     let (reader, writer) = std::io::pipe().map_err(|e| format!("no pipe for the watch command: {e}"))?;
     let both = writer.try_clone().map_err(|e| format!("no pipe for the watch command: {e}"))?;
-    let stdio = crate::bash::BashStdio { stdin: Stdio::null(), stdout: Stdio::from(writer), stderr: Stdio::from(both) };
+    let stdio = crate::bash::BashStdio {
+        stdin: Io::Null,
+        stdout: Io::Given(std::os::fd::OwnedFd::from(writer)),
+        stderr: Io::Given(std::os::fd::OwnedFd::from(both)),
+    };
     let started = Instant::now();
     // The command holds the pipe's writing ends now; ours went with the `Command`.
     let (mut child, pgid, mark) = crate::bash::spawn_bash(command, cwd, stdio, sandbox)?;

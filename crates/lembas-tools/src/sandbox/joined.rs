@@ -3,32 +3,24 @@
 //! Started through the launcher, a command paid for a second program's start, a namespace of its
 //! own and its mounts: about a millisecond, on every command. Instead the launcher is started
 //! once per set of mounts to make them and hold them (`--hold`); lembas keeps the namespace by
-//! its descriptors and each command, between `fork` and `exec`, joins it, goes back to its
-//! folder (joining a mount namespace leaves a process at its root) and restricts itself with
-//! Landlock rules lembas made ready. Those are the only steps taken in the new process, each one
-//! system call — what may run there, in a process forked from one with threads.
+//! its descriptors and each command, as it starts, joins it, goes back to its folder (joining a
+//! mount namespace leaves a process at its root) and restricts itself with Landlock rules
+//! lembas made ready ([`crate::process`]).
 //!
 //! A kept namespace holds the mounts as they were made, so it is kept only while every place it
 //! seals is the one it sealed: a place removed and made again (the bind of the old one would
 //! be gone with it), or one made since, means a new namespace for the next command. What is
 //! mounted elsewhere later still reaches it (the launcher's `enter`).
 //!
-//! The workspace forbids `unsafe` but for this file (the architecture test holds it there): the
-//! step between `fork` and `exec` can only be given to the standard library as an `unsafe`
-//! closure. Where joining does not work (a seccomp filter that refuses `setns`, say), commands
-//! start through the launcher as before.
+//! Where joining does not work (a seccomp filter that refuses `setns`, say), commands start
+//! through the launcher as before.
 
-use std::ffi::CString;
 use std::io::{BufRead, BufReader, Read};
-use std::os::fd::{AsRawFd, OwnedFd};
-use std::os::unix::ffi::OsStrExt;
-use std::os::unix::process::CommandExt;
+use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-
-use nix::libc;
 
 use super::Mark;
 use super::launcher::{self, Plan};
@@ -36,9 +28,9 @@ use super::seal::Seal;
 
 /// A user and mount namespace, held by its descriptors.
 #[derive(Debug)]
-pub(super) struct Namespace {
-    user: OwnedFd,
-    mount: OwnedFd,
+pub(crate) struct Namespace {
+    pub user: OwnedFd,
+    pub mount: OwnedFd,
 }
 
 #[derive(Debug)]
@@ -134,15 +126,13 @@ fn make(launcher: &Path, plan: String) -> Result<Namespace, String> {
 /// cannot exist, so that the only way for it to fail with "not found" is to have joined first
 /// (a `setns` that is refused fails otherwise) — no program started for the trying.
 fn joinable(namespace: &Arc<Namespace>) -> Result<(), String> {
-    let mut probe = std::process::Command::new(NO_PROGRAM);
-    probe.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
-    let root = CString::new("/").expect("no NUL");
-    join_as_it_starts(&mut probe, Some(namespace.clone()), None, root);
-    match probe.spawn() {
+    let mut probe = crate::process::Launch::new(NO_PROGRAM);
+    probe.current_dir("/").confine(crate::process::Confinement { namespace: Some(namespace.clone()), rules: None });
+    match probe.begin() {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
         Err(e) => Err(format!("a process could not join the namespace: {e}")),
-        Ok(mut started) => {
-            let _ = started.wait();
+        Ok(started) => {
+            let _ = nix::sys::wait::waitpid(started.pid, None);
             Err(format!("{NO_PROGRAM} was there to start"))
         }
     }
@@ -150,52 +140,6 @@ fn joinable(namespace: &Arc<Namespace>) -> Result<(), String> {
 
 /// A path no program lies at (the kernel's own folder has no such entry).
 const NO_PROGRAM: &str = "/proc/self/lembas-joining-probe";
-
-/// The folder `command` starts in, as the path it is joined to: joining a mount namespace
-/// leaves a process at its root.
-pub(super) fn start_folder(command: &std::process::Command) -> std::io::Result<CString> {
-    // Joined, a relative folder would be taken from `/`: it is made whole here.
-    let folder = match command.get_current_dir() {
-        Some(folder) if folder.is_absolute() => folder.to_owned(),
-        Some(folder) => std::env::current_dir()?.join(folder),
-        None => std::env::current_dir()?,
-    };
-    CString::new(folder.as_os_str().as_bytes()).map_err(std::io::Error::other)
-}
-
-/// Has `command`, between `fork` and `exec`, join `namespace` (and go back to `folder`) and
-/// restrict itself with the Landlock `rules`.
-pub(super) fn join_as_it_starts(
-    command: &mut std::process::Command,
-    namespace: Option<Arc<Namespace>>,
-    rules: Option<Arc<OwnedFd>>,
-    folder: CString,
-) {
-    let step = move || -> std::io::Result<()> {
-        let check = |result: libc::c_long| if result == 0 { Ok(()) } else { Err(std::io::Error::last_os_error()) };
-        // SAFETY: each call is one system call on descriptors and a path made before the fork
-        // (kept alive by this closure): nothing here allocates or takes a lock, as the step
-        // between `fork` and `exec` of a process with threads must.
-        #[allow(unsafe_code)]
-        unsafe {
-            if let Some(namespace) = &namespace {
-                check(libc::setns(namespace.user.as_raw_fd(), libc::CLONE_NEWUSER).into())?;
-                check(libc::setns(namespace.mount.as_raw_fd(), libc::CLONE_NEWNS).into())?;
-                check(libc::chdir(folder.as_ptr()).into())?;
-            }
-            if let Some(rules) = &rules {
-                check(libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0).into())?;
-                check(libc::syscall(libc::SYS_landlock_restrict_self, rules.as_raw_fd(), 0))?;
-            }
-        }
-        Ok(())
-    };
-    // SAFETY: as above.
-    #[allow(unsafe_code)]
-    unsafe {
-        command.pre_exec(step);
-    }
-}
 
 #[cfg(test)]
 mod tests {

@@ -26,6 +26,7 @@ use ::landlock::RulesetStatus;
 use serde::{Deserialize, Serialize};
 
 pub use grants::ReadGrants;
+pub(crate) use joined::Namespace;
 #[doc(hidden)]
 pub use joined::start_each_through_the_launcher;
 pub use seal::Seal;
@@ -120,7 +121,7 @@ pub fn support() -> Result<(), String> {
 /// with [`spawn`].
 #[derive(Debug)]
 pub struct SandboxedCommand {
-    pub command: tokio::process::Command,
+    pub command: crate::process::Launch,
     way: Way,
 }
 
@@ -151,21 +152,21 @@ fn way(sandbox: &Sandbox) -> Way {
 /// namespace as it starts; through the launcher where that namespace cannot be kept.
 pub fn command(program: impl AsRef<std::ffi::OsStr>, sandbox: &Sandbox) -> SandboxedCommand {
     let program = program.as_ref();
-    let plain = |way| SandboxedCommand { command: tokio::process::Command::new(program), way };
+    let plain = |way| SandboxedCommand { command: crate::process::Launch::new(program), way };
     let way = way(sandbox);
     if !matches!(way, Way::Launcher) {
         return plain(way);
     }
     // A plan that could not be written (a path that is not UTF-8): Landlock alone.
     let Some((launcher, plan)) = sandbox.launch_plan() else { return plain(Way::Joined(None)) };
-    let mut command = tokio::process::Command::new(launcher);
+    let mut command = crate::process::Launch::new(launcher);
     command.arg(launcher::ARG).arg(plan).arg("--").arg(program);
     SandboxedCommand { command, way: Way::Launcher }
 }
 
 /// Starts `command` (made by [`command`]) inside `sandbox`, or plainly without one. Must be
 /// called within a tokio runtime: the child is the runtime's to wait on.
-pub fn spawn(command: SandboxedCommand, sandbox: &Sandbox) -> std::io::Result<tokio::process::Child> {
+pub fn spawn(command: SandboxedCommand, sandbox: &Sandbox) -> std::io::Result<crate::process::Child> {
     let SandboxedCommand { mut command, way } = command;
     if let Some(tmp) = &sandbox.tmpdir {
         let mut folder = std::fs::DirBuilder::new();
@@ -183,8 +184,7 @@ pub fn spawn(command: SandboxedCommand, sandbox: &Sandbox) -> std::io::Result<to
     let rules = landlock::ruleset_for(sandbox).map_err(|why| {
         std::io::Error::other(format!("the sandbox could not be set up for this command, so it was not run: {why}"))
     })?;
-    let folder = joined::start_folder(command.as_std())?;
-    joined::join_as_it_starts(command.as_std_mut(), namespace, Some(rules), folder);
+    command.confine(crate::process::Confinement { namespace, rules: Some(rules) });
     command.spawn()
 }
 
