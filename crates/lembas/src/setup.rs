@@ -449,8 +449,11 @@ pub struct Project {
 
 impl Startup {
     pub fn load() -> Result<Startup, Failure> {
-        lembas_tools::sandbox::launcher::try_early(sandbox_launcher());
         let home = home()?;
+        lembas_tools::sandbox::launcher::try_early(
+            sandbox_launcher(),
+            Some(home.state.join("launcher-can-make-namespaces")),
+        );
         let config = config(&home)?;
         let login = login(&home)?;
         let store = store(&home)?;

@@ -338,3 +338,36 @@ async fn ordinary_work_still_runs_unasked_in_auto_mode() {
         );
     }
 }
+
+/// The launcher's yes (it can make namespaces here) is kept in lembas' state folder for the next
+/// start, which no command can read or forge; a start that takes it seals the project as well.
+#[tokio::test]
+async fn the_kept_yes_of_the_launcher_is_lembas_own_and_keeps_the_sandbox_whole() {
+    if !sandboxed() {
+        return;
+    }
+    let server = FakeServer::start(vec![]).await;
+    let p = probe(Home::Outside, &server).await;
+    let kept = p.lembas.join("state/launcher-can-make-namespaces");
+    // Code the judge cannot read, so that only the sandbox stops it.
+    let lines = [
+        format!("python3 -c \"print(open('{}').read()[:4] + 'READ-OK')\"", kept.display()),
+        format!("python3 -c \"open('{}', 'w').write('forged'); print('WROTE-OK')\"", kept.display()),
+        "python3 -c \"open('.git/hooks/pre-commit', 'w').write('x'); print('HOOKED-OK')\"".to_owned(),
+    ];
+    for run in 0..2 {
+        for line in &lines {
+            server.push(Scripted::tool_call("bash", json!({ "command": line })));
+        }
+        server.push(Scripted::text("done"));
+        let out = p.run("auto").await;
+        assert!(out.status.success(), "{}", stderr(&out));
+        let told = told_all(&server).join("\n");
+        for word in ["READ-OK", "WROTE-OK", "HOOKED-OK"] {
+            assert!(!told.contains(word), "run {run}: {told}");
+        }
+        assert!(!p.project.join(".git/hooks/pre-commit").exists(), "run {run}");
+        let text = std::fs::read_to_string(&kept).unwrap();
+        assert!(text.starts_with("boot ") && text.contains("\nlauncher "), "run {run}: {text}");
+    }
+}

@@ -74,7 +74,12 @@ pub(super) fn namespace(launcher: &Path, seals: &[Seal]) -> Option<Arc<Namespace
         Plan { writable: Vec::new(), hidden: Default::default(), network: true, seals: seals.to_vec(), readable: None };
     let plan = serde_json::to_string(&plan).ok()?;
     // One that cannot be made or joined here is not tried again for each command.
-    let Some(namespace) = make(launcher, plan).ok().map(Arc::new).filter(|n| joinable(n).is_ok()) else {
+    let made = make(launcher, plan);
+    if made.is_err() {
+        // A yes kept from an earlier start that no longer holds: the next start asks again.
+        super::probe::forget();
+    }
+    let Some(namespace) = made.ok().map(Arc::new).filter(|n| joinable(n).is_ok()) else {
         UNJOINABLE.store(true, Ordering::Relaxed);
         return None;
     };

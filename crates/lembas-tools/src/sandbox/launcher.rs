@@ -186,32 +186,38 @@ fn kept_flags(path: &Path) -> MsFlags {
 /// Starts trying, on a thread of its own, whether `launcher` can make namespaces here (and
 /// whether the kernel has Landlock), so that the answer is ready by the time a session says
 /// whether its sandbox is whole — a program started and waited for is a millisecond or two
-/// that lembas' start need not wait.
-pub fn try_early(launcher: PathBuf) {
+/// that lembas' start need not wait. A yes is kept in `kept_in` (lembas' state folder) for the
+/// next start while nothing that decides it changes ([`super::probe`]).
+pub fn try_early(launcher: PathBuf, kept_in: Option<PathBuf>) {
+    if let Some(file) = kept_in {
+        super::probe::keep_in(file);
+    }
     std::thread::spawn(move || {
         let _ = super::support();
         let _ = namespaces(&launcher);
     });
 }
 
-/// Whether `launcher` can make namespaces on this machine: `Err` says why not. Tried once per
-/// process, by starting it (a process of its own: namespaces cannot be tried from a thread).
+/// Whether `launcher` can make namespaces on this machine: `Err` says why not. Found once per
+/// process, by starting it (a process of its own: namespaces cannot be tried from a thread), or
+/// from the yes an earlier start kept.
 pub fn namespaces(launcher: &Path) -> Result<(), String> {
     static TRIED: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
-    TRIED
-        .get_or_init(|| {
-            let out = std::process::Command::new(launcher)
-                .args([ARG, PROBE])
-                .env_clear()
-                .stdin(std::process::Stdio::null())
-                .output()
-                .map_err(|e| format!("{} could not be started: {e}", launcher.display()))?;
-            if out.status.success() {
-                Ok(())
-            } else {
-                let said = String::from_utf8_lossy(&out.stderr).trim().to_owned();
-                Err(if said.is_empty() { format!("the launcher ended with {}", out.status) } else { said })
-            }
-        })
-        .clone()
+    TRIED.get_or_init(|| super::probe::answer(launcher, || probe(launcher))).clone()
+}
+
+/// Starts `launcher` to try making namespaces.
+fn probe(launcher: &Path) -> Result<(), String> {
+    let out = std::process::Command::new(launcher)
+        .args([ARG, PROBE])
+        .env_clear()
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| format!("{} could not be started: {e}", launcher.display()))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        let said = String::from_utf8_lossy(&out.stderr).trim().to_owned();
+        Err(if said.is_empty() { format!("the launcher ended with {}", out.status) } else { said })
+    }
 }

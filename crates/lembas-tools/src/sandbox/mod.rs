@@ -17,6 +17,7 @@ mod grants;
 mod joined;
 mod landlock;
 pub mod launcher;
+mod probe;
 pub mod seal;
 
 use std::path::{Path, PathBuf};
