@@ -30,14 +30,21 @@ pub enum CatalogError {
     NotAModelServer { url: String, reason: String },
 }
 
-/// A plain HTTP client for lembas' own short requests (discovery, logins, model lists).
+/// A plain HTTP client for lembas' own short requests (discovery, logins, model lists): one for
+/// the process, handed out as a handle to it. Each client made loads the system's certificate
+/// roots again and opens its own connections; a login asks a server two or three times.
 pub fn http() -> reqwest::Client {
-    reqwest::Client::builder()
-        .user_agent(concat!("lembas/", env!("CARGO_PKG_VERSION")))
-        .connect_timeout(Duration::from_secs(10))
-        .timeout(Duration::from_secs(30))
-        .build()
-        .expect("a plain HTTP client builds")
+    static CLIENT: std::sync::OnceLock<reqwest::Client> = std::sync::OnceLock::new();
+    CLIENT
+        .get_or_init(|| {
+            reqwest::Client::builder()
+                .user_agent(concat!("lembas/", env!("CARGO_PKG_VERSION")))
+                .connect_timeout(Duration::from_secs(10))
+                .timeout(Duration::from_secs(30))
+                .build()
+                .expect("a plain HTTP client builds")
+        })
+        .clone()
 }
 
 fn with_key(req: reqwest::RequestBuilder, key: Option<&str>) -> reqwest::RequestBuilder {
