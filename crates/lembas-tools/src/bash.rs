@@ -208,18 +208,12 @@ async fn run(
     Ok((ending_text(text, ending), failed))
 }
 
-/// `bash` as found on `PATH`, once: started by its name, each command's new process would try
-/// the folders on `PATH` in turn, a failed `exec` each (eight on a machine whose tool folders
-/// come first) before the one that holds it.
+/// `bash` as found on `PATH`, once: looked for at each command, its start would try the folders
+/// on `PATH` in turn (eight on a machine whose tool folders come first).
 fn bash_program() -> &'static std::path::Path {
     static BASH: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
     BASH.get_or_init(|| {
-        use std::os::unix::fs::PermissionsExt;
-        let runnable = |p: &std::path::Path| {
-            std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        };
-        std::env::var_os("PATH")
-            .and_then(|path| std::env::split_paths(&path).map(|folder| folder.join("bash")).find(|p| runnable(p)))
+        crate::process::on_path(std::path::Path::new("bash"), std::env::var_os("PATH").as_deref())
             .unwrap_or_else(|| "bash".into())
     })
 }

@@ -38,7 +38,7 @@ pub async fn watch(
         stderr: Io::Given(std::os::fd::OwnedFd::from(both)),
     };
     let started = Instant::now();
-    // The command holds the pipe's writing ends now; ours went with the `Command`.
+    // The command holds the pipe's writing ends now; ours went with the `Launch`.
     let (mut child, pgid, mark) = crate::bash::spawn_bash(command, cwd, stdio, sandbox)?;
     let read = tokio::task::spawn_blocking(move || {
         let mut reader = reader;

@@ -190,15 +190,16 @@ fn runnable(program: &Path, path: Option<&Option<OsString>>) -> std::io::Result<
         Some(given) => given.clone(),
         None => std::env::var_os("PATH"),
     };
+    on_path(program, path.as_deref()).ok_or_else(|| std::io::Error::from(std::io::ErrorKind::NotFound))
+}
+
+/// The first file named `program` in the folders of `path` that may be run.
+pub(crate) fn on_path(program: &Path, path: Option<&OsStr>) -> Option<PathBuf> {
     let runnable = |p: &Path| {
         use std::os::unix::fs::PermissionsExt;
         std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
     };
-    path.iter()
-        .flat_map(std::env::split_paths)
-        .map(|folder| folder.join(program))
-        .find(|p| runnable(p))
-        .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::NotFound))
+    path.into_iter().flat_map(std::env::split_paths).map(|folder| folder.join(program)).find(|p| runnable(p))
 }
 
 /// lembas' environment with `changes` made, as `NAME=value` lines.

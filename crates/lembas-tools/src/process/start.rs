@@ -65,22 +65,6 @@ enum Step {
 }
 
 impl Step {
-    fn from_raw(raw: i32) -> Step {
-        [
-            Step::ProcessGroup,
-            Step::Stdio,
-            Step::JoinUser,
-            Step::JoinMount,
-            Step::Folder,
-            Step::NoNewPrivileges,
-            Step::Restrict,
-            Step::Exec,
-        ]
-        .into_iter()
-        .find(|s| *s as i32 == raw)
-        .unwrap_or(Step::None)
-    }
-
     fn what(self) -> &'static str {
         match self {
             Step::None | Step::Exec => "the program could not be started",
@@ -98,7 +82,7 @@ struct Shared<'a> {
     steps: &'a Steps<'a>,
     args: *const *const libc::c_char,
     env: *const *const libc::c_char,
-    failed_step: i32,
+    failed_step: Step,
     failed_errno: i32,
 }
 
@@ -112,7 +96,7 @@ pub(crate) fn start(steps: &Steps) -> std::io::Result<Started> {
         steps.args.iter().map(|a| a.as_ptr()).chain(std::iter::once(std::ptr::null())).collect();
     let env: Vec<*const libc::c_char> =
         steps.env.iter().map(|e| e.as_ptr()).chain(std::iter::once(std::ptr::null())).collect();
-    let mut shared = Shared { steps, args: args.as_ptr(), env: env.as_ptr(), failed_step: 0, failed_errno: 0 };
+    let mut shared = Shared { steps, args: args.as_ptr(), env: env.as_ptr(), failed_step: Step::None, failed_errno: 0 };
     let mut stack = vec![0u8; STACK];
     let mut started = clone_with(&mut shared, &mut stack, libc::CLONE_PIDFD);
     // A kernel that cannot give a descriptor for the process (before Linux 5.2): without it.
@@ -124,7 +108,6 @@ pub(crate) fn start(steps: &Steps) -> std::io::Result<Started> {
     // thread was held until then; read as memory another process wrote.
     let (step, errno) =
         unsafe { (std::ptr::read_volatile(&shared.failed_step), std::ptr::read_volatile(&shared.failed_errno)) };
-    let step = Step::from_raw(step);
     if step == Step::None {
         return Ok(started);
     }
@@ -218,7 +201,7 @@ unsafe fn fail(shared: &mut Shared, step: Step) -> ! {
     // SAFETY: the words lembas' waiting thread reads once this process has ended.
     unsafe {
         std::ptr::write_volatile(&mut shared.failed_errno, *libc::__errno_location());
-        std::ptr::write_volatile(&mut shared.failed_step, step as i32);
+        std::ptr::write_volatile(&mut shared.failed_step, step);
         libc::_exit(127)
     }
 }
