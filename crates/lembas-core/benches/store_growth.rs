@@ -99,6 +99,7 @@ async fn measure(run: &Run) {
     let elapsed = started.elapsed();
     handle.close().await;
     drop(host);
+    let conversation = as_sent(&store);
     drop(store);
 
     // The write-ahead log folded in first: its size is a cache's, not the session's.
@@ -115,7 +116,6 @@ async fn measure(run: &Run) {
     // included): what the store keeps, however it keeps it. Its messages as stored are the
     // other measure, which shrinks whenever the stored form does.
     let as_stored = bytes("SELECT SUM(length(json)) FROM messages");
-    let conversation = as_sent(&conn);
     let results = bytes("SELECT SUM(length(text)) FROM results");
     let sessions = bytes("SELECT SUM(length(system_prompt) + length(tools) + length(state)) FROM sessions");
     let checkpoints = bytes("SELECT SUM(length(state)) FROM checkpoints");
@@ -155,15 +155,18 @@ async fn measure(run: &Run) {
     );
 }
 
-/// Every stored message's wire form, summed.
-fn as_sent(conn: &rusqlite::Connection) -> u64 {
-    let mut rows = conn.prepare("SELECT json FROM messages").unwrap();
-    let rows = rows.query_map([], |r| r.get::<_, String>(0)).unwrap();
-    rows.map(|json| {
-        let message: lembas_model::Message = serde_json::from_str(&json.unwrap()).unwrap();
-        message.to_wire(false).get().len() as u64
-    })
-    .sum()
+/// Every stored message's wire form, summed (read through the store, which keeps a message's
+/// JSON shorter than it gives it back).
+fn as_sent(store: &Store) -> u64 {
+    let sessions = store.list(None).unwrap();
+    sessions
+        .iter()
+        .flat_map(|session| store.said(&session.id).unwrap())
+        .map(|stored| {
+            let message: lembas_model::Message = serde_json::from_str(&stored.json).unwrap();
+            message.to_wire(false).get().len() as u64
+        })
+        .sum()
 }
 
 /// The tables a newer store has besides the first ones, with the bytes they hold.

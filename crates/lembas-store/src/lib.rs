@@ -10,7 +10,9 @@
 //! (`state.rs`), the system prompt and tool list once for every session that shares them, long
 //! results deflated (`shared.rs`).
 
+mod kept;
 mod lock;
+mod log;
 mod passages;
 mod patch;
 mod record;
@@ -26,8 +28,8 @@ use schema::migrate;
 pub use undo::{TurnMark, TurnStart};
 
 use std::path::Path;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use rusqlite::Connection;
@@ -81,19 +83,6 @@ pub struct StoredMessage {
     pub json: String,
 }
 
-/// The roles the engine writes, each with the letter the `messages` table keeps for it (the word
-/// is in the message's JSON too; a session's every row repeated it). A store from before keeps
-/// the word, read as it is.
-const ROLE_LETTERS: [(&str, &str); 4] = [("user", "u"), ("assistant", "a"), ("tool", "t"), ("system", "s")];
-
-pub(crate) fn role_kept(role: &str) -> &str {
-    ROLE_LETTERS.iter().find(|(word, _)| *word == role).map_or(role, |(_, letter)| letter)
-}
-
-fn role_read(kept: String) -> String {
-    ROLE_LETTERS.iter().find(|(_, letter)| *letter == kept).map_or(kept, |(word, _)| (*word).to_owned())
-}
-
 /// A new message to append.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewMessage {
@@ -138,7 +127,9 @@ pub struct UsageRow {
 /// The session store.
 #[derive(Debug)]
 pub struct Store {
-    conn: Mutex<Connection>,
+    /// Shared only with the thread that begins the log (`log.rs`), joined when the store closes.
+    conn: Arc<Mutex<Connection>>,
+    readying: Option<std::thread::JoinHandle<()>>,
     /// Where it lives on disk (`None` in memory): session locks are kept beside it.
     path: Option<std::path::PathBuf>,
     /// Nanoseconds spent writing, in all: what a benchmark reads to tell the store's share of a
@@ -195,8 +186,10 @@ impl Store {
             .map_err(|e| StoreError::Open { path: path.display().to_string(), reason: e.to_string() })?;
         conn.busy_timeout(schema::BUSY_TIMEOUT)?;
         migrate(&conn)?;
+        let conn = Arc::new(Mutex::new(conn));
         Ok(Store {
-            conn: Mutex::new(conn),
+            readying: log::begin_ready(&conn, path),
+            conn,
             path: Some(path.to_path_buf()),
             writing: AtomicU64::new(0),
             written: Mutex::default(),
@@ -207,7 +200,13 @@ impl Store {
     pub fn in_memory() -> Result<Store, StoreError> {
         let conn = Connection::open_in_memory()?;
         migrate(&conn)?;
-        Ok(Store { conn: Mutex::new(conn), path: None, writing: AtomicU64::new(0), written: Mutex::default() })
+        Ok(Store {
+            conn: Arc::new(Mutex::new(conn)),
+            readying: None,
+            path: None,
+            writing: AtomicU64::new(0),
+            written: Mutex::default(),
+        })
     }
 
     fn conn(&self) -> std::sync::MutexGuard<'_, Connection> {
@@ -238,9 +237,10 @@ impl Store {
     /// (thousands of messages on a long one).
     pub fn live_messages_as<T: serde::de::DeserializeOwned>(&self, id: &str) -> Result<Vec<T>, StoreError> {
         let conn = self.conn();
-        let mut stmt = conn.prepare_cached(
-            "SELECT json FROM messages WHERE session_id = (SELECT n FROM sessions WHERE id = ?1) AND live = 1 ORDER BY seq",
-        )?;
+        let mut stmt = conn.prepare_cached(&format!(
+            "SELECT {} FROM messages WHERE session_id = (SELECT n FROM sessions WHERE id = ?1) AND live = 1 ORDER BY seq",
+            kept::whole_json_sql()
+        ))?;
         let mut rows = stmt.query([id])?;
         let mut read = Vec::new();
         while let Some(row) = rows.next()? {
@@ -259,10 +259,12 @@ impl Store {
     fn messages_where(&self, id: &str, live: &str) -> Result<Vec<StoredMessage>, StoreError> {
         let conn = self.conn();
         let mut stmt = conn.prepare(&format!(
-            "SELECT seq, role, json FROM messages WHERE session_id = (SELECT n FROM sessions WHERE id = ?1) {live} ORDER BY seq"
+            "SELECT seq, role, {} FROM messages WHERE session_id = (SELECT n FROM sessions WHERE id = ?1) {live} ORDER BY seq",
+            kept::whole_json_sql()
         ))?;
-        let rows = stmt
-            .query_map([id], |r| Ok(StoredMessage { seq: r.get(0)?, role: role_read(r.get(1)?), json: r.get(2)? }))?;
+        let rows = stmt.query_map([id], |r| {
+            Ok(StoredMessage { seq: r.get(0)?, role: kept::role_read(r.get(1)?), json: r.get(2)? })
+        })?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 

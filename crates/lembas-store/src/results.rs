@@ -28,7 +28,10 @@ pub(crate) fn read_result(
     if let (Some(seq), Some(at), Some(len)) = (in_message, at, len) {
         let json: Option<String> = conn
             .query_row(
-                "SELECT json FROM messages WHERE session_id = (SELECT n FROM sessions WHERE id = ?1) AND seq = ?2",
+                &format!(
+                    "SELECT {} FROM messages WHERE session_id = (SELECT n FROM sessions WHERE id = ?1) AND seq = ?2",
+                    crate::kept::whole_json_sql()
+                ),
                 params![id, seq],
                 |r| r.get(0),
             )

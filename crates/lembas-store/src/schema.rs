@@ -59,7 +59,7 @@ CREATE TABLE IF NOT EXISTS {p}usage (
     output INTEGER NOT NULL,
     cached INTEGER
 );
-CREATE VIRTUAL TABLE IF NOT EXISTS {p}said USING fts5 (session_id UNINDEXED, text);
+CREATE VIRTUAL TABLE IF NOT EXISTS {p}said USING fts5 (session_id UNINDEXED, text, columnsize = 0);
 -- Where each turn the person started began: what an undo goes back to (the state as its place
 -- in the state log; a store from before the log keeps the state itself).
 CREATE TABLE IF NOT EXISTS {p}checkpoints (
@@ -168,7 +168,7 @@ fn has_table(conn: &Connection, table: &str) -> rusqlite::Result<bool> {
 /// The schema this build makes, as a number kept in the file (`PRAGMA user_version`): FNV-1a
 /// over every statement it is made of, so any change to them changes it. A store already at it
 /// opens without the migration's dozens of statements (a millisecond of every start).
-fn schema_mark() -> i32 {
+pub(crate) fn schema_mark() -> i32 {
     let mut hash: u32 = 0x811c_9dc5;
     let mut feed = |text: &str| {
         for byte in text.bytes() {
@@ -215,7 +215,7 @@ fn migrate_once(conn: &Connection) -> rusqlite::Result<()> {
     if conn.query_row("PRAGMA user_version", [], |r| r.get::<_, i32>(0))? == mark {
         return conn.execute_batch("PRAGMA foreign_keys = ON;");
     }
-    conn.execute_batch("PRAGMA journal_mode = WAL;")?;
+    conn.execute_batch("PRAGMA page_size = 2048; PRAGMA journal_mode = WAL;")?;
     if has_table(conn, "sessions")? && !has_column(conn, "sessions", "n")? {
         key_by_number(conn)?;
     }

@@ -131,7 +131,12 @@ impl Store {
             "INSERT INTO said (session_id, text) VALUES ((SELECT n FROM sessions WHERE id = ?1), ?2)",
         )?;
         for (i, m) in messages.iter().enumerate() {
-            insert.execute(params![id, next + i as i64, crate::role_kept(&m.role), m.json])?;
+            insert.execute(params![
+                id,
+                next + i as i64,
+                crate::kept::role(&m.role),
+                crate::kept::json(&m.role, &m.json)
+            ])?;
             if !m.text.trim().is_empty() {
                 said.execute(params![id, m.text])?;
             }
