@@ -164,6 +164,17 @@ fn fts_query(words: &str) -> String {
 impl Store {
     /// Opens (or creates) the store at `path`.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
+        Store::opened(path, false)
+    }
+
+    /// Opens the store at `path` for a session about to be written: a new write-ahead log is
+    /// begun on a thread while the caller goes on (`log.rs`), so the session's first commit does
+    /// not wait on the log's syncs. A command that only reads opens it with [`Store::open`].
+    pub fn open_to_write(path: &Path) -> Result<Store, StoreError> {
+        Store::opened(path, true)
+    }
+
+    fn opened(path: &Path, to_write: bool) -> Result<Store, StoreError> {
         let failed = |e: std::io::Error| StoreError::Open { path: path.display().to_string(), reason: e.to_string() };
         // The conversations are the person's own: a folder only they enter, a file only they
         // read (SQLite gives its -wal and -shm files the database's permissions).
@@ -188,7 +199,7 @@ impl Store {
         migrate(&conn)?;
         let conn = Arc::new(Mutex::new(conn));
         Ok(Store {
-            readying: log::begin_ready(&conn, path),
+            readying: if to_write { log::begin_ready(&conn, path) } else { None },
             conn,
             path: Some(path.to_path_buf()),
             writing: AtomicU64::new(0),

@@ -4,7 +4,8 @@
 //! commit starts a new log: SQLite writes the log's header and syncs it, and syncs the folder
 //! once the file is new (~0.35 ms each on an ordinary disk). That first commit used to be the
 //! new session's own, so the first request to the model waited on both syncs. When the store
-//! opens with an empty log, a thread of its own now makes that first commit — page 1 rewritten
+//! is opened to write a session (`Store::open_to_write`: a run, the terminal, an editor's
+//! agent) and its log is empty, a thread of its own now makes that first commit — page 1 rewritten
 //! as it is (`PRAGMA user_version` set to what it holds) — while the rest of lembas starts
 //! (settings, instructions, the system prompt), and the session's first commit finds the log
 //! already begun. Nothing is given up: the same syncs are made, only sooner and off the path.
@@ -88,5 +89,21 @@ mod tests {
         // Begun already: no thread, nothing more written.
         assert!(begin_ready(&conn, &db).is_none());
         assert_eq!(std::fs::metadata(wal_path(&db)).unwrap().len(), begun);
+    }
+
+    #[test]
+    fn a_store_opened_to_write_closes_whole_when_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("s.db");
+        drop(crate::Store::open(&db).unwrap());
+        // Opened only to read: nothing written, the log left empty.
+        let reader = crate::Store::open(&db).unwrap();
+        assert_eq!(std::fs::metadata(wal_path(&db)).unwrap().len(), 0);
+        drop(reader);
+        // Dropped at once, while its log may still be being begun: the thread is waited for,
+        // the connection closes, and the log is checkpointed and removed as ever.
+        drop(crate::Store::open_to_write(&db).unwrap());
+        assert!(!wal_path(&db).exists(), "the store closed: its log folded in and removed");
+        assert!(crate::Store::open(&db).unwrap().session("none").unwrap().is_none());
     }
 }

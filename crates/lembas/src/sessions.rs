@@ -22,7 +22,7 @@ fn resolve(host: &Host, id: &str) -> Result<String, Failure> {
 
 pub fn sessions(action: Option<SessionsAction>, json: bool) -> Result<u8, Failure> {
     let home = setup::home()?;
-    let host = Host::new(setup::store(&home)?).keeping_snapshots_in(home.snapshots_dir());
+    let host = Host::new(setup::store(&home, false)?).keeping_snapshots_in(home.snapshots_dir());
     match action.unwrap_or(SessionsAction::List) {
         SessionsAction::List => {
             let list = host.sessions(None)?;

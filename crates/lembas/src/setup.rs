@@ -108,8 +108,12 @@ pub fn choose_mode(wanted: Option<&str>) -> Result<Mode, Failure> {
         .ok_or_else(|| Failure::new(exit::USAGE, format!("no mode {word}: use manual, edit, auto or plan")))
 }
 
-pub fn store(home: &Home) -> Result<Arc<Store>, Failure> {
-    Store::open(&home.sessions_db()).map(Arc::new).map_err(|e| Failure::new(exit::FAILED, e.to_string()))
+/// The session store, for a command that reads it (`lembas sessions`); a command that runs a
+/// session opens it with `to_write`, which begins its log while the rest starts.
+pub fn store(home: &Home, to_write: bool) -> Result<Arc<Store>, Failure> {
+    let path = home.sessions_db();
+    let opened = if to_write { Store::open_to_write(&path) } else { Store::open(&path) };
+    opened.map(Arc::new).map_err(|e| Failure::new(exit::FAILED, e.to_string()))
 }
 
 /// The model client for a login, starting from what earlier runs learned about its server.
@@ -456,7 +460,7 @@ impl Startup {
         );
         let config = config(&home)?;
         let login = login(&home)?;
-        let store = store(&home)?;
+        let store = store(&home, true)?;
         let client = client(&home, &login, &config)?;
         let walk_private = walk_private(&home);
         let web = web_setup(&config.web);
