@@ -3,6 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo bench -p lembas --bench cli_run          # start to first request, time per step, peak memory, prompt size
+cargo bench -p lembas --bench resume           # resuming a 1,000-step session: first request, peak memory, a step early and late
 cargo bench -p lembas --bench team_load        # three subagents × 50 steps side by side: peak memory, time per step
 cargo bench -p lembas-tools --bench sandbox    # what the sandbox and the leftover scan cost a command
 cargo bench -p lembas-core --bench engine_step # the engine over 1,000 steps: time per step, memory
