@@ -10,6 +10,7 @@
 //! (`state.rs`), the system prompt and tool list once for every session that shares them, long
 //! results deflated (`shared.rs`).
 
+mod beside;
 mod kept;
 mod lock;
 mod log;

@@ -420,7 +420,7 @@ mod tests {
         drop(conn);
         let store = Store::open(&path).unwrap();
         assert_eq!(store.turn_answer("s", "old").unwrap().as_deref(), Some("its answer"));
-        for turn in 0..crate::steps::TURNS_ANSWERED {
+        for turn in 0..crate::beside::TURNS_ANSWERED {
             store.record_turn("s", &format!("run{turn}"), "answered").unwrap();
         }
         assert_eq!(store.turn_answer("s", "old").unwrap(), None);
