@@ -338,6 +338,30 @@ mod tests {
     }
 
     #[test]
+    fn a_new_store_has_small_pages_and_an_index_without_row_sizes_and_an_old_one_keeps_its_pages() {
+        let dir = tempfile::tempdir().unwrap();
+        let page_size = |conn: &Connection| conn.query_row("PRAGMA page_size", [], |r| r.get::<_, i64>(0)).unwrap();
+        let path = dir.path().join("new.db");
+        drop(Store::open(&path).unwrap());
+        let conn = Connection::open(&path).unwrap();
+        assert_eq!(page_size(&conn), 2048);
+        assert!(has_table(&conn, "said_content").unwrap(), "the index keeps its words (snippets)");
+        assert!(!has_table(&conn, "said_docsize").unwrap(), "no row sizes kept");
+        // A store made with 4 KB pages (marked by an earlier lembas) keeps them when migrated.
+        let old = dir.path().join("old.db");
+        let conn = Connection::open(&old).unwrap();
+        conn.execute_batch(
+            "PRAGMA page_size = 4096; PRAGMA journal_mode = WAL; CREATE TABLE t (x); PRAGMA user_version = 7;",
+        )
+        .unwrap();
+        drop(conn);
+        drop(Store::open(&old).unwrap());
+        let conn = Connection::open(&old).unwrap();
+        assert_eq!(page_size(&conn), 4096);
+        assert_eq!(conn.query_row("PRAGMA user_version", [], |r| r.get::<_, i32>(0)).unwrap(), schema_mark());
+    }
+
+    #[test]
     fn a_new_store_opened_by_several_at_once_is_made_once_and_opens_for_each() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("data/sessions.db");
