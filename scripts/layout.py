@@ -77,17 +77,18 @@ def main():
     # The first profile's functions first, then what each later one adds: the linker places
     # them in this order, so a run like the first touches the front of the section only.
     patterns, seen = [], set()
-    for profile in profiles:
+
+    def add(ran):
         # Linker script words: a name with characters a script reads otherwise is left out.
-        # (`a+b`: profiles of one weight, such as two runs of one task, which differ a little.)
-        ran = set().union(*(executed(p) for p in profile.split("+")))
         found = {p for p in map(pattern, ran & ours) if re.fullmatch(r"[A-Za-z0-9_.$*]+", p)}
         patterns.extend(sorted(found - seen))
-        seen |= found
+        seen.update(found)
+
+    for profile in profiles:
+        # `a+b`: profiles of one weight, such as two runs of one task, which differ a little.
+        add(set().union(*(executed(p) for p in profile.split("+"))))
     for script in faults:
-        found = {p for p in map(pattern, faulted(script, binary) & ours) if re.fullmatch(r"[A-Za-z0-9_.$*]+", p)}
-        patterns.extend(sorted(found - seen))
-        seen |= found
+        add(faulted(script, binary))
     with open(out, "w", encoding="utf-8") as f:
         f.write("/* Made by scripts/layout.sh: the functions lembas runs on the scripted task, then those a\n")
         f.write("   resume adds, placed side by side so the pages they share are few. See docs/performance.md. */\n")
