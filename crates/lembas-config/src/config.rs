@@ -154,8 +154,15 @@ impl Config {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Config::default()),
             Err(e) => return Err(StoreError::io(&path, e)),
         };
-        toml::from_str(&text)
-            .map_err(|e| StoreError::Invalid { path: path.display().to_string(), reason: e.to_string() })
+        let config: Config = toml::from_str(&text)
+            .map_err(|e| StoreError::Invalid { path: path.display().to_string(), reason: e.to_string() })?;
+        // The variables lembas reads keys from are its secrets: no process it starts inherits
+        // them (`lembas_sys::child_env`).
+        let search_key = config.web.search.as_ref().and_then(|s| s.key_env.as_deref());
+        for name in [config.knowledge.key_env.as_deref(), search_key].into_iter().flatten() {
+            lembas_sys::child_env::keep_secret(name);
+        }
+        Ok(config)
     }
 
     /// The compaction threshold, kept within sensible bounds.

@@ -110,10 +110,7 @@ impl Session {
                     knowledge: self.cfg.knowledge.clone(),
                     knowledge_scope: self.cfg.knowledge_scope.clone(),
                     memory: self.role.memory().cloned(),
-                    web: crate::handlers::WebCall {
-                        setup: self.cfg.web.clone(),
-                        private_ok: handler(name).url(args).is_some_and(|url| self.judge.opens_private(name, url)),
-                    },
+                    web: self.web_call(name, args),
                 };
                 let call =
                     Call { id: calls[i].id.clone(), name: name.clone(), args: args.clone(), cancel: cancel.clone() };
@@ -124,6 +121,23 @@ impl Session {
             }
         }
         outputs
+    }
+
+    /// What a web call runs with: whether its URL may reach the person's own network, and the
+    /// rules (as they stand now, in this mode) that judge each redirect before it is followed.
+    fn web_call(&self, name: &str, args: &serde_json::Value) -> crate::handlers::WebCall {
+        let Some(url) = handler(name).url(args) else {
+            return crate::handlers::WebCall { setup: self.cfg.web.clone(), ..Default::default() };
+        };
+        let (judge, mode, tool) = (self.judge.clone(), self.state.mode, name.to_owned());
+        let redirects = lembas_web::RedirectJudge(std::sync::Arc::new(move |from: &str, to: &str| {
+            judge.redirect(mode, &tool, from, to)
+        }));
+        crate::handlers::WebCall {
+            setup: self.cfg.web.clone(),
+            private_ok: self.judge.opens_private(name, url),
+            redirects: Some(redirects),
+        }
     }
 
     /// The outputs inserted in call order through the context ledger: ids, brackets, stubs and

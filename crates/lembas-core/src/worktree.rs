@@ -4,7 +4,6 @@
 //! ends, for the main agent to merge; a worktree with no changes is removed.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// A worktree made for one subagent.
 #[derive(Debug, Clone)]
@@ -18,14 +17,10 @@ pub(crate) struct Worktree {
     base: String,
 }
 
+/// lembas' own git, outside the sandbox, on a worktree a subagent wrote: hardened
+/// (`lembas_sys::git`), so nothing its repository or a submodule in it names is run.
 fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
-    let out =
-        Command::new("git").arg("-C").arg(dir).args(args).output().map_err(|e| format!("git could not be run: {e}"))?;
-    if out.status.success() {
-        Ok(String::from_utf8_lossy(&out.stdout).trim_end().to_owned())
-    } else {
-        Err(format!("git {} failed: {}", args.join(" "), String::from_utf8_lossy(&out.stderr).trim()))
-    }
+    lembas_sys::git::run(dir, args)
 }
 
 /// A branch-safe form of the subagent's description.
@@ -89,14 +84,17 @@ impl Worktree {
         if !changed.is_empty() {
             let message = format!("lembas subagent: {label}");
             let committed = git(&self.path, &["add", "-A"]).and_then(|_| {
-                let mut args = vec!["commit", "-q", "-m", &message];
-                // A repository with no identity set still gets the commit, under lembas' name.
+                // The repository's identity, else the person's own (lembas' git reads no global
+                // configuration), else lembas' name.
                 let named = git(&self.path, &["config", "user.email"]).is_ok_and(|e| !e.is_empty());
+                let (name, email) = lembas_sys::git::person_identity()
+                    .unwrap_or_else(|| ("lembas".to_owned(), "lembas@localhost".to_owned()));
+                let (name, email) = (format!("user.name={name}"), format!("user.email={email}"));
                 let mut identity = Vec::new();
                 if !named {
-                    identity = vec!["-c", "user.name=lembas", "-c", "user.email=lembas@localhost"];
+                    identity = vec!["-c", &name, "-c", &email];
                 }
-                identity.append(&mut args);
+                identity.extend(["commit", "-q", "-m", &message]);
                 git(&self.path, &identity)
             });
             if let Err(e) = committed {

@@ -60,6 +60,11 @@ impl HookRun {
 /// Runs `hook` with `input` in `cwd`. An error: it could not be started at all.
 pub async fn run(hook: &Hook, input: &Value, cwd: &Path) -> Result<HookRun, String> {
     let mut command = tokio::process::Command::new("sh");
+    // A project's hooks are its own code: they get the person's environment, never lembas'
+    // secrets (the login's key, the keys it reads).
+    for name in lembas_sys::child_env::secrets_present() {
+        command.env_remove(name);
+    }
     command
         .arg("-c")
         .arg(&hook.command)

@@ -159,12 +159,10 @@ async fn connect(plan: &McpServerPlan, root: &Path) -> Result<Connection, String
     let service = match &plan.transport {
         McpTransport::Stdio { command, args, env, cwd } => {
             let mut cmd = tokio::process::Command::new(command);
-            // lembas' own variables (an API key among them) reach a server only when its entry
-            // names them.
-            for (name, _) in std::env::vars_os() {
-                if name.to_string_lossy().starts_with("LEMBAS_") {
-                    cmd.env_remove(name);
-                }
+            // lembas' secrets (its own variables, an API key among them, and the keys it reads)
+            // reach a server only when its entry names them.
+            for name in lembas_sys::child_env::secrets_present() {
+                cmd.env_remove(name);
             }
             cmd.args(args).envs(env).current_dir(cwd.as_deref().map_or(root.to_path_buf(), |c| root.join(c)));
             let mut wrapped = process_wrap::tokio::CommandWrap::from(cmd);

@@ -22,6 +22,7 @@ mod judge;
 mod mode;
 pub mod network;
 mod rules;
+mod url_pattern;
 pub mod words;
 
 pub use arity::always_pattern;

@@ -75,6 +75,26 @@ impl crate::Judge {
         matches!(self.rules.matching_by_name(tool, Subject::Url(target)), Some(Action::Allow | Action::Ask))
     }
 
+    /// Whether a fetch of `from` may follow the server's redirect to `to`: a redirect is a new
+    /// fetch, so it is followed only on the same site (the same scheme, host and port — another
+    /// port of one address is another server) and only where the rules and `mode` would run a
+    /// fetch of `to` itself without asking, over the private-network floor. Else why not, for
+    /// the model, which may then fetch `to` as a call of its own (judged, and asked, as any).
+    pub fn redirect(&self, mode: crate::Mode, tool: &str, from: &str, to: &str) -> Result<(), String> {
+        let (start, target) = (parse(from)?, parse(to)?);
+        let site = |t: &Target| (t.url.scheme().to_owned(), t.host(), t.url.port_or_known_default());
+        if site(&start) != site(&target) {
+            return Err("it leads to another site".to_owned());
+        }
+        let risk = lembas_spec::tool(tool).map_or(lembas_spec::RiskClass::Execute, |d| d.risk);
+        let call = crate::Call { url: Some(to), ..crate::Call::new(tool, risk, None, &[]) };
+        match self.evaluate(mode, &call, &self.ctx.root, &|p: &std::path::Path| p.to_path_buf()) {
+            crate::Decision::Allow => Ok(()),
+            crate::Decision::Ask => Err("the permission rules would ask before fetching it".to_owned()),
+            crate::Decision::Refuse(why) => Err(why),
+        }
+    }
+
     /// Whether a rule names the URL `url` and allows it or has it asked: what lets a fetch the
     /// judge let through reach an address in the person's own network when a name resolves to
     /// one.
@@ -240,5 +260,71 @@ mod tests {
         assert_eq!(fetch(&judge, Mode::Auto, "http://192.168.1.1/admin"), Decision::Allow);
         assert!(matches!(fetch(&judge, Mode::Plan, "http://192.168.1.1/admin"), Decision::Refuse(_)));
         assert!(matches!(fetch(&judge, Mode::Auto, "https://tracker.example/p?q=1"), Decision::Refuse(_)));
+    }
+
+    fn judge_with(rules: &[(Option<&str>, crate::Action)]) -> crate::Judge {
+        let ctx = crate::Context {
+            home: Some("/home/ada".into()),
+            root: "/home/ada/app".into(),
+            lembas_config: None,
+            lembas_private: Vec::new(),
+            plans_dir: None,
+            skills_dir: None,
+            unsealed_home: false,
+        };
+        let mut judge = crate::Judge::with_defaults(ctx);
+        for (pattern, action) in rules {
+            judge.rules.add("web_fetch", *pattern, *action, crate::Source::Global);
+        }
+        judge
+    }
+
+    #[test]
+    fn a_catch_all_pattern_is_the_whole_tool_rule_and_never_opens_this_computer() {
+        use crate::{Action, Call, Decision, Mode};
+        use lembas_spec::RiskClass;
+        use std::path::{Path, PathBuf};
+        for catch_all in ["*", "*://*", "https://*/*", "http://*/*", "*:*", "*:8080"] {
+            let judge = judge_with(&[(Some(catch_all), Action::Allow)]);
+            for url in ["http://127.0.0.1:8080/", "http://localhost/", "http://[::1]/", "http://169.254.169.254/"] {
+                let call = Call { url: Some(url), ..Call::new("web_fetch", RiskClass::Execute, None, &[]) };
+                let d = judge.evaluate(Mode::Auto, &call, Path::new("/home/ada/app"), &|p: &Path| PathBuf::from(p));
+                assert!(matches!(d, Decision::Refuse(_)), "{catch_all} opened {url}: {d:?}");
+                assert!(!judge.opens_private("web_fetch", url), "{catch_all} opened {url}");
+            }
+        }
+        let judge = judge_with(&[(Some("http://*.example.org/*"), Action::Allow)]);
+        for url in
+            ["http://127.0.0.1/.example.org/", "http://localhost/a.example.org/b", "http://10.0.0.1/?x=.example.org/"]
+        {
+            assert!(!judge.opens_private("web_fetch", url), "the host's star ran into {url}");
+        }
+    }
+
+    #[test]
+    fn a_redirect_is_followed_only_on_the_same_site_and_where_the_rules_would_fetch_it() {
+        use crate::{Action, Mode};
+        let judge = judge_with(&[(Some("http://127.0.0.1:8080/public/*"), Action::Allow)]);
+        let from = "http://127.0.0.1:8080/public/a";
+        assert_eq!(judge.redirect(Mode::Manual, "web_fetch", from, "http://127.0.0.1:8080/public/b"), Ok(()));
+        for to in [
+            "http://127.0.0.1:8080/private/key",
+            "http://127.0.0.1:8080/public/../private/key",
+            "http://127.0.0.1:9090/public/a",
+            "https://127.0.0.1:8080/public/a",
+            "http://localhost:8080/public/a",
+            "http://169.254.169.254/latest/meta-data/",
+        ] {
+            assert!(judge.redirect(Mode::Auto, "web_fetch", from, to).is_err(), "followed to {to}");
+        }
+        // On a public site: followed in auto mode (it would fetch it anyway), not where a fetch
+        // is asked, nor where a rule denies it.
+        let judge = judge_with(&[(Some("https://docs.example/private/*"), Action::Deny)]);
+        let from = "https://docs.example/a";
+        assert_eq!(judge.redirect(Mode::Auto, "web_fetch", from, "https://docs.example/b"), Ok(()));
+        let asked = judge.redirect(Mode::Manual, "web_fetch", from, "https://docs.example/b").unwrap_err();
+        assert!(asked.contains("ask"), "{asked}");
+        assert!(judge.redirect(Mode::Auto, "web_fetch", from, "https://docs.example/private/x").is_err());
+        assert!(judge.redirect(Mode::Auto, "web_fetch", from, "http://docs.example/b").is_err(), "a downgrade");
     }
 }

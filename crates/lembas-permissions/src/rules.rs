@@ -46,6 +46,9 @@ struct Rule {
     /// The pattern, read as a path glob: compiled the first time a path is judged by it (each
     /// judgement compiling it again cost a call ~0.1 ms; all of them at start, the start-up).
     path: std::sync::OnceLock<Option<globset::GlobMatcher>>,
+    /// The pattern, read as a URL pattern (`web_fetch`): compiled the first time a URL is
+    /// judged by it.
+    url: std::sync::OnceLock<Option<crate::url_pattern::UrlPattern>>,
 }
 
 impl Rule {
@@ -134,9 +137,9 @@ pub enum Subject<'a> {
     Command(&'a str),
     /// A path: absolute, and relative to the project root when inside it.
     Path { absolute: &'a Path, relative: Option<&'a Path>, home: Option<&'a Path> },
-    /// A URL the web tools fetch: a pattern with `://` matches the whole URL, any other its host
-    /// (`docs.rs`, `*.github.com`), or its host and port when the pattern names one
-    /// (`localhost:8080`).
+    /// A URL the web tools fetch, matched part by part (`url_pattern`): a pattern with `://`
+    /// names a scheme, host, port and path; any other a host (`docs.rs`, `*.github.com`), with
+    /// its port when the pattern names one (`localhost:8080`).
     Url(&'a crate::network::Target),
 }
 
@@ -212,15 +215,15 @@ impl RuleSet {
             source,
             command,
             path: std::sync::OnceLock::new(),
+            url: std::sync::OnceLock::new(),
         });
     }
 
-    fn url_matches(pattern: &CommandPattern, written: &str, target: &crate::network::Target) -> bool {
-        if written.contains("://") {
-            let url = target.url.as_str();
-            return pattern.is_match(url) || pattern.is_match(url.trim_end_matches('/'));
-        }
-        if written.contains(':') { pattern.is_match(&target.host_and_port()) } else { pattern.is_match(&target.host()) }
+    /// Whether this rule's pattern, read as a URL pattern, covers `target`; with `named`, only a
+    /// pattern that names hosts counts (`*` and `https://*/*` are the whole tool's rule).
+    fn url_matches(rule: &Rule, target: &crate::network::Target, named: bool) -> bool {
+        let pattern = rule.url.get_or_init(|| rule.pattern.as_deref().and_then(crate::url_pattern::UrlPattern::parse));
+        pattern.as_ref().is_some_and(|p| (!named || p.names_a_host()) && p.matches(&target.url))
     }
 
     /// The action of the most specific rule for `tool` matching `subject`, if any rule does.
@@ -244,9 +247,7 @@ impl RuleSet {
                 (Some(_), Subject::Tool) => false,
                 (Some(_), Subject::Command(line)) => r.command.as_ref().is_some_and(|p| p.is_match(line)),
                 (Some(_), Subject::Path { absolute, relative, home }) => r.matches_path(absolute, relative, home),
-                (Some(p), Subject::Url(target)) => {
-                    r.command.as_ref().is_some_and(|pattern| Self::url_matches(pattern, p, target))
-                }
+                (Some(_), Subject::Url(target)) => Self::url_matches(r, target, named),
             })
             .max_by_key(|r| (specificity(r.pattern.as_deref()), r.pattern.is_some(), r.source, r.action))
             .map(|r| r.action)

@@ -18,22 +18,13 @@ pub(crate) struct Git {
 impl Git {
     /// `git` on the store, with `index` as its index file.
     fn command(&self, index: Option<&Path>) -> Command {
-        let mut command = Command::new("git");
-        // What the person's environment says of git (a hook's GIT_DIR, an editor's
-        // GIT_INDEX_FILE) is not ours.
-        for (key, _) in std::env::vars_os() {
-            if key.to_string_lossy().starts_with("GIT_") {
-                command.env_remove(key);
-            }
-        }
+        // lembas' one hardened git (`lembas_sys::git`): no system or global configuration, none
+        // of the person's `GIT_*` (a hook's GIT_DIR, an editor's GIT_INDEX_FILE), no secrets.
+        let mut command: Command = lembas_sys::git::base();
         command
             .env("GIT_DIR", &self.git_dir)
             .env("GIT_WORK_TREE", &self.work_tree)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
             .env("GIT_LITERAL_PATHSPECS", "1")
-            .env("GIT_TERMINAL_PROMPT", "0")
-            .env("LC_ALL", "C")
             .args([
                 "-c",
                 "core.autocrlf=false",

@@ -72,6 +72,14 @@ impl WebSite {
             )
             .route("/redirect", get(|| async { redirect("/page.html") }))
             .route("/loop", get(|| async { redirect("/loop") }))
+            // A redirect to wherever `to` says: what a hostile page sends a fetch to.
+            .route(
+                "/go",
+                get(|Query(q): Query<std::collections::HashMap<String, String>>| async move {
+                    redirect(q.get("to").map_or("/", String::as_str))
+                }),
+            )
+            .route("/private/key.txt", get(|| async { "PRIVATE-KEY-MATERIAL" }))
             .route(
                 "/elsewhere",
                 get(|State(site): State<Site>| async move {
@@ -93,6 +101,11 @@ impl WebSite {
             let _ = axum::serve(listener, app).await;
         });
         WebSite { port, searches, task }
+    }
+
+    /// The port the site listens on.
+    pub fn port(&self) -> u16 {
+        self.port
     }
 
     /// The address of `path` on the site (`/page.html`), by its loopback address.

@@ -55,13 +55,12 @@ pub async fn run_bash_in(
     }
 }
 
-/// The environment a command gets: lembas' own variables (an API key among them) taken out, and
-/// in plan mode git kept from running what a repository's configuration names.
+/// The environment a command gets: lembas' secrets taken out (`lembas_sys::child_env`: its own
+/// variables, an API key among them, and the keys it reads), and in plan mode git kept from
+/// running what a repository's configuration names.
 fn command_env(command: &mut crate::process::Launch, sandbox: &Sandbox) {
-    for (name, _) in std::env::vars_os() {
-        if name.to_string_lossy().starts_with("LEMBAS_") {
-            command.env_remove(&name);
-        }
+    for name in lembas_sys::child_env::secrets_present() {
+        command.env_remove(&name);
     }
     if sandbox.tmpdir.is_some() {
         // Plan mode: `git status` must not start `core.fsmonitor`, a pager, an external diff

@@ -1,7 +1,7 @@
 //! One fetch: the request, redirects on the same site, the body read up to the limit, and what
 //! came back turned into text ([`crate::convert`]).
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use futures::StreamExt;
 use reqwest::redirect::{Attempt, Policy};
@@ -25,9 +25,10 @@ pub enum Fetched {
         cut: bool,
         converted: Converted,
     },
-    /// The site sent the fetch to another site (or from https to http): not followed, so the
-    /// new URL is judged by the permission rules as a fetch of its own.
-    Redirected { from: String, to: String, status: u16 },
+    /// The site sent the fetch somewhere it may not follow on its own (another site, or a URL
+    /// the rules would not fetch without asking): not followed, so the new URL is judged by the
+    /// permission rules as a fetch of its own. `why` says why it was not followed.
+    Redirected { from: String, to: String, status: u16, why: String },
 }
 
 /// Why a fetch brought nothing back.
@@ -52,23 +53,43 @@ pub enum FetchError {
 }
 
 /// How a fetch goes: its limits, whether its name may resolve into the person's own network (a
-/// rule names this URL or host and allows it), and who reads what it brings back.
+/// rule names this URL or host and allows it), who reads what it brings back, and who judges a
+/// redirect before it is followed.
 #[derive(Debug, Clone, Copy)]
 pub struct Fetch<'a> {
     pub limits: Limits,
     pub private_ok: bool,
     pub reader: &'a Reader,
+    /// The permission rules' word on each redirect (`Judge::redirect`); without one, a redirect
+    /// is followed on the same site (scheme, host and port) only.
+    pub redirects: Option<&'a RedirectJudge>,
 }
+
+/// Judges a redirect from the first URL to the second before it is followed: `Err` says why it
+/// is not. Every redirect is a new fetch: the rules judge it as they judged the first.
+#[derive(Clone)]
+pub struct RedirectJudge(pub Arc<dyn Fn(&str, &str) -> Result<(), String> + Send + Sync>);
+
+impl std::fmt::Debug for RedirectJudge {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RedirectJudge")
+    }
+}
+
+/// Why the last redirect was not followed, from the policy (which can only stop) to the reading
+/// of the answer (which says so).
+type NotFollowed = Arc<Mutex<Option<String>>>;
 
 /// Fetches `url` as `how` says.
 pub async fn fetch(url: &str, how: Fetch<'_>, cancel: &CancellationToken) -> Result<Fetched, FetchError> {
-    let Fetch { limits, private_ok, reader } = how;
+    let Fetch { limits, private_ok, reader, redirects } = how;
     let target = lembas_permissions::network::parse(url).map_err(FetchError::Refused)?;
     if !private_ok && let Some(reason) = target.private() {
         return Err(FetchError::Refused(reason));
     }
     let url = target.url;
-    let client = client(&url, limits, private_ok)
+    let not_followed = NotFollowed::default();
+    let client = client(limits, private_ok, redirects.cloned(), not_followed.clone())
         .map_err(|e| FetchError::Unreachable { url: url.to_string(), reason: e.to_string() })?;
     let work = async {
         let response = client
@@ -77,7 +98,8 @@ pub async fn fetch(url: &str, how: Fetch<'_>, cancel: &CancellationToken) -> Res
             .send()
             .await
             .map_err(|e| failed(&url, limits, e))?;
-        read(response, &url, limits, reader).await
+        let why = not_followed.lock().ok().and_then(|mut w| w.take());
+        read(response, &url, limits, reader, why).await
     };
     tokio::select! {
         done = work => done,
@@ -89,32 +111,55 @@ pub async fn fetch(url: &str, how: Fetch<'_>, cancel: &CancellationToken) -> Res
 const ACCEPT: &str =
     "text/markdown, text/html;q=0.9, text/plain;q=0.8, application/json;q=0.8, application/pdf;q=0.7, */*;q=0.1";
 
-fn client(url: &Url, limits: Limits, private_ok: bool) -> reqwest::Result<reqwest::Client> {
-    let start = url.clone();
+fn client(
+    limits: Limits,
+    private_ok: bool,
+    judge: Option<RedirectJudge>,
+    not_followed: NotFollowed,
+) -> reqwest::Result<reqwest::Client> {
     let max = limits.max_redirects;
     reqwest::Client::builder()
         .user_agent(crate::user_agent())
         .timeout(limits.timeout)
         .connect_timeout(limits.timeout.min(std::time::Duration::from_secs(10)))
         .dns_resolver(Arc::new(guard::Guarded { private_ok }))
-        .redirect(Policy::custom(move |attempt| follow(attempt, &start, max)))
+        .redirect(Policy::custom(move |attempt| follow(attempt, max, judge.as_ref(), &not_followed)))
         .build()
 }
 
-/// A redirect is followed on the same site (`www.` aside) and never from https to http; to
-/// anywhere else the fetch stops and says where it was sent.
-fn follow(attempt: Attempt<'_>, start: &Url, max: usize) -> reqwest::redirect::Action {
+/// A redirect is a new fetch: followed only where the judge (or, without one, the same site —
+/// scheme, host and port) allows it; else the fetch stops there and says where it was sent, and
+/// why it did not follow.
+fn follow(
+    attempt: Attempt<'_>,
+    max: usize,
+    judge: Option<&RedirectJudge>,
+    not_followed: &NotFollowed,
+) -> reqwest::redirect::Action {
     if attempt.previous().len() > max {
         return attempt.error(FetchError::TooManyRedirects(max));
     }
+    let Some(from) = attempt.previous().last() else { return attempt.stop() };
     let to = attempt.url();
-    let site = |u: &Url| u.host_str().map(|h| h.trim_start_matches("www.").to_ascii_lowercase());
-    let downgrade = start.scheme() == "https" && to.scheme() == "http";
-    if site(to) == site(start) && to.port_or_known_default().is_some() && !downgrade {
-        attempt.follow()
-    } else {
-        attempt.stop()
+    let verdict = match judge {
+        Some(judge) => (judge.0)(from.as_str(), to.as_str()),
+        None => same_site(from, to),
+    };
+    match verdict {
+        Ok(()) => attempt.follow(),
+        Err(why) => {
+            if let Ok(mut slot) = not_followed.lock() {
+                *slot = Some(why);
+            }
+            attempt.stop()
+        }
     }
+}
+
+/// The same site: the same scheme, host and port.
+fn same_site(from: &Url, to: &Url) -> Result<(), String> {
+    let site = |u: &Url| (u.scheme().to_owned(), u.host_str().map(str::to_ascii_lowercase), u.port_or_known_default());
+    if site(from) == site(to) { Ok(()) } else { Err("it leads to another site".to_owned()) }
 }
 
 fn failed(url: &Url, limits: Limits, e: reqwest::Error) -> FetchError {
@@ -139,6 +184,7 @@ async fn read(
     asked: &Url,
     limits: Limits,
     reader: &Reader,
+    not_followed: Option<String>,
 ) -> Result<Fetched, FetchError> {
     let status = response.status();
     let url = response.url().clone();
@@ -149,7 +195,12 @@ async fn read(
             .and_then(|l| l.to_str().ok())
             .and_then(|l| url.join(l).ok());
         return match to {
-            Some(to) => Ok(Fetched::Redirected { from: url.to_string(), to: to.to_string(), status: status.as_u16() }),
+            Some(to) => Ok(Fetched::Redirected {
+                from: url.to_string(),
+                to: to.to_string(),
+                status: status.as_u16(),
+                why: not_followed.unwrap_or_else(|| "it leads to another site".to_owned()),
+            }),
             None => Err(FetchError::Status { url: url.to_string(), status: status.to_string(), body: String::new() }),
         };
     }
@@ -201,9 +252,9 @@ impl Fetched {
     /// What the model reads of it.
     pub fn to_text(&self) -> String {
         match self {
-            Fetched::Redirected { from, to, status } => {
-                format!("{from} redirected ({status}) to another site: {to}\nNot followed. To read it, fetch that URL.")
-            }
+            Fetched::Redirected { from, to, status, why } => format!(
+                "{from} redirected ({status}) to {to}\nNot followed: {why}. To read it, fetch that URL (it is judged as a fetch of its own)."
+            ),
             Fetched::Page { url, content_type, bytes, cut, converted } => {
                 let mut head = String::new();
                 if let Some(title) = &converted.title {

@@ -17,7 +17,7 @@ use std::time::Duration;
 
 pub use convert::NotText;
 pub use convert::{Converted, convert};
-pub use fetch::{Fetch, FetchError, Fetched, fetch};
+pub use fetch::{Fetch, FetchError, Fetched, RedirectJudge, fetch};
 pub use reader::Reader;
 pub use search::{SearchError, SearchHit, SearchProvider, search};
 

@@ -71,7 +71,11 @@ fn beside(exe: &Path) -> PathBuf {
 
 /// What `lembas-reader` answers for `body`, within [`READ_TIME`].
 async fn run(program: &Path, content_type: &str, body: Vec<u8>) -> Result<Converted, NotText> {
-    let mut child = tokio::process::Command::new(program)
+    let mut command = tokio::process::Command::new(program);
+    for name in lembas_sys::child_env::secrets_present() {
+        command.env_remove(name);
+    }
+    let mut child = command
         .arg(content_type)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -66,12 +66,13 @@ impl SearchProvider {
         let url = url.or(default_url).ok_or_else(|| format!("web search provider {name} needs a `url`"))?;
         let url = Url::parse(url).map_err(|e| format!("web search url {url:?}: {e}"))?;
         let key = match key_env.or(default_env) {
-            Some(var) => Some(
+            Some(var) => Some({
+                lembas_sys::child_env::keep_secret(var);
                 std::env::var(var)
                     .ok()
                     .filter(|k| !k.trim().is_empty())
-                    .ok_or_else(|| format!("web search provider {name} needs its key in ${var}"))?,
-            ),
+                    .ok_or_else(|| format!("web search provider {name} needs its key in ${var}"))?
+            }),
             None => None,
         };
         Ok(SearchProvider { api, url, key })

@@ -13,7 +13,7 @@ const READER: Reader = Reader::Inline(lembas_web::convert);
 
 /// A fetch with the default limits that may reach this computer (`private_ok`) or not.
 fn how(private_ok: bool) -> Fetch<'static> {
-    Fetch { limits: Limits::default(), private_ok, reader: &READER }
+    Fetch { limits: Limits::default(), private_ok, reader: &READER, redirects: None }
 }
 
 async fn got(site: &WebSite, path: &str) -> Result<Fetched, FetchError> {
@@ -74,6 +74,37 @@ async fn redirects_are_followed_on_the_site_only_and_errors_say_what_happened() 
     }
     let closed = fetch("http://127.0.0.1:9/", how(true), &CancellationToken::new()).await;
     assert!(matches!(closed, Err(FetchError::Unreachable { .. })), "{closed:?}");
+}
+
+#[tokio::test]
+async fn a_redirect_is_judged_as_a_fetch_of_its_own_before_it_is_followed() {
+    let site = WebSite::start().await;
+    // What the rules would say of `http://127.0.0.1:PORT/public/*` allowed and nothing else.
+    let public = site.url("/public/");
+    let judge = lembas_web::RedirectJudge(std::sync::Arc::new(move |_from: &str, to: &str| {
+        if to.starts_with(&public) { Ok(()) } else { Err("no rule allows it".to_owned()) }
+    }));
+    let judged = Fetch { redirects: Some(&judge), ..how(true) };
+    let go = |to: &str| site.url(&format!("/public/../go?to={to}"));
+    // `/public/../go` is `/go` once read as a URL; the judge sees that, not the text.
+    for to in [site.url("/private/key.txt"), "/private/key.txt".to_owned(), "/public/../private/key.txt".to_owned()] {
+        match fetch(&go(&to), judged, &CancellationToken::new()).await {
+            Ok(Fetched::Redirected { why, .. }) => assert_eq!(why, "no rule allows it"),
+            other => panic!("followed to {to}: {other:?}"),
+        }
+    }
+    // Without a judge, the same site is the same scheme, host and port.
+    let other_port = format!("http://127.0.0.1:{}/private/key.txt", site.port() + 1);
+    for to in [other_port, site.by_name("/private/key.txt")] {
+        match fetch(&go(&to), how(true), &CancellationToken::new()).await {
+            Ok(fetched @ Fetched::Redirected { .. }) => {
+                assert!(fetched.to_text().contains("another site") && !fetched.to_text().contains("PRIVATE"))
+            }
+            other => panic!("followed to {to}: {other:?}"),
+        }
+    }
+    let same = page(fetch(&go("/private/key.txt"), how(true), &CancellationToken::new()).await);
+    assert!(same.contains("PRIVATE-KEY-MATERIAL"), "a same-site redirect still follows without a judge: {same}");
 }
 
 #[tokio::test]

@@ -19,7 +19,10 @@ pub fn knowledge(home: &Home, config: &Config, login: Option<&Login>) -> Knowled
         (Some(url), _) => Some(Embedder {
             url: url.clone(),
             model,
-            key: settings.key_env.as_deref().and_then(|name| std::env::var(name).ok()),
+            key: settings.key_env.as_deref().and_then(|name| {
+                lembas_sys::child_env::keep_secret(name);
+                std::env::var(name).ok()
+            }),
         }),
         (None, Some(login)) => Some(Embedder { url: login.base_url.clone(), model, key: login.secret.clone() }),
         (None, None) => None,

@@ -67,7 +67,7 @@ fn edit(notes: &Notes, name: &str, scope: Scope) -> Result<(), Failure> {
     std::fs::write(&draft, existing.as_deref().unwrap_or("")).map_err(|e| failed(e.to_string()))?;
     let editor = std::env::var("VISUAL").or_else(|_| std::env::var("EDITOR")).unwrap_or_else(|_| "vi".into());
     // The editor may be a command with options (`code --wait`): run through the shell.
-    let status = std::process::Command::new("sh")
+    let status = lembas_sys::child_env::scrub_std(&mut std::process::Command::new("sh"))
         .arg("-c")
         .arg(format!("{editor} \"$1\""))
         .arg("lembas-notes")

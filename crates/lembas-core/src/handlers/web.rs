@@ -15,6 +15,8 @@ pub(crate) struct WebCall {
     /// A rule names this call's URL or host and allows it (or had it asked, and the person
     /// said yes), so its name may resolve into the person's own network.
     pub private_ok: bool,
+    /// The session's rules on a redirect, judged as a fetch of its own before it is followed.
+    pub redirects: Option<lembas_web::RedirectJudge>,
 }
 
 /// How many results a search gives when the call does not say.
@@ -26,7 +28,12 @@ pub(super) fn web_fetch<'a>(tools: &'a CallTools, call: &'a Call) -> BoxFuture<'
             return ToolOutput::Error("`url` is required: the full http:// or https:// URL.".to_owned());
         };
         let web = &tools.web;
-        let how = lembas_web::Fetch { limits: web.setup.limits, private_ok: web.private_ok, reader: &web.setup.reader };
+        let how = lembas_web::Fetch {
+            limits: web.setup.limits,
+            private_ok: web.private_ok,
+            reader: &web.setup.reader,
+            redirects: web.redirects.as_ref(),
+        };
         match lembas_web::fetch(url, how, &call.cancel).await {
             Ok(fetched) => ToolOutput::Text(fetched.to_text()),
             Err(e) => ToolOutput::Error(e.to_string()),
