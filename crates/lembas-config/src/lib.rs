@@ -43,7 +43,6 @@ impl StoreError {
 /// Writes `bytes` to `path` atomically (a temporary file beside it, then a rename), with
 /// `mode` on Unix, making the folder when needed.
 pub fn write_atomic(path: &std::path::Path, bytes: &[u8], mode: u32) -> Result<(), StoreError> {
-    use std::io::Write;
     let dir = path
         .parent()
         .ok_or_else(|| StoreError::Invalid { path: path.display().to_string(), reason: "no folder".into() })?;
@@ -55,18 +54,7 @@ pub fn write_atomic(path: &std::path::Path, bytes: &[u8], mode: u32) -> Result<(
         folder.mode(0o700);
     }
     folder.create(dir).map_err(|e| StoreError::io(dir, e))?;
-    let tmp =
-        dir.join(format!(".{}.tmp{}", path.file_name().unwrap_or_default().to_string_lossy(), std::process::id()));
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(mode);
-    }
-    #[cfg(not(unix))]
-    let _ = mode;
-    let mut file = options.open(&tmp).map_err(|e| StoreError::io(&tmp, e))?;
-    file.write_all(bytes).and_then(|()| file.sync_all()).map_err(|e| StoreError::io(&tmp, e))?;
-    std::fs::rename(&tmp, path).map_err(|e| StoreError::io(path, e))
+    // Through a temporary file made exclusively under a name nobody can guess: a link planted
+    // beside it is never written through (`lembas_sys::write_whole`).
+    lembas_sys::write_whole_with_mode(path, bytes, mode).map_err(|e| StoreError::io(path, e))
 }

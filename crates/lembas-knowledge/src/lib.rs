@@ -116,9 +116,8 @@ impl Knowledge {
     fn save_bases(&self, bases: &BTreeMap<String, Vec<PathBuf>>) -> Result<(), KbError> {
         let io = |e: std::io::Error| KbError::Io(self.dir.display().to_string(), e.to_string());
         std::fs::create_dir_all(&self.dir).map_err(io)?;
-        let beside = self.dir.join(format!(".bases.json.{}", std::process::id()));
-        std::fs::write(&beside, serde_json::to_string_pretty(bases).expect("bases serialize")).map_err(io)?;
-        std::fs::rename(&beside, self.bases_file()).map_err(io)
+        let text = serde_json::to_string_pretty(bases).expect("bases serialize");
+        lembas_sys::write_whole(&self.bases_file(), text.as_bytes()).map_err(io)
     }
 
     fn open(&self) -> Result<(rusqlite::Connection, bool), KbError> {

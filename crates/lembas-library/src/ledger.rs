@@ -3,7 +3,6 @@
 //! heading, then its fields as `- key: value` lines, then free text. What lembas does not
 //! recognise — a preamble, an entry written by hand without fields — is kept as it was.
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 /// One entry: its number, title, fields in order, and the text under them.
@@ -203,15 +202,9 @@ impl LedgerFile {
         lock.lock().map_err(shown)?;
         let mut ledger = self.read()?;
         let answer = change(&mut ledger)?;
-        let name = self.path.file_name().and_then(|n| n.to_str()).unwrap_or("ledger");
-        let beside = folder.join(format!(".{name}.{}.tmp", std::process::id()));
-        let written = std::fs::File::create(&beside)
-            .and_then(|mut f| f.write_all(ledger.render().as_bytes()).and_then(|()| f.sync_all()))
-            .and_then(|()| std::fs::rename(&beside, &self.path));
-        if let Err(e) = written {
-            let _ = std::fs::remove_file(&beside);
-            return Err(format!("{}: {e}", self.path.display()));
-        }
+        // Never through a link planted under the name a temporary file would take.
+        lembas_sys::write_whole(&self.path, ledger.render().as_bytes())
+            .map_err(|e| format!("{}: {e}", self.path.display()))?;
         Ok(answer)
     }
 }

@@ -245,12 +245,7 @@ fn write_whole(path: &Path, text: &str) -> std::io::Result<()> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
     }
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("note");
-    let beside = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
-    std::fs::write(&beside, text)?;
-    std::fs::rename(&beside, path).inspect_err(|_| {
-        let _ = std::fs::remove_file(&beside);
-    })
+    lembas_sys::write_whole(path, text.as_bytes())
 }
 
 #[cfg(test)]

@@ -117,9 +117,8 @@ impl Store {
     pub fn keep(&self, session: &str, turn: i64, which: &str, tree: &str) -> Result<(), SnapshotError> {
         let folder = self.git.git_dir.join("refs/lembas").join(safe(session)).join(turn.to_string());
         std::fs::create_dir_all(&folder).map_err(|e| SnapshotError::Io(folder.clone(), e))?;
-        let (file, partial) = (folder.join(which), folder.join(format!("{which}.lock")));
-        std::fs::write(&partial, format!("{tree}\n")).map_err(|e| SnapshotError::Io(partial.clone(), e))?;
-        std::fs::rename(&partial, &file).map_err(|e| SnapshotError::Io(file, e))
+        let file = folder.join(which);
+        lembas_sys::write_whole(&file, format!("{tree}\n").as_bytes()).map_err(|e| SnapshotError::Io(file, e))
     }
 
     /// `session`'s turns with snapshots, oldest first.

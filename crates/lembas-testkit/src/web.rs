@@ -73,12 +73,9 @@ impl WebSite {
             .route("/redirect", get(|| async { redirect("/page.html") }))
             .route("/loop", get(|| async { redirect("/loop") }))
             // A redirect to wherever `to` says: what a hostile page sends a fetch to.
-            .route(
-                "/go",
-                get(|Query(q): Query<std::collections::HashMap<String, String>>| async move {
-                    redirect(q.get("to").map_or("/", String::as_str))
-                }),
-            )
+            .route("/go", get(go))
+            .route("/public/go", get(go))
+            .route("/public/page.html", get(|| async { ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], PAGE) }))
             .route("/private/key.txt", get(|| async { "PRIVATE-KEY-MATERIAL" }))
             .route(
                 "/elsewhere",
@@ -122,6 +119,10 @@ impl WebSite {
     pub fn searches(&self) -> Vec<Value> {
         self.searches.lock().expect("the searches").clone()
     }
+}
+
+async fn go(Query(q): Query<std::collections::HashMap<String, String>>) -> Response {
+    redirect(q.get("to").map_or("/", String::as_str))
 }
 
 fn redirect(to: &str) -> Response {

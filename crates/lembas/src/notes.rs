@@ -63,19 +63,21 @@ pub fn notes(action: Option<NotesAction>, json: bool) -> Result<u8, Failure> {
 fn edit(notes: &Notes, name: &str, scope: Scope) -> Result<(), Failure> {
     let failed = |e: String| Failure::new(exit::FAILED, e);
     let existing = notes.read(name, Some(scope)).map(|(_, text)| text).ok();
-    let draft = tempfile_path(name);
-    std::fs::write(&draft, existing.as_deref().unwrap_or("")).map_err(|e| failed(e.to_string()))?;
+    // Made exclusively under a name nobody can guess: a link planted in the temporary folder
+    // is never written through. Removed when it drops.
+    let draft = draft_file(name).map_err(|e| failed(format!("a draft could not be made: {e}")))?;
+    std::fs::write(draft.path(), existing.as_deref().unwrap_or("")).map_err(|e| failed(e.to_string()))?;
     let editor = std::env::var("VISUAL").or_else(|_| std::env::var("EDITOR")).unwrap_or_else(|_| "vi".into());
     // The editor may be a command with options (`code --wait`): run through the shell.
     let status = lembas_sys::child_env::scrub_std(&mut std::process::Command::new("sh"))
         .arg("-c")
         .arg(format!("{editor} \"$1\""))
         .arg("lembas-notes")
-        .arg(&draft)
+        .arg(draft.path())
         .status()
         .map_err(|e| failed(format!("could not start {editor}: {e}")))?;
-    let text = std::fs::read_to_string(&draft).map_err(|e| failed(e.to_string()));
-    let _ = std::fs::remove_file(&draft);
+    let text = std::fs::read_to_string(draft.path()).map_err(|e| failed(e.to_string()));
+    drop(draft);
     if !status.success() {
         return Err(failed(format!("{editor} ended with {status}: the note was left as it was")));
     }
@@ -89,9 +91,9 @@ fn edit(notes: &Notes, name: &str, scope: Scope) -> Result<(), Failure> {
     Ok(())
 }
 
-/// Where a note is edited: a file of its name in the temporary folder, so the editor shows
-/// Markdown.
-fn tempfile_path(name: &str) -> std::path::PathBuf {
+/// Where a note is edited: a new file named after it in the temporary folder, so the editor
+/// shows Markdown.
+fn draft_file(name: &str) -> std::io::Result<tempfile::NamedTempFile> {
     let safe: String = name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '-' }).collect();
-    std::env::temp_dir().join(format!("lembas-note-{}-{safe}.md", std::process::id()))
+    tempfile::Builder::new().prefix(&format!("lembas-note-{safe}-")).suffix(".md").tempfile()
 }

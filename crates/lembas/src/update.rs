@@ -176,11 +176,8 @@ pub fn check_in_background(home: &lembas_config::Home, settings: &lembas_config:
             let _ = std::fs::create_dir_all(folder);
         }
         // Whole or not at all: a start reading it meanwhile finds the old one or the new.
-        let partial = file.with_extension(format!("json.{}", std::process::id()));
-        if let Ok(bytes) = serde_json::to_vec(&checked)
-            && std::fs::write(&partial, bytes).is_ok()
-        {
-            let _ = std::fs::rename(&partial, &file);
+        if let Ok(bytes) = serde_json::to_vec(&checked) {
+            let _ = lembas_sys::write_whole(&file, &bytes);
         }
     });
 }
