@@ -238,3 +238,24 @@ async fn lembas_own_git_on_a_worktree_runs_nothing_the_repository_names() {
     assert_eq!(git(project, &["show", &format!("{branch}:lib.txt")]), "a + b");
     assert_eq!(git(project, &["log", "-1", "--format=%s", branch]), "lembas subagent: plus");
 }
+
+#[tokio::test]
+async fn written_whole_files_never_follow_links_planted_under_their_temporary_names() {
+    let env = Env::new();
+    let outside = env.project.parent().unwrap().join("outside.txt");
+    std::fs::write(&outside, "untouched").unwrap();
+    let lembas = env.project.join(".lembas");
+    std::fs::create_dir_all(&lembas).unwrap();
+    // The names an earlier lembas would have given its temporary file, for the process ids
+    // that come next (ids are handed out in order).
+    let me = std::process::id();
+    for pid in me..me + 3000 {
+        std::os::unix::fs::symlink(&outside, lembas.join(format!(".tasks.md.{pid}.tmp"))).unwrap();
+    }
+    let out = env.run(&["tasks", "add", "Fix the login redirect"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "untouched");
+    let tasks = std::fs::read_to_string(lembas.join("tasks.md")).unwrap();
+    assert!(tasks.contains("Fix the login redirect"), "{tasks}");
+    assert!(std::fs::symlink_metadata(lembas.join("tasks.md")).unwrap().is_file());
+}
