@@ -42,20 +42,45 @@ pub(crate) struct Indexer<'a> {
     counting: Option<crate::tokens::ModelTokens>,
 }
 
+/// Why a place is not indexed: what the person's credentials and lembas' own files are.
+pub const KEPT_OUT: &str = "credentials or lembas' own files: never indexed";
+
 impl<'a> Indexer<'a> {
     pub fn new(db: &'a mut Connection, base: &'a str, embedder: Option<&'a Embedder>) -> Indexer<'a> {
         Indexer { db, base, embedder, report: IndexReport::default(), pending: Vec::new(), down: None, counting: None }
     }
 
     /// Indexes every file under `roots`, and takes out what is no longer there.
-    pub async fn run(mut self, roots: &[PathBuf]) -> Result<IndexReport, KbError> {
+    pub async fn run(
+        mut self,
+        roots: &[PathBuf],
+        kept_out: std::sync::Arc<Vec<PathBuf>>,
+    ) -> Result<IndexReport, KbError> {
         if let Some(embedder) = self.embedder {
             self.counting = embedder.tokenizer().await;
             self.report.counted_by_model = self.counting.is_some();
         }
         let mut seen = std::collections::HashSet::new();
+        // What the walk left out for being, or holding, credentials or lembas' own files.
+        let left_out: std::sync::Arc<std::sync::Mutex<Vec<String>>> = std::sync::Arc::default();
         for root in roots {
-            let walk = ignore::WalkBuilder::new(root).hidden(true).follow_links(false).require_git(false).build();
+            let (kept, left) = (kept_out.clone(), left_out.clone());
+            let walk = ignore::WalkBuilder::new(root)
+                .hidden(true)
+                .follow_links(false)
+                .require_git(false)
+                .filter_entry(move |entry| {
+                    let out = kept.iter().any(|place| entry.path().starts_with(place));
+                    if out && let Ok(mut left) = left.lock() {
+                        left.push(entry.path().display().to_string());
+                    }
+                    !out
+                })
+                .build();
+            if kept_out.iter().any(|place| root.starts_with(place)) {
+                left_out.lock().expect("left out").push(root.display().to_string());
+                continue;
+            }
             for entry in walk.flatten() {
                 if !entry.file_type().is_some_and(|t| t.is_file()) {
                     continue;
@@ -66,6 +91,9 @@ impl<'a> Indexer<'a> {
             }
         }
         self.flush().await?;
+        for path in std::mem::take(&mut *left_out.lock().expect("left out")) {
+            self.report.skipped.push((path, KEPT_OUT.to_owned()));
+        }
         for gone in index::files_of(self.db, self.base)? {
             if !seen.contains(&gone) {
                 index::drop_file(self.db, self.base, Some(&gone))?;

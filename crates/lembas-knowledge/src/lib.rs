@@ -86,12 +86,36 @@ pub struct Knowledge {
     pub embedder: Option<Embedder>,
     /// The index's whole-file check has run (once: a search must not read every page).
     checked: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    /// Places never indexed nor read, whatever folder the person names: the person's
+    /// credentials and lembas' own folders ([`Knowledge::keeping_out`]), on their real paths.
+    kept_out: std::sync::Arc<Vec<PathBuf>>,
 }
 
 impl Knowledge {
     /// The bases kept in `dir` (lembas' data folder's `knowledge/`), embedded with `embedder`.
     pub fn new(dir: PathBuf, embedder: Option<Embedder>) -> Knowledge {
-        Knowledge { dir, embedder, checked: std::sync::Arc::default() }
+        Knowledge { dir, embedder, checked: std::sync::Arc::default(), kept_out: std::sync::Arc::default() }
+    }
+
+    /// Never indexes nor reads anything in `places` (the person's credentials, lembas' own
+    /// configuration and data): a base of a folder that holds one leaves it out, and says so.
+    pub fn keeping_out(mut self, places: impl IntoIterator<Item = PathBuf>) -> Knowledge {
+        let mut kept = Vec::new();
+        for place in places {
+            if let Ok(real) = std::fs::canonicalize(&place)
+                && real != place
+            {
+                kept.push(real);
+            }
+            kept.push(place);
+        }
+        self.kept_out = std::sync::Arc::new(kept);
+        self
+    }
+
+    /// Whether `path` (real) is, or is in, a place kept out.
+    fn is_kept_out(&self, path: &Path) -> bool {
+        self.kept_out.iter().any(|place| path.starts_with(place))
     }
 
     fn bases_file(&self) -> PathBuf {
@@ -163,7 +187,8 @@ impl Knowledge {
         let bases = self.bases()?;
         let roots = bases.get(name).ok_or_else(|| KbError::Refused(format!("There is no knowledge base {name:?}.")))?;
         let (mut db, rebuilt) = self.open()?;
-        let mut report = indexer::Indexer::new(&mut db, name, self.embedder.as_ref()).run(roots).await?;
+        let mut report =
+            indexer::Indexer::new(&mut db, name, self.embedder.as_ref()).run(roots, self.kept_out.clone()).await?;
         report.rebuilt = rebuilt;
         Ok(report)
     }
@@ -216,8 +241,18 @@ impl Knowledge {
         if index::file_hash(&db, base, path)?.is_none() {
             return Err(KbError::Refused(format!("{path} is not in the knowledge base {base:?}.")));
         }
-        let text = std::fs::read_to_string(Path::new(path))
-            .map_err(|e| KbError::Io(path.to_owned(), format!("{e} (lembas kb reindex {base} takes it out)")))?;
+        // Read on its real path, and only where it was indexed: a file since replaced by a link
+        // (to a key, say) is not read through — lembas reads it itself, outside any sandbox.
+        let gone = |e: String| KbError::Io(path.to_owned(), format!("{e} (lembas kb reindex {base} takes it out)"));
+        let real = std::fs::canonicalize(path).map_err(|e| gone(e.to_string()))?;
+        let roots = self.bases()?.remove(base).unwrap_or_default();
+        if real != Path::new(path) || self.is_kept_out(&real) || !roots.iter().any(|r| real.starts_with(r)) {
+            return Err(KbError::Refused(format!(
+                "{path} is no longer the file that was indexed (it leads to {}): not read.",
+                real.display()
+            )));
+        }
+        let text = std::fs::read_to_string(&real).map_err(|e| gone(e.to_string()))?;
         let from = from.unwrap_or(1).max(1);
         let lines: Vec<&str> = text.lines().collect();
         let to = to.unwrap_or(lines.len()).min(lines.len()).min(from + 1999);

@@ -27,7 +27,16 @@ pub fn knowledge(home: &Home, config: &Config, login: Option<&Login>) -> Knowled
         (None, Some(login)) => Some(Embedder { url: login.base_url.clone(), model, key: login.secret.clone() }),
         (None, None) => None,
     });
-    Knowledge::new(home.data.join("knowledge"), embedder)
+    Knowledge::new(home.data.join("knowledge"), embedder).keeping_out(never_indexed(home))
+}
+
+/// What no knowledge base indexes or reads, whatever folder the person names: the credentials
+/// the sandbox hides (`protected.home`) and lembas' own configuration, data and state folders
+/// (the login's key among them).
+fn never_indexed(home: &Home) -> Vec<std::path::PathBuf> {
+    let credentials = home.user_home.as_deref().map(lembas_permissions::credentials).unwrap_or_default();
+    let own = [home.config.clone(), home.data.clone(), home.state.clone()];
+    credentials.into_iter().map(|(place, _)| place).chain(own).collect()
 }
 
 /// The bases `names` names, each one the person added (`lembas run --kb`); an unknown one is a

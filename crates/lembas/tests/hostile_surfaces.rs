@@ -259,3 +259,57 @@ async fn written_whole_files_never_follow_links_planted_under_their_temporary_na
     assert!(tasks.contains("Fix the login redirect"), "{tasks}");
     assert!(std::fs::symlink_metadata(lembas.join("tasks.md")).unwrap().is_file());
 }
+
+#[tokio::test]
+async fn knowledge_bases_never_hold_credentials_nor_read_through_a_link() {
+    let server = FakeServer::start(vec![Scripted::text("none yet")]).await;
+    let env = Env::new();
+    env.login(&server).await;
+    // The person's home holds keys, a cloud login, lembas' own folders and plain settings.
+    let home = env.project.parent().unwrap().to_path_buf();
+    let write = |rel: &str, text: &str| {
+        let path = home.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    write(".ssh/id_rsa", "BEGIN OPENSSH PRIVATE KEY sshkeybody\n");
+    write(".config/gcloud/credentials.db", "gcloudtoken refresh\n");
+    write(".config/tool/settings.txt", "plain settings words\n");
+    write("notes/a.md", "harmless words about baking\n");
+    let kb = |args: &[&str]| {
+        let mut cmd = env.cmd(&[&["kb"], args].concat());
+        cmd.env("HOME", &home);
+        cmd
+    };
+    let path = |rel: &str| home.join(rel).to_string_lossy().into_owned();
+    for (name, folder) in
+        [("keys", path(".ssh")), ("cfg", path(".config")), ("own", path("home")), ("docs", path("notes"))]
+    {
+        let out = kb(&["add", name, &folder]).output().await.unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        if name != "docs" {
+            assert!(common::stdout(&out).contains("never indexed"), "{name}: {}", common::stdout(&out));
+        }
+    }
+    for secret in ["sshkeybody", "gcloudtoken", "lmb", "base_url"] {
+        let found = common::stdout(&kb(&["search", secret]).output().await.unwrap());
+        assert!(!found.contains(secret), "{secret} was indexed: {found}");
+    }
+    let found = common::stdout(&kb(&["search", "plain", "settings"]).output().await.unwrap());
+    assert!(found.contains("settings.txt"), "a plain folder is still indexed: {found}");
+
+    // An indexed file replaced by a link to a key is not read through.
+    let indexed = std::fs::canonicalize(home.join("notes/a.md")).unwrap();
+    std::fs::remove_file(&indexed).unwrap();
+    std::os::unix::fs::symlink(home.join(".ssh/id_rsa"), &indexed).unwrap();
+    let server = FakeServer::start(vec![
+        Scripted::tool_call("knowledge_get", json!({"base": "docs", "path": indexed.to_string_lossy()})),
+        Scripted::text("Read."),
+    ])
+    .await;
+    env.login(&server).await;
+    let out = env.cmd(&["run", "--mode", "auto", "read the note"]).env("HOME", &home).output().await.unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let said = last_result(server.chat_requests().last().unwrap());
+    assert!(!said.contains("sshkeybody") && said.contains("not read"), "{said}");
+}
