@@ -84,6 +84,8 @@ pub struct HookEntry {
 pub struct Hook {
     pub event: HookEvent,
     matcher: Option<regex::Regex>,
+    /// The matcher as written, for what the person is told.
+    matcher_text: Option<String>,
     pub command: String,
     pub timeout: Duration,
     /// Where it was configured, for what the person is told of it.
@@ -91,6 +93,19 @@ pub struct Hook {
 }
 
 impl Hook {
+    /// When it runs, in words: "before every Bash, Write call", "on every prompt".
+    pub fn when(&self) -> String {
+        let tools = self.matcher_text.as_deref().map_or("every tool".to_owned(), |m| format!("every {m}"));
+        match self.event {
+            HookEvent::PreToolUse => format!("before {tools} call"),
+            HookEvent::PostToolUse => format!("after {tools} call"),
+            HookEvent::UserPromptSubmit => "on every prompt".to_owned(),
+            HookEvent::Stop => "when a turn ends".to_owned(),
+            HookEvent::SessionStart => "when a session starts".to_owned(),
+            HookEvent::Notification => "on every notification".to_owned(),
+        }
+    }
+
     /// Whether it runs for a call of `tool` (a hook of no tool event runs always).
     pub fn matches(&self, tool: Option<&str>) -> bool {
         match (&self.matcher, tool) {
@@ -171,6 +186,11 @@ impl Hooks {
     pub fn is_empty(&self) -> bool {
         self.hooks.is_empty()
     }
+
+    /// Every hook, in the order configured.
+    pub fn iter(&self) -> impl Iterator<Item = &Hook> {
+        self.hooks.iter()
+    }
 }
 
 fn hook(
@@ -180,6 +200,7 @@ fn hook(
     timeout: Option<u64>,
     source: &str,
 ) -> Result<Hook, String> {
+    let matcher_written = matcher.unwrap_or_default();
     let matcher = match matcher.map(str::trim).filter(|m| !m.is_empty() && *m != "*") {
         // Matched whole, as Claude Code matches a tool's name.
         Some(pattern) => Some(regex::Regex::new(&format!("^(?:{pattern})$")).map_err(|e| {
@@ -189,11 +210,16 @@ fn hook(
     };
     Ok(Hook {
         event,
+        matcher_text: matcher.as_ref().map(|_| matcher_text(matcher_written)),
         matcher,
         command: command.to_owned(),
         timeout: timeout.map_or(DEFAULT_TIMEOUT, Duration::from_secs),
         source: source.to_owned(),
     })
+}
+
+fn matcher_text(written: &str) -> String {
+    written.trim().replace('|', ", ")
 }
 
 fn unknown_event(event: &str, source: &str) -> String {

@@ -27,6 +27,7 @@ mod service;
 mod sessions;
 mod setup;
 mod share;
+mod trusting;
 mod tui;
 mod undo;
 mod uninstall;
@@ -153,5 +154,10 @@ fn trust(path: Option<std::path::PathBuf>, revoke: bool) -> Result<u8, Failure> 
     trust.set(&root, !revoke);
     trust.save(&home).map_err(|e| Failure::new(exit::FAILED, e.to_string()))?;
     out!("{} {}.", if revoke { "No longer trusting" } else { "Trusting" }, root.display());
+    if !revoke {
+        for line in crate::trusting::turns_on(&root) {
+            out!("  - {line}");
+        }
+    }
     Ok(exit::OK)
 }

@@ -18,10 +18,8 @@ fn ask_trust(home: &lembas_config::Home, root: &std::path::Path) -> Result<Strin
     if trust.standing(root) == lembas_config::Standing::Changed {
         println!("This project's own rules, MCP servers, commands or skills changed since you trusted it.");
     }
-    print!(
-        "lembas is about to work in {}.\nTrust this project? Its own permission rules (.lembas/permissions.json) and MCP servers (.mcp.json) will count. [y/n] ",
-        root.display()
-    );
+    // What trusting turns on, named from what this project holds.
+    print!("{}", crate::trusting::question(root));
     let _ = std::io::stdout().flush();
     // One key answers it, as the cards do.
     let (yes, typed) = lembas_tui::yes_or_no().map_err(|e| Failure::new(exit::FAILED, e.to_string()))?;
