@@ -146,6 +146,50 @@ async fn code_the_judge_cannot_read_writes_no_hook_and_no_trust_file_in_any_mode
     }
 }
 
+/// Code that moves `.git` aside, or removes it, and puts a copy of its own making in its place:
+/// the read-only mounts inside the old one would not hold the new one's hooks and configuration.
+fn replaces_the_git_folder() -> Vec<String> {
+    let plant = "os.makedirs('.git/hooks', exist_ok=True); open('.git/config', 'a').write('[core]\\n\\tfsmonitor = touch /tmp/planted\\n')";
+    [
+        "python3 -c \"import os; os.rename('.git', '.git-away')\"".to_owned(),
+        "perl -e 'rename(\".git\", \"git-away\") or die \"$!\\n\"'".to_owned(),
+        "node -e \"require('fs').renameSync('.git', 'away.git')\"".to_owned(),
+        format!("python3 -c \"import os, shutil; shutil.copytree('.git', '/tmp/gitcopy-probe', dirs_exist_ok=True); os.rename('.git', '.git-old'); shutil.copytree('/tmp/gitcopy-probe', '.git'); {plant}\""),
+        format!("python3 -c \"import os, shutil; shutil.rmtree('.git', ignore_errors=True); os.rmdir('.git') if os.path.isdir('.git') else None; os.makedirs('.git'); {plant}\""),
+    ]
+    .into_iter()
+    .map(|line| format!("{line}; echo ran"))
+    .collect()
+}
+
+#[tokio::test]
+async fn the_git_folder_cannot_be_moved_aside_or_replaced_in_any_mode() {
+    use std::os::unix::fs::MetadataExt;
+    if !sandboxed() {
+        return;
+    }
+    let lines = replaces_the_git_folder();
+    for mode in MODES {
+        let mut before = None;
+        let (p, told) = calls(Home::Outside, mode, &lines, |p| {
+            let meta = std::fs::metadata(p.project.join(".git")).unwrap();
+            before = Some((meta.dev(), meta.ino(), std::fs::read_to_string(p.project.join(".git/config")).unwrap()));
+        })
+        .await;
+        let meta = std::fs::metadata(p.project.join(".git")).unwrap();
+        let after = (meta.dev(), meta.ino(), std::fs::read_to_string(p.project.join(".git/config")).unwrap());
+        assert_eq!(after, before.unwrap(), "{mode}: .git was replaced: {told:#?}");
+        for away in [".git-away", "git-away", "away.git", ".git-old"] {
+            assert!(!p.project.join(away).exists(), "{mode}: .git was moved to {away}: {told:#?}");
+        }
+        if mode == "auto" {
+            for (line, said) in lines.iter().zip(&told) {
+                assert!(said.contains("ran"), "`{line}` did not run: {said}");
+            }
+        }
+    }
+}
+
 #[tokio::test]
 async fn the_home_folder_survives_what_auto_mode_runs_wherever_it_lies() {
     if !sandboxed() {

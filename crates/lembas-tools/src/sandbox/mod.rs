@@ -345,7 +345,7 @@ impl SandboxPlaces {
         let mut sealed = seal::project_places(&self.root);
         sealed.extend(self.credentials.iter().map(real));
         let shut: Vec<PathBuf> = self.home.iter().chain(&self.hidden.folders).map(real).collect();
-        seal::seals(&writable, &sealed, &shut)
+        seal::seals(&writable, &sealed, &shut, &seal::git_folders(&self.root))
     }
 }
 

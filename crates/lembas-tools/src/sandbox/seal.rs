@@ -23,7 +23,12 @@ pub struct Seal {
 /// places inside it) read-only where they lie inside a `writable` place, ordered so that a deeper
 /// mount comes after the one it lies in. A place outside every writable one needs no mount:
 /// Landlock already keeps commands from writing it. All paths are real (links followed).
-pub fn seals(writable: &[PathBuf], sealed: &[PathBuf], shut: &[PathBuf]) -> Vec<Seal> {
+///
+/// `pinned` places are bound onto themselves as they are (writable where they are writable):
+/// a mount point cannot be renamed, removed or replaced (`EBUSY`), so a command cannot move the
+/// project's `.git` aside and put a folder of its own making in its place — the read-only
+/// mounts inside it would have gone with the old one.
+pub fn seals(writable: &[PathBuf], sealed: &[PathBuf], shut: &[PathBuf], pinned: &[PathBuf]) -> Vec<Seal> {
     let mut out: Vec<Seal> = Vec::new();
     for place in shut {
         if writable.contains(place) || !writable.iter().any(|w| place.starts_with(w)) {
@@ -35,6 +40,11 @@ pub fn seals(writable: &[PathBuf], sealed: &[PathBuf], shut: &[PathBuf]) -> Vec<
             if !sealed.iter().any(|s| inner.starts_with(s)) {
                 out.push(Seal { path: inner.clone(), writable: true });
             }
+        }
+    }
+    for place in pinned {
+        if writable_at(place, writable, &out) && !sealed.iter().any(|s| place.starts_with(s)) {
+            out.push(Seal { path: place.clone(), writable: true });
         }
     }
     for place in sealed {
@@ -78,9 +88,14 @@ pub fn project_places(root: &Path) -> Vec<PathBuf> {
     let git_dirs: Vec<PathBuf> = match std::fs::symlink_metadata(&dot_git) {
         Ok(meta) if meta.is_dir() => vec![dot_git.clone()],
         Ok(meta) if meta.is_file() => {
-            // A linked worktree: `.git` names its own folder, and that folder the common one.
+            // A linked worktree: `.git` names its own folder, and that folder the common one
+            // (in its `commondir`; its `gitdir` names the worktree back).
             out.push(dot_git.clone());
-            linked_git_dirs(&dot_git, root)
+            let dirs = linked_git_dirs(&dot_git, root);
+            if let Some(own) = dirs.first() {
+                out.extend([own.join("commondir"), own.join("gitdir")]);
+            }
+            dirs
         }
         _ => Vec::new(),
     };
@@ -100,6 +115,19 @@ pub fn project_places(root: &Path) -> Vec<PathBuf> {
     let agent = root.join(".agent");
     out.extend(AGENT_PARTS.iter().map(|f| agent.join(f)));
     out.into_iter().filter(|p| p.exists()).map(|p| std::fs::canonicalize(&p).unwrap_or(p)).collect()
+}
+
+/// The project's git folders, each to be held where it is ([`seals`]'s `pinned`): `.git`, or a
+/// linked worktree's own folder and the repository's common one. What is in them (objects,
+/// refs, the index) stays as writable as it was.
+pub fn git_folders(root: &Path) -> Vec<PathBuf> {
+    let dot_git = root.join(".git");
+    let dirs = match std::fs::symlink_metadata(&dot_git) {
+        Ok(meta) if meta.is_dir() => vec![dot_git],
+        Ok(meta) if meta.is_file() => linked_git_dirs(&dot_git, root),
+        _ => Vec::new(),
+    };
+    dirs.into_iter().filter(|p| p.is_dir()).map(|p| std::fs::canonicalize(&p).unwrap_or(p)).collect()
 }
 
 /// `core.hooksPath` in a git configuration file's text, if it sets one (a path relative to the
@@ -153,7 +181,7 @@ mod tests {
         let writable = [p("/home/ada/app"), p("/tmp")];
         let sealed = [p("/home/ada/app/.git/hooks"), p("/home/ada/app/.mcp.json"), p("/home/ada/.ssh")];
         assert_eq!(
-            seals(&writable, &sealed, &[p("/home/ada")]),
+            seals(&writable, &sealed, &[p("/home/ada")], &[]),
             [seal("/home/ada/app/.mcp.json", false), seal("/home/ada/app/.git/hooks", false)],
             "the home folder outside /tmp needs no mount: Landlock keeps it"
         );
@@ -165,7 +193,7 @@ mod tests {
         let writable = [p("/tmp/h/app"), p("/tmp"), p("/tmp/h/.cargo"), p("/tmp/h/.ssh")];
         let sealed = [p("/tmp/h/app/.git/hooks"), p("/tmp/h/.ssh"), p("/tmp/h/.config/lembas")];
         assert_eq!(
-            seals(&writable, &sealed, &[p(home)]),
+            seals(&writable, &sealed, &[p(home)], &[]),
             [
                 seal("/tmp/h", false),
                 seal("/tmp/h/.cargo", true),
@@ -178,10 +206,27 @@ mod tests {
     }
 
     #[test]
+    fn the_git_folder_is_held_where_it_is_and_stays_writable() {
+        let writable = [p("/home/ada/app")];
+        let sealed = [p("/home/ada/app/.git/hooks"), p("/home/ada/app/.git/config")];
+        assert_eq!(
+            seals(&writable, &sealed, &[p("/home/ada")], &[p("/home/ada/app/.git")]),
+            [
+                seal("/home/ada/app/.git", true),
+                seal("/home/ada/app/.git/config", false),
+                seal("/home/ada/app/.git/hooks", false),
+            ],
+            "held first, writable; its hooks and configuration read-only inside it"
+        );
+        // A git folder outside every writable place cannot be moved anyway: no mount.
+        assert!(seals(&writable, &[], &[], &[p("/srv/repo.git")]).is_empty());
+    }
+
+    #[test]
     fn nothing_to_take_back_means_no_mount() {
-        assert!(seals(&[p("/srv/plans")], &[p("/srv/app/.git/hooks")], &[p("/home/ada")]).is_empty());
+        assert!(seals(&[p("/srv/plans")], &[p("/srv/app/.git/hooks")], &[p("/home/ada")], &[]).is_empty());
         // A home the person made writable themselves stays so.
-        assert!(seals(&[p("/home/ada")], &[], &[p("/home/ada")]).is_empty());
+        assert!(seals(&[p("/home/ada")], &[], &[p("/home/ada")], &[]).is_empty());
     }
 
     #[test]
