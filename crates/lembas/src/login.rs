@@ -35,11 +35,8 @@ pub async fn login(args: LoginArgs) -> Result<u8, Failure> {
                 &found
             }
         };
-        let key = if args.key_stdin {
-            Some(read_secret("API key")?)
-        } else {
-            std::env::var("LEMBAS_API_KEY").ok().filter(|k| !k.is_empty())
-        };
+        let key =
+            if args.key_stdin { Some(read_secret("API key")?) } else { lembas_sys::handed::var("LEMBAS_API_KEY") };
         let json = args.json;
         login_url(url, key, &mut |code| {
             let link = code.verification_uri_complete.as_deref().unwrap_or(&code.verification_uri);
@@ -115,7 +112,7 @@ pub async fn models(refresh: bool, json: bool) -> Result<u8, Failure> {
     let home = setup::home()?;
     let mut login = setup::login(&home)?;
     if refresh {
-        let key = login.secret.clone().or_else(|| std::env::var("LEMBAS_API_KEY").ok());
+        let key = login.secret.clone().or_else(|| lembas_sys::handed::var("LEMBAS_API_KEY"));
         let catalog = lembas_model::catalog::list_models(&login.base_url, key.as_deref()).await?;
         login.models = catalog.models;
         login.llama_cpp = catalog.llama_cpp;

@@ -76,6 +76,9 @@ pub(crate) fn stdout_failed(e: std::io::Error) -> ! {
 fn main() -> ExitCode {
     // Started again as the sandbox's launcher for one command: that, and nothing else.
     lembas_tools::sandbox::launcher::run_if_asked();
+    // A key given as LEMBAS_API_KEY is moved out of lembas' own environment block, where
+    // `/proc/<pid>/environ` would show it for the whole session (lembas starts itself again).
+    lembas_sys::handed::keep_out_of_environment();
     // Nothing lembas starts may read its memory or environment (`/proc/<pid>/environ`, `mem`,
     // `fd`), nor may a crash leave a core file with the login's key in it.
     let _ = nix::sys::prctl::set_dumpable(false);

@@ -122,7 +122,7 @@ pub fn client(home: &Home, login: &Login, settings: &Config) -> Result<ModelClie
     if let Some(seconds) = settings.retry_seconds {
         config.retry_for = std::time::Duration::from_secs(seconds);
     }
-    config.api_key = login.secret.clone().or_else(|| std::env::var("LEMBAS_API_KEY").ok().filter(|k| !k.is_empty()));
+    config.api_key = login.secret.clone().or_else(|| lembas_sys::handed::var("LEMBAS_API_KEY"));
     config.prompt_progress = login.llama_cpp;
     let client = ModelClient::new(config)?;
     if let Ok(text) = std::fs::read_to_string(home.learned_file())

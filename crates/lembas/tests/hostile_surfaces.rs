@@ -313,3 +313,38 @@ async fn knowledge_bases_never_hold_credentials_nor_read_through_a_link() {
     let said = last_result(server.chat_requests().last().unwrap());
     assert!(!said.contains("sshkeybody") && said.contains("not read"), "{said}");
 }
+
+#[tokio::test]
+async fn a_key_given_in_the_environment_is_not_left_in_lembas_own() {
+    let server = FakeServer::start(vec![
+        Scripted::tool_call("bash", json!({"command": "sleep 2; echo ran"})),
+        Scripted::text("Done."),
+    ])
+    .await;
+    let env = Env::new();
+    env.login(&server).await;
+    let child = env.cmd(&["run", "--mode", "auto", "look"]).env("LEMBAS_API_KEY", "sk-handed-over-4").spawn().unwrap();
+    let pid = child.id().unwrap();
+    // Once lembas has asked the model (it is well under way), its environment block is read
+    // from the outside, as root or anything with the power to trace it could.
+    let waited = std::time::Instant::now();
+    while server.chat_requests().is_empty() && waited.elapsed() < std::time::Duration::from_secs(20) {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let seen = std::fs::read(format!("/proc/{pid}/environ"));
+    let out = child.wait_with_output().await.unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    // The key still reaches the model server.
+    let chats: Vec<_> = server.recorded().into_iter().filter(|r| r.path == "/v1/chat/completions").collect();
+    assert!(chats.iter().all(|r| r.authorization.as_deref() == Some("Bearer sk-handed-over-4")), "{chats:?}");
+    assert!(results(server.chat_requests().last().unwrap()).join("").contains("ran"));
+    match seen {
+        Ok(seen) => {
+            let seen = String::from_utf8_lossy(&seen);
+            assert!(seen.contains("LEMBAS_HOME="), "it was lembas' environment: {seen}");
+            assert!(!seen.contains("sk-handed-over-4"), "the key is in lembas' environment block: {seen}");
+        }
+        // Not root: lembas is not dumpable, so its environment is closed to this test too.
+        Err(e) => eprintln!("lembas' environment cannot be read here ({e}): checked where the tests run as root"),
+    }
+}
