@@ -68,7 +68,10 @@ pub struct Fetch<'a> {
 /// Judges a redirect from the first URL to the second before it is followed: `Err` says why it
 /// is not. Every redirect is a new fetch: the rules judge it as they judged the first.
 #[derive(Clone)]
-pub struct RedirectJudge(pub Arc<dyn Fn(&str, &str) -> Result<(), String> + Send + Sync>);
+pub struct RedirectJudge(pub Arc<JudgeRedirect>);
+
+/// The judge's own signature: the URL that redirected, where to; `Err` says why not.
+pub type JudgeRedirect = dyn Fn(&str, &str) -> Result<(), String> + Send + Sync;
 
 impl std::fmt::Debug for RedirectJudge {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
