@@ -7,7 +7,7 @@ use agent_client_protocol::v1::schema::{
     RequestPermissionResponse, TextContent, ToolCallContent, ToolCallUpdate, ToolCallUpdateFields,
 };
 use lembas_client::SessionHandle;
-use lembas_protocol::{Answer, Approval, ApprovalRequest, Ask, Command, Mode, PlanVerdict};
+use lembas_protocol::{Answer, Approval, ApprovalRequest, Ask, Command, Mode, PlanVerdict, card};
 
 use crate::Slot;
 use crate::peer::Peer;
@@ -53,15 +53,13 @@ async fn request_permission(peer: &Peer, session_id: &str, request: ApprovalRequ
         Some(agent) => format!("{agent}: {} {}", request.tool, request.title),
         None => format!("{} {}", request.tool, request.title),
     };
-    let mut options = vec![PermissionOption::new("allow_once", "Allow once", PermissionOptionKind::AllowOnce)];
+    // The spec's card (`lembas_protocol::card`): an editor picks by kind, a LLeMbas client by id.
+    let mut options = vec![PermissionOption::new(card::ONCE, "Allow once", PermissionOptionKind::AllowOnce)];
     if !request.once_only {
-        options.push(PermissionOption::new(
-            "allow_always",
-            "Allow for this session",
-            PermissionOptionKind::AllowAlways,
-        ));
+        options.push(PermissionOption::new(card::SESSION, "Allow for this session", PermissionOptionKind::AllowAlways));
     }
-    options.push(PermissionOption::new("reject", "Reject", PermissionOptionKind::RejectOnce));
+    options.push(PermissionOption::new(card::DENY, "Deny", PermissionOptionKind::RejectOnce));
+    let runs_command = request.runs_command;
     let mut asked = RequestPermissionRequest::new(
         session_id.to_owned(),
         ToolCallUpdate::new(request.call_id, ToolCallUpdateFields::new().title(title)),
@@ -71,6 +69,11 @@ async fn request_permission(peer: &Peer, session_id: &str, request: ApprovalRequ
     // `tree`); a scheduled run's: which run, and how long it waits. An editor that does not know
     // them reads the title.
     let mut said = serde_json::Map::new();
+    // Why it is asked, and what "for this session" would allow from now on.
+    said.insert("reason".into(), request.reason.clone().into());
+    if let Some(always) = &request.session_allows {
+        said.insert("always".into(), always.clone().into());
+    }
     if let Some(subagent) = &request.subagent {
         said.insert("subagent".into(), serde_json::json!(subagent));
     }
@@ -80,11 +83,9 @@ async fn request_permission(peer: &Peer, session_id: &str, request: ApprovalRequ
     if waits.patient {
         said.insert("patient".into(), true.into());
     }
-    if !said.is_empty() {
-        let mut meta = serde_json::Map::new();
-        meta.insert("lembas".into(), said.into());
-        asked = asked.meta(meta);
-    }
+    let mut meta = serde_json::Map::new();
+    meta.insert("lembas".into(), said.into());
+    asked = asked.meta(meta);
     let answered = match waits.limit() {
         Some(limit) => match tokio::time::timeout(limit, ask_until_answered(peer, asked)).await {
             Ok(answered) => Ok(answered),
@@ -105,11 +106,15 @@ async fn request_permission(peer: &Peer, session_id: &str, request: ApprovalRequ
     };
     match answered {
         Ok(answer) => match answer.outcome {
-            RequestPermissionOutcome::Selected(selected) => match &*selected.option_id.0 {
-                "allow_once" => Approval::Once,
-                "allow_always" => Approval::Always,
-                _ => Approval::Deny { feedback: None },
-            },
+            // `_meta.lembas` beside the outcome (as the spec places it), or on the selection.
+            RequestPermissionOutcome::Selected(selected) => {
+                let said = [answer.meta.as_ref(), selected.meta.as_ref()]
+                    .into_iter()
+                    .flatten()
+                    .find_map(|meta| meta.get("lembas"))
+                    .cloned();
+                card::answer(&selected.option_id.0, said.as_ref(), runs_command)
+            }
             _ => Approval::Deny { feedback: None },
         },
         Err(_) => Approval::Deny { feedback: Some("the editor did not answer".into()) },

@@ -178,6 +178,17 @@ impl Session {
     /// for the session), else what the call is answered with — their refusal, or their own
     /// command line, judged, in place of the model's. A call that would fail is answered with
     /// its error at once: there is nothing to ask about.
+    /// Why a call is put to the person, in a sentence for the card.
+    fn asked_because(&self, def: &lembas_spec::ToolDef, judged: &Judged, confirm: bool) -> String {
+        if let Some(why) = &judged.verdict.asked_because {
+            return why.clone();
+        }
+        if confirm {
+            return format!("{} is asked every time, in every mode.", def.name);
+        }
+        format!("{} mode asks before {} unless a rule allows it.", self.state.mode.as_str(), def.name)
+    }
+
     async fn ask_person(
         &mut self,
         call: &ToolCall,
@@ -209,6 +220,7 @@ impl Session {
             preview,
             session_allows: (!confirm).then(|| crate::preview::session_scope(&grants)),
             subagent: None,
+            reason: self.asked_because(def, judged, confirm),
         };
         let mut phases = Phases::new(self.events.clone());
         phases.set(Phase::WaitingForPerson { what: lembas_progress::PersonWait::Approval, tool: Some(name.clone()) });

@@ -158,6 +158,7 @@ impl CommandRunner {
             runs_command: true,
             session_allows: None,
             subagent: None,
+            reason: "It failed in the sandbox; running a command outside it is asked every time.".to_owned(),
         };
         match self.approver.ask(request).await {
             Approval::Deny { feedback } => {

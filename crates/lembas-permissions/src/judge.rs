@@ -35,6 +35,8 @@ pub enum Decision {
 pub struct Verdict {
     pub decision: Decision,
     pub once_only: bool,
+    /// Why it is asked in every mode, when it is (what makes it `once_only`).
+    pub asked_because: Option<String>,
 }
 
 /// A call to judge.
@@ -243,10 +245,11 @@ impl Judge {
         let real = &|p: &Path| crate::words::settled(real(p));
         let parts = call.command.map(split).unwrap_or_default();
         match self.floor(call, &parts, cwd, real) {
-            Err(reason) => Verdict { decision: Decision::Refuse(reason), once_only: false },
+            Err(reason) => Verdict { decision: Decision::Refuse(reason), once_only: false, asked_because: None },
             Ok(always_ask) => Verdict {
                 once_only: always_ask.is_some(),
                 decision: self.decide(mode, call, &parts, cwd, real, always_ask.is_some()),
+                asked_because: always_ask,
             },
         }
     }

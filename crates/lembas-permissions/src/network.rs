@@ -221,16 +221,7 @@ mod tests {
         use crate::{Action, Call, Decision, Judge, Mode, Source};
         use lembas_spec::RiskClass;
         use std::path::{Path, PathBuf};
-        let ctx = crate::Context {
-            home: Some("/home/ada".into()),
-            root: "/home/ada/app".into(),
-            lembas_config: None,
-            lembas_private: Vec::new(),
-            plans_dir: None,
-            skills_dir: None,
-            unsealed_home: false,
-        };
-        let mut judge = Judge::with_defaults(ctx);
+        let mut judge = judge_with(&[]);
         let fetch = |judge: &Judge, mode: Mode, url: &str| {
             let call = Call { url: Some(url), ..Call::new("web_fetch", RiskClass::Execute, None, &[]) };
             judge.evaluate(mode, &call, Path::new("/home/ada/app"), &|p: &Path| PathBuf::from(p))

@@ -34,6 +34,10 @@ pub struct ApprovalRequest {
     /// A team subagent's call nobody in the tree could allow (`subagents.md` §7): which one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subagent: Option<SubagentRef>,
+    /// Why the person is asked, in a sentence: the mode's rule, or what makes the call asked in
+    /// every mode (`_meta.lembas.reason` on a LLeMbas client's card).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub reason: String,
 }
 
 /// A subagent of the team as an approval names it: its id, name and position.
@@ -139,4 +143,67 @@ pub enum Answer {
         reason: Option<String>,
     },
     Unasked,
+}
+
+/// An approval's card as the spec words it (`acp.md`, `session/request_permission`): the
+/// options' ids and kinds, and how an answer reads. Kept here, in one place, for every client
+/// that puts a card to a person over ACP — an editor, a LLeMbas server's web UI and phone.
+pub mod card {
+    use super::Approval;
+
+    /// Allow this call once (ACP kind `allow_once`).
+    pub const ONCE: &str = "once";
+    /// Allow it for the rest of the session (kind `allow_always`); absent where only once can
+    /// be given.
+    pub const SESSION: &str = "session";
+    /// Deny it (kind `reject_once`).
+    pub const DENY: &str = "deny";
+
+    /// The answer a client gave: the option it selected, with the `_meta.lembas` it sent beside
+    /// it — `command`, the corrected command line (`once` only, for a call that runs one), or
+    /// `feedback`, why it was denied. The ids an earlier lembas offered (`allow_once`,
+    /// `allow_always`, `reject`) are read the same; any other id is a denial.
+    pub fn answer(option_id: &str, lembas_meta: Option<&serde_json::Value>, runs_command: bool) -> Approval {
+        let said = |key: &str| {
+            lembas_meta
+                .and_then(|m| m.get(key))
+                .and_then(serde_json::Value::as_str)
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned)
+        };
+        match option_id {
+            ONCE | "allow_once" => match said("command") {
+                Some(command) if runs_command => Approval::Edited { command },
+                _ => Approval::Once,
+            },
+            SESSION | "allow_always" => Approval::Always,
+            _ => Approval::Deny { feedback: said("feedback") },
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+        use serde_json::json;
+
+        #[test]
+        fn the_specs_ids_and_their_words_are_read() {
+            assert_eq!(answer("once", None, true), Approval::Once);
+            assert_eq!(answer("session", None, false), Approval::Always);
+            assert_eq!(answer("deny", None, false), Approval::Deny { feedback: None });
+            let fixed = json!({"command": "cargo test -p core"});
+            assert_eq!(answer("once", Some(&fixed), true), Approval::Edited { command: "cargo test -p core".into() });
+            assert_eq!(answer("once", Some(&fixed), false), Approval::Once, "only a call that runs a command");
+            assert_eq!(answer("session", Some(&fixed), true), Approval::Always, "a correction is for once only");
+            let why = json!({"feedback": "use the staging database"});
+            assert_eq!(
+                answer("deny", Some(&why), false),
+                Approval::Deny { feedback: Some("use the staging database".into()) }
+            );
+            assert_eq!(answer("allow_once", None, false), Approval::Once);
+            assert_eq!(answer("allow_always", None, false), Approval::Always);
+            assert_eq!(answer("something-else", None, false), Approval::Deny { feedback: None });
+        }
+    }
 }

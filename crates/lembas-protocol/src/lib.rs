@@ -17,7 +17,7 @@ pub mod tools;
 mod undo;
 mod usage;
 
-pub use ask::{Answer, Approval, ApprovalRequest, Ask, PlanVerdict, Question, Reply, Showing, SubagentRef};
+pub use ask::{Answer, Approval, ApprovalRequest, Ask, PlanVerdict, Question, Reply, Showing, SubagentRef, card};
 pub use command::{Attachment, Command};
 pub use event::{ContextShare, DoneReason, Event, FileDiff, ServerState, ServerStatus, ToolOutcome, TurnUsage};
 pub use lembas_models::ModelInfo;

@@ -87,6 +87,38 @@ impl DeviceLink {
         self.send(&json!({ "jsonrpc": "2.0", "id": id, "result": result }));
     }
 
+    /// The next request of `method` the device sends (one it sent meanwhile is taken first);
+    /// what else comes is kept.
+    pub async fn next_request(&mut self, method: &str) -> Value {
+        loop {
+            if let Some(at) = self.requests.iter().position(|r| r["method"] == method) {
+                return self.requests.remove(at);
+            }
+            let Some(message) = self.recv().await else { panic!("the link closed before a {method} came") };
+            match (message.get("method").is_some(), message.get("id").is_some()) {
+                (true, true) => self.requests.push(message),
+                (true, false) => self.notifications.push(message),
+                _ => {}
+            }
+        }
+    }
+
+    /// Answers an approval's card (`session/request_permission`) as a LLeMbas server's web UI
+    /// and phone do by the spec's words (`acp.md`): the option the person picked, by its id —
+    /// one of the card's own, as the UI draws only those (`once`, `session`, `deny`) — with
+    /// `_meta.lembas` beside the outcome when the person said more (`feedback` on a denial,
+    /// `command` corrected on `once`).
+    pub fn choose(&self, card: &Value, option: &str, lembas: Option<Value>) {
+        let offered: Vec<&str> =
+            card["params"]["options"].as_array().into_iter().flatten().filter_map(|o| o["optionId"].as_str()).collect();
+        assert!(offered.contains(&option), "the card offers {offered:?}, not {option:?}: {card}");
+        let mut result = json!({ "outcome": { "outcome": "selected", "optionId": option } });
+        if let Some(lembas) = lembas {
+            result["_meta"] = json!({ "lembas": lembas });
+        }
+        self.answer(&card["id"], result);
+    }
+
     /// Closes the link with `code` and `reason`, as the server does.
     pub fn close(&self, code: u16, reason: &str) {
         let _ = self.outgoing.send(ServerSends::Close(code, reason.to_owned()));

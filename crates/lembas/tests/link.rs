@@ -436,7 +436,7 @@ async fn a_turn_goes_on_while_the_link_is_down_and_is_followed_again_on_the_next
             break message;
         }
     };
-    again.answer(&asked["id"], json!({ "outcome": { "outcome": "selected", "optionId": "allow_once" } }));
+    again.choose(&asked, "once", None);
     // The prompt sent again under its turn id is answered by that turn.
     again.send(&prompt);
     let answer = again.answer_to(99).await;

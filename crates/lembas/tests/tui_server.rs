@@ -113,7 +113,7 @@ async fn a_shared_session_is_followed_and_answered_from_the_server_and_the_termi
     let asked = until(&mut link, "the first card", |m| m["method"] == "session/request_permission").await;
     assert_eq!(asked["params"]["sessionId"], shared_id.as_str());
     assert_eq!(asked["params"]["_meta"]["lembas"]["patient"], true, "{asked}");
-    link.answer(&asked["id"], json!({ "outcome": { "outcome": "selected", "optionId": "allow_once" } }));
+    link.choose(&asked, "once", None);
     tmux.wait_for("Written from the web's answer.").await;
     assert_eq!(std::fs::read_to_string(project.join("web.txt")).unwrap(), "from-the-web\n");
     until(&mut link, "the turn's end", |m| m["method"] == "_lembas/event" && m["params"]["event"]["type"] == "done")
