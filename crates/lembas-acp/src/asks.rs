@@ -90,12 +90,7 @@ async fn request_permission(peer: &Peer, session_id: &str, request: ApprovalRequ
         Some(limit) => match tokio::time::timeout(limit, ask_until_answered(peer, asked)).await {
             Ok(answered) => Ok(answered),
             Err(_) => {
-                let params = serde_json::json!({ "sessionId": session_id, "toolCallId": call_id, "outcome": "denied", "reason": "timeout" });
-                if let (Some(cx), Ok(settled)) =
-                    (peer.now().1, agent_client_protocol::UntypedMessage::new("_lembas/permission/settled", params))
-                {
-                    let _ = cx.send_notification(settled);
-                }
+                settled_unanswered(peer, session_id, &call_id);
                 return Approval::Deny { feedback: Some(waits.unanswered(limit)) };
             }
         },
@@ -216,48 +211,153 @@ async fn answer_of(peer: &Peer, session_id: &str, id: u64, ask: Ask, waits: &Wai
                 "Nobody is at this scheduled run to approve a plan: stop here and say that the plan waits.".into(),
             ),
         }),
-        Ask::Plan { call_id, plan } => {
-            let mut options: Vec<PermissionOption> = PLAN_MODES
-                .iter()
-                .map(|m| {
-                    let kind = if *m == Mode::Auto {
-                        PermissionOptionKind::AllowAlways
-                    } else {
-                        PermissionOptionKind::AllowOnce
-                    };
-                    PermissionOption::new(format!("approve_{m}"), format!("Approve the plan, then {m} mode"), kind)
-                })
-                .collect();
-            options.push(PermissionOption::new("keep_planning", "Keep planning", PermissionOptionKind::RejectOnce));
-            // The rendered plan's first line names it ("Plan: …").
-            let title = plan.lines().next().unwrap_or("Plan").to_owned();
-            let picked = pick(peer, session_id, &call_id, title, Some(plan), options).await;
-            let mode = picked.as_deref().and_then(|p| p.strip_prefix("approve_")).and_then(Mode::parse);
-            Answer::Plan(match mode {
-                Some(mode) => PlanVerdict::Approved { mode: Some(mode) },
-                None => PlanVerdict::Declined { feedback: None },
-            })
-        }
+        Ask::Plan { call_id, plan } => Answer::Plan(plan_verdict(peer, session_id, &call_id, &plan, waits).await),
         Ask::Show(showing) => show(peer, session_id, showing).await,
-        Ask::Question(question) if question.options.is_empty() => Answer::Unasked,
-        Ask::Question(question) => {
-            let mut options: Vec<PermissionOption> = question
-                .options
-                .iter()
-                .enumerate()
-                .map(|(i, o)| PermissionOption::new(format!("option_{i}"), o.clone(), PermissionOptionKind::AllowOnce))
-                .collect();
-            options.push(PermissionOption::new("no_answer", "Don't answer", PermissionOptionKind::RejectOnce));
-            let call_id = format!("question_{id}");
-            let picked = pick(peer, session_id, &call_id, question.question.clone(), None, options).await;
-            let words = picked
-                .as_deref()
-                .and_then(|p| p.strip_prefix("option_"))
-                .and_then(|i| i.parse::<usize>().ok())
-                .and_then(|i| question.options.get(i).cloned());
-            Answer::Reply { words }
+        Ask::Question(question) => reply(peer, session_id, id, &question, waits).await,
+    }
+}
+
+/// What came of asking a client itself (`_lembas/question`, `_lembas/plan`).
+enum Itself {
+    Answered(serde_json::Value),
+    /// Nobody answered within the wait (or nobody is there to ask).
+    Unanswered,
+    /// The client does not know the method: it is asked the older way.
+    NotSpoken,
+}
+
+/// Puts `method` to a client of protocol 2 or later, within the wait; a client that answers
+/// method-not-found is read as protocol 1 from then on.
+async fn ask_itself(peer: &Peer, method: &str, params: serde_json::Value, waits: &Waits) -> Itself {
+    let Some(cx) = peer.now().1 else { return Itself::Unanswered };
+    let Ok(request) = agent_client_protocol::UntypedMessage::new(method, params) else { return Itself::NotSpoken };
+    let sent = cx.send_request(request).block_task();
+    let answered = match waits.limit() {
+        Some(limit) => match tokio::time::timeout(limit, sent).await {
+            Ok(answered) => answered,
+            Err(_) => return Itself::Unanswered,
+        },
+        None => sent.await,
+    };
+    match answered {
+        Ok(answer) => Itself::Answered(serde_json::to_value(answer).unwrap_or_default()),
+        Err(e) if e.code == agent_client_protocol::ErrorCode::METHOD_NOT_FOUND => {
+            peer.asks_itself_not();
+            Itself::NotSpoken
+        }
+        Err(_) => Itself::Unanswered,
+    }
+}
+
+/// Tells a client of lembas' protocol that a card nobody answered in time is settled.
+fn settled_unanswered(peer: &Peer, session_id: &str, call_id: &str) {
+    let params =
+        serde_json::json!({ "sessionId": session_id, "toolCallId": call_id, "outcome": "denied", "reason": "timeout" });
+    if let (Some(cx), Ok(settled)) =
+        (peer.now().1, agent_client_protocol::UntypedMessage::new("_lembas/permission/settled", params))
+    {
+        let _ = cx.send_notification(settled);
+    }
+}
+
+/// `pick` within the wait: `None` also when nobody answered in time (the card is then settled).
+async fn pick_within(
+    peer: &Peer,
+    session_id: &str,
+    call_id: &str,
+    card: (String, Option<String>, Vec<PermissionOption>),
+    waits: &Waits,
+) -> Option<String> {
+    let (title, content, options) = card;
+    let picking = pick(peer, session_id, call_id, title, content, options);
+    match waits.limit() {
+        Some(limit) => match tokio::time::timeout(limit, picking).await {
+            Ok(picked) => picked,
+            Err(_) => {
+                settled_unanswered(peer, session_id, call_id);
+                None
+            }
+        },
+        None => picking.await,
+    }
+}
+
+/// A plan put to the client: `_lembas/plan` to a client of protocol 2 or later, else a
+/// permission card with one approve-and-go option per mode. Nobody answering within the wait
+/// keeps the agent planning, told why.
+async fn plan_verdict(peer: &Peer, session_id: &str, call_id: &str, plan: &str, waits: &Waits) -> PlanVerdict {
+    let unanswered = || PlanVerdict::Declined {
+        feedback: Some(format!(
+            "Nobody answered the plan within {} seconds: stop here and say that the plan waits for the person.",
+            waits.limit().map_or(0, |l| l.as_secs())
+        )),
+    };
+    if peer.asks_itself() {
+        let params = card::plan_params(session_id, call_id, plan, &PLAN_MODES, waits.patient);
+        match ask_itself(peer, card::PLAN, params, waits).await {
+            Itself::Answered(answer) => return card::plan_answer(&answer),
+            Itself::Unanswered => {
+                settled_unanswered(peer, session_id, call_id);
+                return unanswered();
+            }
+            Itself::NotSpoken => {}
         }
     }
+    let mut options: Vec<PermissionOption> = PLAN_MODES
+        .iter()
+        .map(|m| {
+            let kind =
+                if *m == Mode::Auto { PermissionOptionKind::AllowAlways } else { PermissionOptionKind::AllowOnce };
+            PermissionOption::new(format!("approve_{m}"), format!("Approve the plan, then {m} mode"), kind)
+        })
+        .collect();
+    options.push(PermissionOption::new("keep_planning", "Keep planning", PermissionOptionKind::RejectOnce));
+    // The rendered plan's first line names it ("Plan: …").
+    let title = plan.lines().next().unwrap_or("Plan").to_owned();
+    let Some(picked) = pick_within(peer, session_id, call_id, (title, Some(plan.to_owned()), options), waits).await
+    else {
+        return if waits.limit().is_some() { unanswered() } else { PlanVerdict::Declined { feedback: None } };
+    };
+    match picked.strip_prefix("approve_").and_then(Mode::parse) {
+        Some(mode) => PlanVerdict::Approved { mode: Some(mode) },
+        None => PlanVerdict::Declined { feedback: None },
+    }
+}
+
+/// A question put to the client: `_lembas/question` to a client of protocol 2 or later (with
+/// options or without: the person may answer in their own words), else a permission card with
+/// one option per answer — a question without options cannot be put so, and is not asked.
+async fn reply(peer: &Peer, session_id: &str, id: u64, question: &lembas_protocol::Question, waits: &Waits) -> Answer {
+    let call_id = format!("question_{id}");
+    if peer.asks_itself() {
+        let params = card::question_params(session_id, &call_id, question, waits.patient);
+        match ask_itself(peer, card::QUESTION, params, waits).await {
+            Itself::Answered(answer) => return Answer::Reply { words: card::question_answer(&answer) },
+            Itself::Unanswered => {
+                settled_unanswered(peer, session_id, &call_id);
+                return Answer::Reply { words: None };
+            }
+            Itself::NotSpoken => {}
+        }
+    }
+    if question.options.is_empty() {
+        return Answer::Unasked;
+    }
+    let mut options: Vec<PermissionOption> = question
+        .options
+        .iter()
+        .enumerate()
+        .map(|(i, o)| PermissionOption::new(format!("option_{i}"), o.clone(), PermissionOptionKind::AllowOnce))
+        .collect();
+    options.push(PermissionOption::new("no_answer", "Don't answer", PermissionOptionKind::RejectOnce));
+    let card = (question.question.clone(), None, options);
+    let picked = pick_within(peer, session_id, &call_id, card, waits).await;
+    let words = picked
+        .as_deref()
+        .and_then(|p| p.strip_prefix("option_"))
+        .and_then(|i| i.parse::<usize>().ok())
+        .and_then(|i| question.options.get(i).cloned());
+    Answer::Reply { words }
 }
 
 /// How long the viewer has to say whether it showed a file.

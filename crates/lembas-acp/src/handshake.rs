@@ -40,6 +40,15 @@ pub(crate) fn initialize(
         .flatten()
         .any(|m| m.get("lembas").is_some_and(|l| !l.is_null() && *l != serde_json::Value::Bool(false)));
     server.lembas_client.store(speaks_lembas, std::sync::atomic::Ordering::Relaxed);
+    // Which of lembas' protocols: `{ protocol: N }`, else 1 (`lembas: true`), else none.
+    let said = [request.client_capabilities.meta.as_ref(), request.meta.as_ref()]
+        .into_iter()
+        .flatten()
+        .find_map(|m| m.get("lembas").and_then(|l| l.get("protocol")).and_then(serde_json::Value::as_u64));
+    server.peer.set_protocol(match said {
+        Some(n) => u8::try_from(n).unwrap_or(u8::MAX),
+        None => u8::from(speaks_lembas),
+    });
     let shows = request.client_capabilities.meta.as_ref().and_then(|m| m.get("lembas")).and_then(|l| l.get("show"));
     server.client_shows.store(shows == Some(&serde_json::Value::Bool(true)), std::sync::atomic::Ordering::Relaxed);
     let capabilities = AgentCapabilities::new()

@@ -13,15 +13,35 @@ type Current = (u64, Option<ConnectionTo<Client>>);
 #[derive(Clone, Debug)]
 pub(crate) struct Peer {
     current: watch::Sender<Current>,
+    /// The lembas protocol the client said it speaks at `initialize` (0: none, an editor; 1: a
+    /// client that said `lembas: true`), lowered to 1 once it answers a protocol-2 request with
+    /// method-not-found, for the rest of the link.
+    protocol: std::sync::Arc<std::sync::atomic::AtomicU8>,
 }
 
 impl Default for Peer {
     fn default() -> Self {
-        Peer { current: watch::Sender::new((0, None)) }
+        Peer { current: watch::Sender::new((0, None)), protocol: std::sync::Arc::default() }
     }
 }
 
 impl Peer {
+    /// What the client said at `initialize`.
+    pub(crate) fn set_protocol(&self, protocol: u8) {
+        self.protocol.store(protocol, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Whether the client gets `_lembas/question` and `_lembas/plan` (protocol 2 or later).
+    pub(crate) fn asks_itself(&self) -> bool {
+        self.protocol.load(std::sync::atomic::Ordering::Relaxed) >= 2
+    }
+
+    /// The client answered such a request with method-not-found: it is read as protocol 1 from
+    /// now on (an editor on `serve --stdio` that says it speaks lembas' protocol).
+    pub(crate) fn asks_itself_not(&self) {
+        self.protocol.fetch_min(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
     /// A new connection is the client now.
     pub(crate) fn connected(&self, cx: ConnectionTo<Client>) {
         self.current.send_modify(|(generation, now)| {

@@ -182,10 +182,99 @@ pub mod card {
         }
     }
 
+    /// The method a question goes to a client of protocol 2 or later by (`acp.md`).
+    pub const QUESTION: &str = "_lembas/question";
+    /// The method a plan goes to a client of protocol 2 or later by.
+    pub const PLAN: &str = "_lembas/plan";
+
+    /// `_lembas/question`'s params. The spec names the method, not its shape: designed from
+    /// `session/request_permission`'s (`docs/spec-decisions.md`) — the session, the id the
+    /// question goes by, its words and the answers offered (none: any words), and
+    /// `_meta.lembas.patient` where the person may answer at the terminal too.
+    pub fn question_params(
+        session_id: &str,
+        call_id: &str,
+        question: &super::Question,
+        patient: bool,
+    ) -> serde_json::Value {
+        let mut params = serde_json::json!({
+            "sessionId": session_id,
+            "toolCallId": call_id,
+            "question": question.question,
+            "options": question.options,
+        });
+        if patient {
+            params["_meta"] = serde_json::json!({ "lembas": { "patient": true } });
+        }
+        params
+    }
+
+    /// A question's answer: `{ answer: "…" }` (one of the options, or the person's own words),
+    /// or `{ answer: null }` when they gave none.
+    pub fn question_answer(answer: &serde_json::Value) -> Option<String> {
+        answer
+            .get("answer")
+            .and_then(serde_json::Value::as_str)
+            .map(str::trim)
+            .filter(|a| !a.is_empty())
+            .map(str::to_owned)
+    }
+
+    /// `_lembas/plan`'s params: the plan as Markdown and the modes it may be carried out in.
+    pub fn plan_params(
+        session_id: &str,
+        call_id: &str,
+        plan: &str,
+        modes: &[lembas_spec::Mode],
+        patient: bool,
+    ) -> serde_json::Value {
+        let modes: Vec<&str> = modes.iter().map(|m| m.as_str()).collect();
+        let mut params = serde_json::json!({
+            "sessionId": session_id,
+            "toolCallId": call_id,
+            "plan": plan,
+            "modes": modes,
+        });
+        if patient {
+            params["_meta"] = serde_json::json!({ "lembas": { "patient": true } });
+        }
+        params
+    }
+
+    /// A plan's answer: `{ outcome: "approved", mode? }` carries it out (in `mode`, one of those
+    /// offered), anything else keeps planning, with `feedback` when the person gave it.
+    pub fn plan_answer(answer: &serde_json::Value) -> super::PlanVerdict {
+        if answer.get("outcome").and_then(serde_json::Value::as_str) == Some("approved") {
+            let mode = answer.get("mode").and_then(serde_json::Value::as_str).and_then(lembas_spec::Mode::parse);
+            return super::PlanVerdict::Approved { mode };
+        }
+        let feedback =
+            answer.get("feedback").and_then(serde_json::Value::as_str).map(str::trim).filter(|f| !f.is_empty());
+        super::PlanVerdict::Declined { feedback: feedback.map(str::to_owned) }
+    }
+
     #[cfg(test)]
     mod tests {
         use super::*;
         use serde_json::json;
+
+        #[test]
+        fn questions_and_plans_read_as_their_answers_say() {
+            assert_eq!(question_answer(&json!({"answer": " Postgres "})), Some("Postgres".into()));
+            assert_eq!(question_answer(&json!({"answer": null})), None);
+            assert_eq!(question_answer(&json!({})), None);
+            use super::super::PlanVerdict;
+            assert_eq!(
+                plan_answer(&json!({"outcome": "approved", "mode": "auto"})),
+                PlanVerdict::Approved { mode: Some(lembas_spec::Mode::Auto) }
+            );
+            assert_eq!(plan_answer(&json!({"outcome": "approved"})), PlanVerdict::Approved { mode: None });
+            assert_eq!(
+                plan_answer(&json!({"outcome": "declined", "feedback": "split step 2"})),
+                PlanVerdict::Declined { feedback: Some("split step 2".into()) }
+            );
+            assert_eq!(plan_answer(&json!({"outcome": "nonsense"})), PlanVerdict::Declined { feedback: None });
+        }
 
         #[test]
         fn the_specs_ids_and_their_words_are_read() {

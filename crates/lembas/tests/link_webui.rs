@@ -11,6 +11,11 @@ use serde_json::{Value, json};
 /// A LLeMbas instance, logged in to by token; remote work allowed in the folder holding the
 /// trusted project, up to manual mode (every command asked).
 async fn linked(script: Vec<Scripted>) -> (FakeServer, Env) {
+    linked_with(script, "").await
+}
+
+/// As [`linked`], with `remote` lines of its own in `[remote]` (`approval_timeout = 1`).
+async fn linked_with(script: Vec<Scripted>, remote: &str) -> (FakeServer, Env) {
     let server = FakeServer::start(script).await;
     server.set_llembas(Llembas::default());
     let env = Env::new();
@@ -20,7 +25,20 @@ async fn linked(script: Vec<Scripted>) -> (FakeServer, Env) {
     assert!(out.status.success(), "{}", stderr(&out));
     let out = env.run(&["trust", env.project.to_str().unwrap()]).await;
     assert!(out.status.success(), "{}", stderr(&out));
+    let config = std::fs::read_to_string(env.home.join("config/config.toml")).unwrap();
+    std::fs::write(env.home.join("config/config.toml"), config.replace("[remote]", &format!("[remote]\n{remote}")))
+        .unwrap();
     (server, env)
+}
+
+/// Opens a session in `mode` and sends a prompt (request id 70), answered later.
+async fn prompted(link: &mut lembas_testkit::DeviceLink, env: &Env, mode: &str) -> String {
+    let opened =
+        link.request("session/new", json!({ "cwd": env.project, "mcpServers": [], "_meta": { "mode": mode } })).await;
+    let id = opened["result"]["sessionId"].as_str().unwrap().to_owned();
+    link.send(&json!({ "jsonrpc": "2.0", "id": 70, "method": "session/prompt", "params": {
+        "sessionId": id, "prompt": [{"type": "text", "text": "go"}] } }));
+    id
 }
 
 /// The tool results the model read in `request`, in order.
@@ -76,11 +94,118 @@ async fn approvals_answered_once_session_and_deny_with_words_do_what_the_person_
 
     let answer = link.answer_to(70).await;
     assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
-    assert!(link.requests.iter().all(|r| r["method"] != "session/request_permission"), "the same call was not asked again");
+    assert!(
+        link.requests.iter().all(|r| r["method"] != "session/request_permission"),
+        "the same call was not asked again"
+    );
     assert!(env.project.join("build").is_dir(), "the denial held");
     assert_eq!(std::fs::read_to_string(env.project.join("fixed.txt")).unwrap(), "corrected\n");
     assert!(env.project.join("a.txt").exists());
     let told = results(server.chat_requests().last().unwrap());
     assert!(told[0].contains("keep the build folder, it is cached"), "{told:?}");
+    child.kill().await.unwrap();
+}
+
+fn plan() -> Scripted {
+    Scripted::tool_call(
+        "plan_write",
+        json!({"title": "Store notes", "phases": [{"title": "Do", "tasks": [{"text": "add sqlite"}]}]}),
+    )
+}
+
+#[tokio::test]
+async fn questions_and_plans_reach_the_person_as_their_own_requests() {
+    let script = vec![
+        plan(),
+        Scripted::tool_call("plan_submit", json!({})),
+        Scripted::tool_call("plan_submit", json!({})),
+        Scripted::tool_call("ask_user", json!({"question": "Which database?", "options": ["sqlite", "postgres"]})),
+        Scripted::tool_call("ask_user", json!({"question": "Which port should it listen on?"})),
+        Scripted::text("Done."),
+    ];
+    let (server, env) = linked(script).await;
+    let (mut child, mut link) = ready(&server, &env).await;
+    let id = prompted(&mut link, &env, "plan").await;
+
+    // The plan, sent back with the person's words; then approved into edit mode.
+    let asked = link.next_request("_lembas/plan").await;
+    assert_eq!(asked["params"]["sessionId"], id.as_str());
+    assert!(asked["params"]["plan"].as_str().unwrap().contains("add sqlite"), "{asked}");
+    assert_eq!(asked["params"]["modes"], json!(["edit", "auto", "manual"]), "{asked}");
+    link.answer(&asked["id"], json!({ "outcome": "declined", "feedback": "name the table first" }));
+    let asked = link.next_request("_lembas/plan").await;
+    link.answer(&asked["id"], json!({ "outcome": "approved", "mode": "edit" }));
+
+    // A question with options, and one without: both asked, both answered in words.
+    let asked = link.next_request("_lembas/question").await;
+    assert_eq!(
+        (asked["params"]["question"].clone(), asked["params"]["options"].clone()),
+        (json!("Which database?"), json!(["sqlite", "postgres"])),
+        "{asked}"
+    );
+    link.answer(&asked["id"], json!({ "answer": "postgres" }));
+    let asked = link.next_request("_lembas/question").await;
+    assert_eq!(asked["params"]["options"], json!([]), "{asked}");
+    link.answer(&asked["id"], json!({ "answer": "5433, the other one is taken" }));
+
+    let answer = link.answer_to(70).await;
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    assert!(link.requests.iter().all(|r| r["method"] != "session/request_permission"), "{:?}", link.requests);
+    let told = results(server.chat_requests().last().unwrap());
+    assert!(told[1].contains("name the table first"), "{told:?}");
+    assert!(told[3].contains("postgres"), "{told:?}");
+    assert!(told[4].contains("5433, the other one is taken"), "{told:?}");
+    child.kill().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_question_and_a_plan_nobody_answers_time_out() {
+    let script = vec![
+        Scripted::tool_call("ask_user", json!({"question": "Which database?", "options": ["sqlite", "postgres"]})),
+        plan(),
+        Scripted::tool_call("plan_submit", json!({})),
+        Scripted::text("Waiting for you."),
+    ];
+    let (server, env) = linked_with(script, "approval_timeout = 1").await;
+    let (mut child, mut link) = ready(&server, &env).await;
+    prompted(&mut link, &env, "plan").await;
+    let answer = link.answer_to(70).await;
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    let asked: Vec<&str> = link.requests.iter().filter_map(|r| r["method"].as_str()).collect();
+    assert_eq!(asked, ["_lembas/question", "_lembas/plan"], "both asked, neither answered");
+    let settled = link.notifications.iter().filter(|n| n["method"] == "_lembas/permission/settled").count();
+    assert_eq!(settled, 2, "the client hears each is settled: {:?}", link.notifications);
+    let told = results(server.chat_requests().last().unwrap());
+    assert!(told[2].contains("Nobody answered the plan within 1 seconds"), "{told:?}");
+    child.kill().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_client_that_does_not_know_the_question_is_asked_with_a_card_from_then_on() {
+    let script = vec![
+        Scripted::tool_call("ask_user", json!({"question": "Which database?", "options": ["sqlite", "postgres"]})),
+        Scripted::tool_call("ask_user", json!({"question": "Which port?", "options": ["5432", "5433"]})),
+        Scripted::text("Done."),
+    ];
+    let (server, env) = linked(script).await;
+    let (mut child, mut link) = ready(&server, &env).await;
+    prompted(&mut link, &env, "edit").await;
+    let asked = link.next_request("_lembas/question").await;
+    link.send(
+        &json!({ "jsonrpc": "2.0", "id": asked["id"], "error": { "code": -32601, "message": "Method not found" } }),
+    );
+    // The same question, as a card with one option per answer.
+    let card = link.next_request("session/request_permission").await;
+    assert_eq!(card["params"]["toolCall"]["title"], "Which database?", "{card}");
+    link.choose(&card, "option_1", None);
+    // The next question goes as a card at once.
+    let card = link.next_request("session/request_permission").await;
+    assert_eq!(card["params"]["toolCall"]["title"], "Which port?", "{card}");
+    link.choose(&card, "option_0", None);
+    let answer = link.answer_to(70).await;
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    assert_eq!(link.requests.iter().filter(|r| r["method"] == "_lembas/question").count(), 0);
+    let told = results(server.chat_requests().last().unwrap());
+    assert!(told[0].contains("postgres") && told[1].contains("5432"), "{told:?}");
     child.kill().await.unwrap();
 }
