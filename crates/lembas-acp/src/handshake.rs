@@ -10,7 +10,7 @@ use agent_client_protocol::v1::schema::{
 use crate::Server;
 
 /// What this build implements, by `acp.md`'s capability names.
-const CAPABILITIES: [&str; 11] = [
+const CAPABILITIES: [&str; 12] = [
     "agents",
     "progress",
     "tree",
@@ -22,6 +22,7 @@ const CAPABILITIES: [&str; 11] = [
     "rewind",
     "library",
     "context",
+    "sessions",
 ];
 
 /// `initialize`: what the client does with files, whether it speaks lembas' protocol, and what

@@ -72,6 +72,8 @@ struct Slot {
     progress: Arc<Mutex<Option<lembas_protocol::Progress>>>,
     /// The id of the turn that runs, if one does (`_lembas/session/status`, capability `turns`).
     turn: Arc<Mutex<Option<SubmissionId>>>,
+    /// The client's turns waiting behind it, and the last one that finished.
+    turns: Arc<Mutex<status::Turns>>,
     /// The error the running turn met, for its answer.
     error: Arc<Mutex<Option<String>>>,
     /// The scheduled run the session is for, as last admitted (`acp.md` *Scheduled work*).
@@ -176,13 +178,15 @@ impl Server {
                 match &event {
                     Event::Prompt { .. } => {
                         slot.busy.store(true, std::sync::atomic::Ordering::SeqCst);
+                        slot.turns.lock().expect("turns").started(submission.as_ref());
                         *slot.turn.lock().expect("turn") = submission.clone();
                         *slot.error.lock().expect("error") = None;
                     }
                     Event::Error { message } => *slot.error.lock().expect("error") = Some(message.clone()),
                     Event::Done { .. } => {
                         slot.busy.store(false, std::sync::atomic::Ordering::SeqCst);
-                        *slot.turn.lock().expect("turn") = None;
+                        let ended = slot.turn.lock().expect("turn").take();
+                        slot.turns.lock().expect("turns").finished(ended.as_ref());
                     }
                     Event::Phase { progress } => *slot.progress.lock().expect("progress") = progress.clone(),
                     _ => {}
@@ -392,7 +396,13 @@ async fn connection(
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            async move |request: PromptRequest, responder, cx| prompt_request(&s4, request, responder, cx),
+            async move |request: PromptRequest, responder, cx| {
+                // A session not open here is opened from the store (capability `sessions`).
+                if let Some(refused) = s4.open_stored(&cx, &request.session_id.0).await {
+                    return responder.respond_with_error(refused);
+                }
+                prompt_request(&s4, request, responder, cx)
+            },
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
@@ -417,7 +427,15 @@ async fn connection(
         )
         // lembas' own methods (`acp.md`): last, since an untyped request matches any method.
         .on_receive_request(
-            async move |request: agent_client_protocol::UntypedMessage, responder, _cx| {
+            async move |request: agent_client_protocol::UntypedMessage, responder, cx| {
+                // The team's methods and `configure` name a session the client may have opened
+                // before a restart: it is opened from the store (capability `sessions`).
+                if (request.method.starts_with("_lembas/team") || request.method == "_lembas/configure")
+                    && let Ok(id) = session_id(&request.params)
+                    && let Some(refused) = s8.open_stored(&cx, id).await
+                {
+                    return responder.respond_with_error(refused);
+                }
                 let answered = match request.method.as_str() {
                     "_lembas/session/status" => status::answer(&s8, &request.params).await,
                     "_lembas/monitor" => monitor::answer(&s8, &request.params).await,
@@ -510,6 +528,9 @@ fn prompt_request(
     let submission = turn.clone().map_or_else(|| SubmissionId::fresh("acp"), SubmissionId);
     let (ended, end) = oneshot::channel();
     slot.prompts.lock().expect("prompts").entry(submission.clone()).or_default().push(ended);
+    if let Some(turn) = &turn {
+        slot.turns.lock().expect("turns").waiting(turn);
+    }
     slot.handle.submit(Submission { id: submission, command: Command::Prompt { text, attachments } });
     // Answered when its turn ends, outside the dispatch loop, so a cancel reaches it.
     cx.spawn(async move {

@@ -218,6 +218,28 @@ impl Server {
     }
 }
 
+impl Server {
+    /// A session the client names that is not open here, opened from the store under the same
+    /// rules as `session/new` (capability `sessions`: the id lasts across restarts) — a main
+    /// session of the store that no other lembas holds open, in its project, within the
+    /// device's roots and trust. Answers why not when it is stored but may not be opened here;
+    /// nothing when it is open, or unknown (the method then says there is no such session).
+    pub(crate) async fn open_stored(
+        &self,
+        cx: &ConnectionTo<Client>,
+        id: &str,
+    ) -> Option<agent_client_protocol::Error> {
+        if self.slot(id).is_some() {
+            return None;
+        }
+        let stored = self.host.session(id).ok().flatten().filter(|s| s.parent.is_none())?;
+        if self.host.held_elsewhere(id) {
+            return Some(invalid("that session is open in another lembas on this computer (a terminal, say)"));
+        }
+        self.open(cx, Path::new(&stored.project), Some(id), &[], None).await.err().map(OpenError::answer)
+    }
+}
+
 impl Slot {
     /// A session the server holds, on `handle`, running with `choice`; for `scheduled` run
     /// (if any); `patient` for a terminal's shared session.
@@ -236,6 +258,7 @@ impl Slot {
             busy: Arc::default(),
             progress: Arc::default(),
             turn: Arc::default(),
+            turns: Arc::default(),
             error: Arc::default(),
             scheduled: Arc::new(Mutex::new(scheduled)),
             asking: Arc::default(),

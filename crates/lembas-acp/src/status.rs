@@ -9,8 +9,9 @@ use crate::{Server, invalid};
 
 /// The answer for `{ sessionId }`. A session not open here is `held: "terminal"` while another
 /// lembas has it open (the lock on it says so), else `"none"`; its tree is the one it kept.
-/// `turnId` is the running turn's (capability `turns`); prompts wait in no queue of their own
-/// here (a prompt sent during a turn is taken up after it), so `queued` is empty.
+/// `turnId` is the running turn's (capability `turns`), `queued` the client's turns waiting
+/// behind it (a prompt sent during a turn is taken up after it), `lastTurnId` the last one that
+/// finished while the session was open here.
 pub(crate) async fn answer(server: &Server, params: &Value) -> Result<Value, agent_client_protocol::Error> {
     let id = crate::session_id(params)?;
     let stored = server.host.session(id).map_err(|e| invalid(&e.to_string()))?;
@@ -33,8 +34,41 @@ pub(crate) async fn answer(server: &Server, params: &Value) -> Result<Value, age
         "busy": busy,
         "title": stored.map(|s| s.title),
         "turnId": slot.as_ref().and_then(|s| s.turn.lock().expect("turn").clone()),
-        "queued": [],
+        "queued": slot.as_ref().map_or_else(Vec::new, |s| s.turns.lock().expect("turns").queued.clone()),
+        "lastTurnId": slot.as_ref().and_then(|s| s.turns.lock().expect("turns").last.clone()),
         "progress": slot.as_ref().and_then(|s| s.progress.lock().expect("progress").clone()),
         "tree": tree,
     }))
+}
+
+/// A session's turns as the client named them (capability `turns`): those waiting for the turn
+/// that runs, oldest first, and the last one that finished.
+#[derive(Debug, Default)]
+pub(crate) struct Turns {
+    queued: Vec<String>,
+    last: Option<String>,
+}
+
+impl Turns {
+    /// The client sent a prompt under `turn`: it waits until its turn starts.
+    pub(crate) fn waiting(&mut self, turn: &str) {
+        if !self.queued.iter().any(|t| t == turn) && self.last.as_deref() != Some(turn) {
+            self.queued.push(turn.to_owned());
+        }
+    }
+
+    /// A turn started (the client's, or one of the session's own).
+    pub(crate) fn started(&mut self, turn: Option<&lembas_protocol::SubmissionId>) {
+        if let Some(turn) = turn {
+            self.queued.retain(|t| *t != turn.0);
+        }
+    }
+
+    /// A turn finished.
+    pub(crate) fn finished(&mut self, turn: Option<&lembas_protocol::SubmissionId>) {
+        if let Some(turn) = turn {
+            self.queued.retain(|t| *t != turn.0);
+            self.last = Some(turn.0.clone());
+        }
+    }
 }

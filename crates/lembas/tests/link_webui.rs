@@ -209,3 +209,52 @@ async fn a_client_that_does_not_know_the_question_is_asked_with_a_card_from_then
     assert!(told[0].contains("postgres") && told[1].contains("5432"), "{told:?}");
     child.kill().await.unwrap();
 }
+
+#[tokio::test]
+async fn a_stored_session_is_prompted_after_the_service_restarts_and_status_names_its_turns() {
+    let script =
+        vec![Scripted::text("First."), Scripted::text("Second, slowly.").with_delay_ms(800), Scripted::text("Third.")];
+    let (server, env) = linked(script).await;
+    let (mut child, mut link) = ready(&server, &env).await;
+    let opened = link.request("session/new", json!({ "cwd": env.project, "mcpServers": [] })).await;
+    let id = opened["result"]["sessionId"].as_str().unwrap().to_owned();
+    let prompt = |turn: &str, words: &str| json!({ "sessionId": id, "prompt": [{"type": "text", "text": words}], "_meta": { "lembas": { "turnId": turn } } });
+    let first = link.request("session/prompt", prompt("t1", "remember the number 7")).await;
+    assert_eq!(first["result"]["_meta"]["lembas"]["turnId"], "t1", "{first}");
+    child.kill().await.unwrap();
+    drop(link);
+
+    // A new service knows nothing of the session in memory: it is opened from the store.
+    let (mut child, mut link) = ready(&server, &env).await;
+    let capabilities = link
+        .request(
+            "initialize",
+            json!({ "protocolVersion": 1, "clientCapabilities": { "_meta": { "lembas": { "protocol": 3 } } } }),
+        )
+        .await;
+    assert!(capabilities["result"]["_meta"]["lembas"]["capabilities"].as_array().unwrap().contains(&json!("sessions")));
+    let status = link.request("_lembas/session/status", json!({ "sessionId": id })).await;
+    assert_eq!((status["result"]["exists"].clone(), status["result"]["held"].clone()), (json!(true), json!("none")));
+    link.send(
+        &json!({ "jsonrpc": "2.0", "id": 80, "method": "session/prompt", "params": prompt("t2", "what was it?") }),
+    );
+    // While t2 runs, t3 waits behind it.
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    link.send(&json!({ "jsonrpc": "2.0", "id": 81, "method": "session/prompt", "params": prompt("t3", "and then?") }));
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    let status = link.request("_lembas/session/status", json!({ "sessionId": id })).await;
+    let status = &status["result"];
+    assert_eq!(
+        (status["held"].clone(), status["turnId"].clone(), status["queued"].clone(), status["lastTurnId"].clone()),
+        (json!("here"), json!("t2"), json!(["t3"]), json!(null)),
+        "{status}"
+    );
+    assert_eq!(link.answer_to(80).await["result"]["stopReason"], "end_turn");
+    assert_eq!(link.answer_to(81).await["result"]["stopReason"], "end_turn");
+    let status = link.request("_lembas/session/status", json!({ "sessionId": id })).await;
+    assert_eq!((status["result"]["queued"].clone(), status["result"]["lastTurnId"].clone()), (json!([]), json!("t3")));
+    // The conversation went on from what was stored.
+    let second = server.chat_requests()[1].to_string();
+    assert!(second.contains("remember the number 7") && second.contains("First."), "{second}");
+    child.kill().await.unwrap();
+}
