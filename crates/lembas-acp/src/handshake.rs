@@ -77,7 +77,8 @@ pub(crate) fn initialize(
     responder.respond(
         InitializeResponse::new(version)
             .agent_capabilities(capabilities)
-            .agent_info(Implementation::new("lembas", env!("CARGO_PKG_VERSION")))
+            // The name the spec gives the device side (`acp.md` `initialize`); the version is this build's.
+            .agent_info(Implementation::new("LLeMbas CLI", env!("CARGO_PKG_VERSION")))
             .meta(meta),
     )
 }

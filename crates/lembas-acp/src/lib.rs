@@ -531,7 +531,9 @@ fn prompt_request(
     if let Some(turn) = &turn {
         slot.turns.lock().expect("turns").waiting(turn);
     }
-    slot.handle.submit(Submission { id: submission, command: Command::Prompt { text, attachments } });
+    // A prompt the client marks `machine` is the harness's words, not the person's.
+    let machine = prompt::machine(request.meta.as_ref());
+    slot.handle.submit(Submission { id: submission, command: Command::Prompt { text, attachments, machine } });
     // Answered when its turn ends, outside the dispatch loop, so a cancel reaches it.
     cx.spawn(async move {
         let end =

@@ -63,6 +63,12 @@ pub fn turn_id(meta: Option<&serde_json::Map<String, serde_json::Value>>) -> Opt
     (!id.is_empty()).then(|| id.to_owned())
 }
 
+/// Whether a LLeMbas client marked its prompt `machine` (`_meta.lembas.machine`): the harness's
+/// words, not the person's.
+pub fn machine(meta: Option<&serde_json::Map<String, serde_json::Value>>) -> bool {
+    meta.and_then(|m| m.get("lembas")).and_then(|l| l.get("machine")).and_then(serde_json::Value::as_bool) == Some(true)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -155,10 +155,10 @@ async fn drive(mut session: Session, mut commands: UnboundedReceiver<Submission>
             // The same prompt sent again (a link that dropped and re-sent it) is not a second
             // turn: its answer is said again.
             Command::Prompt { .. } if session.answered_before(&id) => {}
-            Command::Prompt { text, attachments } => {
+            Command::Prompt { text, attachments, machine } => {
                 let (reason, gone) =
                     busy(&mut session, &asks, &mut commands, &mut waiting, Some(&id), async |s, cancel| {
-                        s.prompt_with(&text, &attachments, cancel).await
+                        s.turn(&text, &attachments, machine, cancel).await.0
                     })
                     .await;
                 last = Some(reason);

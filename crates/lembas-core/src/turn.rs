@@ -14,16 +14,6 @@ use crate::session::history::Entry;
 use crate::{DoneReason, EngineError, Event, now_ms};
 
 impl Session {
-    /// The same, with what the person attached.
-    pub async fn prompt_with(
-        &mut self,
-        words: &str,
-        attachments: &[lembas_protocol::Attachment],
-        cancel: &CancellationToken,
-    ) -> DoneReason {
-        self.turn(words, attachments, false, cancel).await.0
-    }
-
     /// A subagent's one turn: how it ended, and its final reply (its report).
     pub(crate) async fn run_for_report(&mut self, task: &str, cancel: &CancellationToken) -> (DoneReason, String) {
         self.turn(task, &[], false, cancel).await

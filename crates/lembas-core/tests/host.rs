@@ -279,6 +279,7 @@ async fn an_attached_file_is_a_read_of_record_and_an_image_reaches_a_model_that_
             },
             lembas_core::Attachment::Text { name: "untitled:notes".into(), text: "remember the overflow".into() },
         ],
+        machine: false,
     });
     until(&mut events, |e| matches!(e, Event::Done { .. })).await;
     let requests = h.server.chat_requests();
@@ -311,6 +312,7 @@ async fn a_model_that_does_not_see_is_told_the_image_was_left_out_and_rules_stil
             },
             lembas_core::Attachment::File { path: "secret.txt".into() },
         ],
+        machine: false,
     });
     let seen = until(&mut events, |e| matches!(e, Event::Done { .. })).await;
     assert!(seen.iter().any(|e| matches!(e, Event::Notice { message } if message.contains("shot.png was not sent"))));

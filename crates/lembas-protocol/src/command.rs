@@ -32,7 +32,7 @@ pub enum Attachment {
 impl Command {
     /// A prompt of words alone.
     pub fn prompt(text: impl Into<String>) -> Command {
-        Command::Prompt { text: text.into(), attachments: Vec::new() }
+        Command::Prompt { text: text.into(), attachments: Vec::new(), machine: false }
     }
 }
 
@@ -45,6 +45,10 @@ pub enum Command {
         text: String,
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         attachments: Vec<Attachment>,
+        /// The harness's words, not the person's (`acp.md`: a `session/prompt` marked
+        /// `machine`): no hook, no title, no named model, no undo point of its own.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        machine: bool,
     },
     /// Words for the running turn, delivered at its next step (a prompt when none runs).
     Steer {

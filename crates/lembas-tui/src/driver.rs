@@ -292,7 +292,7 @@ fn prompt_with_files(app: &App, text: String) -> Command {
         })
         .map(|path| lembas_protocol::Attachment::File { path })
         .collect();
-    Command::Prompt { text, attachments }
+    Command::Prompt { text, attachments, machine: false }
 }
 
 /// The stored sessions (newest first), or those whose words match (best first): the project's

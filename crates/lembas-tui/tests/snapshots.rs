@@ -165,6 +165,7 @@ fn request(tool: &str, title: &str, preview: Option<&str>, once_only: bool) -> A
             if tool == "bash" { "commands matching `make *`".to_owned() } else { format!("every {tool} call") }
         }),
         subagent: None,
+        ..Default::default()
     }
 }
 

@@ -34,7 +34,7 @@ async fn a_prompt_streams_text_and_tool_calls_and_asks_before_an_edit() {
     with_client(cfg, true, async move |cx, seen, asked| {
         let init = cx.send_request(InitializeRequest::new(ProtocolVersion::V1)).block_task().await?;
         assert!(init.agent_capabilities.load_session);
-        assert_eq!(init.agent_info.unwrap().name, "lembas");
+        assert_eq!(init.agent_info.unwrap().name, "LLeMbas CLI");
         assert_eq!(init.meta.as_ref().unwrap()["lembas"]["protocol"], 3);
         assert!(init.meta.as_ref().unwrap()["lembas"]["limits"].is_null());
         let session = cx.send_request(NewSessionRequest::new(root2.clone())).block_task().await?;

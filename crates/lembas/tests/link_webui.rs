@@ -258,3 +258,41 @@ async fn a_stored_session_is_prompted_after_the_service_restarts_and_status_name
     assert!(second.contains("remember the number 7") && second.contains("First."), "{second}");
     child.kill().await.unwrap();
 }
+
+#[tokio::test]
+async fn a_prompt_marked_machine_is_not_taken_as_the_persons_words() {
+    let script = vec![Scripted::text("Noted."), Scripted::text("Hello.")];
+    let (server, env) = linked(script).await;
+    // A hook on the person's prompts: it must not run for the harness's words.
+    std::fs::write(
+        env.home.join("config/config.toml"),
+        format!(
+            "{}\n[[hooks.UserPromptSubmit]]\ncommand = \"cat >> {}\"\n",
+            std::fs::read_to_string(env.home.join("config/config.toml")).unwrap(),
+            env.project.join("prompts-seen.txt").display()
+        ),
+    )
+    .unwrap();
+    let (mut child, mut link) = ready(&server, &env).await;
+    let opened = link.request("session/new", json!({ "cwd": env.project, "mcpServers": [] })).await;
+    let id = opened["result"]["sessionId"].as_str().unwrap().to_owned();
+    let machine = json!({ "sessionId": id, "prompt": [{"type": "text", "text": "The job build-7 finished."}],
+        "_meta": { "lembas": { "machine": true } } });
+    assert_eq!(link.request("session/prompt", machine).await["result"]["stopReason"], "end_turn");
+    let said: Vec<&Value> = link
+        .notifications
+        .iter()
+        .filter(|n| n["method"] == "_lembas/event" && n["params"]["event"]["type"] == "prompt")
+        .collect();
+    assert_eq!(said.len(), 1, "{:?}", link.notifications);
+    assert_eq!(said[0]["params"]["event"]["machine"], true, "{}", said[0]);
+    let status = link.request("_lembas/session/status", json!({ "sessionId": id })).await;
+    assert!(!status["result"]["title"].as_str().unwrap_or("").contains("build-7"), "no title from it: {status}");
+    let person = json!({ "sessionId": id, "prompt": [{"type": "text", "text": "say hello"}] });
+    assert_eq!(link.request("session/prompt", person).await["result"]["stopReason"], "end_turn");
+    let seen = std::fs::read_to_string(env.project.join("prompts-seen.txt")).unwrap_or_default();
+    assert!(seen.contains("say hello") && !seen.contains("build-7"), "{seen}");
+    let status = link.request("_lembas/session/status", json!({ "sessionId": id })).await;
+    assert_eq!(status["result"]["title"], "say hello", "{status}");
+    child.kill().await.unwrap();
+}

@@ -49,7 +49,7 @@ async fn bad_lines_and_unknown_methods_are_answered_and_stdin_closing_ends_it() 
         .unwrap();
     let init = next().await;
     assert_eq!(init["id"], 8);
-    assert_eq!(init["result"]["agentInfo"]["name"], "lembas", "{init}");
+    assert_eq!(init["result"]["agentInfo"]["name"], "LLeMbas CLI", "{init}");
     assert_eq!(init["result"]["_meta"]["lembas"]["protocol"], 3);
 
     stdin.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"no/such/method\",\"params\":{}}\n").await.unwrap();

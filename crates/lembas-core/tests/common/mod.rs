@@ -186,7 +186,7 @@ impl Driven {
     }
 
     pub async fn prompt_with(&mut self, words: &str, files: &[Attachment], cancel: &CancellationToken) -> DoneReason {
-        let command = Command::Prompt { text: words.to_owned(), attachments: files.to_vec() };
+        let command = Command::Prompt { text: words.to_owned(), attachments: files.to_vec(), machine: false };
         let said = self.carry(command, cancel).await;
         said.iter()
             .find_map(|e| match e {
