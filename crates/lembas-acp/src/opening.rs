@@ -259,6 +259,7 @@ impl Slot {
             progress: Arc::default(),
             turn: Arc::default(),
             turns: Arc::default(),
+            personality: Arc::default(),
             error: Arc::default(),
             scheduled: Arc::new(Mutex::new(scheduled)),
             asking: Arc::default(),

@@ -1,7 +1,15 @@
 //! A `session/prompt`'s content blocks as the host's prompt: the words, and what goes with them.
 
-use agent_client_protocol::v1::schema::{ContentBlock, EmbeddedResourceResource};
-use lembas_protocol::Attachment;
+use agent_client_protocol::Client;
+use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::v1::schema::{
+    ContentBlock, ContentChunk, EmbeddedResourceResource, PromptRequest, PromptResponse, SessionNotification,
+    SessionUpdate, StopReason, TextContent,
+};
+use lembas_protocol::{Attachment, Command, DoneReason, Submission, SubmissionId};
+use tokio::sync::oneshot;
+
+use crate::{Server, commands, invalid, options, scheduled};
 
 /// The words of a prompt (its text blocks), and its pictures, files and embedded texts as
 /// attachments. A link to something other than a local file stays in the words as `@URI`.
@@ -67,6 +75,108 @@ pub fn turn_id(meta: Option<&serde_json::Map<String, serde_json::Value>>) -> Opt
 /// words, not the person's.
 pub fn machine(meta: Option<&serde_json::Map<String, serde_json::Value>>) -> bool {
     meta.and_then(|m| m.get("lembas")).and_then(|l| l.get("machine")).and_then(serde_json::Value::as_bool) == Some(true)
+}
+
+/// `session/prompt`: a lembas command typed as a prompt runs and is answered by the event that
+/// ends it; words go to the session as a turn under the client's `turnId` (or an id of ours),
+/// answered with the stop reason when that turn ends.
+pub(crate) fn request(
+    server: &Server,
+    request: PromptRequest,
+    responder: agent_client_protocol::v1::Responder<PromptResponse>,
+    cx: ConnectionTo<Client>,
+) -> Result<(), agent_client_protocol::Error> {
+    let Some(slot) = server.slot(&request.session_id.0) else {
+        return responder.respond_with_error(invalid("no such session"));
+    };
+    let (text, attachments) = prompt_parts(&request.prompt);
+    if let Some((command, awaited)) = commands::parse(&text) {
+        // One of lembas' commands: done when its event says so, and said as the
+        // agent's words.
+        let (done, said) = oneshot::channel();
+        let submission = SubmissionId::fresh("acp");
+        slot.commands.lock().expect("commands").insert(submission.clone(), (awaited, done));
+        slot.handle.submit(Submission { id: submission, command });
+        let id = request.session_id.clone();
+        return cx.clone().spawn(async move {
+            let said = said.await.unwrap_or_default();
+            if !said.is_empty() {
+                let chunk = ContentChunk::new(ContentBlock::Text(TextContent::new(said)));
+                cx.send_notification(SessionNotification::new(id, SessionUpdate::AgentMessageChunk(chunk)))?;
+            }
+            responder.respond(PromptResponse::new(StopReason::EndTurn))
+        });
+    }
+    // The chat's Subagents setting comes with every prompt (capability `agents`): a
+    // change reaches the main agent as the size note on this message.
+    match options::sent_agents(request.meta.as_ref()) {
+        Err(e) => return responder.respond_with_error(invalid(&e)),
+        Ok(Some((min, max))) => {
+            let mut choice = slot.choice.lock().expect("choice");
+            if choice.agents != (min, max) {
+                choice.agents = (min, max);
+                slot.handle.send(Command::SetAgents { min, max });
+            }
+        }
+        Ok(None) => {}
+    }
+    // The chat's personality comes with its prompts too (capability `context`): a change is
+    // the personality note on this message.
+    if let Some(text) = options::sent_personality(request.meta.as_ref()) {
+        let mut last = slot.personality.lock().expect("personality");
+        if last.as_ref() != Some(&text) {
+            *last = Some(text.clone());
+            slot.handle.send(Command::SetPersonality { text });
+        }
+    }
+    // A scheduled run is judged again at every prompt; its mode is the schedule's, never wider.
+    let run = match scheduled::sent(request.meta.as_ref()).map(|run| scheduled::admit(run, server.limits().as_ref())) {
+        Some(Err(refusal)) => return responder.respond_with_error(refusal),
+        Some(Ok(admitted)) => {
+            slot.handle.send(Command::SetMode { mode: admitted.mode });
+            let run_id = admitted.run.run_id.clone();
+            *slot.scheduled.lock().expect("scheduled") = Some(admitted);
+            Some(run_id)
+        }
+        None => None,
+    };
+    // The client's `turnId` (capability `turns`) is the submission's id: sent again
+    // after a dropped link, it is answered by the same turn.
+    let turn = turn_id(request.meta.as_ref());
+    let submission = turn.clone().map_or_else(|| SubmissionId::fresh("acp"), SubmissionId);
+    let (ended, end) = oneshot::channel();
+    slot.prompts.lock().expect("prompts").entry(submission.clone()).or_default().push(ended);
+    if let Some(turn) = &turn {
+        slot.turns.lock().expect("turns").waiting(turn);
+    }
+    // A prompt the client marks `machine` is the harness's words, not the person's.
+    let machine = machine(request.meta.as_ref());
+    slot.handle.submit(Submission { id: submission, command: Command::Prompt { text, attachments, machine } });
+    // Answered when its turn ends, outside the dispatch loop, so a cancel reaches it.
+    cx.spawn(async move {
+        let end =
+            end.await.unwrap_or(scheduled::TurnEnd { reason: DoneReason::Cancelled, text: String::new(), error: None });
+        let stop = match end.reason {
+            DoneReason::Answered | DoneReason::Failed => StopReason::EndTurn,
+            DoneReason::Limit => StopReason::MaxTurnRequests,
+            DoneReason::Cancelled => StopReason::Cancelled,
+        };
+        let mut answer = PromptResponse::new(stop);
+        if turn.is_some() || run.is_some() {
+            // The turn it answers, and for a scheduled run how the run went.
+            let mut said = serde_json::Map::new();
+            if let Some(turn) = &turn {
+                said.insert("turnId".into(), turn.clone().into());
+            }
+            if let Some(run_id) = &run {
+                said.insert("scheduled".into(), scheduled::outcome(run_id, &end));
+            }
+            let mut meta = serde_json::Map::new();
+            meta.insert("lembas".into(), said.into());
+            answer = answer.meta(meta);
+        }
+        responder.respond(answer)
+    })
 }
 
 #[cfg(test)]

@@ -296,3 +296,21 @@ async fn a_prompt_marked_machine_is_not_taken_as_the_persons_words() {
     assert_eq!(status["result"]["title"], "say hello", "{status}");
     child.kill().await.unwrap();
 }
+
+#[tokio::test]
+async fn a_personality_sent_with_a_prompt_reaches_the_model_from_that_message_on() {
+    let script = vec![Scripted::text("Plain."), Scripted::text("Arr.")];
+    let (server, env) = linked(script).await;
+    let (mut child, mut link) = ready(&server, &env).await;
+    let opened = link.request("session/new", json!({ "cwd": env.project, "mcpServers": [] })).await;
+    let id = opened["result"]["sessionId"].as_str().unwrap().to_owned();
+    let plain = json!({ "sessionId": id, "prompt": [{"type": "text", "text": "hello"}] });
+    link.request("session/prompt", plain).await;
+    let pirate = json!({ "sessionId": id, "prompt": [{"type": "text", "text": "hello again"}],
+        "_meta": { "lembas": { "personalization": { "personality": "custom", "personality_custom": "Answer like a pirate." } } } });
+    link.request("session/prompt", pirate).await;
+    let requests = server.chat_requests();
+    assert!(!requests[0].to_string().contains("like a pirate"));
+    assert!(requests[1].to_string().contains("Answer like a pirate."), "{}", requests[1]);
+    child.kill().await.unwrap();
+}
