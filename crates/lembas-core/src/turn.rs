@@ -14,6 +14,22 @@ use crate::session::history::Entry;
 use crate::{DoneReason, EngineError, Event, now_ms};
 
 impl Session {
+    /// A reply with no calls whose text holds them — an open model's server left them there
+    /// (`lembas_model::text_calls`) — gets them as calls, taken out of its text, so the turn
+    /// goes on; only calls of the tools this session offers count.
+    fn recover_text_calls(&self, reply: &mut lembas_model::Reply) {
+        if !reply.tool_calls.is_empty() {
+            return;
+        }
+        let tools = &self.tools;
+        let schema = |name: &str| tools.iter().find(|t| t.name == name).map(|t| t.parameters.clone());
+        if let Some(found) = lembas_model::text_calls::recover(&reply.text, &schema) {
+            reply.text = found.text;
+            reply.reasoning.push_str(&found.reasoning);
+            reply.tool_calls = found.calls;
+        }
+    }
+
     /// A subagent's one turn: how it ended, and its final reply (its report).
     pub(crate) async fn run_for_report(&mut self, task: &str, cancel: &CancellationToken) -> (DoneReason, String) {
         self.turn(task, &[], false, cancel).await
@@ -118,7 +134,8 @@ impl Session {
             }
             steps += 1;
             self.emit(Event::Step { n: steps });
-            let reply = self.ask_model(cancel, phases).await.map_err(|e| (e, steps))?;
+            let mut reply = self.ask_model(cancel, phases).await.map_err(|e| (e, steps))?;
+            self.recover_text_calls(&mut reply);
             let assistant = Entry::of(Message::Assistant {
                 content: reply.text.clone(),
                 reasoning: (!reply.reasoning.is_empty()).then(|| reply.reasoning.clone()),

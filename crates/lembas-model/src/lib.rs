@@ -15,6 +15,7 @@ mod client;
 mod quirks;
 pub mod sse;
 mod stream;
+pub mod text_calls;
 mod wire;
 
 pub use client::{
