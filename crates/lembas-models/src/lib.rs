@@ -77,6 +77,13 @@ pub struct ModelInfo {
     pub bytes_per_token: Option<f64>,
 }
 
+/// Bytes of a first request (instructions in English, tools as JSON schemas) per token where
+/// the server cannot count them: BPE tokenizers of current open models give 3.5–4 characters a
+/// token on such text, so 3 keeps a margin. (`filesystem.md`'s `ceil(bytes / 2)` is the
+/// knowledge bases' stand-in for cutting pieces; as a window's measure it refused an 8k window
+/// whose half the smallest offer fits — issue #55.)
+pub const ESTIMATED_BYTES_PER_TOKEN: f64 = 3.0;
+
 /// How a client shows a model's levels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -91,10 +98,10 @@ pub enum Control {
 
 impl ModelInfo {
     /// About how many tokens `bytes` of text make for this model: by its own tokenizer's
-    /// measure where its server counted a sample, else `ceil(bytes / 2)` — `filesystem.md`'s
-    /// stand-in, an estimate on the safe side.
+    /// measure where its server counted a sample, else [`ESTIMATED_BYTES_PER_TOKEN`].
     pub fn tokens_in(&self, bytes: usize) -> u64 {
-        let per_token = self.bytes_per_token.filter(|r| r.is_finite() && *r >= 1.0).unwrap_or(2.0);
+        let per_token =
+            self.bytes_per_token.filter(|r| r.is_finite() && *r >= 1.0).unwrap_or(ESTIMATED_BYTES_PER_TOKEN);
         (bytes as f64 / per_token).ceil() as u64
     }
 
