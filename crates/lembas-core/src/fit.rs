@@ -61,7 +61,7 @@ impl Session {
     pub(crate) fn window_room(&self) -> Result<(), String> {
         match &self.state.offer {
             Some(offer) if offer.too_small => Err(format!(
-                "{}'s context window ({} tokens) is too small for lembas: its instructions and tools take about {} tokens, which must be at most half the window — a window of {} tokens or more is needed. Nothing was sent. Start the server with a larger window (llama-server -c {}, Ollama num_ctx), or choose another model.",
+                "{}'s context window ({} tokens) is too small for lembas: its instructions and tools take about {} tokens, which must be at most half the window — a window of {} tokens or more is needed. Nothing was sent. Start the server with a larger window (llama-server -c {}; Ollama: OLLAMA_CONTEXT_LENGTH, or num_ctx in the model's Modelfile), or choose another model.",
                 self.cfg.model.display_name(),
                 offer.window,
                 offer.first_request,

@@ -216,6 +216,15 @@ pub fn apply_props(model: &mut ModelInfo, props: &Value) {
     }
 }
 
+/// The window Ollama's own default gives a model on its OpenAI route (its documentation: 4096
+/// tokens unless `OLLAMA_CONTEXT_LENGTH` or the model's `num_ctx` says otherwise).
+pub const OLLAMA_DEFAULT_CONTEXT: u64 = 4096;
+
+/// The window Ollama really serves `model` with on its OpenAI route — which cuts a longer prompt
+/// silently from the front: the loaded model's (`/api/ps` `context_length`), else the `num_ctx`
+/// its Modelfile sets (`/api/show` `parameters`), else Ollama's default. Never the trained
+/// maximum (`model_info.<arch>.context_length`), which only bounds the others. `None` where the
+/// server is not Ollama.
 async fn context_from_ollama(client: &reqwest::Client, root: &str, model: &str, key: Option<&str>) -> Option<u64> {
     let response =
         with_key(client.post(format!("{root}/api/show")), key).json(&json!({ "model": model })).send().await.ok()?;
@@ -223,7 +232,30 @@ async fn context_from_ollama(client: &reqwest::Client, root: &str, model: &str, 
         return None;
     }
     let show: Value = response.json().await.ok()?;
-    show["model_info"].as_object()?.iter().find(|(k, _)| k.ends_with(".context_length")).and_then(|(_, v)| v.as_u64())
+    let trained = show["model_info"]
+        .as_object()
+        .and_then(|info| info.iter().find(|(k, _)| k.ends_with(".context_length")))
+        .and_then(|(_, v)| v.as_u64());
+    let set = show["parameters"].as_str().and_then(|p| {
+        p.lines().find_map(|line| match line.split_whitespace().collect::<Vec<_>>().as_slice() {
+            ["num_ctx", n] => n.parse::<u64>().ok(),
+            _ => None,
+        })
+    });
+    let loaded = loaded_context(client, root, model, key).await;
+    let window = loaded.or(set).unwrap_or(OLLAMA_DEFAULT_CONTEXT);
+    Some(trained.map_or(window, |t| window.min(t)))
+}
+
+/// The window a model Ollama has loaded runs with (`/api/ps`), if it is loaded.
+async fn loaded_context(client: &reqwest::Client, root: &str, model: &str, key: Option<&str>) -> Option<u64> {
+    let response = with_key(client.get(format!("{root}/api/ps")), key).send().await.ok()?;
+    let ps: Value = response.json().await.ok()?;
+    ps["models"]
+        .as_array()?
+        .iter()
+        .find(|m| m["name"] == model || m["model"] == model)
+        .and_then(|m| m["context_length"].as_u64())
 }
 
 #[cfg(test)]

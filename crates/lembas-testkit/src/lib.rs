@@ -11,6 +11,7 @@
 mod embedder;
 mod link;
 mod memory;
+mod ollama;
 mod release;
 mod schedules;
 mod script;
@@ -20,6 +21,7 @@ mod web;
 pub use embedder::{EMBEDDING_MODEL, EmbeddingServer};
 pub use link::DeviceLink;
 pub use memory::Records as MemoryRecords;
+pub use ollama::Ollama;
 pub use release::{ReleaseServer, tar_gz};
 pub use script::{Scripted, ScriptedCall};
 pub use server::{FakeServer, Llembas, Recorded, tokens_in};

@@ -70,8 +70,9 @@ pub(crate) struct Shared {
     /// say), so conversations that run side by side each get their own replies in order.
     routes: Mutex<Vec<(String, VecDeque<Scripted>)>>,
     recorded: Mutex<Vec<Recorded>>,
-    models: Mutex<Value>,
+    pub(crate) models: Mutex<Value>,
     props: Mutex<Option<Value>>,
+    pub(crate) ollama: Mutex<Option<crate::ollama::Ollama>>,
     api_key: Mutex<Option<String>>,
     pub(crate) llembas: Mutex<Option<Llembas>>,
     /// The device links opened, for the test to take.
@@ -90,7 +91,7 @@ pub(crate) struct Shared {
 #[derive(Debug)]
 pub struct FakeServer {
     addr: SocketAddr,
-    shared: Arc<Shared>,
+    pub(crate) shared: Arc<Shared>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -113,6 +114,8 @@ impl FakeServer {
             .route("/v1/models", get(models))
             .route("/props", get(props))
             .route("/tokenize", post(tokenize))
+            .route("/api/show", post(crate::ollama::show))
+            .route("/api/ps", get(crate::ollama::ps))
             .route("/.well-known/lembas.json", get(discovery))
             .route("/api/v1/instance", get(instance))
             .route("/v1/usage", get(usage))
@@ -299,7 +302,7 @@ fn authorized(shared: &Shared, headers: &HeaderMap) -> bool {
     headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()) == Some(&format!("Bearer {key}"))
 }
 
-fn json_response(status: StatusCode, body: Value) -> Response {
+pub(crate) fn json_response(status: StatusCode, body: Value) -> Response {
     (status, [(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response()
 }
 
