@@ -332,6 +332,34 @@ impl AcpServer {
     }
 }
 
+/// One of lembas' own methods (`acp.md` `_lembas/*`), answered.
+async fn lembas_method(
+    server: &Server,
+    request: &agent_client_protocol::UntypedMessage,
+    cx: &agent_client_protocol::v1::ConnectionTo<agent_client_protocol::Client>,
+) -> Result<serde_json::Value, agent_client_protocol::Error> {
+    let params = &request.params;
+    // The team's methods and `configure` name a session the client may have opened before a
+    // restart: it is opened from the store (capability `sessions`).
+    if (request.method.starts_with("_lembas/team") || request.method == "_lembas/configure")
+        && let Some(refused) = server.open_stored(cx, session_id(params)?).await
+    {
+        return Err(refused);
+    }
+    match request.method.as_str() {
+        "_lembas/session/status" => status::answer(server, params).await,
+        "_lembas/monitor" => monitor::answer(server, params).await,
+        "_lembas/configure" => methods::configure(server, params),
+        "_lembas/steer" => methods::steer(server, params),
+        "_lembas/session/compact" => methods::compact(server, params).await,
+        "_lembas/session/delete" => methods::delete(server, params).await,
+        "_lembas/directories" => methods::directories(server, params),
+        "_lembas/session/history" => methods::history(server, params),
+        "_lembas/session/rewind" => rewind::answer(server, params).await,
+        method => team::answer(server, method, params).await,
+    }
+}
+
 /// One connection's dispatch, each request to its handler until the client closes it: one for
 /// every transport (stdio, the link's frames), so the handlers are compiled once.
 async fn connection(
@@ -427,31 +455,13 @@ async fn connection(
         )
         // lembas' own methods (`acp.md`): last, since an untyped request matches any method.
         .on_receive_request(
-            async move |request: agent_client_protocol::UntypedMessage, responder, cx| {
-                // The team's methods and `configure` name a session the client may have opened
-                // before a restart: it is opened from the store (capability `sessions`).
-                if (request.method.starts_with("_lembas/team") || request.method == "_lembas/configure")
-                    && let Ok(id) = session_id(&request.params)
-                    && let Some(refused) = s8.open_stored(&cx, id).await
-                {
-                    return responder.respond_with_error(refused);
-                }
-                let answered = match request.method.as_str() {
-                    "_lembas/session/status" => status::answer(&s8, &request.params).await,
-                    "_lembas/monitor" => monitor::answer(&s8, &request.params).await,
-                    "_lembas/configure" => methods::configure(&s8, &request.params),
-                    "_lembas/steer" => methods::steer(&s8, &request.params),
-                    "_lembas/session/compact" => methods::compact(&s8, &request.params).await,
-                    "_lembas/session/delete" => methods::delete(&s8, &request.params).await,
-                    "_lembas/directories" => methods::directories(&s8, &request.params),
-                    "_lembas/session/history" => methods::history(&s8, &request.params),
-                    "_lembas/session/rewind" => rewind::answer(&s8, &request.params).await,
-                    method => team::answer(&s8, method, &request.params).await,
-                };
-                match answered {
-                    Ok(result) => responder.respond(result),
-                    Err(e) => responder.respond_with_error(e),
-                }
+            async move |request: agent_client_protocol::UntypedMessage, responder, cx| match lembas_method(
+                &s8, &request, &cx,
+            )
+            .await
+            {
+                Ok(result) => responder.respond(result),
+                Err(e) => responder.respond_with_error(e),
             },
             agent_client_protocol::on_receive_request!(),
         )
