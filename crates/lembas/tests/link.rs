@@ -8,7 +8,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use common::{Env, initialize, ready, service, stderr, stdout};
+use common::{Env, initialize, linked_with, ready, service, stderr, stdout};
 use lembas_testkit::{DeviceLink, FakeServer, Llembas, Scripted};
 use serde_json::{Value, json};
 
@@ -18,25 +18,6 @@ const TOKEN: &str = "lmb_test_token";
 /// project (with `max_mode` and trust as given).
 async fn linked_env(script: Vec<Scripted>, max_mode: &str, trust: bool) -> (FakeServer, Env) {
     linked_with(script, &format!("max_mode = \"{max_mode}\""), trust).await
-}
-
-/// As [`linked_env`], with `remote` lines of its own added to `[remote]`.
-async fn linked_with(script: Vec<Scripted>, remote: &str, trust: bool) -> (FakeServer, Env) {
-    let server = FakeServer::start(script).await;
-    server.set_llembas(Llembas::default());
-    let env = Env::new();
-    env.login_with_token(&server).await;
-    let root = env.project.parent().unwrap().to_path_buf();
-    let out = env.run(&["remote", "roots", "add", root.to_str().unwrap()]).await;
-    assert!(out.status.success(), "{}", stderr(&out));
-    let config = std::fs::read_to_string(env.home.join("config/config.toml")).unwrap();
-    let config = config.replace("[remote]", &format!("[remote]\n{remote}"));
-    std::fs::write(env.home.join("config/config.toml"), config).unwrap();
-    if trust {
-        let out = env.run(&["trust", env.project.to_str().unwrap()]).await;
-        assert!(out.status.success(), "{}", stderr(&out));
-    }
-    (server, env)
 }
 
 fn real(path: &Path) -> String {

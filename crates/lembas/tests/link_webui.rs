@@ -4,31 +4,14 @@
 
 mod common;
 
-use common::{Env, ready, stderr};
-use lembas_testkit::{FakeServer, Llembas, Scripted};
+use common::{Env, linked_with, ready};
+use lembas_testkit::{FakeServer, Scripted};
 use serde_json::{Value, json};
 
 /// A LLeMbas instance, logged in to by token; remote work allowed in the folder holding the
-/// trusted project, up to manual mode (every command asked).
+/// trusted project, up to the default widest mode.
 async fn linked(script: Vec<Scripted>) -> (FakeServer, Env) {
-    linked_with(script, "").await
-}
-
-/// As [`linked`], with `remote` lines of its own in `[remote]` (`approval_timeout = 1`).
-async fn linked_with(script: Vec<Scripted>, remote: &str) -> (FakeServer, Env) {
-    let server = FakeServer::start(script).await;
-    server.set_llembas(Llembas::default());
-    let env = Env::new();
-    env.login_with_token(&server).await;
-    let root = env.project.parent().unwrap().to_path_buf();
-    let out = env.run(&["remote", "roots", "add", root.to_str().unwrap()]).await;
-    assert!(out.status.success(), "{}", stderr(&out));
-    let out = env.run(&["trust", env.project.to_str().unwrap()]).await;
-    assert!(out.status.success(), "{}", stderr(&out));
-    let config = std::fs::read_to_string(env.home.join("config/config.toml")).unwrap();
-    std::fs::write(env.home.join("config/config.toml"), config.replace("[remote]", &format!("[remote]\n{remote}")))
-        .unwrap();
-    (server, env)
+    linked_with(script, "", true).await
 }
 
 /// Opens a session in `mode` and sends a prompt (request id 70), answered later.
@@ -166,7 +149,7 @@ async fn a_question_and_a_plan_nobody_answers_time_out() {
         Scripted::tool_call("plan_submit", json!({})),
         Scripted::text("Waiting for you."),
     ];
-    let (server, env) = linked_with(script, "approval_timeout = 1").await;
+    let (server, env) = linked_with(script, "approval_timeout = 1", true).await;
     let (mut child, mut link) = ready(&server, &env).await;
     prompted(&mut link, &env, "plan").await;
     let answer = link.answer_to(70).await;

@@ -81,6 +81,27 @@ impl Env {
     }
 }
 
+/// A LLeMbas instance (the test kit's), logged in to by token; remote work allowed in the folder
+/// holding the project, with `remote` lines of its own added to `[remote]`, the project trusted
+/// when `trust`.
+pub async fn linked_with(script: Vec<lembas_testkit::Scripted>, remote: &str, trust: bool) -> (FakeServer, Env) {
+    let server = FakeServer::start(script).await;
+    server.set_llembas(lembas_testkit::Llembas::default());
+    let env = Env::new();
+    env.login_with_token(&server).await;
+    let root = env.project.parent().unwrap().to_path_buf();
+    let out = env.run(&["remote", "roots", "add", root.to_str().unwrap()]).await;
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let config = std::fs::read_to_string(env.home.join("config/config.toml")).unwrap();
+    let config = config.replace("[remote]", &format!("[remote]\n{remote}"));
+    std::fs::write(env.home.join("config/config.toml"), config).unwrap();
+    if trust {
+        let out = env.run(&["trust", env.project.to_str().unwrap()]).await;
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    (server, env)
+}
+
 /// `lembas service` running, and the link it opened to the test kit's server.
 pub async fn service(server: &FakeServer, env: &Env) -> (tokio::process::Child, lembas_testkit::DeviceLink) {
     let child = env.cmd(&["service"]).spawn().unwrap();
