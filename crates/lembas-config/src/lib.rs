@@ -56,5 +56,5 @@ pub fn write_atomic(path: &std::path::Path, bytes: &[u8], mode: u32) -> Result<(
     folder.create(dir).map_err(|e| StoreError::io(dir, e))?;
     // Through a temporary file made exclusively under a name nobody can guess: a link planted
     // beside it is never written through (`lembas_sys::write_whole`).
-    lembas_sys::write_whole_with_mode(path, bytes, mode).map_err(|e| StoreError::io(path, e))
+    lembas_sys::write_whole_synced(path, bytes, Some(mode)).map_err(|e| StoreError::io(path, e))
 }

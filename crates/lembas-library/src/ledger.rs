@@ -203,7 +203,7 @@ impl LedgerFile {
         let mut ledger = self.read()?;
         let answer = change(&mut ledger)?;
         // Never through a link planted under the name a temporary file would take.
-        lembas_sys::write_whole(&self.path, ledger.render().as_bytes())
+        lembas_sys::write_whole_synced(&self.path, ledger.render().as_bytes(), None)
             .map_err(|e| format!("{}: {e}", self.path.display()))?;
         Ok(answer)
     }

@@ -13,4 +13,4 @@ pub mod git;
 pub mod handed;
 mod whole;
 
-pub use whole::{write_whole, write_whole_with_mode};
+pub use whole::{write_whole, write_whole_synced};

@@ -7,17 +7,21 @@
 use std::io::Write;
 use std::path::Path;
 
-/// Writes `bytes` to `path` whole: readers see the old file or the new one, never a part.
+/// Writes `bytes` to `path` whole: readers see the old file or the new one, never a part. Not
+/// synced to the disk first: for what is cheap to lose in a crash (a snapshot's ref, a note),
+/// on paths a turn waits for — a sync costs milliseconds.
 pub fn write_whole(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    write(path, bytes, None)
+    write(path, bytes, None, false)
 }
 
-/// The same, the new file made with permissions `mode` (on Unix; `0o600` for lembas' secrets).
-pub fn write_whole_with_mode(path: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()> {
-    write(path, bytes, Some(mode))
+/// The same, synced to the disk before it replaces the old file, and made with permissions
+/// `mode` where one is given (on Unix; `0o600` for lembas' secrets): for what must survive a
+/// crash whole (configuration, the login, the task list).
+pub fn write_whole_synced(path: &Path, bytes: &[u8], mode: Option<u32>) -> std::io::Result<()> {
+    write(path, bytes, mode, true)
 }
 
-fn write(path: &Path, bytes: &[u8], mode: Option<u32>) -> std::io::Result<()> {
+fn write(path: &Path, bytes: &[u8], mode: Option<u32>, synced: bool) -> std::io::Result<()> {
     let folder = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
@@ -35,7 +39,9 @@ fn write(path: &Path, bytes: &[u8], mode: Option<u32>) -> std::io::Result<()> {
     let _ = mode;
     let mut file = builder.tempfile_in(folder)?;
     file.write_all(bytes)?;
-    file.as_file().sync_all()?;
+    if synced {
+        file.as_file().sync_all()?;
+    }
     // On failure the temporary file is removed as it drops.
     file.persist(path).map_err(|e| e.error)?;
     Ok(())
@@ -85,7 +91,7 @@ mod tests {
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("credentials.json");
-        write_whole_with_mode(&path, b"{}", 0o600).unwrap();
+        write_whole_synced(&path, b"{}", Some(0o600)).unwrap();
         assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
     }
 }

@@ -236,7 +236,8 @@ pub fn mcp_entries(config: &Config, root: &Path, standing: Standing) -> Vec<lemb
             Err(e) => broken.push(lembas_core::ServerEntry { name: ".mcp.json".into(), plan: Err(e.to_string()) }),
         }
     }
-    let env = |name: &str| std::env::var(name).ok();
+    // An entry that names the login's key (`${LEMBAS_API_KEY}`) gets it as it was handed over.
+    let env = |name: &str| lembas_sys::handed::var(name).or_else(|| std::env::var(name).ok());
     servers
         .into_iter()
         .filter(|(_, server)| server.enabled())
