@@ -84,6 +84,17 @@ impl Login {
         write_atomic(&home.credentials_file(), text.as_bytes(), 0o600)
     }
 
+    /// Keeps `per_token` — bytes of a request per token, as a session measured them against
+    /// the server's count — as the stored login's measure of `model`, where it has none yet.
+    pub fn keep_measure(home: &Home, model: &str, per_token: f64) -> Result<(), StoreError> {
+        let Some(mut login) = Login::load(home)? else { return Ok(()) };
+        let Some(info) = login.models.iter_mut().find(|m| m.id == model && m.bytes_per_token.is_none()) else {
+            return Ok(());
+        };
+        info.bytes_per_token = Some((per_token * 100.0).round() / 100.0);
+        login.save(home)
+    }
+
     /// Removes the stored login; whether there was one.
     pub fn remove(home: &Home) -> Result<bool, StoreError> {
         let path = home.credentials_file();

@@ -6,7 +6,8 @@ use lembas_spec::{Cap, loop_spec, render};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::{ReadWindow, ResultId, WindowError, cap, read_window, sha256_hex, short_sha};
+use crate::read::read_window_within;
+use crate::{ReadWindow, ResultId, WindowError, cap, sha256_hex, short_sha};
 
 /// What one insertion produced.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -47,6 +48,10 @@ struct OutputEntry {
 #[serde(from = "StoredLedger")]
 pub struct Ledger {
     cap: Cap,
+    /// Where a read's window stops, in characters, when a small model window wants it shorter
+    /// than `read::WINDOW_MAX_CHARS`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    read_chars: Option<usize>,
     /// Full reads since the previous compaction, in turns still in the history.
     reads: Vec<ReadEntry>,
     /// Where in `reads` the ones the request being built carries begin (the by-hash table): a
@@ -63,6 +68,8 @@ pub struct Ledger {
 struct StoredLedger {
     cap: Cap,
     #[serde(default)]
+    read_chars: Option<usize>,
+    #[serde(default)]
     reads: Vec<ReadEntry>,
     #[serde(default)]
     in_request_from: usize,
@@ -76,18 +83,25 @@ struct StoredLedger {
 
 impl From<StoredLedger> for Ledger {
     fn from(stored: StoredLedger) -> Ledger {
-        let StoredLedger { cap, reads, in_request_from, outputs_in_request, reads_in_request, reads_since_compaction } =
-            stored;
+        let StoredLedger {
+            cap,
+            read_chars,
+            reads,
+            in_request_from,
+            outputs_in_request,
+            reads_in_request,
+            reads_since_compaction,
+        } = stored;
         if reads_in_request.is_empty() && reads_since_compaction.is_empty() {
             let in_request_from = in_request_from.min(reads.len());
-            return Ledger { cap, reads, in_request_from, outputs_in_request };
+            return Ledger { cap, read_chars, reads, in_request_from, outputs_in_request };
         }
         // The earlier form: the reads since the compaction, with those the request carries last.
         let mut reads = reads_since_compaction;
         reads.retain(|r| !reads_in_request.iter().any(|carried| carried.id == r.id));
         let in_request_from = reads.len();
         reads.extend(reads_in_request);
-        Ledger { cap, reads, in_request_from, outputs_in_request }
+        Ledger { cap, read_chars, reads, in_request_from, outputs_in_request }
     }
 }
 
@@ -101,7 +115,28 @@ impl Ledger {
     /// A ledger with another output cap than `loop.json`'s (tests, and the conformance cases'
     /// `limits`).
     pub fn with_cap(cap: Cap) -> Self {
-        Ledger { cap, reads: Vec::new(), in_request_from: 0, outputs_in_request: Vec::new() }
+        Ledger { cap, read_chars: None, reads: Vec::new(), in_request_from: 0, outputs_in_request: Vec::new() }
+    }
+
+    /// A ledger for a model window that holds about `chars` characters in all, where that is
+    /// small: each result's cap and each read's window take at most a fifth of it, so one
+    /// result never fills the window (`loop.json`'s figures stand for any larger window).
+    pub fn for_window(chars: usize) -> Self {
+        let spec = loop_spec().context.cap;
+        let max_chars = chars / 5;
+        if max_chars >= spec.max_chars {
+            return Ledger::default();
+        }
+        let scaled = |n: usize| (n * max_chars / spec.max_chars).max(1);
+        let cap = Cap {
+            max_lines: scaled(spec.max_lines).max(8),
+            max_chars,
+            head_lines: scaled(spec.head_lines).max(4),
+            head_chars: scaled(spec.head_chars),
+            tail_lines: scaled(spec.tail_lines).max(2),
+            tail_chars: scaled(spec.tail_chars),
+        };
+        Ledger { read_chars: Some(max_chars), ..Ledger::with_cap(cap) }
     }
 
     /// A read of `file` (absolute) whose call gave `call_path`: the bracket and numbered lines,
@@ -117,7 +152,8 @@ impl Ledger {
         limit: Option<usize>,
     ) -> Result<Inserted, WindowError> {
         let ctx = &loop_spec().context;
-        let window: ReadWindow = read_window(content, offset, limit)?;
+        let max_chars = self.read_chars.unwrap_or(crate::read::WINDOW_MAX_CHARS);
+        let window: ReadWindow = read_window_within(content, offset, limit, max_chars)?;
         let sha = sha256_hex(content.as_bytes());
         let id_text = id.to_string();
         let header = if window.total == 0 {

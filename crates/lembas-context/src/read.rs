@@ -56,6 +56,17 @@ impl std::fmt::Display for WindowError {
 
 /// The window of `text` from `offset` (1-based, default 1) for `limit` lines (default 2000).
 pub fn read_window(text: &str, offset: Option<usize>, limit: Option<usize>) -> Result<ReadWindow, WindowError> {
+    read_window_within(text, offset, limit, WINDOW_MAX_CHARS)
+}
+
+/// [`read_window`], the window stopping before `max_chars` characters (a small model window's
+/// share) rather than [`WINDOW_MAX_CHARS`].
+pub fn read_window_within(
+    text: &str,
+    offset: Option<usize>,
+    limit: Option<usize>,
+    max_chars: usize,
+) -> Result<ReadWindow, WindowError> {
     let ctx = &loop_spec().context;
     let total = count_lines(text);
     if total == 0 {
@@ -69,7 +80,7 @@ pub fn read_window(text: &str, offset: Option<usize>, limit: Option<usize>) -> R
     let mut to = (from + limit - 1).min(total);
     let mut body = String::new();
     for (n, line) in lines(text).enumerate().skip(from - 1).take(to + 1 - from) {
-        let shown = match line.char_indices().nth(LINE_MAX_CHARS) {
+        let shown = match line.char_indices().nth(LINE_MAX_CHARS.min(max_chars)) {
             Some((at, _)) => {
                 let left = line[at..].chars().count();
                 format!("{} […{left} more characters in this line]", &line[..at])
@@ -77,7 +88,7 @@ pub fn read_window(text: &str, offset: Option<usize>, limit: Option<usize>) -> R
             None => line.to_owned(),
         };
         // Always at least one line, so a read moves on.
-        if n + 1 > from && body.len() + shown.len() > WINDOW_MAX_CHARS {
+        if n + 1 > from && body.len() + shown.len() > max_chars {
             to = n;
             break;
         }

@@ -112,7 +112,13 @@ pub struct SessionConfig {
     /// moved to this device, `acp.md` `said`): counted as typed in the session, for the models
     /// they name (`subagents.md` §2).
     pub said: Vec<String>,
+    /// Keeps a model's measure of bytes per token, as a session first measured it against its
+    /// server's count (by model id), for the next session's first request (`crate::room`).
+    pub measured: Option<MeasureKeeper>,
 }
+
+/// Where a measure of a model's tokens is kept: the login, in the CLI.
+pub type MeasureKeeper = Arc<dyn Fn(&str, f64) + Send + Sync>;
 
 impl SessionConfig {
     /// The login's model `name` names (its id, or the name people see); an unknown one is
@@ -200,6 +206,7 @@ impl SessionConfig {
             memory: None,
             memory_scoped: false,
             personality: None,
+            measured: None,
         }
     }
 }

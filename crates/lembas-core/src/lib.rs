@@ -23,6 +23,7 @@ mod attach;
 mod batches;
 mod calls;
 mod changes;
+mod compaction;
 mod config;
 mod context_use;
 mod engine_tools;
@@ -44,6 +45,7 @@ mod prepare;
 mod preview;
 mod prompt;
 mod rewind;
+mod room;
 mod sandboxing;
 mod session;
 mod sink;
@@ -55,7 +57,7 @@ mod watching;
 mod worktree;
 
 pub use approve::{Approver, Nobody};
-pub use config::WebSetup;
+pub use config::{MeasureKeeper, WebSetup};
 pub use host::{Host, OpenSession, Opened, SessionHandle, Start};
 pub use lembas_mcp::{InstanceMcp, McpHub, ServerEntry};
 pub use lembas_protocol::{

@@ -5,8 +5,8 @@ use std::collections::HashSet;
 use std::path::Path;
 use std::sync::Arc;
 
+use lembas_context::IdCounter;
 use lembas_context::note::Told;
-use lembas_context::{IdCounter, Ledger};
 use lembas_model::ToolSchema;
 use lembas_permissions::{Context, Judge};
 use lembas_store::SessionRecord;
@@ -68,12 +68,13 @@ impl Session {
         let state = State {
             learned_window: None,
             agents_nudged: false,
-            ledger: Ledger::default(),
+            ledger: crate::room::ledger_for(&cfg),
             ids: IdCounter::default(),
             told: Told::default(),
             mode: cfg.bounded(cfg.mode),
             effort: cfg.effort.clone(),
             last_input: 0,
+            bytes_per_token: None,
             always: Vec::new(),
             plan: None,
             mode_before_plan: None,

@@ -9,6 +9,7 @@ use lembas_store::UsageRow;
 
 use crate::phase::Phases;
 use crate::prompt::{text, title_from};
+use crate::room::{Ask, Room};
 use crate::session::Session;
 use crate::session::history::Entry;
 use crate::{DoneReason, EngineError, Event, now_ms};
@@ -131,6 +132,9 @@ impl Session {
                 self.stopped_by = Some(limit);
                 let text = self.wrap_up(limit, cancel, phases).await.map_err(|e| (e, steps))?;
                 return Ok((DoneReason::Limit, text, steps));
+            }
+            if let Some((reason, text)) = self.make_room(cancel, phases).await.map_err(|e| (e, steps))? {
+                return Ok((reason, text, steps));
             }
             steps += 1;
             self.emit(Event::Step { n: steps });
@@ -375,7 +379,7 @@ impl Session {
     }
 
     /// One model request with the session's prefix; `extra` adds a last user message that is
-    /// not part of the history (the wrap-up or the compaction ask).
+    /// not part of the history (the wrap-up), after which nothing follows in this window.
     pub(crate) async fn request(
         &mut self,
         extra: Option<&str>,
@@ -384,16 +388,39 @@ impl Session {
     ) -> Result<Reply, EngineError> {
         self.take_late_mcp_servers().await?;
         let mut messages = self.request_messages();
-        if let Some(extra) = extra {
-            messages.push(Message::user(extra).to_wire(false));
-        }
+        let ask = match extra {
+            Some(extra) => {
+                messages.push(Message::user(extra).to_wire(false));
+                Ask::Last
+            }
+            None => Ask::Step,
+        };
+        self.send(messages, ask, cancel, phases).await
+    }
+
+    /// Sends `messages` with the session's tools, its reply limited to what the window leaves
+    /// it (`crate::room`).
+    pub(crate) async fn send(
+        &mut self,
+        messages: Vec<lembas_model::WireMessage>,
+        ask: Ask,
+        cancel: &CancellationToken,
+        phases: &mut Phases,
+    ) -> Result<Reply, EngineError> {
+        let bytes = self.request_bytes(&messages);
+        let max_tokens = match self.room(self.tokens_of(bytes), ask) {
+            Room::Reply(limit) | Room::Tight(limit) => limit,
+            // By the estimate it does not fit; the server, which counts, judges (a refusal for
+            // length is compacted and retried).
+            Room::None { .. } => self.cfg.model.max_output,
+        };
         let level = self.state.effort.clone().unwrap_or_else(|| self.cfg.model.start_level());
         let request = ChatRequest {
             model: self.cfg.model.id.clone(),
             messages: std::sync::Arc::new(messages),
             tools: self.tools.clone(),
             extra: lembas_models::request_fields(&self.cfg.model, &level),
-            max_tokens: self.cfg.model.max_output,
+            max_tokens,
         };
         phases.set(Phase::ReadingPrompt { done: None, total: None });
         let events = self.events.clone();
@@ -447,6 +474,7 @@ impl Session {
             seat.hub.team().set_context(&seat.me, used, self.window());
         }
         if let Some(usage) = reply.usage {
+            self.measured(bytes, usage.input_tokens);
             self.state.last_input = usage.input_tokens;
             self.prompt_tokens += usage.input_tokens + usage.output_tokens;
             self.turn_usage.input += usage.input_tokens;
@@ -466,7 +494,7 @@ impl Session {
 
     /// The last request: the same prefix and tools, the wrap-up message naming the limit; a call
     /// in its reply is not run. The exchange is kept, so the transcript says the prompt stopped.
-    async fn wrap_up(
+    pub(crate) async fn wrap_up(
         &mut self,
         limit: &str,
         cancel: &CancellationToken,
@@ -496,52 +524,6 @@ impl Session {
         }
         self.levels_told = Some(levels.clone());
         self.emit(Event::Levels { levels });
-    }
-
-    /// Whether the last request filled the window to the compaction share. With the window
-    /// unknown it never is: compaction then waits for the server's own refusal for length.
-    fn window_is_full(&self) -> bool {
-        self.window().is_some_and(|w| self.state.last_input as f64 >= self.cfg.compact_at * w as f64)
-    }
-
-    /// Compacts now (the person's `/compact`).
-    pub async fn compact(&mut self, cancel: &CancellationToken) -> Result<(), EngineError> {
-        let mut phases = Phases::new(self.events.clone());
-        let result = self.compact_with(cancel, &mut phases).await;
-        phases.clear();
-        result
-    }
-
-    /// The summary is asked for as the next turn of the same conversation (`context.md` §7);
-    /// then the history starts afresh from it, with the table of reads it covers, and the system
-    /// prompt is made again.
-    async fn compact_with(&mut self, cancel: &CancellationToken, phases: &mut Phases) -> Result<(), EngineError> {
-        phases.set(Phase::Compacting);
-        // Asked as the next turn of the same conversation: no transcript, no earlier summary —
-        // the model has both (context.md §7).
-        let ask =
-            render(text("tasks/compact.md"), &[("transcript", ""), ("previous_summary", "")]).trim_end().to_owned();
-        let reply = self.request(Some(&ask), cancel, phases).await?;
-        let summary = reply.text.trim().to_owned();
-        if summary.is_empty() {
-            return Err(EngineError::Compaction(
-                "the model gave an empty summary; the conversation was kept as it was".into(),
-            ));
-        }
-        let table = self.state.ledger.compact();
-        let mut content = render(text("tasks/summary.md"), &[("summary", &summary)]);
-        if !table.is_empty() {
-            content.push_str("\n\n");
-            content.push_str(&table);
-        }
-        self.history = vec![Entry { summary: true, ..Entry::user(content, true) }];
-        // The new prompt says what stands now; the next message says the date again.
-        self.remake_prompt(None);
-        self.state.last_input = 0;
-        let stored: Vec<_> = self.history.iter().map(Entry::stored).collect();
-        self.cfg.store.replace_history(&self.id, &stored, &self.state_value(), &self.system_prompt, now_ms())?;
-        self.emit(Event::Compacted { summary, table });
-        Ok(())
     }
 }
 

@@ -100,9 +100,13 @@ impl ModelInfo {
     /// About how many tokens `bytes` of text make for this model: by its own tokenizer's
     /// measure where its server counted a sample, else [`ESTIMATED_BYTES_PER_TOKEN`].
     pub fn tokens_in(&self, bytes: usize) -> u64 {
-        let per_token =
-            self.bytes_per_token.filter(|r| r.is_finite() && *r >= 1.0).unwrap_or(ESTIMATED_BYTES_PER_TOKEN);
-        (bytes as f64 / per_token).ceil() as u64
+        (bytes as f64 / self.bytes_per_token()).ceil() as u64
+    }
+
+    /// How many bytes of text one token holds: the measure where its server's count gave one,
+    /// else [`ESTIMATED_BYTES_PER_TOKEN`].
+    pub fn bytes_per_token(&self) -> f64 {
+        self.bytes_per_token.filter(|r| r.is_finite() && *r >= 1.0).unwrap_or(ESTIMATED_BYTES_PER_TOKEN)
     }
 
     /// The name people see: the display name, else the id.

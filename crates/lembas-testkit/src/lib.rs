@@ -17,6 +17,7 @@ mod schedules;
 mod script;
 mod server;
 mod web;
+mod window;
 
 pub use embedder::{EMBEDDING_MODEL, EmbeddingServer};
 pub use link::DeviceLink;

@@ -24,6 +24,14 @@ pub struct Ollama {
     pub loaded: Option<u64>,
 }
 
+impl Ollama {
+    /// The window the OpenAI route serves the model at: the loaded model's, else its
+    /// Modelfile's `num_ctx`, else Ollama's default of 4096 — never above the trained maximum.
+    pub fn serves(&self) -> u64 {
+        self.loaded.or(self.num_ctx).unwrap_or(4096).min(self.trained)
+    }
+}
+
 impl FakeServer {
     /// Plays Ollama: `/api/show` and `/api/ps` answer as `ollama` says.
     pub fn set_ollama(&self, ollama: Ollama) {

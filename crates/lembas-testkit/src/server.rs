@@ -71,7 +71,7 @@ pub(crate) struct Shared {
     routes: Mutex<Vec<(String, VecDeque<Scripted>)>>,
     recorded: Mutex<Vec<Recorded>>,
     pub(crate) models: Mutex<Value>,
-    props: Mutex<Option<Value>>,
+    pub(crate) props: Mutex<Option<Value>>,
     pub(crate) ollama: Mutex<Option<crate::ollama::Ollama>>,
     api_key: Mutex<Option<String>>,
     pub(crate) llembas: Mutex<Option<Llembas>>,
@@ -85,6 +85,10 @@ pub(crate) struct Shared {
     polls: Mutex<u32>,
     /// Benchmarks turn this off so the server's own memory does not grow with every request.
     forget_bodies: std::sync::atomic::AtomicBool,
+    /// Bytes a token where the server counts what it reads and writes (`crate::window`).
+    pub(crate) counting: Mutex<Option<f64>>,
+    /// Prompts cut to an Ollama window.
+    pub(crate) prompts_cut: std::sync::atomic::AtomicUsize,
 }
 
 /// A scripted model server on `127.0.0.1`, stopped when dropped.
@@ -314,7 +318,7 @@ fn unauthorized() -> Response {
 }
 
 /// What a server with quirks refuses before anything else: a field it does not know (as a
-/// learned quirk), and — like llama.cpp — a request larger than the window `/props` states.
+/// learned quirk), and a request larger than its window (`crate::window`).
 fn refusal(shared: &Shared, request: &Value) -> Option<Response> {
     for field in shared.refused_fields.lock().unwrap().iter() {
         let present = match request.get(field) {
@@ -334,28 +338,10 @@ fn refusal(shared: &Shared, request: &Value) -> Option<Response> {
             ));
         }
     }
-    // Like llama.cpp, a request larger than the window `/props` states is refused whole.
-    let window = shared
-        .props
-        .lock()
-        .unwrap()
-        .as_ref()
-        .and_then(|p| p["default_generation_settings"]["n_ctx"].as_u64().or_else(|| p["n_ctx"].as_u64()));
-    if let Some(window) = window {
-        let prompt = serde_json::to_string(&request["messages"]).unwrap_or_default()
-            + &serde_json::to_string(&request["tools"]).unwrap_or_default();
-        let tokens = tokens_in(&prompt) as u64;
-        if tokens > window {
-            let message = format!(
-                "request ({tokens} tokens) exceeds the available context size ({window} tokens), try increasing it"
-            );
-            return Some(json_response(
-                StatusCode::BAD_REQUEST,
-                json!({ "error": { "code": 400, "message": message, "type": "exceed_context_size_error" } }),
-            ));
-        }
-    }
-    None
+    // A request its window does not take, as the server played keeps its window.
+    shared
+        .window_refusal(request)
+        .map(|(status, body)| json_response(StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_REQUEST), body))
 }
 
 async fn chat(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
@@ -382,6 +368,7 @@ async fn chat(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes
         );
     };
     let model = request["model"].as_str().unwrap_or("fake-model").to_owned();
+    let scripted = shared.as_served(scripted, &request);
     match &scripted {
         Scripted::Status { status, body, retry_after } => {
             let status = StatusCode::from_u16(*status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
@@ -469,7 +456,7 @@ async fn tokenize(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: B
     }
     let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     let text = request["content"].as_str().unwrap_or_default();
-    json_response(StatusCode::OK, json!({ "tokens": (0..tokens_in(text)).collect::<Vec<_>>() }))
+    json_response(StatusCode::OK, json!({ "tokens": (0..shared.tokens(text)).collect::<Vec<_>>() }))
 }
 
 async fn props(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {

@@ -405,6 +405,13 @@ pub fn session_config(
     if let Some(agents) = config.agents {
         cfg.agents = (agents.min, agents.max);
     }
+    // A model's tokens, as a session first measures them against its server's count, are kept
+    // with the login: the next session's first request is fitted by them. One not kept costs
+    // only that the next session estimates again, so it is not worth a word on the screen.
+    let login_home = home.clone();
+    cfg.measured = Some(Arc::new(move |model: &str, per_token: f64| {
+        let _ = Login::keep_measure(&login_home, model, per_token);
+    }));
     cfg
 }
 

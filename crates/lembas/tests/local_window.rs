@@ -55,3 +55,106 @@ async fn ollamas_window_is_the_one_it_serves_not_the_trained_maximum() {
         assert_eq!(window_after_login(&server).await, json!(want), "{ollama:?}");
     }
 }
+
+/// The tokens of a chat request's prompt by the test kit's count (3 bytes a token), and its
+/// `max_tokens`.
+fn prompt_and_reply(request: &serde_json::Value) -> (u64, u64) {
+    let prompt =
+        serde_json::to_string(&request["messages"]).unwrap() + &serde_json::to_string(&request["tools"]).unwrap();
+    (lembas_testkit::tokens_in(&prompt) as u64, request["max_tokens"].as_u64().unwrap_or(0))
+}
+
+/// The last user message of a request.
+fn last_user(request: &serde_json::Value) -> String {
+    let messages = request["messages"].as_array().unwrap();
+    let last = messages.iter().rev().find(|m| m["role"] == "user").unwrap();
+    last["content"].as_str().unwrap_or_default().to_owned()
+}
+
+const COMPACT_ASK: &str = "Summarise the conversation below";
+
+#[tokio::test]
+async fn a_reply_that_runs_to_the_windows_end_is_compacted_before_it_goes_on() {
+    // vLLM's way: a request whose prompt and max_tokens pass the window is refused; the reply
+    // ends at max_tokens. The model runs away: it would write far more than the window holds.
+    let server = FakeServer::start(vec![
+        Scripted::text("and again ".repeat(20_000)),
+        Scripted::text("## What we are doing\nWriting an essay; the first part was written."),
+        Scripted::text("Done."),
+    ])
+    .await;
+    server.set_models(json!([{"id": "local-coder", "object": "model", "max_model_len": 8192}]));
+    server.count_tokens(3.0);
+    let env = Env::new();
+    env.login(&server).await;
+    let out = env.run(&["run", "write a long essay"]).await;
+    assert!(out.status.success(), "{}\n{}", stderr(&out), stdout(&out));
+    assert!(stdout(&out).ends_with("Done.\n"), "{}", stdout(&out));
+    let requests = server.chat_requests();
+    assert_eq!(requests.len(), 3, "the step, the compaction, the step that goes on");
+    for request in &requests {
+        let (prompt, reply) = prompt_and_reply(request);
+        assert!(reply > 0, "every request limits its reply to what the window leaves");
+        assert!(prompt + reply <= 8192, "{prompt} + {reply} pass the window");
+    }
+    // The runaway was cut where its compaction still fits: the compaction asks with every
+    // message as it was, the runaway included.
+    assert!(last_user(&requests[1]).starts_with(COMPACT_ASK), "{}", last_user(&requests[1]));
+    assert!(requests[1]["messages"].to_string().contains("and again and again"));
+    let summary = requests[2]["messages"][1]["content"].as_str().unwrap();
+    assert!(summary.starts_with("[This session was summarised"), "{summary}");
+}
+
+#[tokio::test]
+async fn results_that_fill_the_window_are_summarised_from_a_transcript() {
+    // Six files, each as much as a read shows at an 8k window: together more than the window.
+    let mut script = Scripted::text("");
+    let env = Env::new();
+    for n in 0..6 {
+        let lines: String = (0..200).map(|i| format!("{:0100}\n", i + n * 1000)).collect();
+        std::fs::write(env.project.join(format!("f{n}.txt")), lines).unwrap();
+        script = script.with_call("read", &json!({ "path": format!("f{n}.txt") }).to_string());
+    }
+    let server = FakeServer::start(vec![
+        script,
+        Scripted::text("## What we are doing\nReading six files; each holds numbered lines."),
+        Scripted::text("They hold numbers."),
+    ])
+    .await;
+    server.set_models(json!([{"id": "local-coder", "object": "model", "max_model_len": 8192}]));
+    server.count_tokens(3.0);
+    env.login(&server).await;
+    let out = env.run(&["run", "what do the six files hold?"]).await;
+    assert!(out.status.success(), "{}\n{}", stderr(&out), stdout(&out));
+    assert!(stdout(&out).ends_with("They hold numbers.\n"), "{}", stdout(&out));
+    let requests = server.chat_requests();
+    assert_eq!(requests.len(), 3, "{requests:#?}");
+    for request in &requests {
+        let (prompt, reply) = prompt_and_reply(request);
+        assert!(prompt + reply <= 8192, "{prompt} + {reply} pass the window");
+    }
+    // The same conversation could not carry the ask: the summary was asked from a transcript
+    // holding the person's words and the newest results.
+    let compaction = requests[1]["messages"].as_array().unwrap();
+    assert_eq!(compaction.len(), 2, "the instructions, then the ask with the transcript");
+    let ask = compaction[1]["content"].as_str().unwrap();
+    assert!(ask.starts_with(COMPACT_ASK), "{ask}");
+    assert!(ask.contains("[user]\nwhat do the six files hold?"), "{ask}");
+    assert!(ask.contains("[tool result]"), "{ask}");
+}
+
+#[tokio::test]
+async fn a_servers_count_of_tokens_is_kept_with_the_login() {
+    // No tokenizer endpoint; the server counts 4 bytes a token and says so in its usage.
+    let server = FakeServer::start(vec![Scripted::text("Counted.")]).await;
+    server.set_models(json!([{"id": "local-coder", "object": "model", "max_model_len": 32768}]));
+    server.count_tokens(4.0);
+    let env = Env::new();
+    env.login(&server).await;
+    let out = env.run(&["run", "hello"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let login: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(env.home.join("config/credentials.json")).unwrap()).unwrap();
+    let measured = login["models"][0]["bytes_per_token"].as_f64().expect("the measure is kept");
+    assert!((3.6..=4.4).contains(&measured), "{measured}");
+}

@@ -47,6 +47,10 @@ pub(crate) struct State {
     pub effort: Option<String>,
     /// Input tokens of the last request: how full the window is.
     pub last_input: u64,
+    /// How many bytes of a request one token held, as the server counted the last one
+    /// (`crate::room`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes_per_token: Option<f64>,
     /// What the person allowed for the rest of the session: (tool, pattern).
     #[serde(default)]
     pub always: Vec<(String, Option<String>)>,
