@@ -2,10 +2,15 @@
 //! model's window, so a local model with 4k–16k tokens can be used at all and still has room to
 //! work. What is offered is decided once, as a main session is made (the prefix then stays as it
 //! is for the whole session): the team goes first, then subagents, then the tools a session
-//! rarely needs. Where even the smallest offer does not fit, the session says so, with the
-//! window it needs, before anything is sent.
+//! rarely needs, then all but the core (files, commands, recall). The person is told once what
+//! was left out and that a larger window brings it back. Where even the smallest offer does not
+//! fit, the session says so, with the window it needs, before anything is sent.
 
 use crate::session::{Session, WindowFit};
+
+/// What the smallest offer keeps: reading, changing and finding files, running commands, and
+/// recall of a result the cap cut (4k windows: about 2,000 tokens with the instructions).
+const CORE: [&str; 8] = ["read", "edit", "write", "glob", "grep", "list", "bash", "recall"];
 
 /// A tool a session can do without when room is short: it has other ways or is seldom used (its
 /// handler says so).
@@ -41,19 +46,37 @@ impl Session {
             if let crate::session::Role::Main { team: team @ Some(_), .. } = &mut self.role {
                 tools.retain(|t| def(&t.name).is_none_or(|d| !d.requires.iter().any(|r| r == "team")));
                 *team = None;
-                left_out.push("team".into());
+                left_out.push("the team".into());
             } else if crate::handlers::offers(&tools, "task") {
                 tools.retain(|t| def(&t.name).is_none_or(|d| !d.starts_a_subagent()));
                 left_out.push("subagents".into());
             } else if tools.iter().any(|t| rarely_needed(&t.name)) {
                 tools.retain(|t| !rarely_needed(&t.name));
                 left_out.push("skills, multiedit, apply_patch, images, the web and job input".into());
+            } else if tools.iter().any(|t| !CORE.contains(&t.name.as_str())) {
+                // The last step: the file tools, commands and recall, which any task needs.
+                let (core, rest): (Vec<_>, Vec<_>) = tools.into_iter().partition(|t| CORE.contains(&t.name.as_str()));
+                tools = core;
+                left_out.push(rest.iter().map(|t| t.name.as_str()).collect::<Vec<_>>().join(", "));
             } else {
                 return Some(WindowFit { window, left_out, first_request: tokens, too_small: true });
             }
             self.tools = std::sync::Arc::new(tools);
             self.remake_prompt(None);
         }
+    }
+
+    /// What the person is told once, as a session a small window trimmed is made.
+    pub(crate) fn tell_trimmed_offer(&self) {
+        let Some(offer) = self.state.offer.as_ref().filter(|o| !o.too_small) else { return };
+        let message = format!(
+            "{}'s context window ({} tokens) is small: so that lembas' instructions and tools take at most half of it, this session does without {}. A larger window brings them back (llama-server -c {}; Ollama: OLLAMA_CONTEXT_LENGTH, or num_ctx in the model's Modelfile).",
+            self.cfg.model.display_name(),
+            offer.window,
+            offer.left_out.join(", "),
+            (offer.window * 2).next_power_of_two()
+        );
+        self.emit(crate::Event::Notice { message });
     }
 
     /// Whether the session may send its first request: `Err` with what to tell the person when

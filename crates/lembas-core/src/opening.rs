@@ -147,6 +147,7 @@ impl Session {
         session.remake_prompt(None);
         if !session.role.is_subagent() {
             session.state.offer = session.fit_the_window();
+            session.tell_trimmed_offer();
         }
         let now = now_ms();
         session.cfg.store.create_session(&SessionRecord {

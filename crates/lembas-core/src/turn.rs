@@ -224,8 +224,14 @@ impl Session {
             None => words,
         };
         // A project with no instruction file: the spec's task to make one, once a session, on
-        // the person's first message (never a subagent's).
-        if !machine && !self.role.is_subagent() && !self.state.agents_nudged && !self.has_instruction_file() {
+        // the person's first message (never a subagent's; never where a small window left out
+        // ask_user, which the task asks through).
+        if !machine
+            && !self.role.is_subagent()
+            && !self.state.agents_nudged
+            && crate::handlers::offers(&self.tools, "ask_user")
+            && !self.has_instruction_file()
+        {
             self.state.agents_nudged = true;
             let task = render(text("tasks/init.md"), &[("git_question", text("tasks/git_question.md").trim())]);
             content = format!("{content}\n\n{}", task.trim_end());

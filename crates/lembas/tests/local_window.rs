@@ -158,3 +158,38 @@ async fn a_servers_count_of_tokens_is_kept_with_the_login() {
     let measured = login["models"][0]["bytes_per_token"].as_f64().expect("the measure is kept");
     assert!((3.6..=4.4).contains(&measured), "{measured}");
 }
+
+#[tokio::test]
+async fn the_first_request_fits_4k_8k_and_32k_windows_of_servers_that_cannot_count() {
+    use lembas_testkit::Ollama;
+    for window in [4096u64, 8192, 32768] {
+        // Ollama at that window (it cuts a longer prompt silently), and a server that lists
+        // the window with no tokenizer.
+        let ollama = FakeServer::start(vec![Scripted::text("Fits.")]).await;
+        ollama.set_models(json!([{"id": "qwen2.5-coder:1.5b", "object": "model"}]));
+        ollama.set_ollama(Ollama { trained: 32768, num_ctx: Some(window), loaded: None });
+        let listed = FakeServer::start(vec![Scripted::text("Fits.")]).await;
+        listed.set_models(json!([{"id": "local-coder", "object": "model", "max_model_len": window}]));
+        for server in [&ollama, &listed] {
+            server.count_tokens(3.6);
+            let env = Env::new();
+            env.login(server).await;
+            let out = env.run(&["run", "hello"]).await;
+            assert!(out.status.success(), "{window}: {}", stderr(&out));
+            assert_eq!(stdout(&out), "Fits.\n");
+            let request = &server.chat_requests()[0];
+            // Its instructions and tools take at most half; with the person's words, and the
+            // room given to the reply, it fits the window.
+            let prefix = request["messages"][0].to_string() + &request["tools"].to_string();
+            let prefix = lembas_testkit::tokens_in(&prefix) as u64;
+            assert!(prefix <= window / 2, "{window}: the instructions and tools take {prefix} tokens");
+            let (prompt, reply) = prompt_and_reply(request);
+            assert!(prompt + reply <= window, "{window}: {prompt} + {reply}");
+            assert!(reply >= 256, "{window}: room for a reply");
+            if window == 4096 {
+                assert!(stderr(&out).contains("does without"), "told what was left out: {}", stderr(&out));
+            }
+        }
+        assert_eq!(ollama.prompts_cut(), 0, "{window}: Ollama cut nothing");
+    }
+}
