@@ -68,13 +68,14 @@ impl Awaited {
                 Some(said)
             }
             (Awaited::Turns, Event::Turns { turns }) => Some(lembas_protocol::turns_said(turns, |_| None)),
-            (Awaited::Context, Event::Context { window, shares, offer }) => {
+            (Awaited::Context, Event::Context { window, shares, offer, cache_miss }) => {
                 let used: u64 = shares.iter().map(|s| s.tokens).sum();
                 let whole =
                     if *window == 0 { "a window of unknown size".to_owned() } else { format!("{window} tokens") };
                 let mut lines = vec![format!("Context: {used} tokens of {whole}.")];
                 lines.extend(shares.iter().map(|s| format!("- {}: {} tokens", s.category, s.tokens)));
                 lines.extend(offer.iter().map(|o| format!("({o})")));
+                lines.extend(cache_miss.iter().cloned());
                 Some(lines.join("\n"))
             }
             (Awaited::Mcp, Event::McpServers { servers }) if servers.is_empty() => {

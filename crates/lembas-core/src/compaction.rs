@@ -100,6 +100,7 @@ impl Session {
             content.push_str(&table);
         }
         self.history = vec![Entry { summary: true, ..Entry::user(content, true) }];
+        self.sent.changed("a compaction");
         self.remake_prompt(None);
         self.state.last_input = 0;
         let stored: Vec<_> = self.history.iter().map(Entry::stored).collect();

@@ -48,6 +48,7 @@ impl Session {
             window: self.window().unwrap_or(0),
             shares: self.context_shares(),
             offer: self.state.offer.as_ref().map(crate::session::WindowFit::said),
+            cache_miss: self.state.cache_miss.clone(),
         });
     }
 }

@@ -66,19 +66,6 @@ impl Session {
         }
     }
 
-    /// What the person is told once, as a session a small window trimmed is made.
-    pub(crate) fn tell_trimmed_offer(&self) {
-        let Some(offer) = self.state.offer.as_ref().filter(|o| !o.too_small) else { return };
-        let message = format!(
-            "{}'s context window ({} tokens) is small: so that lembas' instructions and tools take at most half of it, this session does without {}. A larger window brings them back (llama-server -c {}; Ollama: OLLAMA_CONTEXT_LENGTH, or num_ctx in the model's Modelfile).",
-            self.cfg.model.display_name(),
-            offer.window,
-            offer.left_out.join(", "),
-            (offer.window * 2).next_power_of_two()
-        );
-        self.emit(crate::Event::Notice { message });
-    }
-
     /// Whether the session may send its first request: `Err` with what to tell the person when
     /// its window is too small for even the smallest offer.
     pub(crate) fn window_room(&self) -> Result<(), String> {

@@ -21,6 +21,7 @@ mod approve;
 mod asks;
 mod attach;
 mod batches;
+mod cache_watch;
 mod calls;
 mod changes;
 mod compaction;

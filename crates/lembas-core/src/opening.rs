@@ -82,6 +82,7 @@ impl Session {
             mcp_instructions: Default::default(),
             named: Vec::new(),
             offer: None,
+            cache_miss: None,
             memory: None,
         };
         let offer = crate::offer::Offer::looking(
@@ -147,7 +148,6 @@ impl Session {
         session.remake_prompt(None);
         if !session.role.is_subagent() {
             session.state.offer = session.fit_the_window();
-            session.tell_trimmed_offer();
         }
         let now = now_ms();
         session.cfg.store.create_session(&SessionRecord {
@@ -193,6 +193,7 @@ impl Session {
             prompt_tokens: 0,
             stopped_by: None,
             levels_told: None,
+            sent: Default::default(),
             parked: Default::default(),
             turn_usage: Default::default(),
             nearby_seen: HashSet::new(),
@@ -299,7 +300,11 @@ impl Session {
             None => {}
         }
         if let Some(offer) = &self.state.offer {
-            self.emit(Event::Notice { message: format!("{}.", capitalized(&offer.said())) });
+            let message = match offer.too_small {
+                true => format!("{}.", capitalized(&offer.said())),
+                false => offer.trimmed(self.cfg.model.display_name()),
+            };
+            self.emit(Event::Notice { message });
         }
         self.report_context();
         if let Some(seat) = self.leads_team() {

@@ -420,6 +420,7 @@ impl Session {
             // length is compacted and retried).
             Room::None { .. } => self.cfg.model.max_output,
         };
+        let shared = self.before_sending(&messages);
         let level = self.state.effort.clone().unwrap_or_else(|| self.cfg.model.start_level());
         let request = ChatRequest {
             model: self.cfg.model.id.clone(),
@@ -481,6 +482,7 @@ impl Session {
         }
         if let Some(usage) = reply.usage {
             self.measured(bytes, usage.input_tokens);
+            self.explain_miss(shared, usage.cached_tokens);
             self.state.last_input = usage.input_tokens;
             self.prompt_tokens += usage.input_tokens + usage.output_tokens;
             self.turn_usage.input += usage.input_tokens;

@@ -78,6 +78,7 @@ impl Session {
         // Its words leave the search with it.
         let forget: Vec<String> = self.history[checkpoint.history_len..].iter().map(Entry::words).collect();
         self.history.truncate(checkpoint.history_len);
+        self.sent.changed("an undo");
         self.turn_seq = None;
         self.cfg.store.take_back(&self.id, checkpoint.seq, &self.state_value(), &forget, now_ms())?;
         self.judge = self.make_judge();

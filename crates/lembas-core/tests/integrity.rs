@@ -131,3 +131,48 @@ async fn a_refused_effort_narrows_the_sessions_levels_and_keeps_off() {
     });
     assert_eq!(told.as_deref(), Some(&["off".to_owned(), "low".to_owned(), "medium".to_owned()][..]));
 }
+
+/// The notices of `events`.
+fn notices(events: &[lembas_core::Event]) -> Vec<String> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            lembas_core::Event::Notice { message } => Some(message.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_cache_miss_is_explained_with_where_the_prefix_changed() {
+    // The server caches (the first answer says so), then reads the whole prefix again though
+    // nothing lembas sent changed; after a compaction, a miss is put down to it.
+    let h = Harness::new(vec![
+        Scripted::text("").with_call("read", r#"{"path": "src/lib.rs"}"#).with_usage(6500, 10, 5000),
+        Scripted::text("Read it.").with_usage(6600, 5, 0),
+        Scripted::text("## What we are doing\nReading src/lib.rs.").with_usage(6700, 20, 6600),
+        Scripted::text("Still here.").with_usage(6500, 5, 100),
+    ])
+    .await;
+    let mut session = h.start(Mode::Edit);
+    session.prompt("read src/lib.rs", &CancellationToken::new()).await;
+    let said = notices(&session.drain());
+    let miss: Vec<&String> = said.iter().filter(|n| n.starts_with("The server read about")).collect();
+    assert_eq!(miss.len(), 1, "{said:?}");
+    assert!(miss[0].contains("(0 cached of about"), "{}", miss[0]);
+    assert!(miss[0].ends_with("nothing lembas sent changed: the server no longer had it cached (another conversation took its slot, or it was evicted)."), "{}", miss[0]);
+    // /context says it too.
+    let events = session.carry(lembas_core::Command::ReportContext, &CancellationToken::new()).await;
+    let said_in_context =
+        events.iter().any(|e| matches!(e, lembas_core::Event::Context { cache_miss: Some(m), .. } if m == miss[0]));
+    assert!(said_in_context, "{events:?}");
+
+    session.carry(lembas_core::Command::Compact, &CancellationToken::new()).await;
+    session.prompt("go on", &CancellationToken::new()).await;
+    let said = notices(&session.drain());
+    // The compaction asked with the same prefix and got it from the cache; the request after it
+    // shares only the instructions and tools, and the miss is put down to the compaction.
+    let miss: Vec<&String> = said.iter().filter(|n| n.starts_with("The server read about")).collect();
+    assert_eq!(miss.len(), 1, "{said:?}");
+    assert!(miss[0].ends_with("message 1 (user) is not the one sent before (a compaction)."), "{}", miss[0]);
+}

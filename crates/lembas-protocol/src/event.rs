@@ -205,6 +205,10 @@ pub enum Event {
         /// subagents not offered"), or that the window is too small for lembas at all.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         offer: Option<String>,
+        /// The last request the server read again though it should have had it cached: how
+        /// much, and where the prefix changed.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cache_miss: Option<String>,
     },
     /// The progress line's object; `null` when the session does nothing.
     Phase {

@@ -187,6 +187,8 @@ pub struct App {
     pub shares: Vec<lembas_protocol::ContextShare>,
     /// What a small window left out of the session's offer, as the engine says it.
     pub offer: Option<String>,
+    /// The last cache miss the engine explained.
+    pub cache_miss: Option<String>,
     /// Words added while a turn runs, waiting for its next step (shown under it).
     pub queued: Vec<String>,
     /// The opening line was shown (a session opened later is announced as such).
@@ -339,6 +341,9 @@ impl App {
         );
         if let Some(cached) = self.last_cached {
             report.push_str(&format!("\nLast request: {cached} tokens read from the server's cache"));
+        }
+        if let Some(miss) = &self.cache_miss {
+            report.push_str(&format!("\n{miss}"));
         }
         if let Some(offer) = &self.offer {
             report.push_str(&format!("\n{offer}"));

@@ -228,15 +228,19 @@ fn slash_commands_for_context_model_and_effort() {
 
     // Once the engine has measured the categories, the bar is split and each is listed.
     let share = |category: &str, tokens| lembas_protocol::ContextShare { category: category.into(), tokens };
+    let miss = "The server read about 1800 tokens again that it should have had cached (200 cached of about 2000): the tool list changed.";
     app.apply(&Event::Context {
         offer: None,
         window: 10_000,
         shares: vec![share("system prompt", 1_000), share("tool definitions", 1_000), share("tool results", 500)],
+        cache_miss: Some(miss.into()),
     });
     typed(&mut app, "/context");
     app.key(key(KeyCode::Enter));
     let Some(Block::Notice(report)) = app.finished.last() else { panic!() };
     assert!(report.contains(&format!("[███▓▓▓▒{}]", "░".repeat(23))), "{report}");
+    // The last miss, and where the prefix changed.
+    assert!(report.contains(miss), "{report}");
     assert!(report.contains("  ▒ tool results          500 tokens   5%"), "{report}");
 
     app.apply(&Event::Jobs { running: 2, subagents: 0 });

@@ -21,21 +21,26 @@ impl Drop for Server {
     }
 }
 
-#[tokio::test]
-async fn a_real_llama_server_is_logged_in_to_and_answers_a_turn() {
-    let (Ok(binary), Ok(model)) = (std::env::var("LEMBAS_LLAMA_SERVER"), std::env::var("LEMBAS_LLAMA_MODEL")) else {
-        eprintln!(
-            "LEMBAS_LLAMA_SERVER / LEMBAS_LLAMA_MODEL are not set: no real model server here (.ci/run builds one)"
-        );
-        return;
-    };
+/// The server and model `.ci/run` built, or `None` (said) where there are none.
+fn llama() -> Option<(String, String)> {
+    match (std::env::var("LEMBAS_LLAMA_SERVER"), std::env::var("LEMBAS_LLAMA_MODEL")) {
+        (Ok(binary), Ok(model)) => Some((binary, model)),
+        _ => {
+            eprintln!(
+                "LEMBAS_LLAMA_SERVER / LEMBAS_LLAMA_MODEL are not set: no real model server here (.ci/run builds one)"
+            );
+            None
+        }
+    }
+}
+
+/// Starts llama-server with `args` on a free port; its URL once it is ready.
+async fn start(binary: &str, model: &str, args: &[&str]) -> (Server, String) {
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    // An 8k window with the server's default slots, as people start it; replies capped so a
-    // rambling tiny model ends.
     let server = Server(
-        std::process::Command::new(&binary)
-            .args(["-m", &model, "--host", "127.0.0.1", "--port", &port.to_string()])
-            .args(["-c", "8192", "-t", "2", "-n", "128"])
+        std::process::Command::new(binary)
+            .args(["-m", model, "--host", "127.0.0.1", "--port", &port.to_string(), "-t", "2"])
+            .args(args)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -53,6 +58,15 @@ async fn a_real_llama_server_is_logged_in_to_and_answers_a_turn() {
         assert!(started.elapsed() < Duration::from_secs(60), "llama-server did not become ready");
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
+    (server, url)
+}
+
+#[tokio::test]
+async fn a_real_llama_server_is_logged_in_to_and_answers_a_turn() {
+    let Some((binary, model)) = llama() else { return };
+    // An 8k window with the server's default slots, as people start it; replies capped so a
+    // rambling tiny model ends.
+    let (server, url) = start(&binary, &model, &["-c", "8192", "-n", "128"]).await;
 
     let env = Env::new();
     // A project that has its instruction file, so the first message is only the person's words.
@@ -86,4 +100,64 @@ async fn a_real_llama_server_is_logged_in_to_and_answers_a_turn() {
         "{done}"
     );
     drop(server);
+}
+
+/// Turns for a tiny model: answers, a command, and requests that make it write on and on.
+const TURNS: [&str; 10] = [
+    "Say hello.",
+    "Write a very long story about a dragon.",
+    "What is 2+2?",
+    "List the files in this project.",
+    "Count from 1 to 5000, one number per line.",
+    "Explain how a compiler works.",
+    "Write the longest essay you can about the sea.",
+    "Name three colours.",
+    "Repeat the word yes forever.",
+    "Describe this project.",
+];
+
+/// Ten headless turns in one session against llama-server started with `args` and no reply
+/// cap: none fails for the window. A reply the model runs to its limit twice ends the turn
+/// saying so (that is the model); a request the server refuses, or a window that does not
+/// hold the conversation, is lembas'.
+async fn ten_turns_fit(args: &[&str]) {
+    let Some((binary, model)) = llama() else { return };
+    let (server, url) = start(&binary, &model, args).await;
+    let env = Env::new();
+    std::fs::write(env.project.join("AGENTS.md"), "Answer briefly.\n").unwrap();
+    std::fs::create_dir_all(env.home.join("config")).unwrap();
+    std::fs::write(env.home.join("config/config.toml"), "steps = 4\n").unwrap();
+    let out = env.run(&["login", &url]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let mut compacted = 0;
+    for (n, words) in TURNS.iter().enumerate() {
+        let mut args = vec!["run", "--json"];
+        if n > 0 {
+            args.push("--continue");
+        }
+        args.push(words);
+        let out = env.run(&args).await;
+        let events: Vec<Value> = stdout(&out).lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+        let errors: Vec<&str> =
+            events.iter().filter(|e| e["type"] == "error").filter_map(|e| e["message"].as_str()).collect();
+        let cut_off_twice = errors.iter().any(|m| m.contains("cut off at its output limit again"));
+        assert!(
+            out.status.success() || (cut_off_twice && errors.len() == 1),
+            "{args:?} {words}: {errors:?}\n{}",
+            stderr(&out)
+        );
+        compacted += events.iter().filter(|e| e["type"] == "compacted").count();
+    }
+    eprintln!("ten turns at {args:?}: {compacted} compactions");
+    drop(server);
+}
+
+#[tokio::test]
+async fn ten_turns_at_a_4k_window_with_four_slots_never_fail_for_the_window() {
+    ten_turns_fit(&["-c", "4096", "-np", "4", "--kv-unified"]).await;
+}
+
+#[tokio::test]
+async fn ten_turns_at_an_8k_window_with_one_slot_never_fail_for_the_window() {
+    ten_turns_fit(&["-c", "8192", "-np", "1"]).await;
 }

@@ -70,6 +70,9 @@ pub(crate) struct State {
     /// ones besides the session's own that a subagent may run on. Kept through compaction.
     #[serde(default)]
     pub named: Vec<String>,
+    /// The last cache miss explained (`crate::cache_watch`), for `/context`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_miss: Option<String>,
     /// What a small window left out of the offer as the session was made.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub offer: Option<WindowFit>,
@@ -141,6 +144,8 @@ pub(crate) struct Session {
     /// What the person allowed "for this session" on a subagent's card, for the session itself
     /// to take up (the subagent has it at once; the session at its next step).
     pub(crate) granted: Grants,
+    /// What the last request sent, for the next one's cache to be checked against.
+    pub(crate) sent: crate::cache_watch::LastSent,
     /// Whom it works for: the person, or another session.
     pub(crate) role: Role,
 }
@@ -171,6 +176,16 @@ impl WindowFit {
             );
         }
         format!("small window: {} not offered", self.left_out.join(", "))
+    }
+
+    /// What the person is told as the session starts: what was left out, and the way back.
+    pub(crate) fn trimmed(&self, model: &str) -> String {
+        format!(
+            "{model}'s context window ({} tokens) is small: so that lembas' instructions and tools take at most half of it, this session does without {}. A larger window brings them back (llama-server -c {}; Ollama: OLLAMA_CONTEXT_LENGTH, or num_ctx in the model's Modelfile).",
+            self.window,
+            self.left_out.join(", "),
+            (self.window * 2).next_power_of_two()
+        )
     }
 }
 

@@ -80,9 +80,10 @@ impl App {
                 self.jobs = running - subagents;
                 self.background_subagents = *subagents;
             }
-            Event::Context { window, shares, offer } => {
+            Event::Context { window, shares, offer, cache_miss } => {
                 self.shares = shares.clone();
                 self.offer = offer.clone();
+                self.cache_miss = cache_miss.clone();
                 // Before the first counted request (a new or resumed session) the engine's
                 // estimate is all there is.
                 if self.context.0 == 0 {
