@@ -1,9 +1,9 @@
 //! Compaction (`context.md` §7): the summary is asked for as the next turn of the same
 //! conversation; the history then starts afresh from it, with the table of reads it covers.
 //!
-//! Where even that request does not fit the window — a small local window that one result
-//! filled — the summary is asked for in the template's other form: the instructions and tools
-//! as before, then one message holding the earlier summary and as much of the conversation as
+//! Where even that request does not fit the window — a small local window that one step's
+//! results filled, or a server restarted with a smaller window — the summary is asked for in the
+//! template's other form: the instructions (no tools: the summary needs none), then one message holding the earlier summary and as much of the conversation as
 //! fits, the newest last (the person's first words kept). It loses the middle of a long
 //! conversation, which is why it is only the fallback; a refusal the server would have to give
 //! loses all of it.
@@ -83,10 +83,13 @@ impl Session {
         let mut messages = self.request_messages();
         messages.push(Message::user(ask()).to_wire(false));
         let prompt = self.tokens_of(self.request_bytes(&messages));
+        let mut tools = self.tools.clone();
         if let Room::None { .. } = self.room(prompt, Ask::Last) {
+            // The summary needs no tools: their room goes to the conversation.
             messages = self.transcript_request();
+            tools = std::sync::Arc::new(Vec::new());
         }
-        let reply = self.send(messages, Ask::Last, cancel, phases).await?;
+        let reply = self.send(messages, tools, Ask::Last, cancel, phases).await?;
         let summary = reply.text.trim().to_owned();
         if summary.is_empty() {
             return Err(EngineError::Compaction(
@@ -114,7 +117,7 @@ impl Session {
     fn transcript_request(&self) -> Vec<WireMessage> {
         let system = lembas_model::system_wire(&self.system_prompt);
         let window = self.window().unwrap_or(0);
-        let fixed = self.request_bytes(std::slice::from_ref(&system)) + text("tasks/compact.md").len() + 256;
+        let fixed = system.get().len() + text("tasks/compact.md").len() + 256;
         let summary_room = (window / 8).clamp(512, 4096);
         let room_tokens = window.saturating_sub(self.tokens_of(fixed)).saturating_sub(summary_room);
         // Back from tokens to bytes of text, with room for the escapes its wire form adds.

@@ -13,6 +13,12 @@ use lembas_model::WireMessage;
 
 use crate::session::{Session, SessionConfig};
 
+/// The bytes a request of `messages` and `tools` carries.
+pub(crate) fn request_bytes(messages: &[WireMessage], tools: &[lembas_model::ToolSchema]) -> usize {
+    let tools = if tools.is_empty() { 0 } else { lembas_model::tools_text(tools).len() };
+    messages.iter().map(|m| m.get().len()).sum::<usize>() + tools
+}
+
 /// The ledger a new session starts with: its output cap and read window fitted to a small
 /// window, so that no one result fills it.
 pub(crate) fn ledger_for(cfg: &SessionConfig) -> lembas_context::Ledger {
@@ -56,7 +62,7 @@ impl Session {
     /// The bytes a request of `messages` and the session's tools carries: what token counts
     /// are measured and estimated against.
     pub(crate) fn request_bytes(&self, messages: &[WireMessage]) -> usize {
-        messages.iter().map(|m| m.get().len()).sum::<usize>() + lembas_model::tools_text(&self.tools).len()
+        request_bytes(messages, &self.tools)
     }
 
     /// How many bytes of a request one token holds on this session's server: as measured on
@@ -120,7 +126,8 @@ impl Session {
             Ask::Step => self.compaction_ask_tokens() + Self::summary_room(window),
             Ask::Last => 0,
         };
-        let left = window.saturating_sub(prompt);
+        // A margin for what the server's chat template adds and the estimate misses.
+        let left = window.saturating_sub(prompt).saturating_sub(16 + window / 100);
         if left.saturating_sub(after) >= LEAST_REPLY {
             Room::Reply(limit(left - after))
         } else if left >= LEAST_REPLY {

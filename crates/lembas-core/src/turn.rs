@@ -401,7 +401,8 @@ impl Session {
             }
             None => Ask::Step,
         };
-        self.send(messages, ask, cancel, phases).await
+        let tools = self.tools.clone();
+        self.send(messages, tools, ask, cancel, phases).await
     }
 
     /// Sends `messages` with the session's tools, its reply limited to what the window leaves
@@ -409,23 +410,24 @@ impl Session {
     pub(crate) async fn send(
         &mut self,
         messages: Vec<lembas_model::WireMessage>,
+        tools: std::sync::Arc<Vec<lembas_model::ToolSchema>>,
         ask: Ask,
         cancel: &CancellationToken,
         phases: &mut Phases,
     ) -> Result<Reply, EngineError> {
-        let bytes = self.request_bytes(&messages);
+        let bytes = crate::room::request_bytes(&messages, &tools);
         let max_tokens = match self.room(self.tokens_of(bytes), ask) {
             Room::Reply(limit) | Room::Tight(limit) => limit,
             // By the estimate it does not fit; the server, which counts, judges (a refusal for
             // length is compacted and retried).
             Room::None { .. } => self.cfg.model.max_output,
         };
-        let shared = self.before_sending(&messages);
+        let shared = self.before_sending(&messages, &tools);
         let level = self.state.effort.clone().unwrap_or_else(|| self.cfg.model.start_level());
         let request = ChatRequest {
             model: self.cfg.model.id.clone(),
             messages: std::sync::Arc::new(messages),
-            tools: self.tools.clone(),
+            tools,
             extra: lembas_models::request_fields(&self.cfg.model, &level),
             max_tokens,
         };

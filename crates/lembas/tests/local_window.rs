@@ -59,8 +59,10 @@ async fn ollamas_window_is_the_one_it_serves_not_the_trained_maximum() {
 /// The tokens of a chat request's prompt by the test kit's count (3 bytes a token), and its
 /// `max_tokens`.
 fn prompt_and_reply(request: &serde_json::Value) -> (u64, u64) {
-    let prompt =
-        serde_json::to_string(&request["messages"]).unwrap() + &serde_json::to_string(&request["tools"]).unwrap();
+    let mut prompt = serde_json::to_string(&request["messages"]).unwrap();
+    if let Some(tools) = request.get("tools") {
+        prompt += &tools.to_string();
+    }
     (lembas_testkit::tokens_in(&prompt) as u64, request["max_tokens"].as_u64().unwrap_or(0))
 }
 
@@ -174,9 +176,9 @@ async fn the_first_request_fits_4k_8k_and_32k_windows_of_servers_that_cannot_cou
             server.count_tokens(3.6);
             let env = Env::new();
             env.login(server).await;
-            let out = env.run(&["run", "hello"]).await;
+            let out = env.run(&["run", "--json", "hello"]).await;
             assert!(out.status.success(), "{window}: {}", stderr(&out));
-            assert_eq!(stdout(&out), "Fits.\n");
+            assert!(stdout(&out).contains(r#""type":"done","reason":"answered","text":"Fits.""#), "{}", stdout(&out));
             let request = &server.chat_requests()[0];
             // Its instructions and tools take at most half; with the person's words, and the
             // room given to the reply, it fits the window.
@@ -187,9 +189,43 @@ async fn the_first_request_fits_4k_8k_and_32k_windows_of_servers_that_cannot_cou
             assert!(prompt + reply <= window, "{window}: {prompt} + {reply}");
             assert!(reply >= 256, "{window}: room for a reply");
             if window == 4096 {
-                assert!(stderr(&out).contains("does without"), "told what was left out: {}", stderr(&out));
+                assert!(stdout(&out).contains("does without the team"), "told what was left out: {}", stdout(&out));
             }
         }
         assert_eq!(ollama.prompts_cut(), 0, "{window}: Ollama cut nothing");
     }
+}
+
+#[tokio::test]
+async fn a_server_restarted_with_a_smaller_window_is_learnt_from_its_refusal_and_compacted_for() {
+    // llama.cpp at 8k; the person's words fill most of it.
+    let server = FakeServer::start(vec![
+        Scripted::text("Read it."),
+        Scripted::text("## What we are doing\nThe person pasted a long log."),
+        Scripted::text("Hello again."),
+    ])
+    .await;
+    server.set_props(json!({ "default_generation_settings": { "n_ctx": 8192 }, "total_slots": 1 }));
+    let env = Env::new();
+    std::fs::write(env.project.join("AGENTS.md"), "Be brief.\n").unwrap();
+    env.login(&server).await;
+    let log: String = (0..120).map(|i| format!("line {i:04}: the build step ran and wrote its output\n")).collect();
+    let out = env.run(&["run", &format!("Here is my log:\n{log}")]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    // Started again with -c 4096: the login still says 8192.
+    server.set_props(json!({ "default_generation_settings": { "n_ctx": 4096 }, "total_slots": 1 }));
+    let out = env.run(&["run", "--json", "--continue", "Say hello."]).await;
+    assert!(out.status.success(), "{}\n{}", stderr(&out), stdout(&out));
+    let requests = server.chat_requests();
+    // Refused (lembas sent it believing 8k), the summary asked within 4k, then asked once more.
+    assert_eq!(requests.len(), 4, "{}", stdout(&out));
+    assert!(stdout(&out).contains("\"type\":\"compacted\""));
+    // After the refusal every request fits 4k. (The session's instructions and tools were
+    // fitted to 8k: the request after the summary leaves its reply less than lembas asks for,
+    // and goes without a limit — the server, which counts, takes it.)
+    for request in &requests[2..] {
+        let (prompt, reply) = prompt_and_reply(request);
+        assert!(prompt + reply <= 4096, "{prompt} + {reply}");
+    }
+    assert!(stdout(&out).contains("Hello again."));
 }

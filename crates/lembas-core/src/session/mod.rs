@@ -3,6 +3,7 @@
 
 pub(crate) mod history;
 pub(crate) mod memory;
+pub(crate) mod sent;
 pub(crate) mod snapshots;
 pub(crate) mod subagent;
 pub(crate) mod team;
@@ -145,7 +146,7 @@ pub(crate) struct Session {
     /// to take up (the subagent has it at once; the session at its next step).
     pub(crate) granted: Grants,
     /// What the last request sent, for the next one's cache to be checked against.
-    pub(crate) sent: crate::cache_watch::LastSent,
+    pub(crate) sent: sent::LastSent,
     /// Whom it works for: the person, or another session.
     pub(crate) role: Role,
 }
@@ -270,9 +271,15 @@ impl Session {
         serde_json::to_value(&self.state).expect("state serializes")
     }
 
-    /// The model's window: the server's word, else the configuration's, else what a refusal for
-    /// length stated; `None` when nobody said (`quirks.json` `no-context-length`: never assume).
+    /// The model's window: the server's word, else the configuration's — or what a refusal for
+    /// length stated, where that is smaller (the server was restarted with a smaller window: the
+    /// refusal is the newer word); `None` when nobody said (`quirks.json` `no-context-length`:
+    /// never assume).
     pub(crate) fn window(&self) -> Option<u64> {
-        self.cfg.model.context.or(self.cfg.context_window).or(self.state.learned_window)
+        let stated = self.cfg.model.context.or(self.cfg.context_window);
+        match (stated, self.state.learned_window) {
+            (Some(stated), Some(learned)) => Some(stated.min(learned)),
+            (stated, learned) => stated.or(learned),
+        }
     }
 }
