@@ -8,27 +8,16 @@
 //! conversation, which is why it is only the fallback; a refusal the server would have to give
 //! loses all of it.
 
-use std::sync::OnceLock;
-
 use lembas_model::{CancellationToken, Message, WireMessage};
 use lembas_progress::Phase;
 use lembas_spec::render;
 
 use crate::phase::Phases;
-use crate::prompt::text;
+use crate::prompt::{compaction_ask, text};
 use crate::room::{Ask, Room};
 use crate::session::Session;
 use crate::session::history::Entry;
 use crate::{DoneReason, EngineError, Event, now_ms};
-
-/// The compaction's ask in the same-conversation form: no transcript, no earlier summary — the
-/// model has both.
-pub(crate) fn ask() -> &'static str {
-    static ASK: OnceLock<String> = OnceLock::new();
-    ASK.get_or_init(|| {
-        render(text("tasks/compact.md"), &[("transcript", ""), ("previous_summary", "")]).trim_end().to_owned()
-    })
-}
 
 /// The most of a transcript one message may take, as a share of its room: one long result must
 /// not crowd out the rest.
@@ -81,7 +70,7 @@ impl Session {
     ) -> Result<(), EngineError> {
         phases.set(Phase::Compacting);
         let mut messages = self.request_messages();
-        messages.push(Message::user(ask()).to_wire(false));
+        messages.push(Message::user(compaction_ask()).to_wire(false));
         let prompt = self.tokens_of(self.request_bytes(&messages));
         let mut tools = self.tools.clone();
         if let Room::None { .. } = self.room(prompt, Ask::Last) {

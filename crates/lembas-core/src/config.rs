@@ -113,7 +113,7 @@ pub struct SessionConfig {
     /// they name (`subagents.md` §2).
     pub said: Vec<String>,
     /// Keeps a model's measure of bytes per token, as a session first measured it against its
-    /// server's count (by model id), for the next session's first request (`crate::room`).
+    /// server's count (by model id), for the next session's first request (the room in the window).
     pub measured: Option<MeasureKeeper>,
 }
 

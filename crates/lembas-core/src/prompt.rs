@@ -19,6 +19,15 @@ pub(crate) fn text(path: &str) -> &'static str {
     body.trim_end_matches('\n')
 }
 
+/// The compaction's ask in the same-conversation form: no transcript, no earlier summary — the
+/// model has both.
+pub(crate) fn compaction_ask() -> &'static str {
+    static ASK: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    ASK.get_or_init(|| {
+        render(text("tasks/compact.md"), &[("transcript", ""), ("previous_summary", "")]).trim_end().to_owned()
+    })
+}
+
 /// An instruction file the model is given, under the name the prompt uses for it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Instruction {

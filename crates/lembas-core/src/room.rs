@@ -106,7 +106,7 @@ impl Session {
     /// Tokens the compaction's ask adds to a request.
     fn compaction_ask_tokens(&self) -> u64 {
         // Its text and the message's wire form around it.
-        self.tokens_of(crate::compaction::ask().len() + 64)
+        self.tokens_of(crate::prompt::compaction_ask().len() + 64)
     }
 
     /// What the window leaves the reply of a request of `prompt` tokens made for `ask`.

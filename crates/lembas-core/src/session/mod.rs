@@ -49,7 +49,7 @@ pub(crate) struct State {
     /// Input tokens of the last request: how full the window is.
     pub last_input: u64,
     /// How many bytes of a request one token held, as the server counted the last one
-    /// (`crate::room`).
+    /// (the room in the window).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bytes_per_token: Option<f64>,
     /// What the person allowed for the rest of the session: (tool, pattern).
@@ -71,7 +71,7 @@ pub(crate) struct State {
     /// ones besides the session's own that a subagent may run on. Kept through compaction.
     #[serde(default)]
     pub named: Vec<String>,
-    /// The last cache miss explained (`crate::cache_watch`), for `/context`.
+    /// The last cache miss explained, for `/context`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_miss: Option<String>,
     /// What a small window left out of the offer as the session was made.

@@ -1,5 +1,5 @@
 //! What the previous request sent, for the next one's prefix to be compared with
-//! (`crate::cache_watch`).
+//! (the cache watch).
 
 use std::sync::Arc;
 
