@@ -34,6 +34,10 @@ fn llama() -> Option<(String, String)> {
     }
 }
 
+/// One llama-server at a time: two would each spin their threads on the same two cores, and
+/// llama.cpp's threads wait by spinning (several times slower, not twice).
+static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 /// Starts llama-server with `args` on a free port; its URL once it is ready.
 async fn start(binary: &str, model: &str, args: &[&str]) -> (Server, String) {
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
@@ -64,6 +68,7 @@ async fn start(binary: &str, model: &str, args: &[&str]) -> (Server, String) {
 #[tokio::test]
 async fn a_real_llama_server_is_logged_in_to_and_answers_a_turn() {
     let Some((binary, model)) = llama() else { return };
+    let _alone = ONE_AT_A_TIME.lock().await;
     // An 8k window with the server's default slots, as people start it; replies capped so a
     // rambling tiny model ends.
     let (server, url) = start(&binary, &model, &["-c", "8192", "-n", "128"]).await;
@@ -122,6 +127,7 @@ const TURNS: [&str; 10] = [
 /// hold the conversation, is lembas'.
 async fn ten_turns_fit(args: &[&str]) {
     let Some((binary, model)) = llama() else { return };
+    let _alone = ONE_AT_A_TIME.lock().await;
     let (server, url) = start(&binary, &model, args).await;
     let env = Env::new();
     std::fs::write(env.project.join("AGENTS.md"), "Answer briefly.\n").unwrap();
@@ -136,7 +142,9 @@ async fn ten_turns_fit(args: &[&str]) {
             args.push("--continue");
         }
         args.push(words);
+        let began = Instant::now();
         let out = env.run(&args).await;
+        eprintln!("{n}: {words} {:.1} s", began.elapsed().as_secs_f64());
         let events: Vec<Value> = stdout(&out).lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
         let errors: Vec<&str> =
             events.iter().filter(|e| e["type"] == "error").filter_map(|e| e["message"].as_str()).collect();
