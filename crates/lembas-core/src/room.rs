@@ -14,9 +14,8 @@ use lembas_model::WireMessage;
 use crate::session::{Session, SessionConfig};
 
 /// The bytes a request of `messages` and `tools` carries.
-pub(crate) fn request_bytes(messages: &[WireMessage], tools: &[lembas_model::ToolSchema]) -> usize {
-    let tools = if tools.is_empty() { 0 } else { lembas_model::tools_text(tools).len() };
-    messages.iter().map(|m| m.get().len()).sum::<usize>() + tools
+pub(crate) fn request_bytes(messages: &[WireMessage], tools: &std::sync::Arc<Vec<lembas_model::ToolSchema>>) -> usize {
+    messages.iter().map(|m| m.get().len()).sum::<usize>() + lembas_model::tools_bytes(tools)
 }
 
 /// The ledger a new session starts with: its output cap and read window fitted to a small

@@ -25,7 +25,7 @@ pub use quirks::{Learned, LearnedModel, refused_for_length, window_in_refusal};
 pub use stream::{Assembler, StreamEvent, StreamedError};
 pub use wire::{
     ChatRequest, FinishReason, Message, MessageFields, MessageRole, Reply, ToolCall, ToolSchema, Usage, WireMessage,
-    system_wire, tools_text,
+    system_wire, tools_bytes, tools_text,
 };
 
 pub use tokio_util::sync::CancellationToken;

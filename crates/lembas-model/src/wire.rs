@@ -240,6 +240,29 @@ pub fn tools_text(tools: &[ToolSchema]) -> String {
     serde_json::to_string(&tools.iter().map(ToolSchema::to_openai).collect::<Vec<_>>()).unwrap_or_default()
 }
 
+/// The length of [`tools_text`] of a shared tool list, made once per list: a session sends the
+/// same list with every request, and the window's arithmetic asks its size at every step.
+pub fn tools_bytes(tools: &std::sync::Arc<Vec<ToolSchema>>) -> usize {
+    use std::cell::RefCell;
+    use std::sync::{Arc, Weak};
+    thread_local! {
+        static LAST: RefCell<(Weak<Vec<ToolSchema>>, usize)> = const { RefCell::new((Weak::new(), 0)) };
+    }
+    if tools.is_empty() {
+        return 0;
+    }
+    LAST.with(|last| {
+        let mut last = last.borrow_mut();
+        // The same live list (a weak handle that still reaches it): its length is known.
+        if last.0.upgrade().is_some_and(|kept| Arc::ptr_eq(&kept, tools)) {
+            return last.1;
+        }
+        let len = tools_text(tools).len();
+        *last = (Arc::downgrade(tools), len);
+        len
+    })
+}
+
 /// A tool as a request lists it.
 #[derive(Serialize)]
 pub(crate) struct OpenAiTool<'a> {

@@ -65,7 +65,7 @@ impl LastSent {
             "nothing lembas sent changed: the server no longer had it cached (another conversation took its slot, or it was evicted)".to_owned()
         };
         if tools_same {
-            bytes += lembas_model::tools_text(tools).len();
+            bytes += lembas_model::tools_bytes(tools);
         }
         Some(Shared { bytes, departs })
     }
@@ -102,7 +102,7 @@ mod tests {
         let compacted = vec![first[0].clone(), wire("summary")];
         let shared = sent.compare(&compacted, &tools, "m").unwrap();
         assert_eq!(shared.departs, "message 1 (user) is not the one sent before (a compaction)");
-        assert_eq!(shared.bytes, first[0].get().len() + "[]".len());
+        assert_eq!(shared.bytes, first[0].get().len());
         assert_eq!(sent.compare(&first, &tools, "other").unwrap().departs, "the model changed (a compaction)");
     }
 }
