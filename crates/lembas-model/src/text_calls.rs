@@ -7,6 +7,8 @@
 //!   `<tool_call>`;
 //! - a reply that is nothing but the call as JSON (`{"name": …, "arguments": …}`, or a list of
 //!   them), bare or in a fenced block;
+//! - Mistral's `[TOOL_CALLS]` before a JSON list of calls, or before `NAME[ARGS]{…}` (its newer
+//!   templates, one marker a call), and Llama 3's `<|python_tag|>` before a JSON call;
 //! - reasoning whose opening tag the template swallowed, so the text holds a stray `</think>`.
 //!
 //! Only a call of a tool the session offers counts, so a reply that talks about these forms is
@@ -55,6 +57,11 @@ pub fn recover(text: &str, schema: &dyn Fn(&str) -> Option<Value>) -> Option<Rec
     }
     left.push_str(cursor);
     if calls.is_empty()
+        && let Some((before, found)) = marked_calls(&left, schema)
+    {
+        calls = found;
+        left = before;
+    } else if calls.is_empty()
         && let Some(found) = json_calls(unfenced(left.trim()), schema)
     {
         calls = found;
@@ -105,6 +112,34 @@ fn stray_reasoning(text: &str) -> (&str, &str) {
         }
     }
     ("", text)
+}
+
+/// The special tokens that may close a call a template left in the text.
+const END_TOKENS: [&str; 3] = ["<|eom_id|>", "<|eot_id|>", "</s>"];
+
+/// Calls after a template's marker — `[TOOL_CALLS]` (Mistral) or `<|python_tag|>` (Llama 3) —
+/// and the text before the first marker.
+fn marked_calls(text: &str, schema: &dyn Fn(&str) -> Option<Value>) -> Option<(String, Vec<ToolCall>)> {
+    let (marker, at) = ["[TOOL_CALLS]", "<|python_tag|>"].iter().find_map(|m| text.find(m).map(|at| (*m, at)))?;
+    let mut rest = text[at + marker.len()..].trim();
+    for end in END_TOKENS {
+        rest = rest.strip_suffix(end).unwrap_or(rest).trim_end();
+    }
+    let calls = match json_calls(rest, schema) {
+        Some(calls) => calls,
+        // Mistral's newer form: `NAME[ARGS]{…}`, each call after its own marker.
+        None if marker == "[TOOL_CALLS]" => rest
+            .split("[TOOL_CALLS]")
+            .map(|one| {
+                let (name, arguments) = one.trim().split_once("[ARGS]")?;
+                schema(name.trim())?;
+                let arguments: Value = serde_json::from_str(arguments.trim()).ok().filter(Value::is_object)?;
+                Some(ToolCall { id: String::new(), name: name.trim().to_owned(), arguments: arguments.to_string() })
+            })
+            .collect::<Option<Vec<_>>>()?,
+        None => return None,
+    };
+    Some((text[..at].trim().to_owned(), calls))
 }
 
 /// A fenced block's body (```json … ```), else the text.
@@ -227,6 +262,19 @@ mod tests {
                 .len(),
             2
         );
+    }
+
+    #[test]
+    fn mistral_and_llama_markers_are_read_in_each_form() {
+        let list = r#"[TOOL_CALLS][{"name": "read", "arguments": {"path": "a"}}, {"name": "bash", "arguments": {"command": "ls"}}]</s>"#;
+        assert_eq!(calls(list), [("read".into(), json!({"path": "a"})), ("bash".into(), json!({"command": "ls"}))]);
+        let newer = r#"I will look.[TOOL_CALLS]read[ARGS]{"path": "a"}[TOOL_CALLS]bash[ARGS]{"command": "ls"}"#;
+        assert_eq!(calls(newer), [("read".into(), json!({"path": "a"})), ("bash".into(), json!({"command": "ls"}))]);
+        assert_eq!(recover(newer, &offered).unwrap().text, "I will look.");
+        let llama = r#"<|python_tag|>{"name": "bash", "parameters": {"command": "ls"}}<|eom_id|>"#;
+        assert_eq!(calls(llama), [("bash".into(), json!({"command": "ls"}))]);
+        // A tool not offered is not a call.
+        assert!(calls(r#"[TOOL_CALLS]rm[ARGS]{"path": "a"}"#).is_empty());
     }
 
     #[test]
