@@ -75,10 +75,10 @@ impl Session {
         let mut tools = self.tools.clone();
         if let Room::None { .. } = self.room(prompt, Ask::Last) {
             // The summary needs no tools: their room goes to the conversation.
-            messages = self.transcript_request();
+            messages = self.transcript_request(1.0);
             tools = std::sync::Arc::new(Vec::new());
         }
-        let reply = self.send(messages, tools, Ask::Last, cancel, phases).await?;
+        let reply = self.send_summary_ask(messages, tools, cancel, phases).await?;
         let summary = reply.text.trim().to_owned();
         if summary.is_empty() {
             return Err(EngineError::Compaction(
@@ -101,16 +101,47 @@ impl Session {
         Ok(())
     }
 
+    /// Sends the summary's ask. Refused for its length (text its server counts more densely
+    /// than estimated: hashes, minified code, another script), it is asked again in the
+    /// transcript form with half the room, then a quarter, the window the refusal states
+    /// learnt.
+    async fn send_summary_ask(
+        &mut self,
+        mut messages: Vec<WireMessage>,
+        mut tools: std::sync::Arc<Vec<lembas_model::ToolSchema>>,
+        cancel: &CancellationToken,
+        phases: &mut Phases,
+    ) -> Result<lembas_model::Reply, EngineError> {
+        let mut shares = [0.5, 0.25].into_iter();
+        loop {
+            match self.send(messages, tools, Ask::Last, cancel, phases).await {
+                Err(EngineError::Model(lembas_model::ModelError::Rejected { message, .. }))
+                    if lembas_model::refused_for_length(&message)
+                        && let Some(share) = shares.next() =>
+                {
+                    if let Some(window) = lembas_model::window_in_refusal(&message) {
+                        self.state.learned_window = Some(window);
+                    }
+                    messages = self.transcript_request(share);
+                    tools = std::sync::Arc::new(Vec::new());
+                }
+                other => return other,
+            }
+        }
+    }
+
     /// The summary's request in the transcript form: the system prompt, then the ask with the
     /// earlier summary and the conversation cut to what the window holds.
-    fn transcript_request(&self) -> Vec<WireMessage> {
+    ///
+    /// `share` of the room the window leaves is given to the transcript (less after a refusal).
+    fn transcript_request(&self, share: f64) -> Vec<WireMessage> {
         let system = lembas_model::system_wire(&self.system_prompt);
         let window = self.window().unwrap_or(0);
         let fixed = system.get().len() + text("tasks/compact.md").len() + 256;
         let summary_room = (window / 8).clamp(512, 4096);
         let room_tokens = window.saturating_sub(self.tokens_of(fixed)).saturating_sub(summary_room);
         // Back from tokens to bytes of text, with room for the escapes its wire form adds.
-        let room = (room_tokens as f64 * self.bytes_per_token() * 0.8) as usize;
+        let room = (room_tokens as f64 * self.bytes_per_token() * 0.8 * share) as usize;
         let (previous, conversation) = match self.history.split_first() {
             Some((first, rest)) if first.summary => (message_text(&first.message), rest),
             _ => (String::new(), &self.history[..]),

@@ -176,3 +176,29 @@ async fn a_cache_miss_is_explained_with_where_the_prefix_changed() {
     assert_eq!(miss.len(), 1, "{said:?}");
     assert!(miss[0].ends_with("message 1 (user) is not the one sent before (a compaction)."), "{}", miss[0]);
 }
+
+#[tokio::test]
+async fn a_summary_ask_refused_for_its_length_is_asked_again_from_a_shorter_transcript() {
+    let h = Harness::new(vec![
+        Scripted::text("Hello."),
+        Scripted::status(
+            400,
+            r#"{"error":{"code":400,"message":"request (9000 tokens) exceeds the available context size (4096 tokens), try increasing it","type":"exceed_context_size_error"}}"#,
+        ),
+        Scripted::text("## What we are doing\nGreeting the person."),
+    ])
+    .await;
+    let mut session = h.start(Mode::Edit);
+    session.prompt("say hello", &CancellationToken::new()).await;
+    let events = session.carry(lembas_core::Command::Compact, &CancellationToken::new()).await;
+    assert!(events.iter().any(|e| matches!(e, lembas_core::Event::Compacted { .. })), "{events:?}");
+    let requests = h.server.chat_requests();
+    assert_eq!(requests.len(), 3);
+    // Asked again in the transcript form, without tools, within the window the refusal stated.
+    let retry = requests[2]["messages"].as_array().unwrap();
+    assert_eq!(retry.len(), 2, "{retry:?}");
+    let ask = retry[1]["content"].as_str().unwrap();
+    assert!(ask.contains("The conversation:") && ask.contains("[user]\nsay hello"), "{ask}");
+    assert!(requests[2].get("tools").is_none());
+    assert!(requests[2]["max_tokens"].as_u64().is_some_and(|m| m < 4096), "{}", requests[2]["max_tokens"]);
+}
