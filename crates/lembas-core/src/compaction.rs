@@ -3,8 +3,9 @@
 //!
 //! Where even that request does not fit the window — a small local window that one step's
 //! results filled, or a server restarted with a smaller window — the summary is asked for in the
-//! template's other form: the instructions (no tools: the summary needs none), then one message holding the earlier summary and as much of the conversation as
-//! fits, the newest last (the person's first words kept). It loses the middle of a long
+//! template's other form: the instructions (no tools: the summary needs none), then one message
+//! holding the earlier summary and as much of the conversation as fits, the newest last (the
+//! person's first words kept). It loses the middle of a long
 //! conversation, which is why it is only the fallback; a refusal the server would have to give
 //! loses all of it.
 
@@ -138,8 +139,7 @@ impl Session {
         let system = lembas_model::system_wire(&self.system_prompt);
         let window = self.window().unwrap_or(0);
         let fixed = system.get().len() + text("tasks/compact.md").len() + 256;
-        let summary_room = (window / 8).clamp(512, 4096);
-        let room_tokens = window.saturating_sub(self.tokens_of(fixed)).saturating_sub(summary_room);
+        let room_tokens = window.saturating_sub(self.tokens_of(fixed)).saturating_sub(Session::summary_room(window));
         // Back from tokens to bytes of text, with room for the escapes its wire form adds.
         let room = (room_tokens as f64 * self.bytes_per_token() * 0.8 * share) as usize;
         let (previous, conversation) = match self.history.split_first() {

@@ -71,12 +71,12 @@ impl Session {
     pub(crate) fn window_room(&self) -> Result<(), String> {
         match &self.state.offer {
             Some(offer) if offer.too_small => Err(format!(
-                "{}'s context window ({} tokens) is too small for lembas: its instructions and tools take about {} tokens, which must be at most half the window — a window of {} tokens or more is needed. Nothing was sent. Start the server with a larger window (llama-server -c {}; Ollama: OLLAMA_CONTEXT_LENGTH, or num_ctx in the model's Modelfile), or choose another model.",
+                "{}'s context window ({} tokens) is too small for lembas: its instructions and tools take about {} tokens, which must be at most half the window — a window of {} tokens or more is needed. Nothing was sent. Start the server with a larger window ({}), or choose another model.",
                 self.cfg.model.display_name(),
                 offer.window,
                 offer.first_request,
                 offer.first_request * 2,
-                (offer.first_request * 2).next_power_of_two()
+                crate::session::larger_window(offer.first_request * 2)
             )),
             _ => Ok(()),
         }

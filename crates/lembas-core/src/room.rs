@@ -28,7 +28,7 @@ pub(crate) fn ledger_for(cfg: &SessionConfig) -> lembas_context::Ledger {
 }
 
 /// The fewest tokens a reply is given: a request with less room than this is not sent as it is.
-pub(crate) const LEAST_REPLY: u64 = 256;
+const LEAST_REPLY: u64 = 256;
 
 /// A measure of bytes per token from a server's count is believed within these bounds: a chat
 /// template that leaves the tool list out counts far fewer tokens than the bytes sent, and one
@@ -98,7 +98,7 @@ impl Session {
 
     /// Tokens a compaction's summary is given: an eighth of the window, from 512 to 4,096 (the
     /// summary asks for under 600 words).
-    fn summary_room(window: u64) -> u64 {
+    pub(crate) fn summary_room(window: u64) -> u64 {
         (window / 8).clamp(512, 4096)
     }
 
@@ -139,9 +139,9 @@ impl Session {
     /// What the person is told when a request has no room in the window.
     pub(crate) fn no_room(&self, window: u64, prompt: u64) -> String {
         format!(
-            "The conversation no longer fits {}'s context window ({window} tokens): the request would take about {prompt} tokens and leave no room for a reply, even after compaction. Nothing was sent. Start the server with a larger window (llama-server -c {}; Ollama: OLLAMA_CONTEXT_LENGTH, or num_ctx in the model's Modelfile), or start a new session.",
+            "The conversation no longer fits {}'s context window ({window} tokens): the request would take about {prompt} tokens and leave no room for a reply, even after compaction. Nothing was sent. Start the server with a larger window ({}), or start a new session.",
             self.cfg.model.display_name(),
-            (window * 2).next_power_of_two()
+            crate::session::larger_window(window * 2)
         )
     }
 

@@ -165,6 +165,15 @@ pub(crate) struct WindowFit {
     pub too_small: bool,
 }
 
+/// How a person gets a window of at least `tokens` from the local servers they run (the next
+/// power of two, as `-c` is usually given).
+pub(crate) fn larger_window(tokens: u64) -> String {
+    format!(
+        "llama-server -c {}; Ollama: OLLAMA_CONTEXT_LENGTH, or num_ctx in the model's Modelfile",
+        tokens.next_power_of_two()
+    )
+}
+
 impl WindowFit {
     /// The line the status bar and `/context` show.
     pub(crate) fn said(&self) -> String {
@@ -182,10 +191,10 @@ impl WindowFit {
     /// What the person is told as the session starts: what was left out, and the way back.
     pub(crate) fn trimmed(&self, model: &str) -> String {
         format!(
-            "{model}'s context window ({} tokens) is small: so that lembas' instructions and tools take at most half of it, this session does without {}. A larger window brings them back (llama-server -c {}; Ollama: OLLAMA_CONTEXT_LENGTH, or num_ctx in the model's Modelfile).",
+            "{model}'s context window ({} tokens) is small: so that lembas' instructions and tools take at most half of it, this session does without {}. A larger window brings them back ({}).",
             self.window,
             self.left_out.join(", "),
-            (self.window * 2).next_power_of_two()
+            larger_window(self.window * 2)
         )
     }
 }
