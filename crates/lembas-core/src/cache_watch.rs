@@ -16,11 +16,14 @@ use crate::session::sent::Shared;
 const WORTH_SAYING: u64 = 1024;
 
 impl Session {
-    /// Before a request: how it compares with the previous one (then kept for the next).
-    pub(crate) fn before_sending(&mut self, messages: &[WireMessage], tools: &Arc<Vec<ToolSchema>>) -> Option<Shared> {
-        let shared = self.sent.compare(messages, tools, &self.cfg.model.id);
-        self.sent.remember(messages, tools, &self.cfg.model.id);
-        shared
+    /// Before a request: how it compares with the previous one.
+    pub(crate) fn compared_with_last(&self, messages: &[WireMessage], tools: &Arc<Vec<ToolSchema>>) -> Option<Shared> {
+        self.sent.compare(messages, tools, &self.cfg.model.id)
+    }
+
+    /// A request is out: what it sent (its own lists) is kept for the next to be compared with.
+    pub(crate) fn sending(&mut self, messages: &Arc<Vec<WireMessage>>, tools: &Arc<Vec<ToolSchema>>) {
+        self.sent.remember(messages.clone(), tools.clone(), &self.cfg.model.id);
     }
 
     /// After a request the server answered with `cached` tokens from its cache: a miss worth
@@ -39,7 +42,7 @@ impl Session {
         let message = format!(
             "The server read about {} tokens again that it should have had cached ({cached} cached of about {expected}): {}.",
             expected - cached,
-            shared.departs
+            shared.said()
         );
         self.state.cache_miss = Some(message.clone());
         self.emit(crate::Event::Notice { message });

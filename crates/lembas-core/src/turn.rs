@@ -422,7 +422,7 @@ impl Session {
             // length is compacted and retried).
             Room::None { .. } => self.cfg.model.max_output,
         };
-        let shared = self.before_sending(&messages, &tools);
+        let shared = self.compared_with_last(&messages, &tools);
         let level = self.state.effort.clone().unwrap_or_else(|| self.cfg.model.start_level());
         let request = ChatRequest {
             model: self.cfg.model.id.clone(),
@@ -431,6 +431,7 @@ impl Session {
             extra: lembas_models::request_fields(&self.cfg.model, &level),
             max_tokens,
         };
+        self.sending(&request.messages, &request.tools);
         phases.set(Phase::ReadingPrompt { done: None, total: None });
         let events = self.events.clone();
         let mut writing_since: Option<Instant> = None;

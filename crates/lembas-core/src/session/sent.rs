@@ -8,7 +8,8 @@ use lembas_model::{ToolSchema, WireMessage};
 /// What the previous request sent, and why lembas changed what it sends since, if it did.
 #[derive(Default)]
 pub(crate) struct LastSent {
-    messages: Vec<WireMessage>,
+    /// The request's own list (shared with it, not copied).
+    messages: Arc<Vec<WireMessage>>,
     tools: Option<Arc<Vec<ToolSchema>>>,
     model: String,
     /// The server has said it caches (a request came back with cached tokens).
@@ -22,8 +23,36 @@ pub(crate) struct LastSent {
 pub(crate) struct Shared {
     /// Bytes at the start of the request that the previous one sent as they are.
     pub bytes: usize,
-    /// Where the two depart, as the person is told it.
-    pub departs: String,
+    /// Where the two depart.
+    departs: Departs,
+    /// Why, where lembas itself changed what it sends.
+    because: Option<&'static str>,
+}
+
+/// Where a request departs from the previous one. Kept as a fact, and said only when a miss is
+/// worth saying (not at every request).
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Departs {
+    Model,
+    Tools,
+    SystemPrompt,
+    /// The message at this index (the role it had in the previous request).
+    Message(usize, String),
+    Nowhere,
+}
+
+impl Shared {
+    /// Where the prefix changed, as the person is told it.
+    pub(crate) fn said(&self) -> String {
+        let because = self.because.map(|why| format!(" ({why})")).unwrap_or_default();
+        match &self.departs {
+            Departs::Model => format!("the model changed{because}"),
+            Departs::Tools => format!("the tool list changed{because}"),
+            Departs::SystemPrompt => format!("the system prompt changed{because}"),
+            Departs::Message(at, role) => format!("message {at} ({role}) is not the one sent before{because}"),
+            Departs::Nowhere => "nothing lembas sent changed: the server no longer had it cached (another conversation took its slot, or it was evicted)".to_owned(),
+        }
+    }
 }
 
 impl LastSent {
@@ -41,39 +70,35 @@ impl LastSent {
         model: &str,
     ) -> Option<Shared> {
         let last_tools = self.tools.as_ref()?;
-        let because = self.because.map(|why| format!(" ({why})")).unwrap_or_default();
+        let because = self.because;
         if self.model != model {
-            return Some(Shared { bytes: 0, departs: format!("the model changed{because}") });
+            return Some(Shared { bytes: 0, departs: Departs::Model, because });
+        }
+        if !(Arc::ptr_eq(last_tools, tools) || last_tools == tools) {
+            // Servers put the tool list before the messages: nothing after it is cached.
+            return Some(Shared { bytes: 0, departs: Departs::Tools, because });
         }
         let same = |a: &WireMessage, b: &WireMessage| Arc::ptr_eq(a, b) || a.get() == b.get();
         let kept = self.messages.iter().zip(messages).take_while(|(a, b)| same(a, b)).count();
-        let mut bytes: usize = messages[..kept].iter().map(|m| m.get().len()).sum();
-        let tools_same = Arc::ptr_eq(last_tools, tools) || last_tools == tools;
-        let departs = if !tools_same {
-            // Servers put the tool list before the messages: nothing after it is cached.
-            bytes = 0;
-            format!("the tool list changed{because}")
-        } else if kept == 0 {
-            format!("the system prompt changed{because}")
+        let departs = if kept == 0 {
+            Departs::SystemPrompt
         } else if kept < self.messages.len() {
             let role = serde_json::from_str::<serde_json::Value>(self.messages[kept].get())
                 .ok()
                 .and_then(|m| m["role"].as_str().map(str::to_owned))
                 .unwrap_or_default();
-            format!("message {kept} ({role}) is not the one sent before{because}")
+            Departs::Message(kept, role)
         } else {
-            "nothing lembas sent changed: the server no longer had it cached (another conversation took its slot, or it was evicted)".to_owned()
+            Departs::Nowhere
         };
-        if tools_same {
-            bytes += lembas_model::tools_bytes(tools);
-        }
-        Some(Shared { bytes, departs })
+        let bytes = messages[..kept].iter().map(|m| m.get().len()).sum::<usize>() + lembas_model::tools_bytes(tools);
+        Some(Shared { bytes, departs, because })
     }
 
-    /// Keeps what a request sent, for the next one to be compared with.
-    pub(crate) fn remember(&mut self, messages: &[WireMessage], tools: &Arc<Vec<ToolSchema>>, model: &str) {
-        self.messages = messages.to_vec();
-        self.tools = Some(tools.clone());
+    /// Keeps what a request sent (its own lists), for the next one to be compared with.
+    pub(crate) fn remember(&mut self, messages: Arc<Vec<WireMessage>>, tools: Arc<Vec<ToolSchema>>, model: &str) {
+        self.messages = messages;
+        self.tools = Some(tools);
         model.clone_into(&mut self.model);
         self.because = None;
     }
@@ -94,15 +119,15 @@ mod tests {
         let mut sent = LastSent::default();
         let first = vec![lembas_model::system_wire("sys"), wire("a")];
         assert_eq!(sent.compare(&first, &tools, "m"), None);
-        sent.remember(&first, &tools, "m");
+        sent.remember(Arc::new(first.clone()), tools.clone(), "m");
         let grown = vec![first[0].clone(), first[1].clone(), wire("b")];
         let shared = sent.compare(&grown, &tools, "m").unwrap();
-        assert!(shared.departs.starts_with("nothing lembas sent changed"), "{shared:?}");
+        assert!(shared.said().starts_with("nothing lembas sent changed"), "{shared:?}");
         sent.changed("a compaction");
         let compacted = vec![first[0].clone(), wire("summary")];
         let shared = sent.compare(&compacted, &tools, "m").unwrap();
-        assert_eq!(shared.departs, "message 1 (user) is not the one sent before (a compaction)");
+        assert_eq!(shared.said(), "message 1 (user) is not the one sent before (a compaction)");
         assert_eq!(shared.bytes, first[0].get().len());
-        assert_eq!(sent.compare(&first, &tools, "other").unwrap().departs, "the model changed (a compaction)");
+        assert_eq!(sent.compare(&first, &tools, "other").unwrap().said(), "the model changed (a compaction)");
     }
 }
