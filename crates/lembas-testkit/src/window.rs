@@ -96,23 +96,23 @@ impl Shared {
 
     /// `scripted` as this server would send it for `request`: its text ended at `max_tokens`
     /// or at the window's end (finish "length"), and its usage counted where counting is on.
-    pub(crate) fn as_served(&self, scripted: Scripted, request: &Value) -> Scripted {
+    pub(crate) fn as_served(&self, mut scripted: Scripted, request: &Value) -> Scripted {
         let counting = self.counting.lock().unwrap().is_some();
-        if !counting && request["max_tokens"].is_null() && self.window().is_none() {
+        let window = self.window().map(|(w, _)| w);
+        if !counting && request["max_tokens"].is_null() && window.is_none() {
             return scripted;
         }
-        let Scripted::Reply { mut text, mut usage, mut finish_reason, reasoning, tool_calls, .. } = scripted.clone()
-        else {
+        let Scripted::Reply { text, usage, finish_reason, reasoning, tool_calls, .. } = &mut scripted else {
             return scripted;
         };
         let prompt = self.prompt_tokens(request);
-        let window_left = self.window().map(|(w, _)| w.saturating_sub(prompt.min(w)));
+        let window_left = window.map(|w| w.saturating_sub(prompt.min(w)));
         let limit = match (request["max_tokens"].as_u64(), window_left) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
         if let Some(limit) = limit
-            && self.tokens(&text) > limit
+            && self.tokens(text) > limit
         {
             let per_token = self.counting.lock().unwrap().unwrap_or(3.0);
             let mut end = ((limit as f64 * per_token) as usize).min(text.len());
@@ -120,29 +120,13 @@ impl Shared {
                 end -= 1;
             }
             text.truncate(end);
-            finish_reason = Some("length".into());
+            *finish_reason = Some("length".into());
         }
         if usage.is_none() && counting {
-            let written = self.tokens(&text) + self.tokens(&reasoning) + self.tokens(&json!(tool_calls).to_string());
-            usage = Some([prompt.min(self.window().map_or(u64::MAX, |(w, _)| w)), written, 0]);
+            let written = self.tokens(text) + self.tokens(reasoning) + self.tokens(&json!(tool_calls).to_string());
+            *usage = Some([prompt.min(window.unwrap_or(u64::MAX)), written, 0]);
         }
-        match scripted {
-            Scripted::Reply { chunk_delay_ms, cut_after, stall_after, stream_error, pings_after, .. } => {
-                Scripted::Reply {
-                    reasoning,
-                    text,
-                    tool_calls,
-                    usage,
-                    finish_reason,
-                    chunk_delay_ms,
-                    cut_after,
-                    stall_after,
-                    stream_error,
-                    pings_after,
-                }
-            }
-            other => other,
-        }
+        scripted
     }
 }
 
