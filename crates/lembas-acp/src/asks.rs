@@ -74,6 +74,9 @@ async fn request_permission(peer: &Peer, session_id: &str, request: ApprovalRequ
     if let Some(always) = &request.session_allows {
         said.insert("always".into(), always.clone().into());
     }
+    if let Some(job) = &request.job {
+        said.insert("job".into(), serde_json::json!(job));
+    }
     if let Some(subagent) = &request.subagent {
         said.insert("subagent".into(), serde_json::json!(subagent));
     }

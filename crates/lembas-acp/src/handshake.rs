@@ -10,7 +10,7 @@ use agent_client_protocol::v1::schema::{
 use crate::Server;
 
 /// What this build implements, by `acp.md`'s capability names.
-const CAPABILITIES: [&str; 12] = [
+const CAPABILITIES: [&str; 13] = [
     "agents",
     "progress",
     "tree",
@@ -23,6 +23,7 @@ const CAPABILITIES: [&str; 12] = [
     "library",
     "context",
     "sessions",
+    "jobs",
 ];
 
 /// `initialize`: what the client does with files, whether it speaks lembas' protocol, and what

@@ -15,6 +15,7 @@ mod asks;
 mod commands;
 mod events;
 mod handshake;
+mod jobs;
 mod methods;
 mod monitor;
 mod opening;
@@ -197,7 +198,9 @@ impl Server {
                 // Between links nobody hears it: a client that comes back reads where the session
                 // stands (`_lembas/session/status`).
                 let cx = peer.now().1;
-                if let Some(cx) = cx.as_ref().filter(|_| lembas_client && !matches!(event, Event::Closed)) {
+                if let Some(cx) =
+                    cx.as_ref().filter(|_| lembas_client && !matches!(event, Event::Closed | Event::JobSaid { .. }))
+                {
                     for params in events::lembas_events(&id, submission.as_ref(), &event, &instance) {
                         if let Ok(message) = agent_client_protocol::UntypedMessage::new("_lembas/event", params) {
                             let _ = cx.send_notification(message);
@@ -341,7 +344,9 @@ async fn lembas_method(
     let params = &request.params;
     // The team's methods and `configure` name a session the client may have opened before a
     // restart: it is opened from the store (capability `sessions`).
-    if (request.method.starts_with("_lembas/team") || request.method == "_lembas/configure")
+    if (request.method.starts_with("_lembas/team")
+        || request.method.starts_with("_lembas/job")
+        || request.method == "_lembas/configure")
         && let Some(refused) = server.open_stored(cx, session_id(params)?).await
     {
         return Err(refused);
@@ -356,6 +361,9 @@ async fn lembas_method(
         "_lembas/directories" => methods::directories(server, params),
         "_lembas/session/history" => methods::history(server, params),
         "_lembas/session/rewind" => rewind::answer(server, params).await,
+        method if method == "_lembas/jobs" || method.starts_with("_lembas/job/") => {
+            jobs::answer(server, method, params).await
+        }
         method => team::answer(server, method, params).await,
     }
 }

@@ -31,6 +31,7 @@ fn ends_a_read(event: &Event) -> bool {
             | Event::Turns { .. }
             | Event::Undone { .. }
             | Event::Forked { .. }
+            | Event::JobSaid { .. }
             | Event::Error { .. }
     )
 }

@@ -38,6 +38,10 @@ pub(crate) async fn answer(server: &Server, params: &Value) -> Result<Value, age
         "lastTurnId": slot.as_ref().and_then(|s| s.turns.lock().expect("turns").last.clone()),
         "progress": slot.as_ref().and_then(|s| s.progress.lock().expect("progress").clone()),
         "tree": tree,
+        "jobs": match &slot {
+            Some(slot) => crate::jobs::listed(slot).await,
+            None => None,
+        },
     }))
 }
 

@@ -89,8 +89,12 @@ impl Host {
         let (handle, closing) = SessionHandle::new(session.id().to_owned(), commands);
         self.open.lock().expect("open sessions").insert(handle.id().to_owned(), handle.clone());
         let hub = session.leads_team().map(|seat| seat.hub.clone());
+        // Its jobs are told of as they start, change and end, until it closes.
+        let closed = CancellationToken::new();
+        tokio::spawn(crate::job_asks::watch(session.jobs.clone(), events_tx.clone(), closed.clone()));
         tokio::spawn(async move {
             drive(session, queue, asks, resumed).await;
+            closed.cancel();
             if let Some(hub) = hub {
                 // Closed means let go: its subagents' turns stop and free their sessions too.
                 hub.let_go(std::time::Duration::from_secs(3)).await;
@@ -220,6 +224,10 @@ async fn drive(mut session: Session, mut commands: UnboundedReceiver<Submission>
             | Command::ReportTeam { .. }
             | Command::StopSubagent { .. }
             | Command::SaySession) => report(&session, command, &id, resumed),
+            Command::Job { ask } => {
+                let (jobs, parked, events) = (session.jobs.clone(), session.parked.clone(), session.events.clone());
+                tokio::spawn(crate::job_asks::answer(jobs, parked, events, id, ask));
+            }
             setting @ (Command::SetMode { .. }
             | Command::SetModel { .. }
             | Command::SetEffort { .. }
@@ -352,6 +360,9 @@ struct Busy<'a> {
     team: Option<crate::session::team::TeamView>,
     /// What the session says, for the commands answered at once.
     events: EventSink,
+    /// Its jobs, which the person may read, stop or message at once.
+    jobs: lembas_tools::Jobs,
+    parked: crate::session::subagent::ParkedAgents,
 }
 
 impl<'a> Busy<'a> {
@@ -373,6 +384,8 @@ impl<'a> Busy<'a> {
             gone: false,
             team: session.leads_team().map(crate::session::team::TeamView::of),
             events: session.events.clone(),
+            jobs: session.jobs.clone(),
+            parked: session.parked.clone(),
         }
     }
 
@@ -419,6 +432,10 @@ impl<'a> Busy<'a> {
             Command::Answer { id: ask, answer } => self.asks.answer(ask, answer, &id),
             Command::ReportTeam { since } => report_team(self.team.as_ref(), &self.events, &id, since),
             Command::StopSubagent { name } => stop_subagent(self.team.as_ref(), &self.events, &id, &name),
+            Command::Job { ask } => {
+                let (jobs, parked) = (self.jobs.clone(), self.parked.clone());
+                tokio::spawn(crate::job_asks::answer(jobs, parked, self.events.clone(), id, ask));
+            }
             setting @ (Command::SetMode { .. }
             | Command::SetModel { .. }
             | Command::SetEffort { .. }

@@ -33,6 +33,7 @@ mod handlers;
 mod hooks;
 mod host;
 mod insert;
+mod job_asks;
 mod judging;
 mod mcp;
 pub use session::memory::{NO_MEMORY_WHY, memory_said};

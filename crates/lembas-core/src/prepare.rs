@@ -210,6 +210,7 @@ impl Session {
         let command = tool.command(args);
         let grants = crate::preview::session_grants(&name, command, tool.url(args));
         let request = ApprovalRequest {
+            job: None,
             call_id: call.id.clone(),
             tool: name.clone(),
             title: (tool.title)(args),

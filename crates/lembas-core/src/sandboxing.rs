@@ -148,6 +148,7 @@ impl CommandRunner {
             kinds => format!(" (reads your {})", kinds.join(" and ")),
         };
         let request = ApprovalRequest {
+            job: None,
             call_id: self.call_id.clone(),
             tool: "bash".to_owned(),
             title: format!("again outside the sandbox{reads}: {command}"),

@@ -67,7 +67,12 @@ impl Session {
                 return;
             }
             if !self.jobs.any_running() {
-                crate::session::team::changed(notified.as_mut()).await;
+                // A job that starts (or one the person stops, whose note comes just after its
+                // state) is a change too.
+                tokio::select! {
+                    () = self.jobs.wait_change(std::time::Duration::from_secs(60)) => {}
+                    () = crate::session::team::changed(notified.as_mut()) => {}
+                }
                 continue;
             }
             // A short wait each time round: an end announced before this waits is not missed.
@@ -131,6 +136,10 @@ impl Session {
                 }
             })
             .collect();
+        // Each job's note as the model reads it, for a front end that marks the job read.
+        for (job, body) in ended.iter().zip(&bodies) {
+            self.emit(Event::JobNote { job_id: job.id.clone(), text: body.clone() });
+        }
         Some(format!("{}\n{}", marks.finished, bodies.join("\n")))
     }
 }

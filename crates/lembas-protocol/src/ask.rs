@@ -34,6 +34,10 @@ pub struct ApprovalRequest {
     /// A team subagent's call nobody in the tree could allow (`subagents.md` §7): which one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subagent: Option<SubagentRef>,
+    /// A subagent running as a background job asks: which job (`job` on a LLeMbas client's
+    /// card; it may ask while the session itself is idle).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job: Option<Box<crate::jobs::JobRef>>,
     /// Why the person is asked, in a sentence: the mode's rule, or what makes the call asked in
     /// every mode (`_meta.lembas.reason` on a LLeMbas client's card).
     #[serde(default, skip_serializing_if = "String::is_empty")]

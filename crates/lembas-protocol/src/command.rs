@@ -139,6 +139,11 @@ pub enum Command {
         #[serde(default)]
         since: u64,
     },
+    /// Ask something of the background jobs (`_lembas/jobs`, `_lembas/job/*`). Answered by
+    /// [`crate::Event::JobSaid`] or an error, at once, during a turn too.
+    Job {
+        ask: crate::jobs::JobAsk,
+    },
     /// Say the session again ([`crate::Event::Session`]) — not the spec's `announce`, a terminal
     /// sharing its session with a LLeMbas server.
     SaySession,

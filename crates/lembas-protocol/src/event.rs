@@ -196,6 +196,23 @@ pub enum Event {
         #[serde(default)]
         subagents: usize,
     },
+    /// A background job began, has news (new output, a subagent's step: at most four a second
+    /// per job) or ended (`acp.md` `job`).
+    Job {
+        state: crate::jobs::JobChange,
+        job: crate::jobs::JobInfo,
+    },
+    /// The note about a job was given to the model: at the next step of a turn, or as the
+    /// `machine` turn whose prompt follows (`acp.md` `job_note`).
+    JobNote {
+        #[serde(rename = "jobId")]
+        job_id: String,
+        text: String,
+    },
+    /// The answer to [`crate::Command::Job`].
+    JobSaid {
+        said: crate::jobs::JobSaid,
+    },
     /// What fills the context window, by category (asked for with `Session::report_context`);
     /// `window` 0: nobody said how large the window is.
     Context {

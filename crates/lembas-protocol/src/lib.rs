@@ -6,6 +6,7 @@ pub mod agents;
 mod ask;
 mod command;
 mod event;
+pub mod jobs;
 pub mod notes;
 mod personality;
 mod plan;

@@ -103,6 +103,26 @@ impl DeviceLink {
         }
     }
 
+    /// The next `_lembas/event` whose event `pick` accepts (one that came meanwhile is taken
+    /// first, in order); what else comes is kept.
+    pub async fn next_event(&mut self, pick: impl Fn(&Value) -> bool) -> Value {
+        loop {
+            let found =
+                self.notifications.iter().position(|n| n["method"] == "_lembas/event" && pick(&n["params"]["event"]));
+            if let Some(at) = found {
+                return self.notifications.remove(at)["params"]["event"].take();
+            }
+            let Some(message) = self.recv().await else {
+                panic!("the link closed before the event came; it said: {:?}", self.notifications)
+            };
+            match (message.get("method").is_some(), message.get("id").is_some()) {
+                (true, true) => self.requests.push(message),
+                (true, false) => self.notifications.push(message),
+                _ => {}
+            }
+        }
+    }
+
     /// Answers an approval's card (`session/request_permission`) as a LLeMbas server's web UI
     /// and phone do by the spec's words (`acp.md`): the option the person picked, by its id —
     /// one of the card's own, as the UI draws only those (`once`, `session`, `deny`) — with

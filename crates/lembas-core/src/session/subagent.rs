@@ -55,7 +55,12 @@ pub(crate) struct OnBehalf {
     task_call: String,
     /// It works on after the turn that started it: cancelling a later turn leaves its cards.
     background: bool,
+    /// The job it runs as, once it was started as one: its cards name it.
+    job: JobSlot,
 }
+
+/// Where a background subagent's job is noted once it has an id, for its cards.
+pub(crate) type JobSlot = Arc<std::sync::OnceLock<lembas_protocol::jobs::JobRef>>;
 
 impl OnBehalf {
     pub(crate) fn new(
@@ -64,7 +69,7 @@ impl OnBehalf {
         task_call: String,
         subagent: Option<lembas_protocol::SubagentRef>,
     ) -> OnBehalf {
-        OnBehalf { inner, label, task_call, background: true, subagent }
+        OnBehalf { inner, label, task_call, background: true, subagent, job: JobSlot::default() }
     }
 }
 
@@ -80,6 +85,7 @@ impl Approver for OnBehalf {
         request.agent = Some(self.label.clone());
         request.call_id = self.task_call.clone();
         request.subagent = self.subagent.clone();
+        request.job = self.job.get().cloned().map(Box::new);
         if self.background { self.inner.ask_in_background(request) } else { self.inner.ask(request) }
     }
 
@@ -100,6 +106,10 @@ pub(crate) struct TaskRun {
     worktree: Option<Worktree>,
     /// Its place in the team's size and its model's slots, while it runs.
     seat: Option<crate::session::team::TaskSeat>,
+    /// Its agent (`general`, `explore`, a custom agent's name), for its job.
+    agent: String,
+    /// Where its cards learn the job it runs as.
+    job: JobSlot,
 }
 
 impl Session {
@@ -163,12 +173,14 @@ impl Session {
         cfg.max_steps = loop_spec().steps.subagent_max;
         // Memory is the main agent's, who speaks with the person.
         cfg.memory = None;
+        let job = JobSlot::default();
         cfg.approver = Arc::new(OnBehalf {
             subagent: None,
             inner: self.cfg.approver.clone(),
             label: label.clone(),
             task_call: call_id.to_owned(),
             background: args.get("background").and_then(Value::as_bool).unwrap_or(false),
+            job: job.clone(),
         });
         // What the person allowed for this session holds for its subagents too: never more.
         cfg.rules = self.judge.rules.clone();
@@ -220,7 +232,11 @@ impl Session {
         let child = Session::create(cfg, ws, sender, Some(of)).map_err(|e| e.to_string())?;
         let background = args.get("background").and_then(Value::as_bool).unwrap_or(false);
         let seat = self.leads_team().map(|s| crate::session::team::TaskSeat::take(&s.hub, &child.cfg.model.id));
-        Ok(TaskRun { child, prompt: prompt.to_owned(), label, events, background, worktree, seat })
+        let agent = match field("agent") {
+            "" => "general".to_owned(),
+            named => named.to_lowercase(),
+        };
+        Ok(TaskRun { child, prompt: prompt.to_owned(), label, events, background, worktree, seat, agent, job })
     }
 }
 
@@ -287,6 +303,9 @@ pub(crate) async fn forward(
             (Some(Watch::Log(log)), event) => {
                 if let Some(line) = log_line(event) {
                     log.write(&line);
+                }
+                if matches!(event, Event::Step { .. } | Event::ToolEnd { .. }) {
+                    log.count(matches!(event, Event::Step { .. }));
                 }
             }
             (Some(Watch::Phase(seen)), Event::Phase { progress }) => seen(progress.as_ref()),
@@ -441,12 +460,14 @@ impl TaskRun {
         jobs: &lembas_tools::Jobs,
         parked: &ParkedAgents,
     ) -> ToolOutput {
-        let TaskRun { child, prompt, label, events, worktree, seat, .. } = self;
+        let TaskRun { child, prompt, label, events, worktree, seat, agent, job, .. } = self;
         let stop = CancellationToken::new();
-        let (id, log) = match jobs.start_agent(&label, stop.clone(), child.steer_handle()) {
+        let about = lembas_tools::AgentAbout::new(&agent, &child.cfg.model.id, child.id());
+        let (id, log) = match jobs.start_agent(&label, about, stop.clone(), child.steer_handle()) {
             Ok(started) => started,
             Err(e) => return ToolOutput::Error(e),
         };
+        let _ = job.set(lembas_protocol::jobs::JobRef { id: id.clone(), agent, description: label.clone() });
         let answer = format!(
             "Started {id}: the subagent \"{label}\" works in the background. Its report comes to you as a message when it ends; job_output {id} shows its progress meanwhile."
         );

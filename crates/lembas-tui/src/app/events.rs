@@ -75,6 +75,9 @@ impl App {
             Event::Team { tree } => self.team = Some(tree.clone()),
             // Shown by the loop when it answers the person's `/team`.
             Event::Room { .. } => {}
+            // The status bar counts jobs from `Event::Jobs`; a job's own news is for a client
+            // with a jobs panel (the link's web UI).
+            Event::Job { .. } | Event::JobNote { .. } | Event::JobSaid { .. } => {}
             Event::SubagentsStopped { ids } => self.subagents_stopped(ids),
             Event::Jobs { running, subagents } => {
                 self.jobs = running - subagents;

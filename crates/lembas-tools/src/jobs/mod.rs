@@ -12,6 +12,10 @@ use nix::unistd::Pid;
 use tokio::io::AsyncWriteExt;
 use tokio_util::sync::CancellationToken;
 
+mod view;
+
+pub use view::{AgentAbout, JobRead};
+
 /// The most `job_output` returns in one call.
 pub const READ_CHUNK: u64 = 256 * 1024;
 
@@ -117,6 +121,11 @@ struct Job {
     stdin: Option<tokio::net::unix::pipe::Sender>,
     /// A subagent's controls, when the job is one.
     agent: Option<AgentControl>,
+    /// What a front end is told of it beyond its state: when it started and ended (ms since
+    /// 1970), a subagent's agent, model and counts.
+    started_ms: u64,
+    ended_ms: Option<u64>,
+    about: Option<Arc<AgentAbout>>,
 }
 
 /// How a subagent job is stopped and messaged.
@@ -133,6 +142,7 @@ pub struct AgentLog {
     jobs: Jobs,
     id: String,
     file: Arc<Mutex<std::fs::File>>,
+    about: Arc<AgentAbout>,
 }
 
 impl AgentLog {
@@ -140,6 +150,12 @@ impl AgentLog {
     pub fn write(&self, line: &str) {
         use std::io::Write;
         let _ = writeln!(self.file.lock().expect("agent log"), "{line}");
+    }
+
+    /// The subagent took a step (`step`) or finished a tool call: counted for its `JobInfo`.
+    pub fn count(&self, step: bool) {
+        let counter = if step { &self.about.steps } else { &self.about.tools };
+        counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// The subagent ended: its report goes to the log and into the note that wakes the session.
@@ -222,7 +238,11 @@ impl Jobs {
             mark: Some(mark.clone()),
             stdin,
             agent: None,
+            started_ms: view::now_ms(),
+            ended_ms: None,
+            about: None,
         });
+        self.changed.notify_waiters();
         let jobs = self.clone();
         let job_id = id.clone();
         tokio::spawn(async move {
@@ -271,10 +291,12 @@ impl Jobs {
     pub fn start_agent(
         &self,
         what: &str,
+        about: AgentAbout,
         stop: CancellationToken,
         inbox: Arc<Mutex<Vec<String>>>,
     ) -> Result<(String, AgentLog), String> {
         let (id, log, file) = self.new_job()?;
+        let about = Arc::new(about);
         self.lock().jobs.push(Job {
             id: id.clone(),
             command: format!("subagent: {what}"),
@@ -288,9 +310,12 @@ impl Jobs {
             pgid: None,
             stdin: None,
             agent: Some(AgentControl { stop, inbox }),
+            started_ms: view::now_ms(),
+            ended_ms: None,
+            about: Some(about.clone()),
         });
         self.changed.notify_waiters();
-        Ok((id.clone(), AgentLog { jobs: self.clone(), id, file: Arc::new(Mutex::new(file)) }))
+        Ok((id.clone(), AgentLog { jobs: self.clone(), id, file: Arc::new(Mutex::new(file)), about }))
     }
 
     /// A subagent job that ended, running again (job_send woke it): the same id and log, new
@@ -301,11 +326,13 @@ impl Jobs {
         let file = std::fs::OpenOptions::new().append(true).open(&job.log).ok()?;
         job.state = JobState::Running;
         job.ended = None;
+        job.ended_ms = None;
         job.started = Instant::now();
         job.agent = Some(AgentControl { stop, inbox });
+        let about = job.about.clone()?;
         drop(inner);
         self.changed.notify_waiters();
-        let log = AgentLog { jobs: self.clone(), id: id.to_owned(), file: Arc::new(Mutex::new(file)) };
+        let log = AgentLog { jobs: self.clone(), id: id.to_owned(), file: Arc::new(Mutex::new(file)), about };
         log.write("\n(woken by a message)");
         Some(log)
     }
@@ -328,6 +355,7 @@ impl Jobs {
         // A job stopped on purpose says so, whatever signal ended it.
         job.state = state;
         job.ended = Some(Instant::now());
+        job.ended_ms = Some(view::now_ms());
         job.stdin = None;
         let ended = JobEnded {
             id: job.id.clone(),
@@ -476,6 +504,12 @@ impl Jobs {
 
     /// `job_stop`: ends the job and everything it started.
     pub async fn stop(&self, id: &str) -> Result<String, String> {
+        self.stop_telling(id, false).await
+    }
+
+    /// Ends the job and everything it started; with `tell`, the job's note (that it was
+    /// stopped) waits for the model from the moment it is stopped.
+    async fn stop_telling(&self, id: &str, tell: bool) -> Result<String, String> {
         let pgid = {
             let inner = self.lock();
             let job = inner.jobs.iter().find(|j| j.id == id).ok_or_else(|| format!("No job {id} in this session."))?;
@@ -488,11 +522,26 @@ impl Jobs {
             (job.pgid, job.mark.clone())
         };
         let (pgid, mark) = pgid;
-        if let Some(job) = self.lock().jobs.iter_mut().find(|j| j.id == id) {
-            job.state = JobState::Stopped;
-            job.ended = Some(Instant::now());
-            job.stdin = None;
+        {
+            let mut inner = self.lock();
+            if let Some(job) = inner.jobs.iter_mut().find(|j| j.id == id) {
+                job.state = JobState::Stopped;
+                job.ended = Some(Instant::now());
+                job.ended_ms = Some(view::now_ms());
+                job.stdin = None;
+                let ended = JobEnded {
+                    id: job.id.clone(),
+                    command: job.command.clone(),
+                    state: JobState::Stopped,
+                    after: job.started.elapsed(),
+                    report: None,
+                };
+                if tell {
+                    inner.ended.push(ended);
+                }
+            }
         }
+        self.changed.notify_waiters();
         if let Some(pgid) = pgid {
             let _ = killpg(pgid, Signal::SIGTERM);
             tokio::time::sleep(Duration::from_millis(200)).await;
@@ -511,7 +560,10 @@ impl Jobs {
             }
             job.state = JobState::Stopped;
             job.ended = Some(Instant::now());
+            job.ended_ms = Some(view::now_ms());
         }
+        drop(inner);
+        self.changed.notify_waiters();
     }
 
     fn unknown(&self, id: &str) -> String {
