@@ -22,6 +22,9 @@ pub(crate) struct Waits {
     pub scheduled: Option<Admitted>,
     /// A terminal's shared session: the person may answer there too (`patient`).
     pub patient: bool,
+    /// The plan as the session last said it, the structure beside a plan's text on
+    /// `_lembas/plan` (capability `plan_state`).
+    pub plan: Option<lembas_protocol::Plan>,
 }
 
 impl Waits {
@@ -296,7 +299,7 @@ async fn plan_verdict(peer: &Peer, session_id: &str, call_id: &str, plan: &str, 
         )),
     };
     if peer.asks_itself() {
-        let params = card::plan_params(session_id, call_id, plan, &PLAN_MODES, waits.patient);
+        let params = card::plan_params(session_id, call_id, plan, waits.plan.as_ref(), &PLAN_MODES, waits.patient);
         match ask_itself(peer, card::PLAN, params, waits).await {
             Itself::Answered(answer) => return card::plan_answer(&answer),
             Itself::Unanswered => {
@@ -412,6 +415,7 @@ impl Slot {
             timeout: if self.patient { None } else { timeout },
             scheduled: self.scheduled.lock().expect("scheduled").clone(),
             patient: self.patient,
+            plan: self.plan.lock().expect("plan").clone(),
         };
         let call = call_id(id, ask);
         let asking = tokio::spawn(ask_client(

@@ -3,7 +3,7 @@
 //! the event that says it was done, shown to the person as the agent's words.
 
 use agent_client_protocol::v1::schema::{AvailableCommand, AvailableCommandsUpdate, SessionUpdate};
-use lembas_protocol::{Command, Event, ServerState};
+use lembas_protocol::{Command, Event, Mode, ServerState};
 
 /// The commands an editor offers, and what each does.
 pub const COMMANDS: &[(&str, &str)] = &[
@@ -13,6 +13,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("rewind", "List the turns to go back to; /rewind N goes back to before turn N, files and conversation"),
     ("context", "Show what fills the context window"),
     ("mcp", "Show where the MCP servers stand"),
+    ("plan", "Plan mode: read and plan, change nothing until the plan is approved; /plan TASK plans that task"),
 ];
 
 /// The update that tells an editor which commands there are.
@@ -39,8 +40,17 @@ pub fn parse(prompt: &str) -> Option<(Command, Awaited)> {
         "overwrite" => Some((Command::OverwriteKept, Awaited::Undone)),
         "context" => Some((Command::ReportContext, Awaited::Context)),
         "mcp" => Some((Command::ReportMcp, Awaited::Mcp)),
+        // `/plan` alone is an action; with a task it is a prompt ([`plan_task`]).
+        "plan" if words.next().is_none() => Some((Command::SetMode { mode: Mode::Plan }, Awaited::Mode)),
         _ => None,
     }
+}
+
+/// The task of `/plan TASK`: a prompt to run in plan mode (`acp.md` *Notes*).
+pub fn plan_task(prompt: &str) -> Option<&str> {
+    let rest = prompt.trim_start().strip_prefix("/plan")?;
+    let task = rest.trim();
+    (rest.starts_with(char::is_whitespace) && !task.is_empty()).then_some(task)
 }
 
 /// The event a command waits for.
@@ -51,6 +61,7 @@ pub enum Awaited {
     Turns,
     Context,
     Mcp,
+    Mode,
 }
 
 impl Awaited {
@@ -78,6 +89,7 @@ impl Awaited {
                 lines.extend(cache_miss.iter().cloned());
                 Some(lines.join("\n"))
             }
+            (Awaited::Mode, Event::Mode { mode }) => Some(format!("Mode: {}.", mode.as_str())),
             (Awaited::Mcp, Event::McpServers { servers }) if servers.is_empty() => {
                 Some("No MCP servers are connected to this session.".into())
             }

@@ -10,7 +10,7 @@ use agent_client_protocol::v1::schema::{
 use crate::Server;
 
 /// What this build implements, by `acp.md`'s capability names.
-const CAPABILITIES: [&str; 13] = [
+const CAPABILITIES: [&str; 15] = [
     "agents",
     "progress",
     "tree",
@@ -24,6 +24,8 @@ const CAPABILITIES: [&str; 13] = [
     "context",
     "sessions",
     "jobs",
+    "plan_state",
+    "commands",
 ];
 
 /// `initialize`: what the client does with files, whether it speaks lembas' protocol, and what

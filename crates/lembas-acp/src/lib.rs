@@ -69,6 +69,8 @@ struct Slot {
     busy: Arc<std::sync::atomic::AtomicBool>,
     /// The main agent's progress as last said (`_lembas/session/status`).
     progress: Arc<Mutex<Option<lembas_protocol::Progress>>>,
+    /// The plan as last said (capability `plan_state`: `_lembas/session/status`, `_lembas/plan`).
+    plan: Arc<Mutex<Option<lembas_protocol::Plan>>>,
     /// The id of the turn that runs, if one does (`_lembas/session/status`, capability `turns`).
     turn: Arc<Mutex<Option<SubmissionId>>>,
     /// The client's turns waiting behind it, and the last one that finished.
@@ -190,6 +192,7 @@ impl Server {
                         slot.turns.lock().expect("turns").finished(ended.as_ref());
                     }
                     Event::Phase { progress } => *slot.progress.lock().expect("progress") = progress.clone(),
+                    Event::Plan { plan } => *slot.plan.lock().expect("plan") = Some(plan.clone()),
                     _ => {}
                 }
                 // Every engine event, to a client of lembas' protocol (`acp.md` `_lembas/event`:

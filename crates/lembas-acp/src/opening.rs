@@ -257,6 +257,7 @@ impl Slot {
             choice: Arc::new(Mutex::new(choice)),
             busy: Arc::default(),
             progress: Arc::default(),
+            plan: Arc::default(),
             turn: Arc::default(),
             turns: Arc::default(),
             personality: Arc::default(),

@@ -89,7 +89,12 @@ pub(crate) fn request(
     let Some(slot) = server.slot(&request.session_id.0) else {
         return responder.respond_with_error(invalid("no such session"));
     };
-    let (text, attachments) = prompt_parts(&request.prompt);
+    let (mut text, attachments) = prompt_parts(&request.prompt);
+    // `/plan TASK`: the task, run in plan mode.
+    if let Some(task) = commands::plan_task(&text).map(str::to_owned) {
+        slot.handle.send(Command::SetMode { mode: lembas_protocol::Mode::Plan });
+        text = task;
+    }
     if let Some((command, awaited)) = commands::parse(&text) {
         // One of lembas' commands: done when its event says so, and said as the
         // agent's words.

@@ -37,6 +37,7 @@ pub(crate) async fn answer(server: &Server, params: &Value) -> Result<Value, age
         "queued": slot.as_ref().map_or_else(Vec::new, |s| s.turns.lock().expect("turns").queued.clone()),
         "lastTurnId": slot.as_ref().and_then(|s| s.turns.lock().expect("turns").last.clone()),
         "progress": slot.as_ref().and_then(|s| s.progress.lock().expect("progress").clone()),
+        "plan": slot.as_ref().and_then(|s| s.plan.lock().expect("plan").clone()),
         "tree": tree,
         "jobs": match &slot {
             Some(slot) => crate::jobs::listed(slot).await,

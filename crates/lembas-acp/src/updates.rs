@@ -76,7 +76,11 @@ pub fn updates(event: &Event) -> Vec<SessionUpdate> {
                     PlanEntry::new(format!("{} {}", t.id, t.text), PlanEntryPriority::Medium, status)
                 })
                 .collect();
-            vec![SessionUpdate::Plan(Plan::new(entries))]
+            // The structure beside the entries, for a client that draws the whole plan
+            // (capability `plan_state`); an editor reads the entries.
+            let mut meta = serde_json::Map::new();
+            meta.insert("lembas".into(), serde_json::json!({ "plan": plan }));
+            vec![SessionUpdate::Plan(Plan::new(entries).meta(meta))]
         }
         Event::Mode { mode } => vec![SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(mode.as_str()))],
         // An editor has no other place for them: a failed turn's error and what lembas says once

@@ -488,7 +488,13 @@ impl Session {
     fn apply_setting(&mut self, setting: Command) {
         let failed = match setting {
             Command::SetMode { mode } => {
+                let before = self.state.mode;
                 self.set_mode(mode);
+                // Asked for the mode it is in (or one past its bounds): the asker is told the
+                // mode it stays in.
+                if self.state.mode == before {
+                    self.emit(Event::Mode { mode: before });
+                }
                 None
             }
             Command::SetModel { model } => match self.cfg.model_named(&model) {

@@ -229,6 +229,7 @@ pub mod card {
         session_id: &str,
         call_id: &str,
         plan: &str,
+        structure: Option<&crate::Plan>,
         modes: &[lembas_spec::Mode],
         patient: bool,
     ) -> serde_json::Value {
@@ -239,8 +240,16 @@ pub mod card {
             "plan": plan,
             "modes": modes,
         });
+        let mut said = serde_json::Map::new();
         if patient {
-            params["_meta"] = serde_json::json!({ "lembas": { "patient": true } });
+            said.insert("patient".into(), true.into());
+        }
+        // The plan's structure (capability `plan_state`), for a client that draws it.
+        if let Some(structure) = structure {
+            said.insert("plan".into(), serde_json::json!(structure));
+        }
+        if !said.is_empty() {
+            params["_meta"] = serde_json::json!({ "lembas": said });
         }
         params
     }

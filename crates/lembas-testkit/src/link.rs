@@ -106,14 +106,19 @@ impl DeviceLink {
     /// The next `_lembas/event` whose event `pick` accepts (one that came meanwhile is taken
     /// first, in order); what else comes is kept.
     pub async fn next_event(&mut self, pick: impl Fn(&Value) -> bool) -> Value {
+        let mut said = self.next_notification(|n| n["method"] == "_lembas/event" && pick(&n["params"]["event"])).await;
+        said["params"]["event"].take()
+    }
+
+    /// The next notification `pick` accepts (one that came meanwhile is taken first, in order);
+    /// what else comes is kept.
+    pub async fn next_notification(&mut self, pick: impl Fn(&Value) -> bool) -> Value {
         loop {
-            let found =
-                self.notifications.iter().position(|n| n["method"] == "_lembas/event" && pick(&n["params"]["event"]));
-            if let Some(at) = found {
-                return self.notifications.remove(at)["params"]["event"].take();
+            if let Some(at) = self.notifications.iter().position(&pick) {
+                return self.notifications.remove(at);
             }
             let Some(message) = self.recv().await else {
-                panic!("the link closed before the event came; it said: {:?}", self.notifications)
+                panic!("the link closed before the notification came; it said: {:?}", self.notifications)
             };
             match (message.get("method").is_some(), message.get("id").is_some()) {
                 (true, true) => self.requests.push(message),

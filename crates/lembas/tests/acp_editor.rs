@@ -230,7 +230,7 @@ async fn lembas_commands_are_offered_and_run_from_the_editor() {
             })
             .flatten()
             .collect();
-        assert_eq!(offered, ["compact", "undo", "overwrite", "rewind", "context", "mcp"]);
+        assert_eq!(offered, ["compact", "undo", "overwrite", "rewind", "context", "mcp", "plan"]);
         cx.send_request(PromptRequest::new(id.clone(), text("make a file"))).block_task().await?;
         assert!(root2.join("made.txt").exists());
         seen.lock().unwrap().clear();

@@ -297,3 +297,66 @@ async fn a_personality_sent_with_a_prompt_reaches_the_model_from_that_message_on
     assert!(requests[1].to_string().contains("Answer like a pirate."), "{}", requests[1]);
     child.kill().await.unwrap();
 }
+
+#[tokio::test]
+async fn a_plan_is_sent_as_its_structure_and_slash_plan_plans_a_task_or_switches_to_plan_mode() {
+    let script = vec![plan(), Scripted::tool_call("plan_submit", json!({})), Scripted::text("Done.")];
+    let (server, env) = linked(script).await;
+    let (mut child, mut link) = common::service(&server, &env).await;
+    assert_eq!(link.recv().await.unwrap()["method"], "_lembas/hello");
+    let hello = common::initialize(&mut link).await;
+    let listed = &hello["result"]["_meta"]["lembas"]["capabilities"];
+    for capability in ["plan_state", "commands", "jobs"] {
+        assert!(listed.as_array().unwrap().contains(&json!(capability)), "{capability}: {hello}");
+    }
+    let opened =
+        link.request("session/new", json!({ "cwd": env.project, "mcpServers": [], "_meta": { "mode": "edit" } })).await;
+    let id = opened["result"]["sessionId"].as_str().unwrap().to_owned();
+    // The commands follow the answer, `/plan` among them.
+    let commands =
+        link.next_notification(|n| n["params"]["update"]["sessionUpdate"] == "available_commands_update").await;
+    let names: Vec<&str> = commands["params"]["update"]["availableCommands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c["name"].as_str())
+        .collect();
+    assert!(names.contains(&"plan"), "{names:?}");
+
+    // `/plan TASK`: the task, in plan mode.
+    link.send(&json!({ "jsonrpc": "2.0", "id": 70, "method": "session/prompt", "params": {
+        "sessionId": id, "prompt": [{"type": "text", "text": "/plan store the notes in sqlite"}] } }));
+    let asked = link.next_request("_lembas/plan").await;
+    // The plan's structure beside its text, on the request and on the `plan` update.
+    assert_eq!(asked["params"]["_meta"]["lembas"]["plan"]["title"], "Store notes", "{asked}");
+    assert_eq!(asked["params"]["_meta"]["lembas"]["plan"]["phases"][0]["tasks"][0]["text"], "add sqlite", "{asked}");
+    let update = link.next_notification(|n| n["params"]["update"]["sessionUpdate"] == "plan").await;
+    assert_eq!(update["params"]["update"]["_meta"]["lembas"]["plan"]["title"], "Store notes", "{update}");
+    let status = link.request("_lembas/session/status", json!({ "sessionId": id })).await;
+    assert_eq!(status["result"]["plan"]["title"], "Store notes", "{status}");
+    link.answer(&asked["id"], json!({ "outcome": "approved", "mode": "edit" }));
+    assert_eq!(link.answer_to(70).await["result"]["stopReason"], "end_turn");
+    let first = &server.chat_requests()[0];
+    let words = first["messages"].as_array().unwrap().iter().rev().find(|m| m["role"] == "user").unwrap();
+    assert!(words["content"].as_str().unwrap().starts_with("store the notes in sqlite\n"), "{words}");
+    assert!(words["content"].as_str().unwrap().contains("The permission mode is now plan"), "{words}");
+    assert!(
+        link.notifications
+            .iter()
+            .any(|n| n["params"]["event"]["type"] == "mode" && n["params"]["event"]["mode"] == "plan")
+    );
+
+    // `/plan` alone: an action, said in a line.
+    let answer =
+        link.request("session/prompt", json!({ "sessionId": id, "prompt": [{"type": "text", "text": "/plan"}] })).await;
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    let said: Vec<String> = link
+        .notifications
+        .iter()
+        .filter(|n| n["params"]["update"]["sessionUpdate"] == "agent_message_chunk")
+        .map(|n| n["params"]["update"]["content"]["text"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert!(said.iter().any(|t| t == "Mode: plan."), "{said:?}");
+    assert_eq!(server.chat_requests().len(), 3, "no request for a command");
+    child.kill().await.unwrap();
+}
