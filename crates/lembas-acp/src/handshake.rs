@@ -10,7 +10,7 @@ use agent_client_protocol::v1::schema::{
 use crate::Server;
 
 /// What this build implements, by `acp.md`'s capability names.
-const CAPABILITIES: [&str; 15] = [
+const CAPABILITIES: [&str; 16] = [
     "agents",
     "progress",
     "tree",
@@ -26,6 +26,7 @@ const CAPABILITIES: [&str; 15] = [
     "jobs",
     "plan_state",
     "commands",
+    "files",
 ];
 
 /// `initialize`: what the client does with files, whether it speaks lembas' protocol, and what

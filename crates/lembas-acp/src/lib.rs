@@ -201,9 +201,9 @@ impl Server {
                 // Between links nobody hears it: a client that comes back reads where the session
                 // stands (`_lembas/session/status`).
                 let cx = peer.now().1;
-                if let Some(cx) =
-                    cx.as_ref().filter(|_| lembas_client && !matches!(event, Event::Closed | Event::JobSaid { .. }))
-                {
+                if let Some(cx) = cx.as_ref().filter(|_| {
+                    lembas_client && !matches!(event, Event::Closed | Event::JobSaid { .. } | Event::FilesFound { .. })
+                }) {
                     for params in events::lembas_events(&id, submission.as_ref(), &event, &instance) {
                         if let Ok(message) = agent_client_protocol::UntypedMessage::new("_lembas/event", params) {
                             let _ = cx.send_notification(message);
@@ -349,6 +349,7 @@ async fn lembas_method(
     // restart: it is opened from the store (capability `sessions`).
     if (request.method.starts_with("_lembas/team")
         || request.method.starts_with("_lembas/job")
+        || request.method == "_lembas/files/search"
         || request.method == "_lembas/configure")
         && let Some(refused) = server.open_stored(cx, session_id(params)?).await
     {
@@ -364,6 +365,7 @@ async fn lembas_method(
         "_lembas/directories" => methods::directories(server, params),
         "_lembas/session/history" => methods::history(server, params),
         "_lembas/session/rewind" => rewind::answer(server, params).await,
+        "_lembas/files/search" => methods::files_search(server, params).await,
         method if method == "_lembas/jobs" || method.starts_with("_lembas/job/") => {
             jobs::answer(server, method, params).await
         }

@@ -127,6 +127,21 @@ pub(crate) fn directories(server: &Server, params: &Value) -> Result<Value, agen
     Ok(json!({ "roots": roots, "path": inside, "directories": listed.iter().map(|p| folder(p)).collect::<Vec<_>>() }))
 }
 
+/// `_lembas/files/search { sessionId, query?, limit? }` → `{ root, files }`: the files under the
+/// session's working folder (`root`, which `@path` mentions resolve against) whose paths hold
+/// `query` as a subsequence, best first — at most `limit` (20 unless asked, 200 at most).
+pub(crate) async fn files_search(server: &Server, params: &Value) -> Result<Value, agent_client_protocol::Error> {
+    let slot = open_session(server, params)?;
+    let query = params.get("query").and_then(Value::as_str).unwrap_or_default().to_owned();
+    let limit = params.get("limit").and_then(Value::as_u64).unwrap_or(20) as usize;
+    let said = slot.reads.ask(&slot.handle, Command::FindFiles { query, limit }).await.map_err(|e| invalid(&e))?;
+    match said.into_iter().last() {
+        Some(Event::FilesFound { root, files }) => Ok(json!({ "root": root, "files": files })),
+        Some(Event::Error { message }) => Err(invalid(&message)),
+        _ => Err(invalid("the session did not answer")),
+    }
+}
+
 /// `_lembas/session/history { sessionId }` → `{ sessionId, turns }`: the stored conversation as
 /// turns (each the words that started it and what was said in it, in order), for a client that
 /// imports a turn it missed — open here, held by a terminal, or closed.

@@ -32,6 +32,7 @@ fn ends_a_read(event: &Event) -> bool {
             | Event::Undone { .. }
             | Event::Forked { .. }
             | Event::JobSaid { .. }
+            | Event::FilesFound { .. }
             | Event::Error { .. }
     )
 }

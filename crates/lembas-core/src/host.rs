@@ -228,6 +228,10 @@ async fn drive(mut session: Session, mut commands: UnboundedReceiver<Submission>
                 let (jobs, parked, events) = (session.jobs.clone(), session.parked.clone(), session.events.clone());
                 tokio::spawn(crate::job_asks::answer(jobs, parked, events, id, ask));
             }
+            Command::FindFiles { query, limit } => {
+                let (root, private) = (session.ws.started.clone(), session.ws.private.clone());
+                tokio::spawn(crate::finding::answer(root, private, query, limit, session.events.clone(), id));
+            }
             setting @ (Command::SetMode { .. }
             | Command::SetModel { .. }
             | Command::SetEffort { .. }
@@ -363,6 +367,8 @@ struct Busy<'a> {
     /// Its jobs, which the person may read, stop or message at once.
     jobs: lembas_tools::Jobs,
     parked: crate::session::subagent::ParkedAgents,
+    /// Where `@path` mentions are found: the working folder, and the folders left out.
+    files: (std::path::PathBuf, Arc<[std::path::PathBuf]>),
 }
 
 impl<'a> Busy<'a> {
@@ -386,6 +392,7 @@ impl<'a> Busy<'a> {
             events: session.events.clone(),
             jobs: session.jobs.clone(),
             parked: session.parked.clone(),
+            files: (session.ws.started.clone(), session.ws.private.clone()),
         }
     }
 
@@ -435,6 +442,10 @@ impl<'a> Busy<'a> {
             Command::Job { ask } => {
                 let (jobs, parked) = (self.jobs.clone(), self.parked.clone());
                 tokio::spawn(crate::job_asks::answer(jobs, parked, self.events.clone(), id, ask));
+            }
+            Command::FindFiles { query, limit } => {
+                let (root, private) = self.files.clone();
+                tokio::spawn(crate::finding::answer(root, private, query, limit, self.events.clone(), id));
             }
             setting @ (Command::SetMode { .. }
             | Command::SetModel { .. }

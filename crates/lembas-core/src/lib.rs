@@ -28,6 +28,7 @@ mod compaction;
 mod config;
 mod context_use;
 mod engine_tools;
+mod finding;
 mod fit;
 mod handlers;
 mod hooks;

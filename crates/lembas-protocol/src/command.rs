@@ -144,6 +144,13 @@ pub enum Command {
     Job {
         ask: crate::jobs::JobAsk,
     },
+    /// Find the files under the session's working folder whose paths hold `query` as a
+    /// subsequence, best first, at most `limit` (`_lembas/files/search`, `@path` mentions).
+    /// Answered by [`crate::Event::FilesFound`], at once, during a turn too.
+    FindFiles {
+        query: String,
+        limit: usize,
+    },
     /// Say the session again ([`crate::Event::Session`]) — not the spec's `announce`, a terminal
     /// sharing its session with a LLeMbas server.
     SaySession,

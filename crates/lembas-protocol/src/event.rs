@@ -213,6 +213,12 @@ pub enum Event {
     JobSaid {
         said: crate::jobs::JobSaid,
     },
+    /// The answer to [`crate::Command::FindFiles`]: the folder the paths are relative to (the
+    /// session's working folder, which `@path` mentions resolve against) and the paths.
+    FilesFound {
+        root: String,
+        files: Vec<String>,
+    },
     /// What fills the context window, by category (asked for with `Session::report_context`);
     /// `window` 0: nobody said how large the window is.
     Context {

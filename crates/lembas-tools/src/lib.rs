@@ -131,3 +131,25 @@ pub fn project_files(root: &std::path::Path, private: &std::sync::Arc<[PathBuf]>
     files.truncate(max);
     files
 }
+
+/// The project's files under `root` that hold `query` as a subsequence (`main` finds
+/// `src/main.rs`), best first, at most `limit`; for nothing asked, the first `limit` in order.
+/// Walked afresh each time, so a file made a moment ago is found.
+pub fn find_files(
+    root: &std::path::Path,
+    private: &std::sync::Arc<[PathBuf]>,
+    query: &str,
+    limit: usize,
+) -> Vec<String> {
+    use nucleo_matcher::pattern::{CaseMatching, Normalization, Pattern};
+    let files = project_files(root, private, 50_000);
+    let query = query.trim();
+    if query.is_empty() {
+        return files.into_iter().take(limit).collect();
+    }
+    let mut config = nucleo_matcher::Config::DEFAULT;
+    config.set_match_paths();
+    let mut matcher = nucleo_matcher::Matcher::new(config);
+    let found = Pattern::parse(query, CaseMatching::Smart, Normalization::Smart).match_list(&files, &mut matcher);
+    found.into_iter().take(limit).map(|(file, _)| file.clone()).collect()
+}

@@ -360,3 +360,27 @@ async fn a_plan_is_sent_as_its_structure_and_slash_plan_plans_a_task_or_switches
     assert_eq!(server.chat_requests().len(), 3, "no request for a command");
     child.kill().await.unwrap();
 }
+
+#[tokio::test]
+async fn a_path_mention_is_found_under_the_sessions_folder_new_files_too() {
+    let (server, env) = linked(vec![Scripted::text("Done.")]).await;
+    std::fs::create_dir_all(env.project.join("src")).unwrap();
+    std::fs::write(env.project.join("src/main.rs"), "fn main() {}\n").unwrap();
+    std::fs::write(env.project.join("README.md"), "# x\n").unwrap();
+    let (mut child, mut link) = ready(&server, &env).await;
+    let opened = link.request("session/new", json!({ "cwd": env.project, "mcpServers": [] })).await;
+    let id = opened["result"]["sessionId"].as_str().unwrap().to_owned();
+    let found = link.request("_lembas/files/search", json!({ "sessionId": id, "query": "main" })).await;
+    let root = std::fs::canonicalize(&env.project).unwrap();
+    assert_eq!(found["result"]["root"], root.to_str().unwrap(), "{found}");
+    assert_eq!(found["result"]["files"][0], "src/main.rs", "{found}");
+    // A file made after the session opened is found too; `limit` holds.
+    std::fs::write(env.project.join("src/made_now.rs"), "\n").unwrap();
+    let found = link.request("_lembas/files/search", json!({ "sessionId": id, "query": "madenow" })).await;
+    assert_eq!(found["result"]["files"], json!(["src/made_now.rs"]), "{found}");
+    let one = link.request("_lembas/files/search", json!({ "sessionId": id, "query": "", "limit": 1 })).await;
+    assert_eq!(one["result"]["files"].as_array().unwrap().len(), 1, "{one}");
+    let none = link.request("_lembas/files/search", json!({ "sessionId": "nope", "query": "x" })).await;
+    assert_eq!(none["error"]["code"], -32602, "{none}");
+    child.kill().await.unwrap();
+}

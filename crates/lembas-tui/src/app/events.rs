@@ -78,6 +78,8 @@ impl App {
             // The status bar counts jobs from `Event::Jobs`; a job's own news is for a client
             // with a jobs panel (the link's web UI).
             Event::Job { .. } | Event::JobNote { .. } | Event::JobSaid { .. } => {}
+            // The terminal completes `@path` from its own list.
+            Event::FilesFound { .. } => {}
             Event::SubagentsStopped { ids } => self.subagents_stopped(ids),
             Event::Jobs { running, subagents } => {
                 self.jobs = running - subagents;
