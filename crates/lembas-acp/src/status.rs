@@ -32,10 +32,15 @@ pub(crate) async fn answer(server: &Server, params: &Value) -> Result<Value, age
         "exists": stored.is_some(),
         "held": held,
         "busy": busy,
-        "title": stored.map(|s| s.title),
+        "title": stored.as_ref().map(|s| s.title.clone()),
         "turnId": slot.as_ref().and_then(|s| s.turn.lock().expect("turn").clone()),
         "queued": slot.as_ref().map_or_else(Vec::new, |s| s.turns.lock().expect("turns").queued.clone()),
-        "lastTurnId": slot.as_ref().and_then(|s| s.turns.lock().expect("turns").last.clone()),
+        "lastTurnId": match slot.as_ref().and_then(|s| s.turns.lock().expect("turns").last.clone()) {
+            Some(last) => Some(last),
+            // Not open here, or no turn finished since it opened: the last one it kept.
+            None if stored.is_some() => server.host.last_turn(id).ok().flatten(),
+            None => None,
+        },
         "progress": slot.as_ref().and_then(|s| s.progress.lock().expect("progress").clone()),
         "plan": slot.as_ref().and_then(|s| s.plan.lock().expect("plan").clone()),
         "tree": tree,

@@ -96,6 +96,8 @@ pub trait Host: Sessions {
     fn held_elsewhere(&self, id: &str) -> bool;
     /// The team tree a stored session kept (`None`: it had no subagent).
     fn kept_tree(&self, id: &str) -> Result<Option<TeamTree>, Failure>;
+    /// The id of the last turn a stored session finished, if it kept one.
+    fn last_turn(&self, id: &str) -> Result<Option<String>, Failure>;
     /// Ends what the sessions opened here started besides themselves (their MCP servers), once
     /// the front end is done.
     fn shut_down(&self) -> Pin<Box<dyn Future<Output = ()> + Send + '_>>;

@@ -182,6 +182,10 @@ impl lembas_client::Host for Opener {
         Ok(self.host.kept_tree(id)?)
     }
 
+    fn last_turn(&self, id: &str) -> Result<Option<String>, Failure> {
+        Ok(self.host.last_turn(id)?)
+    }
+
     fn watch(
         &self,
         request: lembas_client::WatchRequest,

@@ -70,6 +70,19 @@ impl Store {
             )
             .optional()?)
     }
+
+    /// The submission of the last turn session `id` finished (its `turnId`), if it kept one.
+    pub fn last_turn(&self, id: &str) -> Result<Option<String>, StoreError> {
+        Ok(self
+            .conn()
+            .query_row(
+                "SELECT submission FROM turns WHERE session_id = (SELECT n FROM sessions WHERE id = ?1)
+                 ORDER BY IFNULL(n, 0) DESC LIMIT 1",
+                params![id],
+                |r| r.get(0),
+            )
+            .optional()?)
+    }
 }
 
 #[cfg(test)]

@@ -218,6 +218,7 @@ async fn a_stored_session_is_prompted_after_the_service_restarts_and_status_name
     assert!(capabilities["result"]["_meta"]["lembas"]["capabilities"].as_array().unwrap().contains(&json!("sessions")));
     let status = link.request("_lembas/session/status", json!({ "sessionId": id })).await;
     assert_eq!((status["result"]["exists"].clone(), status["result"]["held"].clone()), (json!(true), json!("none")));
+    assert_eq!(status["result"]["lastTurnId"], "t1", "the last turn it finished before: {status}");
     link.send(
         &json!({ "jsonrpc": "2.0", "id": 80, "method": "session/prompt", "params": prompt("t2", "what was it?") }),
     );
@@ -229,7 +230,7 @@ async fn a_stored_session_is_prompted_after_the_service_restarts_and_status_name
     let status = &status["result"];
     assert_eq!(
         (status["held"].clone(), status["turnId"].clone(), status["queued"].clone(), status["lastTurnId"].clone()),
-        (json!("here"), json!("t2"), json!(["t3"]), json!(null)),
+        (json!("here"), json!("t2"), json!(["t3"]), json!("t1")),
         "{status}"
     );
     assert_eq!(link.answer_to(80).await["result"]["stopReason"], "end_turn");

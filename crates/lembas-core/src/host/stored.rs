@@ -71,6 +71,11 @@ impl Host {
         Ok(self.store.team(id)?.as_deref().and_then(crate::session::team::kept_tree))
     }
 
+    /// The id of the last turn a stored session finished (`lastTurnId` for a session not open).
+    pub fn last_turn(&self, id: &str) -> Result<Option<String>, EngineError> {
+        Ok(self.store.last_turn(id)?)
+    }
+
     /// Whether another lembas (a terminal, another editor) holds the session open now.
     pub fn held_elsewhere(&self, id: &str) -> bool {
         matches!(self.store.lock_session(id), Err(lembas_store::StoreError::Busy { .. }))
