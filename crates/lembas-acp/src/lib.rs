@@ -77,6 +77,9 @@ struct Slot {
     turns: Arc<Mutex<status::Turns>>,
     /// The chat's personality as a prompt last sent it (capability `context`).
     personality: Arc<Mutex<Option<Option<String>>>>,
+    /// The chat's instructions as it has them, by the prompt's name for each (capability
+    /// `context`).
+    instructions: Arc<Mutex<Vec<(String, String)>>>,
     /// The error the running turn met, for its answer.
     error: Arc<Mutex<Option<String>>>,
     /// The scheduled run the session is for, as last admitted (`acp.md` *Scheduled work*).

@@ -179,6 +179,7 @@ impl Server {
         // What the client chose; a session a LLeMbas server's client opens keeps its memory in
         // that chat's data group.
         let asked = Choices { scoped: self.remote.is_some(), ..choose(meta).map_err(OpenError::Failed)? };
+        let given = asked.given_instructions.clone().unwrap_or_default();
         let request = OpenRequest {
             cwd: cwd.to_path_buf(),
             resume: resume.map(str::to_owned),
@@ -209,6 +210,7 @@ impl Server {
         let id = opened.handle.id().to_owned();
         *files_session.lock().expect("session id") = id.clone();
         let slot = Slot::new(opened.handle, choice, scheduled, false);
+        *slot.instructions.lock().expect("instructions") = given;
         let lembas_client = self.lembas_client.load(std::sync::atomic::Ordering::Relaxed);
         let waits = self.remote.as_ref().map(|r| r.approval_timeout);
         self.peer.connected_if_none(cx);
@@ -261,6 +263,7 @@ impl Slot {
             turn: Arc::default(),
             turns: Arc::default(),
             personality: Arc::default(),
+            instructions: Arc::default(),
             error: Arc::default(),
             scheduled: Arc::new(Mutex::new(scheduled)),
             asking: Arc::default(),

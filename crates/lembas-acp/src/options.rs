@@ -173,6 +173,30 @@ pub(crate) fn sent_instructions(
     )
 }
 
+/// The chat's instructions after a prompt's `_meta.lembas`: each of the two it sent replaces
+/// the one it had (an empty one takes it away); one it did not send stays. `None` when the
+/// prompt changed nothing.
+pub(crate) fn instructions_after(
+    meta: Option<&serde_json::Map<String, serde_json::Value>>,
+    had: &[(String, String)],
+) -> Option<Vec<(String, String)>> {
+    let personal = lembas_meta(meta, "personalization").map(|p| p.get("instructions").and_then(|i| i.as_str()));
+    let system = lembas_meta(meta, "system_prompt").map(serde_json::Value::as_str);
+    let mut now: Vec<(String, String)> = Vec::new();
+    for (name, sent) in
+        [(lembas_protocol::ACCOUNT_INSTRUCTIONS, personal), (lembas_protocol::CHAT_INSTRUCTIONS, system)]
+    {
+        let text = match sent {
+            Some(text) => text.unwrap_or_default().to_owned(),
+            None => had.iter().find(|(n, _)| n == name).map(|(_, t)| t.clone()).unwrap_or_default(),
+        };
+        if !text.trim().is_empty() {
+            now.push((name.to_owned(), text));
+        }
+    }
+    (now != had).then_some(now)
+}
+
 /// `_meta.lembas.subagents: false`: the instance has subagents switched off for the chat.
 pub(crate) fn subagents_off(meta: Option<&serde_json::Map<String, serde_json::Value>>) -> bool {
     lembas_meta(meta, "subagents") == Some(&serde_json::Value::Bool(false))
@@ -206,6 +230,24 @@ mod tests {
         assert_eq!(sent_library(meta(serde_json::json!({"library": ["ops"]})).as_ref()), bases);
         assert_eq!(sent_library(meta(serde_json::json!({"library": "lembas"})).as_ref()), None);
         assert_eq!(sent_library(None), None);
+    }
+
+    #[test]
+    fn instructions_a_prompt_sends_replace_their_own_and_leave_the_others() {
+        let meta = |v: serde_json::Value| serde_json::json!({ "lembas": v }).as_object().cloned();
+        let chat = lembas_protocol::CHAT_INSTRUCTIONS.to_owned();
+        let account = lembas_protocol::ACCOUNT_INSTRUCTIONS.to_owned();
+        let had = vec![(account.clone(), "Be kind.".to_owned()), (chat.clone(), "Plan.".to_owned())];
+        assert_eq!(instructions_after(None, &had), None, "nothing sent: nothing changes");
+        let same = meta(serde_json::json!({ "system_prompt": "Plan." }));
+        assert_eq!(instructions_after(same.as_ref(), &had), None);
+        let moved = meta(serde_json::json!({ "system_prompt": "Build." }));
+        assert_eq!(
+            instructions_after(moved.as_ref(), &had),
+            Some(vec![(account.clone(), "Be kind.".to_owned()), (chat.clone(), "Build.".to_owned())])
+        );
+        let cleared = meta(serde_json::json!({ "personalization": { "instructions": "" } }));
+        assert_eq!(instructions_after(cleared.as_ref(), &had), Some(vec![(chat, "Plan.".to_owned())]));
     }
 
     #[test]

@@ -134,6 +134,15 @@ pub(crate) fn request(
             slot.handle.send(Command::SetPersonality { text });
         }
     }
+    // And its instructions (`system_prompt`, the personalization's `instructions`): a change is
+    // noted on this message, as a changed instruction file is.
+    {
+        let mut had = slot.instructions.lock().expect("instructions");
+        if let Some(given) = options::instructions_after(request.meta.as_ref(), &had) {
+            *had = given.clone();
+            slot.handle.send(Command::SetInstructions { given });
+        }
+    }
     // A scheduled run is judged again at every prompt; its mode is the schedule's, never wider.
     let run = match scheduled::sent(request.meta.as_ref()).map(|run| scheduled::admit(run, server.limits().as_ref())) {
         Some(Err(refusal)) => return responder.respond_with_error(refusal),

@@ -236,6 +236,7 @@ async fn drive(mut session: Session, mut commands: UnboundedReceiver<Submission>
             | Command::SetModel { .. }
             | Command::SetEffort { .. }
             | Command::SetPersonality { .. }
+            | Command::SetInstructions { .. }
             | Command::Rename { .. }
             | Command::SetAgents { .. }) => session.apply_setting(setting),
         }
@@ -451,6 +452,7 @@ impl<'a> Busy<'a> {
             | Command::SetModel { .. }
             | Command::SetEffort { .. }
             | Command::SetPersonality { .. }
+            | Command::SetInstructions { .. }
             | Command::Rename { .. }
             | Command::SetAgents { .. }) => {
                 self.changes.lock().expect("changes").push(Submission { id, command: setting })
@@ -525,6 +527,11 @@ impl Session {
                 // Said to the model as the personality note on the next message it is sent.
                 self.cfg.personality = text.clone();
                 self.emit(Event::Personality { text });
+                None
+            }
+            Command::SetInstructions { given } => {
+                // Read with the instruction files: the next message notes what changed.
+                self.cfg.given_instructions = given;
                 None
             }
             Command::Rename { title } => self.rename(&title).err().map(|e| e.to_string()),

@@ -80,6 +80,13 @@ pub enum Command {
     Rename {
         title: String,
     },
+    /// The person's own instructions from their account or the chat, by the name the prompt
+    /// gives each ([`crate::ACCOUNT_INSTRUCTIONS`], [`crate::CHAT_INSTRUCTIONS`]): a change is
+    /// told to the model on its next message, as a changed instruction file is; the prompt
+    /// stays as it began.
+    SetInstructions {
+        given: Vec<(String, String)>,
+    },
     /// The team's size setting (`team.md` §2), the main agent included; the main agent is told
     /// on its next message. Outside the bounds it is refused with them.
     SetAgents {

@@ -283,7 +283,7 @@ async fn a_prompt_marked_machine_is_not_taken_as_the_persons_words() {
 
 #[tokio::test]
 async fn a_personality_sent_with_a_prompt_reaches_the_model_from_that_message_on() {
-    let script = vec![Scripted::text("Plain."), Scripted::text("Arr.")];
+    let script = vec![Scripted::text("Plain."), Scripted::text("Arr."), Scripted::text("Oui.")];
     let (server, env) = linked(script).await;
     let (mut child, mut link) = ready(&server, &env).await;
     let opened = link.request("session/new", json!({ "cwd": env.project, "mcpServers": [] })).await;
@@ -293,9 +293,18 @@ async fn a_personality_sent_with_a_prompt_reaches_the_model_from_that_message_on
     let pirate = json!({ "sessionId": id, "prompt": [{"type": "text", "text": "hello again"}],
         "_meta": { "lembas": { "personalization": { "personality": "custom", "personality_custom": "Answer like a pirate." } } } });
     link.request("session/prompt", pirate).await;
+    // The chat's own instructions, changed mid-chat: noted on that message, the system prompt
+    // (the cached prefix) as it began.
+    let moved = json!({ "sessionId": id, "prompt": [{"type": "text", "text": "and now?"}],
+        "_meta": { "lembas": { "system_prompt": "Answer in French." } } });
+    link.request("session/prompt", moved).await;
     let requests = server.chat_requests();
     assert!(!requests[0].to_string().contains("like a pirate"));
     assert!(requests[1].to_string().contains("Answer like a pirate."), "{}", requests[1]);
+    let system = |r: &Value| r["messages"][0]["content"].as_str().unwrap().to_owned();
+    assert_eq!(system(&requests[2]), system(&requests[0]), "the prefix holds");
+    let last = requests[2]["messages"].as_array().unwrap().last().unwrap()["content"].to_string();
+    assert!(last.contains("Answer in French."), "{last}");
     child.kill().await.unwrap();
 }
 
