@@ -77,6 +77,8 @@ struct Slot {
     turns: Arc<Mutex<status::Turns>>,
     /// The chat's personality as a prompt last sent it (capability `context`).
     personality: Arc<Mutex<Option<Option<String>>>>,
+    /// What the spec's events say beyond the engine's (steer ids, subagents' call titles).
+    follow: Arc<Mutex<events::Follow>>,
     /// The chat's instructions as it has them, by the prompt's name for each (capability
     /// `context`).
     instructions: Arc<Mutex<Vec<(String, String)>>>,
@@ -207,7 +209,11 @@ impl Server {
                 if let Some(cx) = cx.as_ref().filter(|_| {
                     lembas_client && !matches!(event, Event::Closed | Event::JobSaid { .. } | Event::FilesFound { .. })
                 }) {
-                    for params in events::lembas_events(&id, submission.as_ref(), &event, &instance) {
+                    let said = {
+                        let mut follow = slot.follow.lock().expect("follow");
+                        events::lembas_events(&id, submission.as_ref(), &event, &instance, &mut follow)
+                    };
+                    for params in said {
                         if let Ok(message) = agent_client_protocol::UntypedMessage::new("_lembas/event", params) {
                             let _ = cx.send_notification(message);
                         }

@@ -55,12 +55,15 @@ pub(crate) fn configure(server: &Server, params: &Value) -> Result<Value, agent_
     Ok(json!({ "model": choice.model.id, "effort": effort }))
 }
 
-/// `_lembas/steer { sessionId, text }`: words for the running turn, taken in at its next step (a
-/// turn of their own when none runs).
+/// `_lembas/steer { sessionId, text, id? }`: words for the running turn, taken in at its next step
+/// (a turn of their own when none runs); the `steered` event that takes them in names `id`.
 pub(crate) fn steer(server: &Server, params: &Value) -> Result<Value, agent_client_protocol::Error> {
     let slot = open_session(server, params)?;
     let text = params["text"].as_str().filter(|t| !t.trim().is_empty()).ok_or_else(|| invalid("text is required"))?;
     let running = slot.busy.load(std::sync::atomic::Ordering::SeqCst);
+    if let Some(id) = params["id"].as_str() {
+        slot.follow.lock().expect("follow").steered(text, id);
+    }
     slot.handle.send(Command::Steer { text: text.to_owned() });
     Ok(json!({ "steered": true, "running": running }))
 }

@@ -264,6 +264,7 @@ impl Slot {
             turns: Arc::default(),
             personality: Arc::default(),
             instructions: Arc::default(),
+            follow: Arc::default(),
             error: Arc::default(),
             scheduled: Arc::new(Mutex::new(scheduled)),
             asking: Arc::default(),

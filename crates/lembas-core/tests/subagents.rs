@@ -88,7 +88,7 @@ async fn a_subagent_works_in_its_own_session_and_only_its_report_comes_back() {
         })
         .unwrap();
     assert!(events.iter().any(|e| matches!(e,
-        Event::Subagent { call_id: c, agent, event } if *c == call_id && agent == "find add"
+        Event::Subagent { call_id: c, agent, event, .. } if *c == call_id && agent == "find add"
             && matches!(event.as_ref(), Event::ToolStart { tool, .. } if tool == "read"))));
     assert!(events.iter().any(|e| matches!(e,
         Event::Phase { progress: Some(p) } if matches!(p.phase, lembas_progress::Phase::WaitingForSubagents { running: 1 }))));

@@ -335,6 +335,9 @@ pub enum Event {
     Subagent {
         call_id: String,
         agent: String,
+        /// The background job it runs as, when it is one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        job: Option<String>,
         event: Box<Event>,
     },
     /// The session waits for the person: an approval, a question or a plan. Answered with

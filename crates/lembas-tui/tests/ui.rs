@@ -167,7 +167,12 @@ fn a_task_block_shows_what_its_subagent_does_now() {
         args: serde_json::json!({}),
         paths: vec![],
     };
-    app.apply(&Event::Subagent { call_id: "t1".into(), agent: "find the parser".into(), event: Box::new(inner) });
+    app.apply(&Event::Subagent {
+        call_id: "t1".into(),
+        agent: "find the parser".into(),
+        job: None,
+        event: Box::new(inner),
+    });
     let shown = screen(&app, 0);
     assert!(shown.contains("task find the parser") && shown.contains("→ grep fn parse"), "{shown}");
     assert!(lembas_tui::status_line(&app).contains("1 subagent"), "{}", lembas_tui::status_line(&app));

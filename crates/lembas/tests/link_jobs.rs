@@ -113,6 +113,13 @@ async fn a_background_job_is_listed_read_sent_words_stopped_and_a_subagents_job_
     assert_eq!(ended["job"]["state"], "done", "{ended}");
     assert!(ended["job"]["tools"].as_u64().unwrap() >= 1, "{ended}");
     assert!(env.project.join("made.txt").exists());
+    // Its call, drawn in the job's panel.
+    let sub = link.next_event(|e| e["type"] == "sub_tool").await;
+    assert_eq!(
+        (sub["jobId"].clone(), sub["name"].clone(), sub["title"].clone()),
+        (json!("job2"), json!("bash"), json!("touch made.txt")),
+        "{sub}"
+    );
     let transcript = link.request("_lembas/job/transcript", json!({ "sessionId": id, "id": "job2" })).await;
     assert_eq!(transcript["result"]["state"], "done", "{transcript}");
     let turns = transcript["result"]["turns"].as_array().unwrap();

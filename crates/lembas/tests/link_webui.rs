@@ -394,3 +394,24 @@ async fn a_path_mention_is_found_under_the_sessions_folder_new_files_too() {
     assert_eq!(none["error"]["code"], -32602, "{none}");
     child.kill().await.unwrap();
 }
+
+#[tokio::test]
+async fn words_steered_in_are_said_with_the_clients_id_and_the_title_with_the_sessions() {
+    let script = vec![
+        Scripted::tool_call("glob", json!({ "pattern": "*" })).with_delay_ms(600),
+        Scripted::text("Done, tests too."),
+    ];
+    let (server, env) = linked(script).await;
+    let (mut child, mut link) = ready(&server, &env).await;
+    let id = prompted(&mut link, &env, "edit").await;
+    link.next_event(|e| e["type"] == "step").await;
+    let steered = link.request("_lembas/steer", json!({ "sessionId": id, "text": "the tests too", "id": "m1" })).await;
+    assert_eq!(steered["result"]["steered"], true, "{steered}");
+    let taken = link.next_event(|e| e["type"] == "steered").await;
+    assert_eq!((taken["texts"].clone(), taken["ids"].clone()), (json!(["the tests too"]), json!(["m1"])), "{taken}");
+    let title = link.next_event(|e| e["type"] == "title").await;
+    assert_eq!(title["id"], id.as_str(), "{title}");
+    assert_eq!(link.answer_to(70).await["result"]["stopReason"], "end_turn");
+    assert!(server.chat_requests()[1].to_string().contains("the tests too"));
+    child.kill().await.unwrap();
+}

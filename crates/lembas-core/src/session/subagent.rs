@@ -295,6 +295,10 @@ pub(crate) async fn forward(
     mut watch: Option<Watch>,
 ) -> (Option<String>, UnboundedReceiver<lembas_protocol::Said>) {
     let mut error = None;
+    let job = match &watch {
+        Some(Watch::Log(log)) => Some(log.id().to_owned()),
+        _ => None,
+    };
     while let Some(lembas_protocol::Said { event, .. }) = events.recv().await {
         if let Event::Error { message } = &event {
             error = Some(message.clone());
@@ -312,7 +316,12 @@ pub(crate) async fn forward(
             _ => {}
         }
         let done = matches!(event, Event::Done { .. });
-        let _ = parent.send(Event::Subagent { call_id: call_id.clone(), agent: label.clone(), event: Box::new(event) });
+        let _ = parent.send(Event::Subagent {
+            call_id: call_id.clone(),
+            agent: label.clone(),
+            job: job.clone(),
+            event: Box::new(event),
+        });
         if done {
             break;
         }

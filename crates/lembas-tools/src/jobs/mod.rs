@@ -152,6 +152,11 @@ impl AgentLog {
         let _ = writeln!(self.file.lock().expect("agent log"), "{line}");
     }
 
+    /// The job's id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
     /// The subagent took a step (`step`) or finished a tool call: counted for its `JobInfo`.
     pub fn count(&self, step: bool) {
         let counter = if step { &self.about.steps } else { &self.about.tools };
