@@ -224,14 +224,7 @@ async fn drive(mut session: Session, mut commands: UnboundedReceiver<Submission>
             | Command::ReportTeam { .. }
             | Command::StopSubagent { .. }
             | Command::SaySession) => report(&session, command, &id, resumed),
-            Command::Job { ask } => {
-                let (jobs, parked, events) = (session.jobs.clone(), session.parked.clone(), session.events.clone());
-                tokio::spawn(crate::job_asks::answer(jobs, parked, events, id, ask));
-            }
-            Command::FindFiles { query, limit } => {
-                let (root, private) = (session.ws.started.clone(), session.ws.private.clone());
-                tokio::spawn(crate::finding::answer(root, private, query, limit, session.events.clone(), id));
-            }
+            command @ (Command::Job { .. } | Command::FindFiles { .. }) => AtOnce::of(&session).answer(command, id),
             setting @ (Command::SetMode { .. }
             | Command::SetModel { .. }
             | Command::SetEffort { .. }
@@ -365,11 +358,44 @@ struct Busy<'a> {
     team: Option<crate::session::team::TeamView>,
     /// What the session says, for the commands answered at once.
     events: EventSink,
-    /// Its jobs, which the person may read, stop or message at once.
+    /// What answers the jobs' and the files' commands meanwhile.
+    at_once: AtOnce,
+}
+
+/// What answers, off the session's task and during a turn too, the commands that read or steer
+/// what runs beside it: its jobs (and the subagents parked with them), and `@path` searches.
+struct AtOnce {
     jobs: lembas_tools::Jobs,
     parked: crate::session::subagent::ParkedAgents,
-    /// Where `@path` mentions are found: the working folder, and the folders left out.
+    /// The working folder `@path` mentions are found under, and the folders left out.
     files: (std::path::PathBuf, Arc<[std::path::PathBuf]>),
+    events: EventSink,
+}
+
+impl AtOnce {
+    fn of(session: &Session) -> AtOnce {
+        AtOnce {
+            jobs: session.jobs.clone(),
+            parked: session.parked.clone(),
+            files: (session.ws.started.clone(), session.ws.private.clone()),
+            events: session.events.clone(),
+        }
+    }
+
+    /// Answers `command` for `id` on a task of its own.
+    fn answer(&self, command: Command, id: SubmissionId) {
+        let events = self.events.clone();
+        match command {
+            Command::Job { ask } => {
+                tokio::spawn(crate::job_asks::answer(self.jobs.clone(), self.parked.clone(), events, id, ask));
+            }
+            Command::FindFiles { query, limit } => {
+                let (root, private) = self.files.clone();
+                tokio::spawn(crate::finding::answer(root, private, query, limit, events, id));
+            }
+            _ => {}
+        }
+    }
 }
 
 impl<'a> Busy<'a> {
@@ -391,9 +417,7 @@ impl<'a> Busy<'a> {
             gone: false,
             team: session.leads_team().map(crate::session::team::TeamView::of),
             events: session.events.clone(),
-            jobs: session.jobs.clone(),
-            parked: session.parked.clone(),
-            files: (session.ws.started.clone(), session.ws.private.clone()),
+            at_once: AtOnce::of(session),
         }
     }
 
@@ -440,14 +464,7 @@ impl<'a> Busy<'a> {
             Command::Answer { id: ask, answer } => self.asks.answer(ask, answer, &id),
             Command::ReportTeam { since } => report_team(self.team.as_ref(), &self.events, &id, since),
             Command::StopSubagent { name } => stop_subagent(self.team.as_ref(), &self.events, &id, &name),
-            Command::Job { ask } => {
-                let (jobs, parked) = (self.jobs.clone(), self.parked.clone());
-                tokio::spawn(crate::job_asks::answer(jobs, parked, self.events.clone(), id, ask));
-            }
-            Command::FindFiles { query, limit } => {
-                let (root, private) = self.files.clone();
-                tokio::spawn(crate::finding::answer(root, private, query, limit, self.events.clone(), id));
-            }
+            command @ (Command::Job { .. } | Command::FindFiles { .. }) => self.at_once.answer(command, id),
             setting @ (Command::SetMode { .. }
             | Command::SetModel { .. }
             | Command::SetEffort { .. }
