@@ -150,12 +150,7 @@ async fn drive(mut session: Session, mut commands: UnboundedReceiver<Submission>
             }
         };
         session.events.carry(Some(id.clone()));
-        // Words for a turn that has ended are a prompt of their own.
-        let command = match command {
-            Command::Steer { text } => Command::prompt(text),
-            other => other,
-        };
-        match command {
+        match words_as_prompt(command) {
             // The same prompt sent again (a link that dropped and re-sent it) is not a second
             // turn: its answer is said again.
             Command::Prompt { .. } if session.answered_before(&id) => {}
@@ -237,6 +232,14 @@ async fn drive(mut session: Session, mut commands: UnboundedReceiver<Submission>
     asks.give_up(true);
     // No snapshot is left reading the project once the session is let go.
     session.settle_snapshots().await;
+}
+
+/// Words for a turn that has ended are a prompt of their own.
+fn words_as_prompt(command: Command) -> Command {
+    match command {
+        Command::Steer { text } => Command::prompt(text),
+        other => other,
+    }
 }
 
 /// What a front end asked to be told: the context, the servers, the custom agents, the team
