@@ -128,6 +128,23 @@ struct Job {
     about: Option<Arc<AgentAbout>>,
 }
 
+impl Job {
+    /// It ended as `state`: its note, for the session.
+    fn end(&mut self, state: JobState, report: Option<String>) -> JobEnded {
+        self.state = state;
+        self.ended = Some(Instant::now());
+        self.ended_ms = Some(view::now_ms());
+        self.stdin = None;
+        JobEnded {
+            id: self.id.clone(),
+            command: self.command.clone(),
+            state: self.state.clone(),
+            after: self.started.elapsed(),
+            report,
+        }
+    }
+}
+
 /// How a subagent job is stopped and messaged.
 #[derive(Debug)]
 struct AgentControl {
@@ -357,18 +374,7 @@ impl Jobs {
         if job.state != JobState::Running {
             return;
         }
-        // A job stopped on purpose says so, whatever signal ended it.
-        job.state = state;
-        job.ended = Some(Instant::now());
-        job.ended_ms = Some(view::now_ms());
-        job.stdin = None;
-        let ended = JobEnded {
-            id: job.id.clone(),
-            command: job.command.clone(),
-            state: job.state.clone(),
-            after: job.started.elapsed(),
-            report,
-        };
+        let ended = job.end(state, report);
         inner.ended.push(ended);
         drop(inner);
         self.changed.notify_waiters();
@@ -530,17 +536,8 @@ impl Jobs {
         {
             let mut inner = self.lock();
             if let Some(job) = inner.jobs.iter_mut().find(|j| j.id == id) {
-                job.state = JobState::Stopped;
-                job.ended = Some(Instant::now());
-                job.ended_ms = Some(view::now_ms());
-                job.stdin = None;
-                let ended = JobEnded {
-                    id: job.id.clone(),
-                    command: job.command.clone(),
-                    state: JobState::Stopped,
-                    after: job.started.elapsed(),
-                    report: None,
-                };
+                // A job stopped on purpose says so, whatever signal ended it.
+                let ended = job.end(JobState::Stopped, None);
                 if tell {
                     inner.ended.push(ended);
                 }
@@ -563,9 +560,8 @@ impl Jobs {
             if let Some(agent) = &job.agent {
                 agent.stop.cancel();
             }
-            job.state = JobState::Stopped;
-            job.ended = Some(Instant::now());
-            job.ended_ms = Some(view::now_ms());
+            // Nobody is told: the session itself ends.
+            job.end(JobState::Stopped, None);
         }
         drop(inner);
         self.changed.notify_waiters();
