@@ -48,6 +48,8 @@ pub enum Block {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Action {
     Prompt(String),
+    /// `/plan TASK`: plan mode, then the task as a prompt.
+    PlanPrompt(String),
     /// Words added to the running turn.
     Steer(String),
     /// A shell command the person runs themselves (`!command`).

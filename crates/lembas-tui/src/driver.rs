@@ -132,6 +132,10 @@ impl Driver {
         match action {
             Action::Quit => None,
             Action::Prompt(text) => Some(prompt_with_files(app, text)),
+            Action::PlanPrompt(text) => {
+                self.session.send(Command::SetMode { mode: lembas_protocol::Mode::Plan });
+                Some(prompt_with_files(app, text))
+            }
             Action::Shell(line) => Some(Command::Shell { line }),
             Action::Settings(changes) => {
                 self.settings(app, changes);

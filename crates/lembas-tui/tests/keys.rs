@@ -249,3 +249,15 @@ fn a_large_paste_is_one_marker_in_the_box_and_whole_in_the_prompt() {
     let Some(Action::Prompt(sent)) = app.key(key(KeyCode::Enter)) else { panic!() };
     assert!(sent.contains("log line 1\n") && sent.contains("log line 40"));
 }
+
+#[test]
+fn slash_plan_alone_is_plan_mode_and_with_a_task_plans_it_but_never_under_a_running_turn() {
+    let mut app = app();
+    app.input.set("/plan");
+    assert_eq!(app.key(key(KeyCode::Enter)), Some(Action::SetMode(Mode::Plan)));
+    app.input.set("/plan fix the parser");
+    assert_eq!(app.key(key(KeyCode::Enter)), Some(Action::PlanPrompt("fix the parser".into())));
+    app.busy = true;
+    app.input.set("/plan fix the lexer");
+    assert_eq!(app.key(key(KeyCode::Enter)), None, "the running turn's mode is not changed under it");
+}

@@ -65,6 +65,12 @@ pub static COMMANDS: &[SlashCommand] = &[
     SlashCommand::new("help", "", "these commands and keys", |app, _| app.say(app.help())),
     SlashCommand::new("mode", "[manual|edit|auto|plan]", "how much is asked before acting (a list without one)", mode)
         .offering(mode_choices),
+    SlashCommand::new(
+        "plan",
+        "[TASK]",
+        "plan mode; with a task, that task planned (nothing changes until you approve)",
+        plan,
+    ),
     SlashCommand::new("model", "[NAME]", "another of the login's models (a list without one)", model)
         .offering(model_choices),
     SlashCommand::new("effort", "[LEVEL]", "how hard the model thinks (a list without one)", |app, arg| {
@@ -176,6 +182,18 @@ fn mode(app: &mut App, arg: &str) -> Option<Action> {
         Some(mode) => app.switch_mode(mode),
         None => app.fail("Use /mode manual, edit, auto or plan."),
     }
+}
+
+/// `/plan`: plan mode; `/plan TASK`: that task, in plan mode.
+fn plan(app: &mut App, arg: &str) -> Option<Action> {
+    if arg.is_empty() {
+        return app.switch_mode(Mode::Plan);
+    }
+    if app.busy {
+        // Plan mode now would change the running turn's mode under it.
+        return app.fail("A turn is running: stop it (Esc) or wait for it, then /plan the task.");
+    }
+    Some(Action::PlanPrompt(arg.to_owned()))
 }
 
 fn mode_choices(_: &App) -> Vec<MenuItem> {
