@@ -143,6 +143,10 @@ async fn results_that_fill_the_window_are_summarised_from_a_transcript() {
     assert!(ask.starts_with(COMPACT_ASK), "{ask}");
     assert!(ask.contains("[user]\nwhat do the six files hold?"), "{ask}");
     assert!(ask.contains("[tool result]"), "{ask}");
+    // The turn goes on with its instructions and tools, from the summary.
+    let after = &requests[2];
+    assert!(after["tools"].as_array().is_some_and(|t| t.len() >= 8), "{after}");
+    assert_eq!(after["messages"][0], requests[0]["messages"][0], "the same instructions");
 }
 
 #[tokio::test]
