@@ -59,6 +59,8 @@ pub enum Action {
     Answer(Approval),
     /// Esc on an approval card: the call declined and the turn stopped.
     StopAtCard,
+    /// Esc on a question card: the turn stopped, the question unanswered.
+    StopAtQuestion,
     /// The answer to a question card.
     Reply(String),
     /// The answer to the plan card.

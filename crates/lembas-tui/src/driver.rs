@@ -177,6 +177,10 @@ impl Driver {
                 self.session.send(Command::Cancel);
                 answer(app, Answer::Approval(lembas_protocol::Approval::Deny { feedback: None }))
             }
+            Action::StopAtQuestion => {
+                self.session.send(Command::Cancel);
+                answer(app, Answer::Reply { words: None })
+            }
             Action::Answer(approval) => answer(app, Answer::Approval(approval)),
             Action::Plan(verdict) => answer(app, Answer::Plan(verdict)),
             Action::Reply(words) => answer(app, Answer::Reply { words: Some(words) }),

@@ -139,7 +139,7 @@ pub fn hint_line(app: &App) -> String {
         (_, Some(Writing::EditCommand)) => "Enter runs this command once · Esc goes back to the card".into(),
         (_, Some(_)) => "Enter sends these words · Esc goes back to the card".into(),
         (Some(Card::Question(_)), None) => {
-            "↑↓ and Enter, or a number, pick an option · or write an answer and press Enter".into()
+            "↑↓ and Enter, or a number, pick · or write an answer and press Enter · Esc stops".into()
         }
         (Some(Card::Pick(_)), None) => "↑↓ choose · type to narrow · Enter takes it · Esc leaves".into(),
         (Some(Card::Settings(form)), None) if form.on_agents() => {

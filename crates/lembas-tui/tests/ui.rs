@@ -333,6 +333,13 @@ fn questions_take_a_number_or_words_and_the_plan_a_yes() {
     app.question(lembas_protocol::Question { question: "Name?".into(), options: vec![] });
     typed(&mut app, "lembas");
     assert_eq!(app.key(key(KeyCode::Enter)), Some(Action::Reply("lembas".into())));
+    // Esc takes back the words being written, then stops the turn with the question unanswered.
+    app.question(lembas_protocol::Question { question: "Port?".into(), options: vec!["80".into()] });
+    typed(&mut app, "80");
+    assert_eq!(app.key(key(KeyCode::Esc)), None);
+    assert!(app.input.is_empty() && app.card.is_some(), "the words went, the card stays");
+    assert_eq!(app.key(key(KeyCode::Esc)), Some(Action::StopAtQuestion));
+    assert!(app.card.is_none());
     app.plan("Plan: Store\n\n1. Do\n   [ ] 1.1 add sqlite".into());
     assert!(screen(&app, 0).contains("[ ] 1.1 add sqlite"));
     assert_eq!(app.key(key(KeyCode::Char('y'))), Some(Action::Plan(PlanVerdict::Approved { mode: None })));

@@ -243,6 +243,13 @@ impl App {
             {
                 Some(Action::Reply(self.input.take()))
             }
+            // Esc takes back words being written first; then, as on an approval, it stops the
+            // turn, the question unanswered.
+            (Card::Question(_), KeyCode::Esc) if !self.input.is_empty() => {
+                self.input.take();
+                return None;
+            }
+            (Card::Question(_), KeyCode::Esc) => Some(Action::StopAtQuestion),
             (Card::Question(_), _) => {
                 self.input.key(key);
                 return None;
