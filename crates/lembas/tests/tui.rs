@@ -145,3 +145,44 @@ async fn words_typed_while_the_trust_question_is_up_are_kept_for_the_editor() {
     tmux.send(&["C-c"]);
     tmux.send(&["C-c"]);
 }
+
+#[tokio::test]
+async fn esc_leaves_a_question_unanswered_and_slash_plan_plans_a_task_in_plan_mode() {
+    if !common::tmux::tmux_available() {
+        eprintln!("tmux is not installed: the terminal UI test runs in CI (.ci/run installs tmux)");
+        return;
+    }
+    let server = lembas_testkit::FakeServer::start(vec![
+        lembas_testkit::Scripted::tool_call(
+            "ask_user",
+            serde_json::json!({"question": "Which database?", "options": ["sqlite", "postgres"]}),
+        ),
+        lembas_testkit::Scripted::text("Here is how I would do it."),
+    ])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let (home, project) = common::tmux::make_project(dir.path(), &server, &[("notes.txt", "x\n")]).await;
+    let tmux = common::tmux::launch("question-esc", &home, &project, "", (120, 40));
+    tmux.wait_for("Trust this project?").await;
+    tmux.send(&["y", "Enter"]);
+    tmux.wait_for("mode: manual").await;
+    tmux.send(&["-l", "set up storage"]);
+    tmux.send(&["Enter"]);
+    let card = tmux.wait_for("›[1] sqlite").await;
+    assert!(card.contains("Esc stops"), "{card}");
+    tmux.send(&["Escape"]);
+    tokio::time::sleep(std::time::Duration::from_millis(800)).await;
+    let screen = tmux.screen();
+    assert!(screen.contains("(stopped by you)"), "the turn stopped:\n{screen}");
+    assert_eq!(server.chat_requests().len(), 1, "{screen}");
+    // `/plan TASK`: plan mode, and the task as the prompt.
+    tmux.send(&["-l", "/plan move storage to sqlite"]);
+    tmux.send(&["Enter"]);
+    let planned = tmux.wait_for("Here is how I would do it.").await;
+    assert!(planned.contains("mode: plan"), "{planned}");
+    assert!(!planned.contains("› /plan"), "the task is shown once, as the prompt:\n{planned}");
+    let asked = server.chat_requests();
+    let last = asked.last().unwrap()["messages"].as_array().unwrap().last().unwrap()["content"].to_string();
+    assert!(last.starts_with("\"move storage to sqlite"), "{last}");
+    assert!(last.contains("The permission mode is now plan"), "{last}");
+}

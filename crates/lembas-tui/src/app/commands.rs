@@ -65,12 +65,14 @@ pub static COMMANDS: &[SlashCommand] = &[
     SlashCommand::new("help", "", "these commands and keys", |app, _| app.say(app.help())),
     SlashCommand::new("mode", "[manual|edit|auto|plan]", "how much is asked before acting (a list without one)", mode)
         .offering(mode_choices),
+    // Unechoed: with a task, the task is shown as the prompt it becomes.
     SlashCommand::new(
         "plan",
         "[TASK]",
         "plan mode; with a task, that task planned (nothing changes until you approve)",
         plan,
-    ),
+    )
+    .unechoed(),
     SlashCommand::new("model", "[NAME]", "another of the login's models (a list without one)", model)
         .offering(model_choices),
     SlashCommand::new("effort", "[LEVEL]", "how hard the model thinks (a list without one)", |app, arg| {
