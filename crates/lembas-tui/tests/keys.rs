@@ -261,3 +261,16 @@ fn slash_plan_alone_is_plan_mode_and_with_a_task_plans_it_but_never_under_a_runn
     app.input.set("/plan fix the lexer");
     assert_eq!(app.key(key(KeyCode::Enter)), None, "the running turn's mode is not changed under it");
 }
+
+#[test]
+fn a_mode_chosen_by_command_is_said_in_a_line_and_shift_tab_cycles_quietly() {
+    let mut app = app();
+    app.input.set("/mode edit");
+    assert_eq!(app.key(key(KeyCode::Enter)), Some(Action::SetMode(Mode::Edit)));
+    let said = format!("{:?}", app.finished.last());
+    assert!(said.contains("Mode: edit — changes files, asks before commands."), "{said}");
+    app.mode = Some(Mode::Edit);
+    let before = app.finished.len();
+    assert_eq!(app.key(KeyEvent::new(KeyCode::BackTab, KeyModifiers::SHIFT)), None, "auto is asked first");
+    assert_eq!(app.finished.len(), before, "Shift-Tab says nothing in the transcript");
+}

@@ -257,6 +257,8 @@ fn slash_commands_for_context_model_and_effort() {
 
     typed(&mut app, "/effort high");
     assert_eq!(app.key(key(KeyCode::Enter)), Some(Action::SetEffort(Some("high".into()))));
+    // What changed is said in one line, below the command.
+    assert!(matches!(app.finished.last(), Some(Block::Notice(n)) if n == "Effort: high."), "{:?}", app.finished.last());
     typed(&mut app, "/effort max");
     assert_eq!(app.key(key(KeyCode::Enter)), None);
     assert!(matches!(app.finished.last(), Some(Block::Notice(n)) if n.starts_with("Effort levels: low, high")));
@@ -264,6 +266,7 @@ fn slash_commands_for_context_model_and_effort() {
     typed(&mut app, "/model b");
     assert!(matches!(app.key(key(KeyCode::Enter)), Some(Action::SetModel(m)) if m.id == "b"));
     assert_eq!((app.model.as_str(), app.context.1), ("b", 64_000));
+    assert!(matches!(app.finished.last(), Some(Block::Notice(n)) if n == "Model: b."), "{:?}", app.finished.last());
     typed(&mut app, "/model bb");
     assert_eq!(app.key(key(KeyCode::Enter)), None);
     assert!(
@@ -274,7 +277,9 @@ fn slash_commands_for_context_model_and_effort() {
     typed(&mut app, "/rename Parser work");
     assert_eq!(app.key(key(KeyCode::Enter)), Some(Action::Rename("Parser work".into())));
     // Each command is said above what it answers.
-    assert!(matches!(app.finished.last(), Some(Block::User(u)) if u == "/rename Parser work"));
+    let said = &app.finished[app.finished.len() - 2..];
+    assert!(matches!(&said[0], Block::User(u) if u == "/rename Parser work"), "{said:?}");
+    assert!(matches!(&said[1], Block::Notice(n) if n == "This session is now called \"Parser work\"."), "{said:?}");
     typed(&mut app, "/clear");
     assert_eq!(app.key(key(KeyCode::Enter)), Some(Action::Open(None)), "/clear starts afresh, as /new");
     typed(&mut app, "/init");

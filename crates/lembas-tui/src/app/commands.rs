@@ -181,7 +181,10 @@ fn mode(app: &mut App, arg: &str) -> Option<Action> {
         return None;
     }
     match Mode::parse(arg) {
-        Some(mode) => app.switch_mode(mode),
+        Some(mode) => {
+            let switched = app.switch_mode(mode);
+            app.confirm(switched)
+        }
         None => app.fail("Use /mode manual, edit, auto or plan."),
     }
 }
@@ -207,7 +210,8 @@ fn model(app: &mut App, arg: &str) -> Option<Action> {
         app.model_picker();
         return None;
     }
-    app.choose_model(arg)
+    let chosen = app.choose_model(arg);
+    app.confirm(chosen)
 }
 
 fn model_choices(app: &App) -> Vec<MenuItem> {
@@ -274,7 +278,7 @@ fn rename(app: &mut App, arg: &str) -> Option<Action> {
     if arg.is_empty() {
         return app.fail("/rename TITLE: the words to name this session by.");
     }
-    Some(Action::Rename(arg.to_owned()))
+    app.confirm(Some(Action::Rename(arg.to_owned())))
 }
 
 fn search(app: &mut App, arg: &str) -> Option<Action> {
@@ -404,12 +408,30 @@ impl App {
             None
         } else if levels.iter().any(|l| l == arg) {
             self.effort = Some(arg.to_owned());
-            Some(Action::SetEffort(Some(arg.to_owned())))
+            self.confirm(Some(Action::SetEffort(Some(arg.to_owned()))))
         } else {
             self.finished
                 .push(Block::Notice(format!("Effort levels: {}. Choose one with /effort LEVEL.", levels.join(", "))));
             None
         }
+    }
+
+    /// A setting the person changed with a command, a picker or a card, said in one line (the
+    /// status bar shows it too; Shift-Tab's quiet cycling does not come here).
+    pub(crate) fn confirm(&mut self, action: Option<Action>) -> Option<Action> {
+        let line = match &action {
+            Some(Action::SetMode(mode)) => {
+                let what = MODE_WORDS.iter().find(|(m, _)| m == mode).map_or("", |(_, what)| *what);
+                format!("Mode: {mode} — {what}.")
+            }
+            Some(Action::SetModel(model)) => format!("Model: {}.", model.display_name()),
+            Some(Action::SetEffort(Some(level))) => format!("Effort: {level}."),
+            Some(Action::SetEffort(None)) => "Effort: the model's own.".to_owned(),
+            Some(Action::Rename(title)) => format!("This session is now called \"{title}\"."),
+            _ => return action,
+        };
+        self.finished.push(Block::Notice(line));
+        action
     }
 
     /// `/mode` alone: a picker of the four modes, what each asks, the one in use marked.

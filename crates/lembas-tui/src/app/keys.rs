@@ -201,7 +201,7 @@ impl App {
                 let command = request.preview.clone().unwrap_or(request.title.clone());
                 return self.write_for_card(Writing::EditCommand, &command);
             }
-            (Card::LooserMode(mode), KeyCode::Char('y') | KeyCode::Enter) => Some(Action::SetMode(mode)),
+            (Card::LooserMode(mode), KeyCode::Char('y') | KeyCode::Enter) => self.confirm(Some(Action::SetMode(mode))),
             (Card::Overwrite(_), KeyCode::Char('y')) => Some(Action::OverwriteKept),
             (Card::LooserMode(_) | Card::Overwrite(_), KeyCode::Char('n') | KeyCode::Esc) => {
                 self.card = None;

@@ -204,12 +204,18 @@ impl App {
     /// What choosing does: the same as the command typed with its argument.
     fn picked(&mut self, pick: Pick) -> Option<Action> {
         match pick {
-            Pick::Model(id) => self.choose_model(&id),
+            Pick::Model(id) => {
+                let chosen = self.choose_model(&id);
+                self.confirm(chosen)
+            }
             Pick::Effort(level) => {
                 self.effort = Some(level.clone());
-                Some(Action::SetEffort(Some(level)))
+                self.confirm(Some(Action::SetEffort(Some(level))))
             }
-            Pick::Mode(mode) => self.switch_mode(mode),
+            Pick::Mode(mode) => {
+                let switched = self.switch_mode(mode);
+                self.confirm(switched)
+            }
             Pick::Session(id) => Some(Action::Open(Some(id))),
             Pick::Turn(to, words) => {
                 self.open_picker(Picker::new(&format!("Before {to}. {words}"), going_back_items(to), None));
