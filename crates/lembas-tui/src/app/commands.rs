@@ -192,12 +192,14 @@ fn mode(app: &mut App, arg: &str) -> Option<Action> {
 /// `/plan`: plan mode; `/plan TASK`: that task, in plan mode.
 fn plan(app: &mut App, arg: &str) -> Option<Action> {
     if arg.is_empty() {
-        return app.switch_mode(Mode::Plan);
+        let switched = app.switch_mode(Mode::Plan);
+        return app.confirm(switched);
     }
     if app.busy {
         // Plan mode now would change the running turn's mode under it.
         return app.fail("A turn is running: stop it (Esc) or wait for it, then /plan the task.");
     }
+    app.confirm(Some(Action::SetMode(Mode::Plan)));
     Some(Action::PlanPrompt(arg.to_owned()))
 }
 
