@@ -149,43 +149,7 @@ impl App {
         }
         let card = self.card.clone()?;
         if let Some(writing) = self.writing {
-            return match key.code {
-                KeyCode::Esc => {
-                    self.writing = None;
-                    let held = self.held.take().unwrap_or_default();
-                    self.input.set(&held);
-                    None
-                }
-                KeyCode::Enter if !key.modifiers.intersects(KeyModifiers::SHIFT | KeyModifiers::ALT) => {
-                    let words = self.input.take().trim().to_owned();
-                    let answer = match writing {
-                        Writing::DenyWords => {
-                            Action::Answer(Approval::Deny { feedback: (!words.is_empty()).then_some(words) })
-                        }
-                        Writing::EditCommand if words.is_empty() => return None,
-                        Writing::EditCommand => {
-                            // The block shows the command that runs, not the one asked about.
-                            if let Card::Approval(request) = &card {
-                                self.retitle(&request.call_id, &words);
-                            }
-                            Action::Answer(Approval::Edited { command: words })
-                        }
-                        Writing::PlanFeedback => {
-                            Action::Plan(PlanVerdict::Declined { feedback: (!words.is_empty()).then_some(words) })
-                        }
-                    };
-                    self.writing = None;
-                    self.card = None;
-                    if let Some(held) = self.held.take() {
-                        self.input.set(&held);
-                    }
-                    Some(answer)
-                }
-                _ => {
-                    self.input.key(key);
-                    None
-                }
-            };
+            return self.writing_key(&card, writing, key);
         }
         let answer = match (card, key.code) {
             (Card::Approval(_), KeyCode::Char('y') | KeyCode::Enter) => Some(Action::Answer(Approval::Once)),
@@ -264,6 +228,49 @@ impl App {
             self.next_card();
         }
         answer
+    }
+
+    /// A key while words are written for a card (why it is declined, the command corrected,
+    /// what should change in the plan): Enter sends them as the card's answer, Esc goes back to
+    /// the card.
+    fn writing_key(&mut self, card: &Card, writing: Writing, key: KeyEvent) -> Option<Action> {
+        match key.code {
+            KeyCode::Esc => {
+                self.writing = None;
+                let held = self.held.take().unwrap_or_default();
+                self.input.set(&held);
+                None
+            }
+            KeyCode::Enter if !key.modifiers.intersects(KeyModifiers::SHIFT | KeyModifiers::ALT) => {
+                let words = self.input.take().trim().to_owned();
+                let answer = match writing {
+                    Writing::DenyWords => {
+                        Action::Answer(Approval::Deny { feedback: (!words.is_empty()).then_some(words) })
+                    }
+                    Writing::EditCommand if words.is_empty() => return None,
+                    Writing::EditCommand => {
+                        // The block shows the command that runs, not the one asked about.
+                        if let Card::Approval(request) = &card {
+                            self.retitle(&request.call_id, &words);
+                        }
+                        Action::Answer(Approval::Edited { command: words })
+                    }
+                    Writing::PlanFeedback => {
+                        Action::Plan(PlanVerdict::Declined { feedback: (!words.is_empty()).then_some(words) })
+                    }
+                };
+                self.writing = None;
+                self.card = None;
+                if let Some(held) = self.held.take() {
+                    self.input.set(&held);
+                }
+                Some(answer)
+            }
+            _ => {
+                self.input.key(key);
+                None
+            }
+        }
     }
 
     /// Words to write for the card, in the input box (what was being written before is held,
