@@ -41,6 +41,11 @@ static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(())
 /// Starts llama-server with `args` on a free port; its URL once it is ready.
 async fn start(binary: &str, model: &str, args: &[&str]) -> (Server, String) {
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    start_at(binary, model, port, args).await
+}
+
+/// Starts llama-server with `args` on `port`; its URL once it is ready.
+async fn start_at(binary: &str, model: &str, port: u16, args: &[&str]) -> (Server, String) {
     let server = Server(
         std::process::Command::new(binary)
             .args(["-m", model, "--host", "127.0.0.1", "--port", &port.to_string(), "-t", "2"])
@@ -168,4 +173,52 @@ async fn ten_turns_at_a_4k_window_with_four_slots_never_fail_for_the_window() {
 #[tokio::test]
 async fn ten_turns_at_an_8k_window_with_one_slot_never_fail_for_the_window() {
     ten_turns_fit(&["-c", "8192", "-np", "1"]).await;
+}
+
+/// A headless run's JSON events.
+async fn run_events(env: &Env, args: &[&str]) -> Vec<Value> {
+    let out = env.run(args).await;
+    let events: Vec<Value> = stdout(&out).lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    assert!(!events.is_empty(), "{}", stderr(&out));
+    events
+}
+
+#[tokio::test]
+async fn a_server_restarted_with_a_smaller_window_is_compacted_for_never_refused_in_the_persons_face() {
+    let Some((binary, model)) = llama() else { return };
+    let _alone = ONE_AT_A_TIME.lock().await;
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let (server, url) = start_at(&binary, &model, port, &["-c", "8192", "-np", "1"]).await;
+    let env = Env::new();
+    std::fs::write(env.project.join("AGENTS.md"), "Answer briefly.\n").unwrap();
+    std::fs::create_dir_all(env.home.join("config")).unwrap();
+    std::fs::write(env.home.join("config/config.toml"), "steps = 2\n").unwrap();
+    let out = env.run(&["login", &url]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    // Notes of about 4,000 tokens: with the rest they fit 8k, not 4k.
+    let notes: String = (0..160)
+        .map(|i| format!("Meeting note {i}: the team agreed to move module {} before release {}.\n", i * 7 % 31, i % 9))
+        .collect();
+    let first = run_events(&env, &["run", "--json", &format!("Here are my notes. Say hi.\n{notes}")]).await;
+    let window = |events: &[Value]| events.iter().rev().find(|e| e["type"] == "context").map(|e| e["window"].clone());
+    assert_eq!(window(&first), Some(serde_json::json!(8192)), "{first:?}");
+    // The person starts the server again with -c 4096; the login still says 8192.
+    drop(server);
+    let (server, _) = start_at(&binary, &model, port, &["-c", "4096", "-np", "1"]).await;
+    let events = run_events(&env, &["run", "--json", "--continue", "Say hello."]).await;
+    let errors: Vec<&str> =
+        events.iter().filter(|e| e["type"] == "error").filter_map(|e| e["message"].as_str()).collect();
+    let kinds: Vec<&str> = events
+        .iter()
+        .filter_map(|e| e["type"].as_str())
+        .filter(|t| !matches!(*t, "text" | "reasoning" | "phase"))
+        .collect();
+    eprintln!("after the restart: {kinds:?}; errors: {errors:?}");
+    // The smaller window was learnt and the conversation compacted within it; what follows is
+    // the model's turn, or — where lembas' instructions alone do not leave it room — the turn
+    // ending with what window it needs. The server's own refusal never reaches the person.
+    assert_eq!(window(&events), Some(serde_json::json!(4096)), "{errors:?}");
+    assert!(events.iter().any(|e| e["type"] == "compacted"), "{errors:?}");
+    assert!(!errors.iter().any(|m| m.contains("exceeds the available context size")), "{errors:?}");
+    drop(server);
 }
