@@ -60,20 +60,26 @@ async fn send(jobs: &Jobs, parked: &ParkedAgents, id: &str, text: &str) -> Resul
 /// one job at most every [`NEWS_EVERY`]. Quiet while no job runs.
 pub(crate) async fn watch(jobs: Jobs, events: EventSink, closed: CancellationToken) {
     let mut told: HashMap<String, (JobInfo, Instant)> = HashMap::new();
+    let changes = jobs.changes();
     loop {
-        let running = jobs.any_running();
-        tokio::select! {
-            () = closed.cancelled() => return,
-            // While a job runs its output is looked at a few times a second; otherwise only a
-            // change (a job started) wakes this.
-            () = jobs.wait_change(if running { NEWS_EVERY } else { Duration::from_secs(1) }) => {}
-        }
+        // Listening before looking: a change between the two still wakes the wait.
+        let changed = changes.notified();
+        tokio::pin!(changed);
+        changed.as_mut().enable();
         for job in jobs.infos() {
             let Some(change) = change_of(told.get(&job.id), &job) else { continue };
             told.insert(job.id.clone(), (job.clone(), Instant::now()));
             if events.send(Event::Job { state: change, job }).is_err() {
                 return;
             }
+        }
+        // While a job runs its output is looked at a few times a second; otherwise only a
+        // change (a job started, ended, was stopped) wakes this.
+        let running = jobs.any_running();
+        tokio::select! {
+            () = closed.cancelled() => return,
+            () = &mut changed => {}
+            () = tokio::time::sleep(NEWS_EVERY), if running => {}
         }
     }
 }

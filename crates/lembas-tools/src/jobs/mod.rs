@@ -405,6 +405,12 @@ impl Jobs {
         !self.lock().ended.is_empty()
     }
 
+    /// What is told each time a job starts, ends or is stopped, for a watcher that must not miss
+    /// one between looking and waiting (it enables its `notified` before it looks).
+    pub fn changes(&self) -> Arc<tokio::sync::Notify> {
+        self.changed.clone()
+    }
+
     /// Waits until some job ends (or `timeout` passes).
     pub async fn wait_change(&self, timeout: Duration) {
         let _ = tokio::time::timeout(timeout, self.changed.notified()).await;
