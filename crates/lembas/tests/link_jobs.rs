@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{linked_with, ready};
+use common::{linked_with, prompted, ready};
 use lembas_testkit::{DeviceLink, Scripted};
 use serde_json::{Value, json};
 
@@ -52,12 +52,7 @@ async fn a_background_job_is_listed_read_sent_words_stopped_and_a_subagents_job_
         vec![Scripted::tool_call("bash", json!({ "command": "touch made.txt" })), Scripted::text("Made made.txt.")],
     );
     let (mut child, mut link) = ready(&server, &env).await;
-    let opened = link
-        .request("session/new", json!({ "cwd": env.project, "mcpServers": [], "_meta": { "mode": "manual" } }))
-        .await;
-    let id = opened["result"]["sessionId"].as_str().unwrap().to_owned();
-    link.send(&json!({ "jsonrpc": "2.0", "id": 70, "method": "session/prompt", "params": {
-        "sessionId": id, "prompt": [{"type": "text", "text": "start it in the background"}] } }));
+    let id = prompted(&mut link, &env, "manual", "start it in the background").await;
     assert!(allow_next(&mut link).await.is_null(), "the main agent's own card names no job");
 
     // Its start, as the `job` event says it.

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{Env, linked_with, ready};
+use common::{Env, linked_with, prompted, ready};
 use lembas_testkit::{FakeServer, Scripted};
 use serde_json::{Value, json};
 
@@ -12,16 +12,6 @@ use serde_json::{Value, json};
 /// trusted project, up to the default widest mode.
 async fn linked(script: Vec<Scripted>) -> (FakeServer, Env) {
     linked_with(script, "", true).await
-}
-
-/// Opens a session in `mode` and sends a prompt (request id 70), answered later.
-async fn prompted(link: &mut lembas_testkit::DeviceLink, env: &Env, mode: &str) -> String {
-    let opened =
-        link.request("session/new", json!({ "cwd": env.project, "mcpServers": [], "_meta": { "mode": mode } })).await;
-    let id = opened["result"]["sessionId"].as_str().unwrap().to_owned();
-    link.send(&json!({ "jsonrpc": "2.0", "id": 70, "method": "session/prompt", "params": {
-        "sessionId": id, "prompt": [{"type": "text", "text": "go"}] } }));
-    id
 }
 
 /// The tool results the model read in `request`, in order.
@@ -108,7 +98,7 @@ async fn questions_and_plans_reach_the_person_as_their_own_requests() {
     ];
     let (server, env) = linked(script).await;
     let (mut child, mut link) = ready(&server, &env).await;
-    let id = prompted(&mut link, &env, "plan").await;
+    let id = prompted(&mut link, &env, "plan", "go").await;
 
     // The plan, sent back with the person's words; then approved into edit mode.
     let asked = link.next_request("_lembas/plan").await;
@@ -151,7 +141,7 @@ async fn a_question_and_a_plan_nobody_answers_time_out() {
     ];
     let (server, env) = linked_with(script, "approval_timeout = 1", true).await;
     let (mut child, mut link) = ready(&server, &env).await;
-    prompted(&mut link, &env, "plan").await;
+    prompted(&mut link, &env, "plan", "go").await;
     let answer = link.answer_to(70).await;
     assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
     let asked: Vec<&str> = link.requests.iter().filter_map(|r| r["method"].as_str()).collect();
@@ -172,7 +162,7 @@ async fn a_client_that_does_not_know_the_question_is_asked_with_a_card_from_then
     ];
     let (server, env) = linked(script).await;
     let (mut child, mut link) = ready(&server, &env).await;
-    prompted(&mut link, &env, "edit").await;
+    prompted(&mut link, &env, "edit", "go").await;
     let asked = link.next_request("_lembas/question").await;
     link.send(
         &json!({ "jsonrpc": "2.0", "id": asked["id"], "error": { "code": -32601, "message": "Method not found" } }),
@@ -403,7 +393,7 @@ async fn words_steered_in_are_said_with_the_clients_id_and_the_title_with_the_se
     ];
     let (server, env) = linked(script).await;
     let (mut child, mut link) = ready(&server, &env).await;
-    let id = prompted(&mut link, &env, "edit").await;
+    let id = prompted(&mut link, &env, "edit", "go").await;
     link.next_event(|e| e["type"] == "step").await;
     let steered = link.request("_lembas/steer", json!({ "sessionId": id, "text": "the tests too", "id": "m1" })).await;
     assert_eq!(steered["result"]["steered"], true, "{steered}");

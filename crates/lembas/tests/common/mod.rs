@@ -116,6 +116,18 @@ pub async fn initialize(link: &mut lembas_testkit::DeviceLink) -> serde_json::Va
     link.request("initialize", params).await
 }
 
+/// Opens a session in `mode` on the link and sends `words` as a prompt (request id 70),
+/// answered later; the session's id.
+pub async fn prompted(link: &mut lembas_testkit::DeviceLink, env: &Env, mode: &str, words: &str) -> String {
+    let opened = link
+        .request("session/new", serde_json::json!({ "cwd": env.project, "mcpServers": [], "_meta": { "mode": mode } }))
+        .await;
+    let id = opened["result"]["sessionId"].as_str().unwrap().to_owned();
+    link.send(&serde_json::json!({ "jsonrpc": "2.0", "id": 70, "method": "session/prompt", "params": {
+        "sessionId": id, "prompt": [{"type": "text", "text": words}] } }));
+    id
+}
+
 /// `lembas service` running, its hello read and the link initialized by a client of lembas'
 /// protocol.
 pub async fn ready(server: &FakeServer, env: &Env) -> (tokio::process::Child, lembas_testkit::DeviceLink) {
