@@ -188,7 +188,9 @@ async fn a_server_restarted_with_a_smaller_window_is_compacted_for_never_refused
     let Some((binary, model)) = llama() else { return };
     let _alone = ONE_AT_A_TIME.lock().await;
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let (server, url) = start_at(&binary, &model, port, &["-c", "8192", "-np", "1"]).await;
+    // Replies capped by the server (`-n`): a runaway in the first run would be compacted there,
+    // leaving nothing for the smaller window to refuse; the ten-turn tests cover runaways.
+    let (server, url) = start_at(&binary, &model, port, &["-c", "8192", "-np", "1", "-n", "128"]).await;
     let env = Env::new();
     std::fs::write(env.project.join("AGENTS.md"), "Answer briefly.\n").unwrap();
     std::fs::create_dir_all(env.home.join("config")).unwrap();
@@ -204,7 +206,7 @@ async fn a_server_restarted_with_a_smaller_window_is_compacted_for_never_refused
     assert_eq!(window(&first), Some(serde_json::json!(8192)), "{first:?}");
     // The person starts the server again with -c 4096; the login still says 8192.
     drop(server);
-    let (server, _) = start_at(&binary, &model, port, &["-c", "4096", "-np", "1"]).await;
+    let (server, _) = start_at(&binary, &model, port, &["-c", "4096", "-np", "1", "-n", "128"]).await;
     let events = run_events(&env, &["run", "--json", "--continue", "Say hello."]).await;
     let errors: Vec<&str> =
         events.iter().filter(|e| e["type"] == "error").filter_map(|e| e["message"].as_str()).collect();
