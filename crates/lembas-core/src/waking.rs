@@ -60,24 +60,20 @@ impl Session {
     /// and its note waits; never while no job runs. Follow it with [`Session::deliver_job_notes`].
     pub async fn job_ended(&self) {
         let team = self.leads_team().map(|seat| seat.hub.clone());
+        let jobs_changed = self.jobs.changes();
         loop {
             let mut notified = std::pin::pin!(team.as_ref().map(|hub| hub.changed.notified()));
             crate::session::team::watch_changes(notified.as_mut());
+            // Listening before looking, as for the team: a job that ends (or starts) between the
+            // look and the wait still wakes it.
+            let job_changed = jobs_changed.notified();
+            tokio::pin!(job_changed);
+            job_changed.as_mut().enable();
             if team.as_ref().is_some_and(|hub| hub.has_mail()) || self.jobs.has_ended() {
                 return;
             }
-            if !self.jobs.any_running() {
-                // A job that starts (or one the person stops, whose note comes just after its
-                // state) is a change too.
-                tokio::select! {
-                    () = self.jobs.wait_change(std::time::Duration::from_secs(60)) => {}
-                    () = crate::session::team::changed(notified.as_mut()) => {}
-                }
-                continue;
-            }
-            // A short wait each time round: an end announced before this waits is not missed.
             tokio::select! {
-                () = self.jobs.wait_change(std::time::Duration::from_millis(250)) => {}
+                () = &mut job_changed => {}
                 () = crate::session::team::changed(notified.as_mut()) => {}
             }
         }
