@@ -108,6 +108,4 @@ pub fn default_max_steps() -> u32 {
     lembas_spec::loop_spec().steps.max
 }
 
-pub(crate) fn now_ms() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
-}
+pub(crate) use lembas_progress::now_ms;

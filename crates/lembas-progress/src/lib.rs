@@ -249,6 +249,11 @@ impl Progress {
     }
 }
 
+/// Milliseconds since 1970: the clock a progress object's `since` (and the team's times) are in.
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
+}
+
 /// A duration as a ticking clock writes it: `5s`, `1m 05s`, `1h 02m`.
 pub fn elapsed(seconds: i64) -> String {
     let s = seconds.max(0);

@@ -187,9 +187,7 @@ fn fixed_terminal(area: ratatui::layout::Rect) -> std::io::Result<Terminal<Cross
 }
 
 /// Milliseconds since the epoch: the clock progress lines are drawn against.
-pub(crate) fn now_ms() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
-}
+pub(crate) use lembas_protocol::progress::now_ms;
 
 /// Keeps settings changed in `/settings` (in config.toml): where they were kept, or why not.
 pub type SaveSettings = Arc<dyn Fn(&[app::settings::Change]) -> Result<String, String> + Send + Sync>;
