@@ -37,17 +37,12 @@ pub(crate) async fn answer(
         "_lembas/job/transcript" => JobAsk::Transcript { id: id()? },
         _ => return Err(agent_client_protocol::Error::method_not_found()),
     };
-    let said = slot.reads.ask(&slot.handle, Command::Job { ask }).await.map_err(|e| invalid(&e))?;
-    let said = match said.into_iter().last() {
-        Some(Event::JobSaid { said }) => said,
-        Some(Event::Error { message }) => return Err(invalid(&message)),
-        _ => return Err(invalid("the session did not answer")),
-    };
-    Ok(match said {
+    Ok(match job_said(&slot, ask).await.map_err(|e| invalid(&e))? {
         JobSaid::Listed { jobs } => json!({ "jobs": jobs }),
-        JobSaid::Output { job, offset, text, next, more } => {
-            json!({ "id": job.id, "offset": offset, "text": text, "next": next, "more": more, "job": job })
-        }
+        JobSaid::Output(read) => json!({
+            "id": read.job.id, "offset": read.offset, "text": read.text, "next": read.next, "more": read.more,
+            "job": read.job,
+        }),
         JobSaid::Stopped { job } => json!({ "stopped": true, "job": job }),
         JobSaid::Sent { job, words } => json!({ "sent": true, "said": words, "job": job }),
         JobSaid::Transcript { job, session } => {
@@ -59,9 +54,17 @@ pub(crate) async fn answer(
 
 /// The session's jobs for `_lembas/session/status`, running first; `None` when it cannot say.
 pub(crate) async fn listed(slot: &crate::Slot) -> Option<Value> {
-    let said = slot.reads.ask(&slot.handle, Command::Job { ask: JobAsk::List }).await.ok()?;
-    match said.into_iter().last() {
-        Some(Event::JobSaid { said: JobSaid::Listed { jobs } }) => Some(json!(jobs)),
+    match job_said(slot, JobAsk::List).await.ok()? {
+        JobSaid::Listed { jobs } => Some(json!(jobs)),
         _ => None,
+    }
+}
+
+/// What the session answers `ask` with, or why it could not.
+async fn job_said(slot: &crate::Slot, ask: JobAsk) -> Result<JobSaid, String> {
+    match slot.reads.ask(&slot.handle, Command::Job { ask }).await?.pop() {
+        Some(Event::JobSaid { said }) => Ok(said),
+        Some(Event::Error { message }) => Err(message),
+        _ => Err("the session did not answer".into()),
     }
 }

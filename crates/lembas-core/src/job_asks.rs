@@ -22,13 +22,7 @@ const NEWS_EVERY: Duration = Duration::from_millis(250);
 pub(crate) async fn answer(jobs: Jobs, parked: ParkedAgents, events: EventSink, asked: SubmissionId, ask: JobAsk) {
     let said = match ask {
         JobAsk::List => Ok(JobSaid::Listed { jobs: jobs.infos() }),
-        JobAsk::Output { id, offset, limit } => jobs.read_for_person(&id, offset, limit).map(|read| JobSaid::Output {
-            job: read.job,
-            offset: read.offset,
-            text: read.text,
-            next: read.next,
-            more: read.more,
-        }),
+        JobAsk::Output { id, offset, limit } => jobs.read_for_person(&id, offset, limit).map(JobSaid::Output),
         JobAsk::Stop { id } => jobs.stop_for_person(&id).await.map(|job| JobSaid::Stopped { job }),
         JobAsk::Send { id, text } => send(&jobs, &parked, &id, &text).await,
         JobAsk::Transcript { id } => jobs.agent_session(&id).map(|(job, session)| JobSaid::Transcript { job, session }),

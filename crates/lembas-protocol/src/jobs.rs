@@ -92,6 +92,20 @@ pub struct JobRef {
     pub description: String,
 }
 
+/// A part of a job's output, read for the person.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobOutput {
+    pub job: JobInfo,
+    /// Where `text` starts, counting every byte the job printed; more than asked when the log
+    /// no longer holds the bytes asked.
+    pub offset: u64,
+    pub text: String,
+    /// Where the next read starts.
+    pub next: u64,
+    /// Whether more was printed past `next` already.
+    pub more: bool,
+}
+
 /// What a front end asks of the session's jobs. Answered at once, during a turn too.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "ask", rename_all = "snake_case")]
@@ -116,16 +130,7 @@ pub enum JobSaid {
     Listed {
         jobs: Vec<JobInfo>,
     },
-    Output {
-        job: JobInfo,
-        /// Where `text` starts; more than asked when the log no longer holds the bytes asked.
-        offset: u64,
-        text: String,
-        /// Where the next read starts.
-        next: u64,
-        /// Whether more was printed past `next` already.
-        more: bool,
-    },
+    Output(JobOutput),
     Stopped {
         job: JobInfo,
     },

@@ -33,7 +33,7 @@ use serde_json::Value;
 pub use agents::AgentFile;
 pub use bash::{BashOutcome, run_bash, run_bash_in};
 pub use files::private_folders;
-pub use jobs::{AgentAbout, AgentLog, JOB_LOG_KEEP, JobEnded, JobRead, JobState, Jobs, elapsed_text};
+pub use jobs::{AgentAbout, AgentLog, JOB_LOG_KEEP, JobEnded, JobState, Jobs, elapsed_text};
 pub use sandbox::{Hidden as SandboxHidden, Reach as SandboxReach, Sandbox, SandboxPlaces};
 pub use skills::{
     Skill, SkillPlaces, discover as discover_skills, index as skills_index, skill_manage, skill_view, skills_list,

@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 
 mod view;
 
-pub use view::{AgentAbout, JobRead};
+pub use view::AgentAbout;
 
 /// The most `job_output` returns in one call.
 pub const READ_CHUNK: u64 = 256 * 1024;

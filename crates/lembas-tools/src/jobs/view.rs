@@ -4,13 +4,13 @@
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use lembas_protocol::jobs::{JobInfo, JobKind, JobStatus};
+use lembas_protocol::jobs::{JobInfo, JobKind, JobOutput, JobStatus};
 
 use super::{Job, JobState, Jobs, READ_CHUNK};
 
 /// Milliseconds since 1970, as the team's times are said.
 pub(super) fn now_ms() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+    lembas_progress::now_ms().max(0) as u64
 }
 
 /// What a subagent job is, for its `JobInfo`: its agent, its model, its stored session (its
@@ -33,18 +33,6 @@ impl AgentAbout {
             ..Default::default()
         }
     }
-}
-
-/// A part of a job's output, read for the person.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct JobRead {
-    pub job: JobInfo,
-    /// Where `text` starts, counting every byte the job printed.
-    pub offset: u64,
-    pub text: String,
-    pub next: u64,
-    /// More was printed past `next`.
-    pub more: bool,
 }
 
 impl Job {
@@ -120,7 +108,7 @@ impl Jobs {
     /// At most `limit` bytes (and [`READ_CHUNK`]) of job `id`'s output from `offset`, for the
     /// person: what the model has read stays as it was. Bytes its log no longer holds are
     /// skipped (the answer's `offset` says from where it reads).
-    pub fn read_for_person(&self, id: &str, offset: u64, limit: Option<u64>) -> Result<JobRead, String> {
+    pub fn read_for_person(&self, id: &str, offset: u64, limit: Option<u64>) -> Result<JobOutput, String> {
         use std::io::{Read, Seek, SeekFrom};
         let inner = self.lock();
         let job = inner.jobs.iter().find(|j| j.id == id).ok_or_else(|| format!("No job {id} in this session."))?;
@@ -139,7 +127,7 @@ impl Jobs {
         };
         bytes.truncate(whole);
         let next = from + bytes.len() as u64;
-        Ok(JobRead {
+        Ok(JobOutput {
             job: job.info(),
             offset: from,
             text: String::from_utf8_lossy(&bytes).into_owned(),
