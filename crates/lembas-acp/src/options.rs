@@ -151,23 +151,27 @@ pub(crate) fn sent_personality(meta: Option<&serde_json::Map<String, serde_json:
     )
 }
 
-/// The chat's own instructions (capability `context`): its personalization's `instructions` and
-/// its `system_prompt`, each under the name the prompt gives it; `None` when it sent neither.
+/// The chat's two instructions as `_meta.lembas` sends them, each under the name the prompt gives
+/// it: its personalization's `instructions` and its `system_prompt` — `None` for one not sent,
+/// empty for one sent without words.
+fn instructions_sent(meta: Option<&serde_json::Map<String, serde_json::Value>>) -> [(&'static str, Option<&str>); 2] {
+    let personal = lembas_meta(meta, "personalization")
+        .map(|p| p.get("instructions").and_then(|i| i.as_str()).unwrap_or_default());
+    let system = lembas_meta(meta, "system_prompt").map(|s| s.as_str().unwrap_or_default());
+    [(lembas_protocol::ACCOUNT_INSTRUCTIONS, personal), (lembas_protocol::CHAT_INSTRUCTIONS, system)]
+}
+
+/// The chat's own instructions (capability `context`), those with words; `None` when it sent
+/// neither.
 pub(crate) fn sent_instructions(
     meta: Option<&serde_json::Map<String, serde_json::Value>>,
 ) -> Option<Vec<(String, String)>> {
-    let personal = lembas_meta(meta, "personalization").map(|p| p.get("instructions").and_then(|i| i.as_str()));
-    let system = lembas_meta(meta, "system_prompt").map(serde_json::Value::as_str);
-    if personal.is_none() && system.is_none() {
+    let sent = instructions_sent(meta);
+    if sent.iter().all(|(_, text)| text.is_none()) {
         return None;
     }
-    let given = [
-        (lembas_protocol::ACCOUNT_INSTRUCTIONS, personal.flatten()),
-        (lembas_protocol::CHAT_INSTRUCTIONS, system.flatten()),
-    ];
     Some(
-        given
-            .into_iter()
+        sent.into_iter()
             .filter_map(|(name, text)| text.filter(|t| !t.trim().is_empty()).map(|t| (name.to_owned(), t.to_owned())))
             .collect(),
     )
@@ -180,14 +184,10 @@ pub(crate) fn instructions_after(
     meta: Option<&serde_json::Map<String, serde_json::Value>>,
     had: &[(String, String)],
 ) -> Option<Vec<(String, String)>> {
-    let personal = lembas_meta(meta, "personalization").map(|p| p.get("instructions").and_then(|i| i.as_str()));
-    let system = lembas_meta(meta, "system_prompt").map(serde_json::Value::as_str);
     let mut now: Vec<(String, String)> = Vec::new();
-    for (name, sent) in
-        [(lembas_protocol::ACCOUNT_INSTRUCTIONS, personal), (lembas_protocol::CHAT_INSTRUCTIONS, system)]
-    {
+    for (name, sent) in instructions_sent(meta) {
         let text = match sent {
-            Some(text) => text.unwrap_or_default().to_owned(),
+            Some(text) => text.to_owned(),
             None => had.iter().find(|(n, _)| n == name).map(|(_, t)| t.clone()).unwrap_or_default(),
         };
         if !text.trim().is_empty() {
