@@ -200,25 +200,29 @@ async fn the_first_request_fits_4k_8k_and_32k_windows_of_servers_that_cannot_cou
     }
 }
 
+/// A session at llama.cpp's 8k whose person pasted a long log; the server started again with
+/// -c 4096 (the login still says 8192) and the session continued: that run's output.
+async fn restarted_smaller(server: &FakeServer) -> std::process::Output {
+    server.set_props(json!({ "default_generation_settings": { "n_ctx": 8192 }, "total_slots": 1 }));
+    let env = Env::new();
+    std::fs::write(env.project.join("AGENTS.md"), "Be brief.\n").unwrap();
+    env.login(server).await;
+    let log: String = (0..120).map(|i| format!("line {i:04}: the build step ran and wrote its output\n")).collect();
+    let out = env.run(&["run", &format!("Here is my log:\n{log}")]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    server.set_props(json!({ "default_generation_settings": { "n_ctx": 4096 }, "total_slots": 1 }));
+    env.run(&["run", "--json", "--continue", "Say hello."]).await
+}
+
 #[tokio::test]
 async fn a_server_restarted_with_a_smaller_window_is_learnt_from_its_refusal_and_compacted_for() {
-    // llama.cpp at 8k; the person's words fill most of it.
     let server = FakeServer::start(vec![
         Scripted::text("Read it."),
         Scripted::text("## What we are doing\nThe person pasted a long log."),
         Scripted::text("Hello again."),
     ])
     .await;
-    server.set_props(json!({ "default_generation_settings": { "n_ctx": 8192 }, "total_slots": 1 }));
-    let env = Env::new();
-    std::fs::write(env.project.join("AGENTS.md"), "Be brief.\n").unwrap();
-    env.login(&server).await;
-    let log: String = (0..120).map(|i| format!("line {i:04}: the build step ran and wrote its output\n")).collect();
-    let out = env.run(&["run", &format!("Here is my log:\n{log}")]).await;
-    assert!(out.status.success(), "{}", stderr(&out));
-    // Started again with -c 4096: the login still says 8192.
-    server.set_props(json!({ "default_generation_settings": { "n_ctx": 4096 }, "total_slots": 1 }));
-    let out = env.run(&["run", "--json", "--continue", "Say hello."]).await;
+    let out = restarted_smaller(&server).await;
     assert!(out.status.success(), "{}\n{}", stderr(&out), stdout(&out));
     let requests = server.chat_requests();
     // Refused (lembas sent it believing 8k), the summary asked within 4k, then asked once more.
@@ -244,15 +248,7 @@ async fn after_a_refusal_taught_the_window_a_cut_off_reply_is_compacted_for_from
         Scripted::text(" again."),
     ])
     .await;
-    server.set_props(json!({ "default_generation_settings": { "n_ctx": 8192 }, "total_slots": 1 }));
-    let env = Env::new();
-    std::fs::write(env.project.join("AGENTS.md"), "Be brief.\n").unwrap();
-    env.login(&server).await;
-    let log: String = (0..120).map(|i| format!("line {i:04}: the build step ran and wrote its output\n")).collect();
-    let out = env.run(&["run", &format!("Here is my log:\n{log}")]).await;
-    assert!(out.status.success(), "{}", stderr(&out));
-    server.set_props(json!({ "default_generation_settings": { "n_ctx": 4096 }, "total_slots": 1 }));
-    let out = env.run(&["run", "--json", "--continue", "Say hello."]).await;
+    let out = restarted_smaller(&server).await;
     let said = stdout(&out);
     // After the refusal: the summary, the step asked again, its cut-off reply compacted for —
     // every request within 4k, none carrying the conversation the first summary replaced.
