@@ -250,7 +250,7 @@ impl App {
                     Writing::EditCommand if words.is_empty() => return None,
                     Writing::EditCommand => {
                         // The block shows the command that runs, not the one asked about.
-                        if let Card::Approval(request) = &card {
+                        if let Card::Approval(request) = card {
                             self.retitle(&request.call_id, &words);
                         }
                         Action::Answer(Approval::Edited { command: words })
