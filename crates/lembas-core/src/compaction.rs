@@ -74,7 +74,7 @@ impl Session {
         messages.push(Message::user(compaction_ask()).to_wire(false));
         let prompt = self.tokens_of(self.request_bytes(&messages));
         let mut tools = self.tools.clone();
-        if let Room::None { .. } = self.room(prompt, Ask::Last) {
+        if let Room::None { .. } = self.room(prompt, Ask::Summary) {
             // The summary needs no tools: their room goes to the conversation.
             messages = self.transcript_request(1.0);
             tools = std::sync::Arc::new(Vec::new());
@@ -115,7 +115,7 @@ impl Session {
     ) -> Result<lembas_model::Reply, EngineError> {
         let mut shares = [0.5, 0.25].into_iter();
         loop {
-            match self.send(messages, tools, Ask::Last, cancel, phases).await {
+            match self.send(messages, tools, Ask::Summary, cancel, phases).await {
                 Err(EngineError::Model(lembas_model::ModelError::Rejected { message, .. }))
                     if lembas_model::refused_for_length(&message)
                         && let Some(share) = shares.next() =>

@@ -40,8 +40,12 @@ const BELIEVED: std::ops::RangeInclusive<f64> = 1.5..=6.0;
 pub(crate) enum Ask {
     /// A step of a turn: a compaction may follow it.
     Step,
-    /// A compaction's summary, or a turn's last words: nothing follows in this window.
+    /// A turn's last words: nothing follows in this window.
     Last,
+    /// A compaction's summary: nothing follows it in this window, and it is given at most
+    /// [`Session::summary_room`] — the history starts afresh from it, so a summary that ran
+    /// on would leave the next step no room.
+    Summary,
 }
 
 /// What the window leaves a request's reply.
@@ -116,14 +120,15 @@ impl Session {
         // from a refusal says nothing of the model's own output limit, which a larger
         // `max_tokens` than it allows would break.
         let stated = self.cfg.model.context.or(self.cfg.context_window).is_some();
-        let limit = |left: u64| match max_output {
-            Some(max) => Some(max.min(left)),
-            None if stated => Some(left),
-            None => None,
+        let limit = |left: u64| match (ask, max_output) {
+            (Ask::Summary, max) => Some(Self::summary_room(window).min(left).min(max.unwrap_or(u64::MAX))),
+            (_, Some(max)) => Some(max.min(left)),
+            (_, None) if stated => Some(left),
+            (_, None) => None,
         };
         let after = match ask {
             Ask::Step => self.compaction_ask_tokens() + Self::summary_room(window),
-            Ask::Last => 0,
+            Ask::Last | Ask::Summary => 0,
         };
         // A margin for what the server's chat template adds and the estimate misses.
         let left = window.saturating_sub(prompt).saturating_sub(16 + window / 100);

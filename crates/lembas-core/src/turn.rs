@@ -419,7 +419,8 @@ impl Session {
         let max_tokens = match self.room(self.tokens_of(bytes), ask) {
             Room::Reply(limit) | Room::Tight(limit) => limit,
             // By the estimate it does not fit; the server, which counts, judges (a refusal for
-            // length is compacted and retried).
+            // length is compacted and retried). A summary keeps its own bound.
+            Room::None { window, .. } if ask == Ask::Summary => Some(Session::summary_room(window)),
             Room::None { .. } => self.cfg.model.max_output,
         };
         let shared = self.compared_with_last(&messages, &tools);

@@ -108,6 +108,40 @@ async fn a_reply_that_runs_to_the_windows_end_is_compacted_before_it_goes_on() {
 }
 
 #[tokio::test]
+async fn a_summary_that_runs_on_is_cut_to_its_share_so_the_turn_goes_on_at_4k() {
+    // Two reads fill half of a 4k window, where this person has compaction start; the window
+    // still has room. A small model writes its summary as it wrote everything else: on and on.
+    // Given all the window left, the summary would fill the window the turn must go on in.
+    let env = Env::new();
+    let lines: String = (0..100).map(|i| format!("{i:040}\n")).collect();
+    std::fs::write(env.project.join("f.txt"), lines).unwrap();
+    std::fs::create_dir_all(env.home.join("config")).unwrap();
+    std::fs::write(env.home.join("config/config.toml"), "compact_at = 0.5\n").unwrap();
+    let read = json!({ "path": "f.txt" }).to_string();
+    let server = FakeServer::start(vec![
+        Scripted::text("").with_call("read", &read),
+        Scripted::text("").with_call("glob", &json!({ "pattern": "*.txt" }).to_string()),
+        Scripted::text(format!("## What we are doing\n{}", "more of the same ".repeat(20_000))),
+        Scripted::text("Done."),
+    ])
+    .await;
+    server.set_models(json!([{"id": "local-coder", "object": "model", "max_model_len": 4096}]));
+    server.count_tokens(3.0);
+    env.login(&server).await;
+    let out = env.run(&["run", "what is in f.txt?"]).await;
+    assert!(out.status.success(), "{}\n{}", stderr(&out), stdout(&out));
+    assert!(stdout(&out).ends_with("Done.\n"), "{}", stdout(&out));
+    let requests = server.chat_requests();
+    let compaction = requests.iter().find(|r| last_user(r).contains(COMPACT_ASK)).expect("a compaction");
+    let (_, summary_reply) = prompt_and_reply(compaction);
+    assert!(summary_reply > 0 && summary_reply <= 512, "the summary was given {summary_reply} tokens");
+    for request in &requests {
+        let (prompt, reply) = prompt_and_reply(request);
+        assert!(prompt + reply <= 4096, "{prompt} + {reply} pass the window");
+    }
+}
+
+#[tokio::test]
 async fn results_that_fill_the_window_are_summarised_from_a_transcript() {
     // Six files, each as much as a read shows at an 8k window: together more than the window.
     let mut script = Scripted::text("");
