@@ -94,11 +94,28 @@ impl Session {
         }
         self.history = vec![Entry { summary: true, ..Entry::user(content, true) }];
         self.sent.changed("a compaction");
+        let tools_before = self.tools.len();
+        let refitted = self.refit_to_a_smaller_window();
         self.remake_prompt(None);
         self.state.last_input = 0;
         let stored: Vec<_> = self.history.iter().map(Entry::stored).collect();
-        self.cfg.store.replace_history(&self.id, &stored, &self.state_value(), &self.system_prompt, now_ms())?;
+        let state = self.state_value();
+        self.cfg.store.replace_history(&self.id, &stored, &state, &self.system_prompt, now_ms())?;
+        if self.tools.len() != tools_before {
+            let tools = serde_json::to_string(&self.tools).expect("tools serialize");
+            self.cfg.store.update_prefix(
+                &self.id,
+                &self.cfg.model.id,
+                &self.system_prompt,
+                &tools,
+                &state,
+                now_ms(),
+            )?;
+        }
         self.emit(Event::Compacted { summary, table });
+        if let Some(message) = refitted {
+            self.emit(Event::Notice { message });
+        }
         Ok(())
     }
 

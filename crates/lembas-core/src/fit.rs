@@ -66,6 +66,34 @@ impl Session {
         }
     }
 
+    /// After a compaction, where the window has turned out smaller than the one the offer was
+    /// fitted to (a server started again with a smaller `-c`, learnt from its refusal): the offer
+    /// is fitted again to it — the prefix starts afresh at a compaction anyway. A session that
+    /// leads a team keeps its offer (its members may be at work). Returns what the person is
+    /// told, where something more was left out.
+    pub(crate) fn refit_to_a_smaller_window(&mut self) -> Option<String> {
+        if self.role.is_subagent() || self.leads_team().is_some() {
+            return None;
+        }
+        let window = self.window()?;
+        let fitted_to =
+            self.state.offer.as_ref().map(|o| o.window).or(self.cfg.model.context.or(self.cfg.context_window));
+        if fitted_to.is_some_and(|w| w <= window) {
+            return None;
+        }
+        let earlier = self.state.offer.take().map(|o| o.left_out).unwrap_or_default();
+        let fit = self.fit_the_window();
+        let told = fit.as_ref().map(|fit| match fit.too_small {
+            true => format!("{}.", crate::opening::capitalized(&fit.said())),
+            false => fit.trimmed(self.cfg.model.display_name()),
+        });
+        let first_request = self.prefix_tokens();
+        let mut fit = fit.unwrap_or(WindowFit { window, left_out: Vec::new(), first_request, too_small: false });
+        fit.left_out.splice(0..0, earlier);
+        self.state.offer = (!fit.left_out.is_empty() || fit.too_small).then_some(fit);
+        told
+    }
+
     /// Whether the session may send its first request: `Err` with what to tell the person when
     /// its window is too small for even the smallest offer.
     pub(crate) fn window_room(&self) -> Result<(), String> {

@@ -236,9 +236,8 @@ async fn the_first_request_fits_4k_8k_and_32k_windows_of_servers_that_cannot_cou
 
 /// A session at llama.cpp's 8k whose person pasted a long log; the server started again with
 /// -c 4096 (the login still says 8192) and the session continued: that run's output.
-async fn restarted_smaller(server: &FakeServer) -> std::process::Output {
+async fn restarted_smaller(server: &FakeServer, env: &Env) -> std::process::Output {
     server.set_props(json!({ "default_generation_settings": { "n_ctx": 8192 }, "total_slots": 1 }));
-    let env = Env::new();
     std::fs::write(env.project.join("AGENTS.md"), "Be brief.\n").unwrap();
     env.login(server).await;
     let log: String = (0..120).map(|i| format!("line {i:04}: the build step ran and wrote its output\n")).collect();
@@ -256,7 +255,8 @@ async fn a_server_restarted_with_a_smaller_window_is_learnt_from_its_refusal_and
         Scripted::text("Hello again."),
     ])
     .await;
-    let out = restarted_smaller(&server).await;
+    let env = Env::new();
+    let out = restarted_smaller(&server, &env).await;
     assert!(out.status.success(), "{}\n{}", stderr(&out), stdout(&out));
     let requests = server.chat_requests();
     // Refused (lembas sent it believing 8k), the summary asked within 4k, then asked once more.
@@ -273,29 +273,47 @@ async fn a_server_restarted_with_a_smaller_window_is_learnt_from_its_refusal_and
 }
 
 #[tokio::test]
-async fn after_a_refusal_taught_the_window_a_cut_off_reply_is_compacted_for_from_the_summary_never_the_old_history() {
+async fn after_a_refusal_taught_the_window_the_offer_is_fitted_to_it_and_a_cut_off_reply_goes_on_never_the_old_history()
+{
     let server = FakeServer::start(vec![
         Scripted::text("Read it."),
         Scripted::text("## What we are doing\nThe person pasted a long log."),
         Scripted::text("Hello, and").with_finish_reason("length"),
-        Scripted::text("## What we are doing\nGreeting the person."),
         Scripted::text(" again."),
+        Scripted::text("Still here."),
     ])
     .await;
-    let out = restarted_smaller(&server).await;
+    let env = Env::new();
+    let out = restarted_smaller(&server, &env).await;
     let said = stdout(&out);
-    // After the refusal: the summary, the step asked again, its cut-off reply compacted for —
-    // every request within 4k, none carrying the conversation the first summary replaced.
+    assert!(out.status.success(), "{}\n{said}", stderr(&out));
+    // After the refusal: the summary, the step asked again, its cut-off reply continued — every
+    // request within 4k, none carrying the conversation the summary replaced.
     let requests = server.chat_requests();
-    assert!(requests.len() >= 4, "{said}");
+    assert_eq!(requests.len(), 5, "{said}");
     for request in &requests[2..] {
         let (prompt, reply) = prompt_and_reply(request);
         assert!(prompt + reply <= 4096, "{prompt} + {reply}");
         assert!(!request.to_string().contains("line 0100"), "the old history came back: {request}");
     }
-    assert_eq!(said.matches("\"type\":\"compacted\"").count(), 2, "{said}");
-    // The session's instructions and tools were fitted to 8k: at 4k, after the second summary,
-    // they leave no room, and the turn ends saying what window it needs (issue #55's one limit
-    // left: the offer is not fitted again to a window learnt later).
-    assert!(said.contains("again.") || said.contains("no longer fits"), "{said}");
+    assert_eq!(said.matches("\"type\":\"compacted\"").count(), 1, "{said}");
+    // The session's instructions and tools were fitted to 8k: at the summary they are fitted
+    // again to 4k, the person told what is left out, and the turn goes on with the core tools.
+    assert!(said.contains("again."), "{said}");
+    assert!(said.contains("does without"), "{said}");
+    let names = |request: &serde_json::Value| -> Vec<String> {
+        request["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|t| t["function"]["name"].as_str().map(str::to_owned))
+            .collect()
+    };
+    let (before, after) = (names(&requests[0]), names(requests.last().unwrap()));
+    assert!(after.contains(&"read".to_owned()) && after.contains(&"bash".to_owned()), "{after:?}");
+    assert!(after.len() < before.len(), "{before:?} then {after:?}");
+    // Resumed, the session keeps the offer fitted to 4k.
+    let out = env.run(&["run", "--continue", "Still there?"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(names(server.chat_requests().last().unwrap()), after);
 }
