@@ -1,7 +1,14 @@
 #!/usr/bin/env bash
-# Every benchmark lembas keeps, one after another (release builds). Figures go in the notes.
-set -euo pipefail
+# Every benchmark lembas keeps (release builds). First the figures a person waits on, measured
+# from outside against their goals (`bench_goals.py`: exits non-zero past a goal); then the
+# benches of the parts. `scripts/bench.sh --goals` runs the first alone. Figures go in the notes.
+set -uo pipefail
 cd "$(dirname "$0")/.."
+cargo build --release -p lembas || exit 1
+python3 scripts/bench_goals.py target/release/lembas
+goals=$?
+if [[ "${1:-}" == "--goals" ]]; then exit $goals; fi
+set -e
 cargo bench -p lembas --bench cli_run          # start to first request, time per step, peak memory, prompt size
 cargo bench -p lembas --bench resume           # resuming a 1,000-step session: first request, peak memory, a step early and late
 cargo bench -p lembas --bench team_load        # three subagents × 50 steps side by side: peak memory, time per step
@@ -11,3 +18,4 @@ cargo bench -p lembas-core --bench store_growth # what the store keeps at 1,000 
 cargo bench -p lembas-model --bench sse_throughput
 cargo bench -p lembas-tui --bench render       # the terminal UI under 1,000 tokens/s: frames/s, input latency
 bash scripts/bench-search.sh                   # glob and grep against ripgrep on 100k files
+exit $goals
