@@ -99,18 +99,9 @@ impl Session {
         self.remake_prompt(None);
         self.state.last_input = 0;
         let stored: Vec<_> = self.history.iter().map(Entry::stored).collect();
-        let state = self.state_value();
-        self.cfg.store.replace_history(&self.id, &stored, &state, &self.system_prompt, now_ms())?;
+        self.cfg.store.replace_history(&self.id, &stored, &self.state_value(), &self.system_prompt, now_ms())?;
         if self.tools.len() != tools_before {
-            let tools = serde_json::to_string(&self.tools).expect("tools serialize");
-            self.cfg.store.update_prefix(
-                &self.id,
-                &self.cfg.model.id,
-                &self.system_prompt,
-                &tools,
-                &state,
-                now_ms(),
-            )?;
+            self.save_prefix()?;
         }
         self.emit(Event::Compacted { summary, table });
         if let Some(message) = refitted {

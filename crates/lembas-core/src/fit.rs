@@ -52,7 +52,7 @@ impl Session {
                 left_out.push("subagents".into());
             } else if tools.iter().any(|t| rarely_needed(&t.name)) {
                 tools.retain(|t| !rarely_needed(&t.name));
-                left_out.push("skills, multiedit, apply_patch, images, the web and job input".into());
+                left_out.push("notes, skills, tasks, decisions, session search, multiedit, apply_patch, images, the web and job input".into());
             } else if tools.iter().any(|t| !CORE.contains(&t.name.as_str())) {
                 // The last step: the file tools, commands and recall, which any task needs.
                 let (core, rest): (Vec<_>, Vec<_>) = tools.into_iter().partition(|t| CORE.contains(&t.name.as_str()));

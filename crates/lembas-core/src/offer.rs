@@ -1,8 +1,6 @@
 //! Which of the tools that not every session has a session is offered: read once as it starts
 //! (what the project keeps, what the login reaches), and the list made from their definitions.
 
-use std::path::Path;
-
 use lembas_model::ToolSchema;
 use lembas_models::ModelInfo;
 
@@ -16,8 +14,7 @@ use crate::SessionConfig;
 /// subagent has; `search_provider` (`web_search`) only where one is configured — and `view_image`
 /// only to a model that sees (lembas' rule: docs/spec-decisions.md). In the definitions' order.
 pub(crate) fn offered_tools(model: &ModelInfo, offer: Offer) -> Vec<ToolSchema> {
-    let Offer { task, display, search, notes, skills, earlier_sessions, tasks, decisions, knowledge, settings, memory } =
-        offer;
+    let Offer { task, display, search, knowledge, settings, memory } = offer;
     if model.tools == Some(false) {
         return Vec::new();
     }
@@ -26,15 +23,12 @@ pub(crate) fn offered_tools(model: &ModelInfo, offer: Offer) -> Vec<ToolSchema> 
         .filter(|def| {
             def.on_device()
                 && def.requires.iter().all(|r| match r.as_str() {
-                    "plan" => true,
+                    // What may come during the session: offered from the start, answering its
+                    // `unavailable` text while it has not come (`context.md` §10 rule 4).
+                    "plan" | "notes" | "skills" | "earlier_sessions" => true,
                     "team" => task,
                     "display" => display,
                     "search_provider" => search,
-                    "notes" => notes,
-                    "skills" => skills,
-                    "earlier_sessions" => earlier_sessions,
-                    "task_list" => tasks,
-                    "decision_log" => decisions,
                     "knowledge_bases" => knowledge,
                     "settings_choice" => settings,
                     "instance_memory" => memory,
@@ -52,7 +46,9 @@ pub(crate) fn offered_tools(model: &ModelInfo, offer: Offer) -> Vec<ToolSchema> 
         .collect()
 }
 
-/// Which of the tools that not every session has a session is offered.
+/// Which of the tools that not every session has a session is offered: only what is fixed for
+/// the session (its configuration, its login, its model, its kind) — notes, skills, earlier
+/// sessions, a task list and a decision log may all come during it.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Offer {
     /// Subagents: `task`, and the team's tools.
@@ -61,16 +57,6 @@ pub(crate) struct Offer {
     pub display: bool,
     /// `web_search`: a search provider is configured.
     pub search: bool,
-    /// `note_view`, `notes_search`: there are notes to read.
-    pub notes: bool,
-    /// `skill_view`, `skills_list`: there are skills to load.
-    pub skills: bool,
-    /// `session_search`: the project has earlier sessions.
-    pub earlier_sessions: bool,
-    /// `tasks`: the project keeps a task list (`.lembas/tasks.md`).
-    pub tasks: bool,
-    /// `decisions`: the project keeps a decision log (`.lembas/decisions.md`).
-    pub decisions: bool,
     /// `knowledge_search`, `knowledge_get`: the person added a knowledge base.
     pub knowledge: bool,
     /// `settings`: the login has another model, or the model declares effort levels.
@@ -80,19 +66,12 @@ pub(crate) struct Offer {
 }
 
 impl Offer {
-    /// What a new session in `root` has to read, looked at as it starts: the tools that read
-    /// notes, skills and earlier sessions are offered only where there are some.
-    /// A subagent's earlier sessions are those before its parent's (`asking`).
-    pub(crate) fn looking(cfg: &SessionConfig, root: &Path, asking: &str, task: bool, display: bool) -> Offer {
+    /// What a new session's configuration and login allow.
+    pub(crate) fn looking(cfg: &SessionConfig, task: bool, display: bool) -> Offer {
         Offer {
             task,
             display,
             search: cfg.web.search.is_some(),
-            notes: cfg.notes.any(),
-            skills: !lembas_tools::discover_skills(&cfg.skills).is_empty(),
-            earlier_sessions: cfg.store.has_sessions_in(&root.display().to_string(), asking).unwrap_or(true),
-            tasks: lembas_library::project::Project::new(root).tasks().exists(),
-            decisions: lembas_library::project::Project::new(root).decisions().exists(),
             knowledge: cfg.knowledge.as_ref().is_some_and(|k| k.any()),
             // Levels the model declares (not the fallback every model is given): a move among
             // them is one the server is known to take.

@@ -87,8 +87,6 @@ impl Session {
         };
         let offer = crate::offer::Offer::looking(
             &cfg,
-            &ws.root,
-            subagent.as_ref().map_or("", |of| of.parent.as_str()),
             subagent.is_none() && cfg.subagents && lembas_models::subagent_offered(&cfg.model, &cfg.models),
             subagent.is_none() && cfg.display,
         );

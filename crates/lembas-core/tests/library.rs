@@ -1,6 +1,7 @@
-//! The library in a session: notes the model makes in one session and finds in the next, and
-//! what was said in an earlier session found again — each reading tool offered only where there
-//! is something to read, decided as the session starts.
+//! The library in a session: notes the model makes and reads back in the same session and finds
+//! in the next, and what was said in an earlier session found again. Every reading tool is
+//! offered from the start (`context.md` §10 rule 4: notes, skills and earlier sessions may come
+//! during a session) and answers its `unavailable` text while there is nothing to read.
 
 mod common;
 
@@ -11,12 +12,16 @@ use lembas_testkit::Scripted;
 use serde_json::json;
 
 #[tokio::test]
-async fn a_note_made_in_one_session_is_found_in_the_next_with_what_was_said_there() {
+async fn a_note_made_in_a_session_is_read_back_in_it_and_found_in_the_next_with_what_was_said_there() {
     let h = Harness::new(vec![
+        Scripted::tool_call("note_view", json!({})),
+        Scripted::tool_call("session_search", json!({"query": "deploy key"})),
+        Scripted::tool_call("skills_list", json!({})),
         Scripted::tool_call(
             "note_manage",
             json!({"action": "create", "name": "Deploy", "content": "# Deploying\n\nThe deploy key lives in the vault under ops/deploy."}),
         ),
+        Scripted::tool_call("note_view", json!({"name": "deploy"})),
         Scripted::text("Noted where the deploy key is."),
         Scripted::tool_call("notes_search", json!({"query": "where is the deploy key"})),
         Scripted::tool_call("session_search", json!({"query": "deploy key"})),
@@ -28,16 +33,23 @@ async fn a_note_made_in_one_session_is_found_in_the_next_with_what_was_said_ther
     let notes = lembas_library::Notes { project: Some(dir.path().join("app")), personal: dir.path().join("me") };
     let mut cfg = h.config(Mode::Edit, 10);
     cfg.notes = notes.clone();
+    cfg.skills = lembas_tools::SkillPlaces { search: vec![dir.path().join("skills")], own: None };
     let mut first = h.start_with(cfg);
     first.prompt("remember where the deploy key is: the vault", &CancellationToken::new()).await;
     let requests = h.server.chat_requests();
     let tools = offered(&requests[0]);
-    assert!(tools.contains(&"note_manage".to_owned()));
-    for absent in ["note_view", "notes_search", "session_search", "skill_view", "skills_list"] {
-        assert!(!tools.contains(&absent.to_owned()), "nothing to read yet: no {absent}");
+    for present in ["note_manage", "note_view", "notes_search", "session_search", "skill_view", "skills_list"] {
+        assert!(tools.contains(&present.to_owned()), "{present} is offered before there is anything to read");
     }
-    assert_eq!(tool_results(&requests[1])[0], "[#0001]\nCreated the project note deploy (3 lines).");
-    assert!(notes.read("deploy", None).unwrap().1.contains("ops/deploy"));
+    // Nothing to read yet: each says so with its definition's words.
+    let said = tool_results(&requests[5]);
+    assert_eq!(said[0], "[#0001]\nThere are no notes yet: make one with note_manage.");
+    assert_eq!(said[1], "[#0002]\nThere are no earlier sessions in this project.");
+    assert_eq!(said[2], "[#0003]\nThere are no skills here yet.");
+    assert_eq!(said[3], "[#0004]\nCreated the project note deploy (3 lines).");
+    // Made in this session, read back in it.
+    assert!(said[4].contains("ops/deploy"), "{}", said[4]);
+    assert_eq!(offered(&requests[5]), tools, "the tool list stays as it was");
     drop(first);
 
     let mut cfg = h.config(Mode::Edit, 10);
@@ -45,11 +57,7 @@ async fn a_note_made_in_one_session_is_found_in_the_next_with_what_was_said_ther
     let mut second = h.start_with(cfg);
     second.prompt("where was the deploy key again?", &CancellationToken::new()).await;
     let requests = h.server.chat_requests();
-    let tools = offered(&requests[2]);
-    for present in ["note_view", "notes_search", "session_search"] {
-        assert!(tools.contains(&present.to_owned()), "{present} is offered now");
-    }
-    let results = tool_results(&requests[5]);
+    let results = tool_results(requests.last().unwrap());
     assert!(
         results[0].starts_with(
             "[#0001]\ndeploy (project) lines 3-3:\nThe deploy key lives in the vault under ops/deploy.\n\n"
@@ -68,9 +76,11 @@ fn requests_session(h: &Harness) -> String {
 }
 
 #[tokio::test]
-async fn the_projects_tasks_and_decisions_are_offered_once_kept_and_changed_by_the_session() {
+async fn the_agent_starts_the_projects_task_list_and_decision_log_and_changes_them() {
     let h = Harness::new(vec![
-        Scripted::text("Nothing to track here."),
+        Scripted::tool_call("tasks", json!({"action": "list"})),
+        Scripted::tool_call("tasks", json!({"action": "add", "title": "Fix the login redirect"})),
+        Scripted::text("Tracked."),
         Scripted::tool_call("tasks", json!({"action": "update", "id": "T1", "state": "doing", "details": "Started on the redirect."})),
         Scripted::tool_call("decisions", json!({"action": "record", "title": "Keep cookies", "decision": "Sessions stay in cookies.", "why": "The proxy strips headers."})),
         Scripted::tool_call("tasks", json!({"action": "list"})),
@@ -78,27 +88,26 @@ async fn the_projects_tasks_and_decisions_are_offered_once_kept_and_changed_by_t
     ])
     .await;
     let mut first = h.start_with(h.config(Mode::Edit, 10));
-    first.prompt("anything to track?", &CancellationToken::new()).await;
-    let tools = offered(&h.server.chat_requests()[0]);
-    assert!(!tools.contains(&"tasks".to_owned()) && !tools.contains(&"decisions".to_owned()), "no list, no tools");
+    first.prompt("track the redirect fix", &CancellationToken::new()).await;
+    let requests = h.server.chat_requests();
+    let tools = offered(&requests[0]);
+    assert!(tools.contains(&"tasks".to_owned()) && tools.contains(&"decisions".to_owned()), "{tools:?}");
+    let results = tool_results(&requests[2]);
+    assert_eq!(results[0], "[#0001]\nNo tasks open.");
+    assert_eq!(results[1], "[#0002]\nAdded T1.");
+    let first_id = first.id().to_owned();
     drop(first);
 
-    // The person starts a list and a log (`lembas tasks add`, `/tasks add`): the next session has the tools.
-    let project = lembas_library::project::Project::new(&h.root);
-    let stamp = lembas_library::project::Stamp { by: "person", session: None, today: "2026-12-05" };
-    project.add_task("Fix the login redirect", "", None, stamp).unwrap();
-    std::fs::write(h.root.join(".lembas/decisions.md"), "# Decisions\n").unwrap();
     let mut second = h.start_with(h.config(Mode::Edit, 10));
     second.prompt("work on the redirect", &CancellationToken::new()).await;
     let requests = h.server.chat_requests();
-    let tools = offered(&requests[1]);
-    assert!(tools.contains(&"tasks".to_owned()) && tools.contains(&"decisions".to_owned()), "{tools:?}");
     let results = tool_results(requests.last().unwrap());
-    assert_eq!(results[0], "[#0001]\nT1 [doing] Fix the login redirect (person)");
+    assert_eq!(results[0], "[#0001]\nT1 [doing] Fix the login redirect (main)");
     assert_eq!(results[1], "[#0002]\nRecorded D1.");
-    assert_eq!(results[2], "[#0003]\nT1 [doing] Fix the login redirect (person)");
+    assert_eq!(results[2], "[#0003]\nT1 [doing] Fix the login redirect (main)");
     let tasks = std::fs::read_to_string(h.root.join(".lembas/tasks.md")).unwrap();
-    assert!(tasks.contains(&format!("- sessions: {}", second.id())), "the task links to the session:\n{tasks}");
+    let sessions = tasks.lines().find(|l| l.starts_with("- sessions: ")).unwrap_or_default();
+    assert!(sessions.contains(first_id.as_str()) && sessions.contains(second.id()), "the task links to both:\n{tasks}");
     assert!(tasks.contains("(main): Started on the redirect."), "{tasks}");
     let log = std::fs::read_to_string(h.root.join(".lembas/decisions.md")).unwrap();
     assert!(log.contains("## D1 · Keep cookies\n") && log.contains("Why: The proxy strips headers."), "{log}");

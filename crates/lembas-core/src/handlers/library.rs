@@ -20,6 +20,9 @@ pub(super) fn session_search(session: &mut Session, _call_id: &str, args: &Value
     // A subagent searches past its parent's session too, not only its own.
     let asking = session.role.subagent().map_or(session.id.as_str(), |of| of.parent.as_str());
     let project = session.ws.root.display().to_string();
+    if !session.cfg.store.has_sessions_in(&project, asking).unwrap_or(true) {
+        return super::unavailable("session_search");
+    }
     let passages = match session.cfg.store.passages(&project, query, asking, limit) {
         Ok(passages) => passages,
         Err(e) => return ToolOutput::Error(format!("The sessions could not be searched: {e}")),

@@ -188,6 +188,12 @@ impl Handler {
     }
 }
 
+/// The answer of a tool offered for what may come during the session (`context.md` §10 rule 4)
+/// while it has not come: its definition's `unavailable` text.
+pub(crate) fn unavailable(name: &str) -> ToolOutput {
+    ToolOutput::Error(lembas_spec::tool(name).and_then(|def| def.unavailable.clone()).unwrap_or_default())
+}
+
 /// Every handler, in the definitions' order; an MCP server's tools share one
 /// ([`runs::MCP`]).
 static HANDLERS: LazyLock<Vec<Handler>> = LazyLock::new(|| {
@@ -219,17 +225,17 @@ static HANDLERS: LazyLock<Vec<Handler>> = LazyLock::new(|| {
         Handler::new("memory", Beside(runs::memory)),
         Handler::new("multiedit", Files(&on_files::MULTIEDIT)).summed(d::change_summary).spare(),
         Handler::new("note_manage", Notes(notes::note_manage)).titled(d::note_title),
-        Handler::new("note_view", Notes(notes::note_view)).titled(d::note_title),
-        Handler::new("notes_search", Notes(notes::notes_search)).titled(d::query_title),
+        Handler::new("note_view", Notes(notes::note_view)).titled(d::note_title).spare(),
+        Handler::new("notes_search", Notes(notes::notes_search)).titled(d::query_title).spare(),
         Handler::new("plan_submit", Engine(crate::engine_tools::plan_submit)).summed(d::plan_verdict_summary),
         Handler::new("plan_update", AtOnce(crate::engine_tools::plan_update)),
         Handler::new("plan_write", AtOnce(crate::engine_tools::plan_write)),
         Handler::new("read", Files(&on_files::READ)).summed(d::read_summary),
         Handler::new("recall", Recall),
         Handler::new("report", Team(team::report)),
-        Handler::new("session_search", AtOnce(library::session_search)).titled(d::query_title),
-        Handler::new("tasks", AtOnce(library::tasks)),
-        Handler::new("decisions", AtOnce(library::decisions)),
+        Handler::new("session_search", AtOnce(library::session_search)).titled(d::query_title).spare(),
+        Handler::new("tasks", AtOnce(library::tasks)).spare(),
+        Handler::new("decisions", AtOnce(library::decisions)).spare(),
         Handler::new("settings", AtOnce(library::settings)),
         Handler::new("skill_manage", Skills(lembas_tools::skill_manage)).always_asking().spare(),
         Handler::new("skill_view", Skills(lembas_tools::skill_view)).spare(),
@@ -302,6 +308,11 @@ mod tests {
                 "job_list",
                 "job_send",
                 "multiedit",
+                "note_view",
+                "notes_search",
+                "session_search",
+                "tasks",
+                "decisions",
                 "skill_manage",
                 "skill_view",
                 "skills_list",

@@ -57,11 +57,28 @@ pub(crate) async fn run_one(
             None => ToolOutput::Error("The command could not be made ready to run.".into()),
         },
         Runs::Files(tool) => blocking(move || tool.run(&tools.ws, &call.args)).await,
-        Runs::Skills(run) => blocking(move || run(&tools.skills, &call.args)).await,
-        Runs::Notes(run) => blocking(move || run(&tools.notes, &call.args)).await,
+        Runs::Skills(run) => {
+            blocking(move || match needs(&call.name, "skills") {
+                true if lembas_tools::discover_skills(&tools.skills).is_empty() => super::unavailable(&call.name),
+                _ => run(&tools.skills, &call.args),
+            })
+            .await
+        }
+        Runs::Notes(run) => {
+            blocking(move || match needs(&call.name, "notes") {
+                true if !tools.notes.any() => super::unavailable(&call.name),
+                _ => run(&tools.notes, &call.args),
+            })
+            .await
+        }
         Runs::Beside(run) => run(&tools, &call).await,
         _ => ToolOutput::Error(format!("There is no tool called {} here.", call.name)),
     }
+}
+
+/// Whether tool `name` is offered for `what` (notes, skills) that may come during the session.
+fn needs(name: &str, what: &str) -> bool {
+    lembas_spec::tool(name).is_some_and(|def| def.requires.iter().any(|r| r == what))
 }
 
 /// What `work` answers, done on a blocking thread: reading a file may go through an editor that
