@@ -43,7 +43,8 @@ async fn a_turn_reads_edits_runs_a_command_and_answers_keeping_the_prefix() {
     );
     let names: Vec<&str> =
         first["tools"].as_array().unwrap().iter().map(|t| t["function"]["name"].as_str().unwrap()).collect();
-    // Every device tool a bare terminal can offer, in the definitions' order; the fake model says
+    // Every device tool a bare terminal can offer (the library's too, with nothing in it yet),
+    // in the definitions' order; the fake model says
     // nothing of its capacity, so it may serve subagents itself (`task` and the team's tools, but
     // not those only a subagent has), and it does not see (no `view_image`).
     assert_eq!(
@@ -52,6 +53,7 @@ async fn a_turn_reads_edits_runs_a_command_and_answers_keeping_the_prefix() {
             "apply_patch",
             "ask_user",
             "bash",
+            "decisions",
             "edit",
             "glob",
             "grep",
@@ -62,13 +64,19 @@ async fn a_turn_reads_edits_runs_a_command_and_answers_keeping_the_prefix() {
             "list",
             "multiedit",
             "note_manage",
+            "note_view",
+            "notes_search",
             "plan_submit",
             "plan_update",
             "plan_write",
             "read",
             "recall",
+            "session_search",
             "skill_manage",
+            "skill_view",
+            "skills_list",
             "task",
+            "tasks",
             "team_add",
             "team_assign",
             "team_decide",

@@ -321,7 +321,23 @@ async fn an_explore_subagent_only_reads_and_searches() {
     let requests = h.server.chat_requests();
     let sub: Vec<&Value> = requests.iter().filter(|r| system(r).contains(SUBAGENT)).collect();
     // What the definitions say only reads (`risk: read`).
-    assert_eq!(tool_names(sub[0]), ["glob", "grep", "job_list", "job_output", "list", "read", "recall"]);
+    assert_eq!(
+        tool_names(sub[0]),
+        [
+            "glob",
+            "grep",
+            "job_list",
+            "job_output",
+            "list",
+            "note_view",
+            "notes_search",
+            "read",
+            "recall",
+            "session_search",
+            "skill_view",
+            "skills_list"
+        ]
+    );
     assert!(system(sub[0]).contains("none to change anything or run commands"));
     assert!(tool_results(sub[1])[0].contains("There is no tool called bash here"), "{:?}", tool_results(sub[1]));
     assert!(!h.root.join("x").exists());

@@ -87,12 +87,13 @@ pub async fn update(url: Option<String>, check: bool) -> Result<u8, Failure> {
         out!("lembas {current} is the newest (the release source offers {newest}).");
         return Ok(exit::OK);
     }
+    let exe = std::env::current_exe().and_then(|p| p.canonicalize()).map_err(|e| failed(e.to_string()))?;
     if check {
-        out!("lembas {newest} is out (this is {current}): `lembas update` installs it.");
+        let built_here = manifest.archives.contains_key(&platform());
+        out!("{}", news(&newest, built_here, managed_elsewhere(&exe)));
         say_notes(&manifest.notes);
         return Ok(exit::OK);
     }
-    let exe = std::env::current_exe().and_then(|p| p.canonicalize()).map_err(|e| failed(e.to_string()))?;
     if let Some(how) = managed_elsewhere(&exe) {
         return Err(failed(how));
     }
@@ -130,6 +131,24 @@ struct Checked {
     newest: Option<String>,
     /// When the person was last told of it (ms).
     told_at: i64,
+    /// Whether it has a build for this platform (absent in a file an older lembas wrote: yes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    built_here: Option<bool>,
+}
+
+/// What the person is told of a newer lembas: the way to it — `lembas update`, or, where the
+/// release has no build for this platform or another tool installed this lembas, what to do
+/// instead.
+fn news(newest: &semver::Version, built_here: bool, managed: Option<String>) -> String {
+    let current = this_version();
+    match (managed, built_here) {
+        (Some(how), _) => format!("lembas {newest} is out (this is {current}); {how}."),
+        (None, false) => format!(
+            "lembas {newest} is out (this is {current}), but it has no build for {}: build it from source (install.sh does, with cargo).",
+            platform()
+        ),
+        (None, true) => format!("lembas {newest} is out (this is {current}): `lembas update` installs it."),
+    }
 }
 
 const DAY_MS: i64 = 24 * 60 * 60 * 1000;
@@ -150,7 +169,7 @@ pub fn mention(home: &lembas_config::Home, now_ms: i64) -> Option<String> {
     }
     checked.told_at = now_ms;
     std::fs::write(&file, serde_json::to_vec(&checked).ok()?).ok()?;
-    Some(format!("lembas {newest} is out (this is {}): `lembas update` installs it.", this_version()))
+    Some(news(&newest, checked.built_here != Some(false), None))
 }
 
 /// Reads the release source in the background when it was not read today (`[update] check =
@@ -168,10 +187,17 @@ pub fn check_in_background(home: &lembas_config::Home, settings: &lembas_config:
     let url = source(None, settings.url.clone());
     tokio::spawn(async move {
         let newest = match client(std::time::Duration::from_secs(10)) {
-            Ok(client) => read_manifest(&client, &url).await.ok().map(|(_, newest)| newest.to_string()),
+            Ok(client) => read_manifest(&client, &url)
+                .await
+                .ok()
+                .map(|(manifest, newest)| (newest.to_string(), manifest.archives.contains_key(&platform()))),
             Err(_) => None,
         };
-        let checked = Checked { checked_at: now_ms, newest: newest.or(checked.newest), told_at: checked.told_at };
+        let (newest, built_here) = match newest {
+            Some((newest, built_here)) => (Some(newest), Some(built_here)),
+            None => (checked.newest, checked.built_here),
+        };
+        let checked = Checked { checked_at: now_ms, newest, told_at: checked.told_at, built_here };
         if let Some(folder) = file.parent() {
             let _ = std::fs::create_dir_all(folder);
         }
@@ -346,6 +372,8 @@ mod tests {
         }
         let said = mention(&home, now).expect("a newer lembas is mentioned");
         assert!(said.starts_with("lembas 99.0.0 is out"), "{said}");
+        // The release lists no build for this platform: not "`lembas update` installs it".
+        assert!(said.contains(&format!("no build for {}", platform())) && !said.contains("lembas update"), "{said}");
         assert_eq!(mention(&home, now + DAY_MS / 2), None, "once a day at most");
         assert!(mention(&home, now + DAY_MS + 1).is_some());
         // Read today already: not again until tomorrow.

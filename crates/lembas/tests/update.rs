@@ -100,6 +100,21 @@ async fn a_newer_release_is_checked_verified_and_put_in_place() {
 }
 
 #[tokio::test]
+async fn a_release_with_no_build_for_this_platform_is_not_said_to_install() {
+    let server = ReleaseServer::start().await;
+    let manifest =
+        json!({ "version": "99.0.0", "archives": { "riscv64-plan9": { "url": "x.tar.gz", "sha256": "00" } } });
+    server.serve("/manifest.json", manifest.to_string());
+    let dir = tempfile::tempdir().unwrap();
+    let exe = installed(dir.path(), "bin");
+    let url = format!("{}/manifest.json", server.url());
+    let out = run(&exe, &dir.path().join("home"), &["update", "--check", "--url", &url]).await;
+    assert!(out.status.success(), "{}", said(&out));
+    assert!(said(&out).contains(&format!("has no build for {}", platform())), "{}", said(&out));
+    assert!(!said(&out).contains("`lembas update` installs it"), "{}", said(&out));
+}
+
+#[tokio::test]
 async fn a_bad_checksum_or_a_cut_download_leaves_the_old_lembas_working() {
     let server = ReleaseServer::start().await;
     let (archive, sum) = newer_archive();
