@@ -33,6 +33,10 @@ pub struct ToolOutcome {
     /// where the whole transcript is read.
     #[serde(default)]
     pub show_body: bool,
+    /// The body is shown whole, never folded: a refusal, whose part the person needs (the rule
+    /// to add, the way round) is often its last.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub whole: bool,
 }
 
 impl ToolOutcome {
@@ -49,9 +53,12 @@ impl ToolOutcome {
         summary
     }
 
-    /// A call refused before it ran: its reason, said by its first line.
+    /// A call refused before it ran: its reason whole — its first line as the summary (uncut: the
+    /// part a person needs may be at its end), the rest shown under it.
     pub fn refused(reason: &str) -> ToolOutcome {
-        ToolOutcome { summary: Self::summary_line(reason), went_wrong: true, body: reason.to_owned(), show_body: false }
+        let summary = reason.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim().to_owned();
+        let said_all = reason.trim() == summary;
+        ToolOutcome { summary, went_wrong: true, body: reason.to_owned(), show_body: !said_all, whole: true }
     }
 }
 

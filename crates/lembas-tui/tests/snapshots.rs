@@ -81,7 +81,7 @@ fn tool(app: &mut App, id: &str, name: &str, title: &str, outcome: ToolOutcome) 
 }
 
 fn ended(summary: &str, body: &str, show_body: bool, went_wrong: bool) -> ToolOutcome {
-    ToolOutcome { summary: summary.into(), body: body.into(), show_body, went_wrong }
+    ToolOutcome { summary: summary.into(), body: body.into(), show_body, went_wrong, whole: false }
 }
 
 const MARKDOWN: &str = "## What changed\n\nThe parser now keeps **every** token, and `lex()` reports where each came from. See [the notes](https://example.com/notes).\n\n1. Read the grammar\n2. Change the lexer\n   - keep spans\n   - test them\n3. Run the tests\n\n> Spans are byte offsets.\n\n| File | Lines | What |\n|---|--:|---|\n| src/lex.rs | 120 | the lexer, with spans kept for every token |\n| src/parse.rs | 80 | the parser |\n\n```rust\nfn span(&self) -> Range<usize> { self.start..self.end }\n```\n";

@@ -61,6 +61,7 @@ fn a_turn_flows_into_blocks_and_the_progress_line() {
             body: "@@ -1 +1 @@\n-a - b\n+a + b".into(),
             show_body: true,
             went_wrong: false,
+            whole: false,
         },
         diffs: vec![FileDiff { path: "/p/src/a.rs".into(), old: Some("a - b".into()), new: Some("a + b".into()) }],
     });
@@ -454,6 +455,7 @@ fn long_output_folds_and_ctrl_o_shows_it_whole() {
             body: output.join("\n"),
             show_body: true,
             went_wrong: false,
+            whole: false,
         },
         diffs: vec![],
     });
@@ -462,7 +464,9 @@ fn long_output_folds_and_ctrl_o_shows_it_whole() {
     assert_eq!(block[1], "  ⎿ done, 20 lines of output");
     assert_eq!(block[2], "    -line 1");
     assert_eq!(block.len(), 2 + 12 + 1, "{block:?}");
-    assert_eq!(block[14], "    … 8 more lines (Ctrl-O shows all)");
+    // Its start and its end, the count between: a test run's verdict is at its end.
+    assert_eq!(block[8], "    … 8 more lines (Ctrl-O shows all)");
+    assert_eq!(block[14], "    -line 20");
     // A command's output is not a diff: a leading '-' is not coloured as a removal.
     let coloured = block_lines(app.finished.last().unwrap(), 60, Theme { no_color: false });
     assert_ne!(coloured[2].spans[0].style.fg, Some(ratatui::style::Color::Red));

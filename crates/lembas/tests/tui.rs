@@ -186,3 +186,33 @@ async fn esc_leaves_a_question_unanswered_and_slash_plan_plans_a_task_in_plan_mo
     assert!(last.starts_with("\"move storage to sqlite"), "{last}");
     assert!(last.contains("The permission mode is now plan"), "{last}");
 }
+
+#[tokio::test]
+async fn long_output_shows_its_start_and_end_and_a_refusal_shows_whole() {
+    if !common::tmux::tmux_available() {
+        eprintln!("tmux is not installed: the terminal UI test runs in CI (.ci/run installs tmux)");
+        return;
+    }
+    let server = FakeServer::start(vec![
+        Scripted::tool_call("bash", json!({"command": "seq 1 30"})),
+        Scripted::tool_call("bash", json!({"command": "rm -rf ~"})),
+        Scripted::text("Counted."),
+    ])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let (home, project) = common::tmux::make_project(dir.path(), &server, &[("notes.txt", "x\n")]).await;
+    let tmux = common::tmux::launch("fold-ends", &home, &project, "--mode auto", (80, 40));
+    tmux.wait_for("Trust this project?").await;
+    tmux.send(&["y", "Enter"]);
+    tmux.wait_for("mode: auto").await;
+    tmux.send(&["-l", "count to thirty"]);
+    tmux.send(&["Enter"]);
+    let screen = tmux.wait_for("Counted.").await;
+    let rows: Vec<&str> = screen.lines().map(str::trim).collect();
+    let fold = rows.iter().position(|r| *r == "… 18 more lines (Ctrl-O shows all)").expect(&screen);
+    assert_eq!(rows[fold - 1], "6", "its start:\n{screen}");
+    assert_eq!(rows[fold + 6], "30", "and its end, where a verdict is:\n{screen}");
+    // The hardline's refusal whole: what it refuses and that it never runs, not cut at a width.
+    assert!(screen.contains("lembas never runs this."), "{screen}");
+    assert!(!screen.contains("never run…"), "{screen}");
+}

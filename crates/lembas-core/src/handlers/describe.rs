@@ -147,6 +147,7 @@ pub(crate) fn outcome(handler: &Handler, text: &str, failed: bool) -> ToolOutcom
         show_body: !failed && (command || changes),
         body: if command { without_ending(body) } else { body.to_owned() },
         summary,
+        whole: false,
     }
 }
 

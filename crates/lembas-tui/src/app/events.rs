@@ -220,7 +220,10 @@ impl App {
             // A change shows its diff and a command its output, folded past a dozen lines;
             // anything else its summary alone.
             if outcome.show_body {
-                *shown = fold(&outcome.body);
+                *shown = match outcome.whole {
+                    true => without_summary(&outcome.body, &outcome.summary),
+                    false => fold(&outcome.body),
+                };
             }
         }
         self.finished.push(block);
@@ -428,12 +431,26 @@ const SHOWN_LINES: usize = 12;
 /// than folded.
 fn fold(text: &str) -> String {
     let lines: Vec<&str> = text.lines().collect();
-    let keep = if lines.len() == SHOWN_LINES + 1 { lines.len() } else { SHOWN_LINES };
-    let mut shown: Vec<String> = lines.iter().take(keep).map(|l| (*l).to_owned()).collect();
-    if lines.len() > keep {
-        shown.push(format!("… {} more lines (Ctrl-O shows all)", lines.len() - keep));
+    if lines.len() <= SHOWN_LINES + 1 {
+        return lines.join("\n");
     }
+    // Its start and its end: a test run's verdict, a build's error, is at the end.
+    let head = SHOWN_LINES / 2;
+    let tail = SHOWN_LINES - head;
+    let mut shown: Vec<&str> = lines[..head].to_vec();
+    let between = format!("… {} more lines (Ctrl-O shows all)", lines.len() - head - tail);
+    shown.push(&between);
+    shown.extend(&lines[lines.len() - tail..]);
     shown.join("\n")
+}
+
+/// A body shown whole under its summary, without the line the summary already says.
+fn without_summary(body: &str, summary: &str) -> String {
+    let body = body.trim();
+    match body.split_once('\n') {
+        Some((first, rest)) if first.trim() == summary => rest.trim().to_owned(),
+        _ => body.to_owned(),
+    }
 }
 
 /// `/agents`: each custom agent with what it is for, its tools and mode, and its file.
@@ -460,7 +477,46 @@ mod tests {
         let thirteen: String = (1..=13).map(|i| format!("line {i}\n")).collect();
         assert!(!fold(&thirteen).contains("more line"), "{}", fold(&thirteen));
         let twenty: String = (1..=20).map(|i| format!("line {i}\n")).collect();
-        assert!(fold(&twenty).ends_with("… 8 more lines (Ctrl-O shows all)"));
+        let folded: Vec<String> = fold(&twenty).lines().map(str::to_owned).collect();
+        assert_eq!(folded.len(), 13, "{folded:?}");
+        assert_eq!(folded[..2], ["line 1", "line 2"], "its start");
+        assert_eq!(folded[6], "… 8 more lines (Ctrl-O shows all)");
+        assert_eq!(folded[12], "line 20", "and its end, where a test run's verdict is");
+    }
+
+    #[test]
+    fn a_refusal_is_shown_whole_under_its_summary_never_folded() {
+        let rule = "Add `allow bash(git push *)` to .lembas/settings.toml to let it run.";
+        let reason: String =
+            format!("bash not run: git push is asked in edit mode.\n{}{rule}", "The remote is shared.\n".repeat(14));
+        let mut app = App::default();
+        app.apply(&Event::ToolStart {
+            call_id: "c1".into(),
+            tool: "bash".into(),
+            title: "git push".into(),
+            args: serde_json::json!({"command": "git push"}),
+            paths: Vec::new(),
+        });
+        app.apply(&Event::ToolDenied { call_id: "c1".into(), tool: "bash".into(), reason: reason.clone() });
+        let Some(Block::Tool { summary, shown, .. }) = app.finished.last() else { panic!("{:?}", app.finished) };
+        assert_eq!(summary, "bash not run: git push is asked in edit mode.");
+        assert!(shown.ends_with(rule) && !shown.contains("more lines"), "{shown}");
+        assert!(!shown.contains("asked in edit mode"), "the summary's line is not said twice: {shown}");
+        // A one-line refusal the summary says whole shows nothing more.
+        app.apply(&Event::ToolStart {
+            call_id: "c2".into(),
+            tool: "bash".into(),
+            title: "ls".into(),
+            args: serde_json::json!({"command": "ls"}),
+            paths: Vec::new(),
+        });
+        app.apply(&Event::ToolDenied {
+            call_id: "c2".into(),
+            tool: "bash".into(),
+            reason: "Refused by a rule.".into(),
+        });
+        let Some(Block::Tool { shown, .. }) = app.finished.last() else { panic!() };
+        assert!(shown.is_empty(), "{shown}");
     }
 
     #[test]
