@@ -437,17 +437,12 @@ impl Session {
         let events = self.events.clone();
         let mut writing_since: Option<Instant> = None;
         let mut written = 0u64;
-        // Once the request is out, what the turn's calls need is made ready meanwhile: the
-        // sandbox for its commands, the files as they were for its undo.
+        // Once the request is out, the sandbox for the turn's commands is made ready meanwhile
+        // (the files as they were, for its undo, are read from the turn's start: `snapshots.rs`).
         let mut prepare_sandbox = self.sandbox_preparation();
-        let mut read_snapshot = self.snapshot_read_due();
-        let mut snapshot_read = None;
         let mut on_event = |event: StreamEvent| {
             if let Some(prepare) = prepare_sandbox.take() {
                 prepare();
-            }
-            if let Some(read) = read_snapshot.take() {
-                snapshot_read = Some(read());
             }
             match event {
                 StreamEvent::Text(delta) => {
@@ -476,7 +471,6 @@ impl Session {
             }
         };
         let reply = self.cfg.client.chat(&request, &mut on_event, cancel).await;
-        self.snapshot_read_started(snapshot_read, read_snapshot.is_some());
         self.tell_narrowed_levels();
         let reply = reply?;
         if let Some(seat) = self.role.seat() {

@@ -3,9 +3,11 @@
 //! undo puts back what changed between the two, whoever changed it: lembas' file tools, a
 //! command, a subagent, a team's member.
 //!
-//! The one before is taken as the turn opens, while the model is asked (in a large project it is
-//! a walk of its files, which the person then does not wait on); it is kept only when a call may
-//! change something, and waited for then. The one after is taken as the turn ends, before it is
+//! The one before is read from the moment the turn opens, beside the making of its first request
+//! and while the model is asked (in a large project it is a walk of its files, which the person
+//! then does not wait on); it is kept only when a call may change something, and waited for then.
+//! Started any later — once the request was out, as it was until issue #59 — a model that answers
+//! at once had its first change wait on the read (3 `git` runs, ~5 ms). The one after is taken as the turn ends, before it is
 //! said to have ended: taken later, a file the person saved in between would count as the
 //! turn's, and an undo would take their edit back (file times cannot tell the two apart: a file
 //! system's clock moves in steps of milliseconds).
@@ -55,8 +57,6 @@ pub(crate) struct TurnSnapshot {
     pub taken: bool,
     /// The person was told snapshots could not be taken (once a session).
     trouble_told: bool,
-    /// The files are to be read as the model is asked ([`Session::snapshot_read_due`]).
-    due: bool,
     /// The snapshot taken as the turn opened, being read: its tree.
     ahead: Option<ReadAhead>,
     /// What the last undo or rewind left because it changed after its turn: the tree it would
@@ -74,45 +74,22 @@ impl Session {
         Store::open(&self.cfg.snapshots_dir, &self.ws.root, self.cfg.snapshot_limits)
     }
 
-    /// A turn the person started opens: the files are to be read while the model is asked.
-    /// (A subagent's changes are its parent's turn's, which kept the files before it started.)
+    /// A turn the person started opens: the files as they are now are read, on a blocking
+    /// thread, while the turn goes on. (A subagent's changes are its parent's turn's, which kept
+    /// the files before it started.)
     pub(crate) async fn snapshot_ahead(&mut self) {
         if self.role.is_subagent() {
             return;
         }
         // Snapshots use the session's index: one at a time.
         self.settle_snapshots().await;
-        self.snapshot.due = true;
-    }
-
-    /// The read of the files as they were before the turn, when one is due: started once the
-    /// request is out (its `git` runs would otherwise share the cores with making it), and
-    /// always before any call runs, since calls come after the reply.
-    pub(crate) fn snapshot_read_due(&mut self) -> Option<impl FnOnce() -> ReadAhead + Send + 'static> {
-        if !std::mem::take(&mut self.snapshot.due) {
-            return None;
-        }
-        Some(self.files_read())
-    }
-
-    /// The read started while the model was asked, kept for the turn's first change; or, where
-    /// none started (no reply began), still due.
-    pub(crate) fn snapshot_read_started(&mut self, started: Option<ReadAhead>, still_due: bool) {
-        if let Some(read) = started {
-            self.snapshot.ahead = Some(read);
-        }
-        self.snapshot.due |= still_due;
+        self.snapshot.ahead = Some(self.read_files());
     }
 
     /// The project's files read into the store on a blocking thread: the tree they make.
     fn read_files(&self) -> ReadAhead {
-        self.files_read()()
-    }
-
-    /// That read, to be started later.
-    fn files_read(&self) -> impl FnOnce() -> ReadAhead + Send + 'static {
         let (store, id, watch) = (self.snapshots(), self.id.clone(), self.snapshot.watch.clone());
-        move || tokio::task::spawn_blocking(move || take(&store, &id, &watch).map(|taken| taken.tree))
+        tokio::task::spawn_blocking(move || take(&store, &id, &watch).map(|taken| taken.tree))
     }
 
     /// Before the turn's first call that may change the project: the files as they were are
@@ -122,8 +99,6 @@ impl Session {
             return;
         };
         self.snapshot.taken = true;
-        // Read here if no read began while the model was asked: none is due after this.
-        self.snapshot.due = false;
         // A turn no person started (a job's note) after an undo has none read ahead: read now.
         let tree = match self.snapshot.ahead.take() {
             Some(ahead) => ahead.await,
