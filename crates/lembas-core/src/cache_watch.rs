@@ -37,6 +37,13 @@ impl Session {
         let expected = self.tokens_of(shared.bytes);
         // Servers cache in blocks and count their template's tokens: a fifth is slack.
         if expected < WORTH_SAYING || cached as f64 >= expected as f64 * 0.8 {
+            if cached as f64 >= expected as f64 * 0.8 {
+                self.sent.unexplained_told = false;
+            }
+            return;
+        }
+        // A server that keeps little misses at every step: said once, until it caches well again.
+        if shared.unexplained() && std::mem::replace(&mut self.sent.unexplained_told, true) {
             return;
         }
         let message = format!(

@@ -178,6 +178,25 @@ async fn a_cache_miss_is_explained_with_where_the_prefix_changed() {
 }
 
 #[tokio::test]
+async fn a_server_that_keeps_little_is_said_once_until_it_caches_well_again() {
+    let h = Harness::new(vec![
+        Scripted::text("").with_call("read", r#"{"path": "src/lib.rs"}"#).with_usage(6500, 10, 5000),
+        Scripted::text("").with_call("glob", r#"{"pattern": "*.rs"}"#).with_usage(6600, 10, 0),
+        Scripted::text("").with_call("list", r#"{}"#).with_usage(6700, 10, 0),
+        Scripted::text("").with_call("grep", r#"{"pattern": "add"}"#).with_usage(6800, 10, 6700),
+        Scripted::text("Looked.").with_usage(6900, 5, 0),
+    ])
+    .await;
+    let mut session = h.start(Mode::Edit);
+    session.prompt("look around", &CancellationToken::new()).await;
+    let said = notices(&session.drain());
+    let misses = said.iter().filter(|n| n.starts_with("The server read about")).count();
+    // The second request's miss is said, the third's (the same news) is not; the fourth was
+    // cached well, so the fifth's miss is news again.
+    assert_eq!(misses, 2, "{said:?}");
+}
+
+#[tokio::test]
 async fn a_summary_ask_refused_for_its_length_is_asked_again_from_a_shorter_transcript() {
     let h = Harness::new(vec![
         Scripted::text("Hello."),

@@ -14,6 +14,9 @@ pub(crate) struct LastSent {
     model: String,
     /// The server has said it caches (a request came back with cached tokens).
     pub(crate) caches: bool,
+    /// A miss nothing lembas sent explains was said, and no request has been cached well since:
+    /// the next such miss is the same news (a server that keeps little), not said again.
+    pub(crate) unexplained_told: bool,
     /// lembas changed what it sends since the last request: why.
     because: Option<&'static str>,
 }
@@ -43,6 +46,11 @@ enum Departs {
 
 impl Shared {
     /// Where the prefix changed, as the person is told it.
+    /// Nothing lembas sent changed: the server let the prefix go.
+    pub(crate) fn unexplained(&self) -> bool {
+        self.departs == Departs::Nowhere
+    }
+
     pub(crate) fn said(&self) -> String {
         let because = self.because.map(|why| format!(" ({why})")).unwrap_or_default();
         match &self.departs {
