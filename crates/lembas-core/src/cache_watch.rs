@@ -36,10 +36,11 @@ impl Session {
         let Some(shared) = shared.filter(|_| self.sent.caches) else { return };
         let expected = self.tokens_of(shared.bytes);
         // Servers cache in blocks and count their template's tokens: a fifth is slack.
-        if expected < WORTH_SAYING || cached as f64 >= expected as f64 * 0.8 {
-            if cached as f64 >= expected as f64 * 0.8 {
-                self.sent.unexplained_told = false;
-            }
+        if cached as f64 >= expected as f64 * 0.8 {
+            self.sent.unexplained_told = false;
+            return;
+        }
+        if expected < WORTH_SAYING {
             return;
         }
         // A server that keeps little misses at every step: said once, until it caches well again.

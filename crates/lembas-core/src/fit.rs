@@ -83,10 +83,7 @@ impl Session {
         }
         let earlier = self.state.offer.take().map(|o| o.left_out).unwrap_or_default();
         let fit = self.fit_the_window();
-        let told = fit.as_ref().map(|fit| match fit.too_small {
-            true => format!("{}.", crate::opening::capitalized(&fit.said())),
-            false => fit.trimmed(self.cfg.model.display_name()),
-        });
+        let told = fit.as_ref().map(|fit| fit.told(self.cfg.model.display_name()));
         let first_request = self.prefix_tokens();
         let mut fit = fit.unwrap_or(WindowFit { window, left_out: Vec::new(), first_request, too_small: false });
         fit.left_out.splice(0..0, earlier);

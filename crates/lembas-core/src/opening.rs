@@ -298,11 +298,7 @@ impl Session {
             None => {}
         }
         if let Some(offer) = &self.state.offer {
-            let message = match offer.too_small {
-                true => format!("{}.", capitalized(&offer.said())),
-                false => offer.trimmed(self.cfg.model.display_name()),
-            };
-            self.emit(Event::Notice { message });
+            self.emit(Event::Notice { message: offer.told(self.cfg.model.display_name()) });
         }
         self.report_context();
         if let Some(seat) = self.leads_team() {
@@ -326,10 +322,4 @@ impl Session {
             .collect();
         self.emit(Event::AgentFiles { agents });
     }
-}
-
-/// `text` with its first letter a capital.
-pub(crate) fn capitalized(text: &str) -> String {
-    let mut chars = text.chars();
-    chars.next().map(|c| c.to_uppercase().chain(chars).collect()).unwrap_or_default()
 }

@@ -45,7 +45,7 @@ impl ToolOutcome {
 
     /// The first line of `text` that says something, cut to a summary's length.
     pub fn summary_line(text: &str) -> String {
-        let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+        let line = Self::first_said(text);
         let mut summary: String = line.chars().take(Self::SUMMARY_CHARS).collect();
         if line.chars().count() > Self::SUMMARY_CHARS {
             summary.push('…');
@@ -53,10 +53,15 @@ impl ToolOutcome {
         summary
     }
 
+    /// The first line of `text` that says something.
+    fn first_said(text: &str) -> &str {
+        text.lines().find(|l| !l.trim().is_empty()).unwrap_or("")
+    }
+
     /// A call refused before it ran: its reason whole — its first line as the summary (uncut: the
     /// part a person needs may be at its end), the rest shown under it.
     pub fn refused(reason: &str) -> ToolOutcome {
-        let summary = reason.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim().to_owned();
+        let summary = Self::first_said(reason).trim().to_owned();
         let said_all = reason.trim() == summary;
         ToolOutcome { summary, went_wrong: true, body: reason.to_owned(), show_body: !said_all, whole: true }
     }

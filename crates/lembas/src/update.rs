@@ -33,6 +33,13 @@ struct Manifest {
     archives: BTreeMap<String, Archive>,
 }
 
+impl Manifest {
+    /// This platform's archive, where the release has one.
+    fn archive_here(&self) -> Option<&Archive> {
+        self.archives.get(&platform())
+    }
+}
+
 #[derive(Debug, Deserialize)]
 struct Archive {
     url: String,
@@ -89,15 +96,14 @@ pub async fn update(url: Option<String>, check: bool) -> Result<u8, Failure> {
     }
     let exe = std::env::current_exe().and_then(|p| p.canonicalize()).map_err(|e| failed(e.to_string()))?;
     if check {
-        let built_here = manifest.archives.contains_key(&platform());
-        out!("{}", news(&newest, built_here, managed_elsewhere(&exe)));
+        out!("{}", news(&newest, manifest.archive_here().is_some(), managed_elsewhere(&exe)));
         say_notes(&manifest.notes);
         return Ok(exit::OK);
     }
     if let Some(how) = managed_elsewhere(&exe) {
         return Err(failed(how));
     }
-    let archive = manifest.archives.get(&platform()).ok_or_else(|| {
+    let archive = manifest.archive_here().ok_or_else(|| {
         failed(format!(
             "lembas {newest} has no release for {}: build it from source (install.sh does, with cargo)",
             platform()
@@ -190,7 +196,7 @@ pub fn check_in_background(home: &lembas_config::Home, settings: &lembas_config:
             Ok(client) => read_manifest(&client, &url)
                 .await
                 .ok()
-                .map(|(manifest, newest)| (newest.to_string(), manifest.archives.contains_key(&platform()))),
+                .map(|(manifest, newest)| (newest.to_string(), manifest.archive_here().is_some())),
             Err(_) => None,
         };
         let (newest, built_here) = match newest {

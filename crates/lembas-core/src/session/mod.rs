@@ -165,6 +165,12 @@ pub(crate) struct WindowFit {
     pub too_small: bool,
 }
 
+/// `text` with its first letter a capital.
+fn capitalized(text: &str) -> String {
+    let mut chars = text.chars();
+    chars.next().map(|c| c.to_uppercase().chain(chars).collect()).unwrap_or_default()
+}
+
 /// How a person gets a window of at least `tokens` from the local servers they run (the next
 /// power of two, as `-c` is usually given).
 pub(crate) fn larger_window(tokens: u64) -> String {
@@ -196,6 +202,14 @@ impl WindowFit {
             self.left_out.join(", "),
             larger_window(self.window * 2)
         )
+    }
+
+    /// What the person is told of it, once: that the window is too small, or what was left out.
+    pub(crate) fn told(&self, model: &str) -> String {
+        match self.too_small {
+            true => format!("{}.", capitalized(&self.said())),
+            false => self.trimmed(model),
+        }
     }
 }
 

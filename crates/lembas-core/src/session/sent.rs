@@ -45,12 +45,12 @@ enum Departs {
 }
 
 impl Shared {
-    /// Where the prefix changed, as the person is told it.
     /// Nothing lembas sent changed: the server let the prefix go.
     pub(crate) fn unexplained(&self) -> bool {
         self.departs == Departs::Nowhere
     }
 
+    /// Where the prefix changed, as the person is told it.
     pub(crate) fn said(&self) -> String {
         let because = self.because.map(|why| format!(" ({why})")).unwrap_or_default();
         match &self.departs {

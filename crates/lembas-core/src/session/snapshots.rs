@@ -7,8 +7,8 @@
 //! and while the model is asked (in a large project it is a walk of its files, which the person
 //! then does not wait on); it is kept only when a call may change something, and waited for then.
 //! Started any later — once the request was out, as it was until issue #59 — a model that answers
-//! at once had its first change wait on the read (3 `git` runs, ~5 ms). The one after is taken as the turn ends, before it is
-//! said to have ended: taken later, a file the person saved in between would count as the
+//! at once had its first change wait on the read (3 `git` runs, ~5 ms). The one after is taken as
+//! the turn ends, before it is said to have ended: taken later, a file the person saved in between would count as the
 //! turn's, and an undo would take their edit back (file times cannot tell the two apart: a file
 //! system's clock moves in steps of milliseconds).
 

@@ -484,32 +484,31 @@ mod tests {
         assert_eq!(folded[12], "line 20", "and its end, where a test run's verdict is");
     }
 
+    /// A bash call `id` of `command` starts.
+    fn start_bash(app: &mut App, id: &str, command: &str) {
+        app.apply(&Event::ToolStart {
+            call_id: id.into(),
+            tool: "bash".into(),
+            title: command.into(),
+            args: serde_json::json!({ "command": command }),
+            paths: Vec::new(),
+        });
+    }
+
     #[test]
     fn a_refusal_is_shown_whole_under_its_summary_never_folded() {
         let rule = "Add `allow bash(git push *)` to .lembas/settings.toml to let it run.";
         let reason: String =
             format!("bash not run: git push is asked in edit mode.\n{}{rule}", "The remote is shared.\n".repeat(14));
         let mut app = App::default();
-        app.apply(&Event::ToolStart {
-            call_id: "c1".into(),
-            tool: "bash".into(),
-            title: "git push".into(),
-            args: serde_json::json!({"command": "git push"}),
-            paths: Vec::new(),
-        });
+        start_bash(&mut app, "c1", "git push");
         app.apply(&Event::ToolDenied { call_id: "c1".into(), tool: "bash".into(), reason: reason.clone() });
         let Some(Block::Tool { summary, shown, .. }) = app.finished.last() else { panic!("{:?}", app.finished) };
         assert_eq!(summary, "bash not run: git push is asked in edit mode.");
         assert!(shown.ends_with(rule) && !shown.contains("more lines"), "{shown}");
         assert!(!shown.contains("asked in edit mode"), "the summary's line is not said twice: {shown}");
         // A one-line refusal the summary says whole shows nothing more.
-        app.apply(&Event::ToolStart {
-            call_id: "c2".into(),
-            tool: "bash".into(),
-            title: "ls".into(),
-            args: serde_json::json!({"command": "ls"}),
-            paths: Vec::new(),
-        });
+        start_bash(&mut app, "c2", "ls");
         app.apply(&Event::ToolDenied {
             call_id: "c2".into(),
             tool: "bash".into(),
