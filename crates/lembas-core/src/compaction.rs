@@ -39,8 +39,15 @@ impl Session {
         cancel: &CancellationToken,
         phases: &mut Phases,
     ) -> Result<Option<(DoneReason, String)>, EngineError> {
-        if self.window().is_none() || matches!(self.next_step_room(), Room::Reply(_)) {
-            return Ok(None);
+        match self.next_step_room() {
+            _ if self.window().is_none() => return Ok(None),
+            Room::Reply(_) => return Ok(None),
+            // Reckoned without a count of the server's behind it (a session's first request, the
+            // first after a compaction): while a reply fits it is sent, and its answer says how
+            // full the window really is — a template that leaves the tool list out reads far
+            // fewer tokens than the bytes sent, and a guess must not compact a half-full window.
+            Room::Tight(_) if self.state.counted.is_none() => return Ok(None),
+            Room::Tight(_) | Room::None { .. } => {}
         }
         if self.role.is_subagent() {
             self.stopped_by = Some("context");
@@ -72,7 +79,7 @@ impl Session {
         phases.set(Phase::Compacting);
         let mut messages = self.request_messages();
         messages.push(Message::user(compaction_ask()).to_wire(false));
-        let prompt = self.tokens_of(self.request_bytes(&messages));
+        let prompt = self.request_tokens(&messages, &self.tools);
         let mut tools = self.tools.clone();
         if let Room::None { .. } = self.room(prompt, Ask::Summary) {
             // The summary needs no tools: their room goes to the conversation.
@@ -98,6 +105,7 @@ impl Session {
         let refitted = self.refit_to_a_smaller_window();
         self.remake_prompt(None);
         self.state.last_input = 0;
+        self.state.counted = None;
         let stored: Vec<_> = self.history.iter().map(Entry::stored).collect();
         self.cfg.store.replace_history(&self.id, &stored, &self.state_value(), &self.system_prompt, now_ms())?;
         if self.tools.len() != tools_before {

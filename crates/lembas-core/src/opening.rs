@@ -75,6 +75,7 @@ impl Session {
             effort: cfg.effort.clone(),
             last_input: 0,
             bytes_per_token: None,
+            counted: None,
             always: Vec::new(),
             plan: None,
             mode_before_plan: None,

@@ -4,10 +4,15 @@
 //! and a request that would leave less than [`LEAST_REPLY`] is not sent as it is: the
 //! conversation is compacted first.
 //!
-//! Tokens are counted as the server counts them where it has said: the bytes of a request
-//! against the `prompt_tokens` its server reported for it, measured on every answer; before the
-//! first answer, the login's measure (llama.cpp's `/tokenize`, or an earlier session's
-//! measure), else the estimate of `lembas_models::ESTIMATED_BYTES_PER_TOKEN`.
+//! Tokens are counted as the server counts them where it has said. A request that carries what
+//! the server last counted (the same tools, the history grown or trimmed since) is reckoned from
+//! that count ([`Counted`]): only the bytes that changed are estimated, so whatever the server's
+//! chat template adds or leaves out — a tool list it never renders — is in the figure exactly.
+//! A request with nothing counted behind it (the first, or the first after a compaction) is
+//! estimated whole: the bytes of a request against the `prompt_tokens` its server reported,
+//! measured on every answer; before the first answer, the login's measure (llama.cpp's
+//! `/tokenize`, or an earlier session's measure), else the estimate of
+//! `lembas_models::ESTIMATED_BYTES_PER_TOKEN`.
 
 use lembas_model::WireMessage;
 
@@ -15,7 +20,7 @@ use crate::session::{Session, SessionConfig};
 
 /// The bytes a request of `messages` and `tools` carries.
 pub(crate) fn request_bytes(messages: &[WireMessage], tools: &std::sync::Arc<Vec<lembas_model::ToolSchema>>) -> usize {
-    messages.iter().map(|m| m.get().len()).sum::<usize>() + lembas_model::tools_bytes(tools)
+    messages_bytes(messages) + lembas_model::tools_bytes(tools)
 }
 
 /// The ledger a new session starts with: its output cap and read window fitted to a small
@@ -25,6 +30,32 @@ pub(crate) fn ledger_for(cfg: &SessionConfig) -> lembas_context::Ledger {
         Some(window) => lembas_context::Ledger::for_window((window as f64 * cfg.model.bytes_per_token()) as usize),
         None => lembas_context::Ledger::default(),
     }
+}
+
+/// The last request the server counted: its messages' bytes, its tools' bytes, and the tokens
+/// the server said it read. Forgotten when the history is made anew (a compaction), where a
+/// count of the old one says nothing of the new.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub(crate) struct Counted {
+    pub messages: usize,
+    pub tools: usize,
+    pub tokens: u64,
+}
+
+impl Counted {
+    /// What the server counted for a request of `messages` with `tools`.
+    pub(crate) fn of(
+        messages: &[WireMessage],
+        tools: &std::sync::Arc<Vec<lembas_model::ToolSchema>>,
+        tokens: u64,
+    ) -> Counted {
+        Counted { messages: messages_bytes(messages), tools: lembas_model::tools_bytes(tools), tokens }
+    }
+}
+
+/// The bytes `messages` carry on the wire.
+fn messages_bytes(messages: &[WireMessage]) -> usize {
+    messages.iter().map(|m| m.get().len()).sum()
 }
 
 /// The fewest tokens a reply is given: a request with less room than this is not sent as it is.
@@ -62,12 +93,6 @@ pub(crate) enum Room {
 }
 
 impl Session {
-    /// The bytes a request of `messages` and the session's tools carries: what token counts
-    /// are measured and estimated against.
-    pub(crate) fn request_bytes(&self, messages: &[WireMessage]) -> usize {
-        request_bytes(messages, &self.tools)
-    }
-
     /// How many bytes of a request one token holds on this session's server: as measured on
     /// its answers, else as the login measured it, else the estimate.
     pub(crate) fn bytes_per_token(&self) -> f64 {
@@ -77,6 +102,25 @@ impl Session {
     /// About how many tokens `bytes` of a request make on this session's server.
     pub(crate) fn tokens_of(&self, bytes: usize) -> u64 {
         (bytes as f64 / self.bytes_per_token()).ceil() as u64
+    }
+
+    /// About how many tokens a request of `messages` and `tools` makes on this session's server:
+    /// reckoned from the last request it counted where that had the same tools (only what
+    /// changed since is estimated), else estimated whole.
+    pub(crate) fn request_tokens(
+        &self,
+        messages: &[WireMessage],
+        tools: &std::sync::Arc<Vec<lembas_model::ToolSchema>>,
+    ) -> u64 {
+        let bytes = messages_bytes(messages);
+        let tool_bytes = lembas_model::tools_bytes(tools);
+        match self.state.counted {
+            Some(counted) if counted.tools == tool_bytes => {
+                let changed = (bytes as f64 - counted.messages as f64) / self.bytes_per_token();
+                (counted.tokens as f64 + changed).max(0.0).ceil() as u64
+            }
+            _ => self.tokens_of(bytes + tool_bytes),
+        }
     }
 
     /// The server counted `tokens` for a request of `bytes`: the session's measure from now on.
@@ -153,7 +197,7 @@ impl Session {
     /// What the window leaves the next step's request — the history as it stands.
     pub(crate) fn next_step_room(&self) -> Room {
         let messages = self.request_messages();
-        self.room(self.tokens_of(self.request_bytes(&messages)), Ask::Step)
+        self.room(self.request_tokens(&messages, &self.tools), Ask::Step)
     }
 }
 

@@ -416,7 +416,7 @@ impl Session {
         phases: &mut Phases,
     ) -> Result<Reply, EngineError> {
         let bytes = crate::room::request_bytes(&messages, &tools);
-        let max_tokens = match self.room(self.tokens_of(bytes), ask) {
+        let max_tokens = match self.room(self.request_tokens(&messages, &tools), ask) {
             Room::Reply(limit) | Room::Tight(limit) => limit,
             // By the estimate it does not fit; the server, which counts, judges (a refusal for
             // length is compacted and retried). A summary keeps its own bound.
@@ -480,6 +480,7 @@ impl Session {
         }
         if let Some(usage) = reply.usage {
             self.measured(bytes, usage.input_tokens);
+            self.state.counted = Some(crate::room::Counted::of(&request.messages, &request.tools, usage.input_tokens));
             self.explain_miss(shared, usage.cached_tokens);
             self.state.last_input = usage.input_tokens;
             self.prompt_tokens += usage.input_tokens + usage.output_tokens;

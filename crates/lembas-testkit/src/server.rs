@@ -89,6 +89,8 @@ pub(crate) struct Shared {
     pub(crate) counting: Mutex<Option<f64>>,
     /// Prompts cut to an Ollama window.
     pub(crate) prompts_cut: std::sync::atomic::AtomicUsize,
+    /// The chat template renders no tool list: the tools sent are not read (`crate::window`).
+    pub(crate) tools_unread: std::sync::atomic::AtomicBool,
 }
 
 /// A scripted model server on `127.0.0.1`, stopped when dropped.

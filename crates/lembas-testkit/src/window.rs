@@ -24,6 +24,12 @@ impl FakeServer {
         *self.shared.counting.lock().unwrap() = Some(bytes_per_token);
     }
 
+    /// Reads requests as a chat template that renders no tool list does (SmolLM2's): the tools
+    /// sent are neither counted nor held against the window.
+    pub fn template_without_tools(&self) {
+        self.shared.tools_unread.store(true, Ordering::Relaxed);
+    }
+
     /// Prompts an Ollama window cut from the front, silently.
     pub fn prompts_cut(&self) -> usize {
         self.shared.prompts_cut.load(Ordering::Relaxed)
@@ -39,10 +45,13 @@ impl Shared {
         }
     }
 
-    /// The tokens of a chat request's prompt: its messages and tools, as sent.
+    /// The tokens of a chat request's prompt: its messages and tools, as sent (the messages
+    /// alone where the template renders no tool list).
     pub(crate) fn prompt_tokens(&self, request: &Value) -> u64 {
-        let prompt = serde_json::to_string(&request["messages"]).unwrap_or_default()
-            + &serde_json::to_string(&request["tools"]).unwrap_or_default();
+        let mut prompt = serde_json::to_string(&request["messages"]).unwrap_or_default();
+        if !self.tools_unread.load(Ordering::Relaxed) {
+            prompt += &serde_json::to_string(&request["tools"]).unwrap_or_default();
+        }
         self.tokens(&prompt)
     }
 

@@ -317,3 +317,57 @@ async fn after_a_refusal_taught_the_window_the_offer_is_fitted_to_it_and_a_cut_o
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(names(server.chat_requests().last().unwrap()), after);
 }
+
+/// A llama.cpp server at 8k whose chat template renders no tool list (SmolLM2's), counting
+/// `bytes_per_token`: lembas' guess of a request, tools included, is far above what it reads.
+async fn template_without_tools(replies: Vec<Scripted>, bytes_per_token: f64) -> (FakeServer, Env) {
+    let server = FakeServer::start(replies).await;
+    server.set_props(json!({ "default_generation_settings": { "n_ctx": 8192 }, "total_slots": 1 }));
+    server.count_tokens(bytes_per_token);
+    server.template_without_tools();
+    let env = Env::new();
+    std::fs::write(env.project.join("AGENTS.md"), "Be brief.\n").unwrap();
+    env.login(&server).await;
+    (server, env)
+}
+
+/// `lines` lines of a pasted log (about 60 bytes each).
+fn pasted_log(lines: usize, from: usize) -> String {
+    (from..from + lines).map(|i| format!("line {i:05}: the build step ran and wrote its output\n")).collect()
+}
+
+#[tokio::test]
+async fn a_first_request_guessed_tight_is_sent_and_its_count_decides_not_compacted_on_the_guess() {
+    // Tools and instructions take about 2,400 tokens by the guess, none as this server reads;
+    // the log puts the guess past what leaves a compaction room after the reply (about 6,700
+    // of 8,192), while the server reads some 4,700: a half-full window.
+    let (server, env) = template_without_tools(vec![Scripted::text("Read it.")], 3.0).await;
+    let out = env.run(&["run", "--json", &format!("Here is my log:\n{}", pasted_log(230, 0))]).await;
+    assert!(out.status.success(), "{}\n{}", stderr(&out), stdout(&out));
+    let requests = server.chat_requests();
+    assert_eq!(requests.len(), 1, "no compaction before the first request: {}", stdout(&out));
+    assert!(!stdout(&out).contains("\"type\":\"compacted\""));
+    let guess = lembas_testkit::tokens_in(&(requests[0]["messages"].to_string() + &requests[0]["tools"].to_string()));
+    assert!((6_750..7_800).contains(&guess), "the test's premise: a guess of {guess} tokens is tight at 8k");
+}
+
+#[tokio::test]
+async fn a_conversation_the_server_counted_is_reckoned_from_its_count_not_guessed_again() {
+    // 4.5 bytes a token: the server's count against the bytes sent (tools included, which it
+    // never reads) is past what a measure is believed at, so only the count itself can say how
+    // full the window is. The second paste takes the guess past the tight mark (about 6,700),
+    // the count to some 5,400 of 8,192.
+    let (server, env) =
+        template_without_tools(vec![Scripted::text("Read it."), Scripted::text("Read that too.")], 4.5).await;
+    let out = env.run(&["run", &format!("Here is my log:\n{}", pasted_log(200, 0))]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = env.run(&["run", "--json", "--continue", &format!("And the rest:\n{}", pasted_log(200, 200))]).await;
+    assert!(out.status.success(), "{}\n{}", stderr(&out), stdout(&out));
+    assert!(stdout(&out).contains("Read that too."), "{}", stdout(&out));
+    let requests = server.chat_requests();
+    assert_eq!(requests.len(), 2, "no compaction: the window is two-thirds full as the server counts");
+    let second = &requests[1];
+    let read = (second["messages"].to_string().len() as f64 / 4.5) as u64;
+    let guess = ((second["messages"].to_string() + &second["tools"].to_string()).len() as f64 / 4.5) as u64;
+    assert!(read < 6_000 && guess > 6_750, "the test's premise: read {read}, guessed {guess}");
+}

@@ -52,6 +52,9 @@ pub(crate) struct State {
     /// (the room in the window).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bytes_per_token: Option<f64>,
+    /// The last request the server counted, which the next one is reckoned from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counted: Option<crate::room::Counted>,
     /// What the person allowed for the rest of the session: (tool, pattern).
     #[serde(default)]
     pub always: Vec<(String, Option<String>)>,
