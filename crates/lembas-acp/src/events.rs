@@ -99,7 +99,45 @@ pub(crate) fn lembas_events(
             }
             out
         }
-        _ => vec![said(value)],
+        // As the engine says them. Listed, not matched with `_`, so a new event is placed here
+        // on purpose.
+        Event::Session { .. }
+        | Event::Step { .. }
+        | Event::Text { .. }
+        | Event::Reasoning { .. }
+        | Event::ToolStart { .. }
+        | Event::ToolEnd { .. }
+        | Event::ToolDenied { .. }
+        | Event::Usage { .. }
+        | Event::Team { .. }
+        | Event::Room { .. }
+        | Event::SubagentsStopped { .. }
+        | Event::Jobs { .. }
+        | Event::Job { .. }
+        | Event::JobNote { .. }
+        | Event::JobSaid { .. }
+        | Event::FilesFound { .. }
+        | Event::Context { .. }
+        | Event::Phase { .. }
+        | Event::Plan { .. }
+        | Event::Compacted { .. }
+        | Event::Mode { .. }
+        | Event::Agents { .. }
+        | Event::Personality { .. }
+        | Event::Levels { .. }
+        | Event::AgentFiles { .. }
+        | Event::Notes { .. }
+        | Event::McpServers { .. }
+        | Event::Notice { .. }
+        | Event::SteerReturned { .. }
+        | Event::Undone { .. }
+        | Event::SnapshotStore { .. }
+        | Event::Turns { .. }
+        | Event::Forked { .. }
+        | Event::Ask { .. }
+        | Event::Answered { .. }
+        | Event::Error { .. }
+        | Event::Closed => vec![said(value)],
     }
 }
 

@@ -88,7 +88,43 @@ pub fn updates(event: &Event) -> Vec<SessionUpdate> {
         Event::Error { message } | Event::Notice { message } => {
             vec![SessionUpdate::AgentMessageChunk(ContentChunk::new(text(&format!("\n\n(lembas: {message})\n"))))]
         }
-        _ => Vec::new(),
+        // Not drawn by an editor: a LLeMbas client reads them as `_lembas/event` (`events.rs`),
+        // the rest are the session's own bookkeeping or answered elsewhere (cards, `session/new`).
+        // Listed, not matched with `_`, so a new event is placed here on purpose.
+        Event::Session { .. }
+        | Event::Prompt { .. }
+        | Event::Step { .. }
+        | Event::ToolDenied { .. }
+        | Event::Usage { .. }
+        | Event::Team { .. }
+        | Event::Room { .. }
+        | Event::SubagentsStopped { .. }
+        | Event::Jobs { .. }
+        | Event::Job { .. }
+        | Event::JobNote { .. }
+        | Event::JobSaid { .. }
+        | Event::FilesFound { .. }
+        | Event::Context { .. }
+        | Event::Phase { .. }
+        | Event::Compacted { .. }
+        | Event::Model { .. }
+        | Event::Agents { .. }
+        | Event::Title { .. }
+        | Event::Personality { .. }
+        | Event::Levels { .. }
+        | Event::AgentFiles { .. }
+        | Event::Notes { .. }
+        | Event::McpServers { .. }
+        | Event::Steered { .. }
+        | Event::SteerReturned { .. }
+        | Event::Undone { .. }
+        | Event::SnapshotStore { .. }
+        | Event::Turns { .. }
+        | Event::Forked { .. }
+        | Event::Ask { .. }
+        | Event::Answered { .. }
+        | Event::Closed
+        | Event::Done { .. } => Vec::new(),
     }
 }
 
