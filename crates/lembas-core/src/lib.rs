@@ -27,6 +27,7 @@ mod changes;
 mod compaction;
 mod config;
 mod context_use;
+mod counted;
 mod engine_tools;
 mod finding;
 mod fit;

@@ -16,6 +16,7 @@
 
 use lembas_model::WireMessage;
 
+use crate::counted::messages_bytes;
 use crate::session::{Session, SessionConfig};
 
 /// The bytes a request of `messages` and `tools` carries.
@@ -30,32 +31,6 @@ pub(crate) fn ledger_for(cfg: &SessionConfig) -> lembas_context::Ledger {
         Some(window) => lembas_context::Ledger::for_window((window as f64 * cfg.model.bytes_per_token()) as usize),
         None => lembas_context::Ledger::default(),
     }
-}
-
-/// The last request the server counted: its messages' bytes, its tools' bytes, and the tokens
-/// the server said it read. Forgotten when the history is made anew (a compaction), where a
-/// count of the old one says nothing of the new.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
-pub(crate) struct Counted {
-    pub messages: usize,
-    pub tools: usize,
-    pub tokens: u64,
-}
-
-impl Counted {
-    /// What the server counted for a request of `messages` with `tools`.
-    pub(crate) fn of(
-        messages: &[WireMessage],
-        tools: &std::sync::Arc<Vec<lembas_model::ToolSchema>>,
-        tokens: u64,
-    ) -> Counted {
-        Counted { messages: messages_bytes(messages), tools: lembas_model::tools_bytes(tools), tokens }
-    }
-}
-
-/// The bytes `messages` carry on the wire.
-fn messages_bytes(messages: &[WireMessage]) -> usize {
-    messages.iter().map(|m| m.get().len()).sum()
 }
 
 /// The fewest tokens a reply is given: a request with less room than this is not sent as it is.

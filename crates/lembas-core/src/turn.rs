@@ -480,8 +480,10 @@ impl Session {
         }
         if let Some(usage) = reply.usage {
             self.measured(bytes, usage.input_tokens);
-            self.state.counted = Some(crate::room::Counted::of(&request.messages, &request.tools, usage.input_tokens));
+            // Judged against the previous request's count, before this one replaces it.
             self.explain_miss(shared, usage.cached_tokens);
+            self.state.counted =
+                Some(crate::counted::Counted::of(&request.messages, &request.tools, usage.input_tokens));
             self.state.last_input = usage.input_tokens;
             self.prompt_tokens += usage.input_tokens + usage.output_tokens;
             self.turn_usage.input += usage.input_tokens;

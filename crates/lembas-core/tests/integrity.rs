@@ -178,6 +178,21 @@ async fn a_cache_miss_is_explained_with_where_the_prefix_changed() {
 }
 
 #[tokio::test]
+async fn a_prefix_cached_as_the_server_counted_it_is_no_miss() {
+    // A chat template that renders no tool list: the server reads far fewer tokens than the
+    // bytes sent (the tools alone are thousands by a guess from bytes), and caches all it read.
+    let h = Harness::new(vec![
+        Scripted::text("").with_call("read", r#"{"path": "src/lib.rs"}"#).with_usage(1200, 10, 0),
+        Scripted::text("Read it.").with_usage(1300, 5, 1190),
+    ])
+    .await;
+    let mut session = h.start(Mode::Edit);
+    session.prompt("read src/lib.rs", &CancellationToken::new()).await;
+    let said = notices(&session.drain());
+    assert!(!said.iter().any(|n| n.starts_with("The server read about")), "{said:?}");
+}
+
+#[tokio::test]
 async fn a_server_that_keeps_little_is_said_once_until_it_caches_well_again() {
     let h = Harness::new(vec![
         Scripted::text("").with_call("read", r#"{"path": "src/lib.rs"}"#).with_usage(6500, 10, 5000),

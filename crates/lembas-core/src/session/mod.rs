@@ -54,7 +54,7 @@ pub(crate) struct State {
     pub bytes_per_token: Option<f64>,
     /// The last request the server counted, which the next one is reckoned from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub counted: Option<crate::room::Counted>,
+    pub counted: Option<crate::counted::Counted>,
     /// What the person allowed for the rest of the session: (tool, pattern).
     #[serde(default)]
     pub always: Vec<(String, Option<String>)>,
