@@ -39,8 +39,10 @@ impl Session {
         cancel: &CancellationToken,
         phases: &mut Phases,
     ) -> Result<Option<(DoneReason, String)>, EngineError> {
+        if self.window().is_none() {
+            return Ok(None);
+        }
         match self.next_step_room() {
-            _ if self.window().is_none() => return Ok(None),
             Room::Reply(_) => return Ok(None),
             // Reckoned without a count of the server's behind it (a session's first request, the
             // first after a compaction): while a reply fits it is sent, and its answer says how
@@ -79,7 +81,7 @@ impl Session {
         phases.set(Phase::Compacting);
         let mut messages = self.request_messages();
         messages.push(Message::user(compaction_ask()).to_wire(false));
-        let prompt = self.request_tokens(&messages, &self.tools);
+        let prompt = self.request_tokens(crate::counted::Size::of(&messages, &self.tools));
         let mut tools = self.tools.clone();
         if let Room::None { .. } = self.room(prompt, Ask::Summary) {
             // The summary needs no tools: their room goes to the conversation.

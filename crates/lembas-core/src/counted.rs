@@ -4,6 +4,26 @@
 
 use lembas_model::WireMessage;
 
+/// The bytes a request carries on the wire: its messages' and its tool list's, apart, since a
+/// count is only reckoned from where the tool list is the same. Made once a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Size {
+    pub messages: usize,
+    pub tools: usize,
+}
+
+impl Size {
+    /// The size of a request of `messages` with `tools`.
+    pub(crate) fn of(messages: &[WireMessage], tools: &std::sync::Arc<Vec<lembas_model::ToolSchema>>) -> Size {
+        Size { messages: messages.iter().map(|m| m.get().len()).sum(), tools: lembas_model::tools_bytes(tools) }
+    }
+
+    /// All its bytes.
+    pub(crate) fn total(self) -> usize {
+        self.messages + self.tools
+    }
+}
+
 /// The last request the server counted: its messages' bytes, its tools' bytes, and the tokens
 /// the server said it read. Forgotten when the history is made anew (a compaction), where a
 /// count of the old one says nothing of the new.
@@ -15,17 +35,8 @@ pub(crate) struct Counted {
 }
 
 impl Counted {
-    /// What the server counted for a request of `messages` with `tools`.
-    pub(crate) fn of(
-        messages: &[WireMessage],
-        tools: &std::sync::Arc<Vec<lembas_model::ToolSchema>>,
-        tokens: u64,
-    ) -> Counted {
-        Counted { messages: messages_bytes(messages), tools: lembas_model::tools_bytes(tools), tokens }
+    /// What the server counted for a request of `size`.
+    pub(crate) fn of(size: Size, tokens: u64) -> Counted {
+        Counted { messages: size.messages, tools: size.tools, tokens }
     }
-}
-
-/// The bytes `messages` carry on the wire.
-pub(crate) fn messages_bytes(messages: &[WireMessage]) -> usize {
-    messages.iter().map(|m| m.get().len()).sum()
 }

@@ -6,7 +6,7 @@
 //!
 //! Tokens are counted as the server counts them where it has said. A request that carries what
 //! the server last counted (the same tools, the history grown or trimmed since) is reckoned from
-//! that count ([`Counted`]): only the bytes that changed are estimated, so whatever the server's
+//! that count ([`crate::counted::Counted`]): only the bytes that changed are estimated, so whatever the server's
 //! chat template adds or leaves out — a tool list it never renders — is in the figure exactly.
 //! A request with nothing counted behind it (the first, or the first after a compaction) is
 //! estimated whole: the bytes of a request against the `prompt_tokens` its server reported,
@@ -14,15 +14,8 @@
 //! `/tokenize`, or an earlier session's measure), else the estimate of
 //! `lembas_models::ESTIMATED_BYTES_PER_TOKEN`.
 
-use lembas_model::WireMessage;
-
-use crate::counted::messages_bytes;
+use crate::counted::Size;
 use crate::session::{Session, SessionConfig};
-
-/// The bytes a request of `messages` and `tools` carries.
-pub(crate) fn request_bytes(messages: &[WireMessage], tools: &std::sync::Arc<Vec<lembas_model::ToolSchema>>) -> usize {
-    messages_bytes(messages) + lembas_model::tools_bytes(tools)
-}
 
 /// The ledger a new session starts with: its output cap and read window fitted to a small
 /// window, so that no one result fills it.
@@ -79,22 +72,16 @@ impl Session {
         (bytes as f64 / self.bytes_per_token()).ceil() as u64
     }
 
-    /// About how many tokens a request of `messages` and `tools` makes on this session's server:
-    /// reckoned from the last request it counted where that had the same tools (only what
-    /// changed since is estimated), else estimated whole.
-    pub(crate) fn request_tokens(
-        &self,
-        messages: &[WireMessage],
-        tools: &std::sync::Arc<Vec<lembas_model::ToolSchema>>,
-    ) -> u64 {
-        let bytes = messages_bytes(messages);
-        let tool_bytes = lembas_model::tools_bytes(tools);
+    /// About how many tokens a request of `size` makes on this session's server: reckoned from
+    /// the last request it counted where that had the same tools (only what changed since is
+    /// estimated), else estimated whole.
+    pub(crate) fn request_tokens(&self, size: Size) -> u64 {
         match self.state.counted {
-            Some(counted) if counted.tools == tool_bytes => {
-                let changed = (bytes as f64 - counted.messages as f64) / self.bytes_per_token();
+            Some(counted) if counted.tools == size.tools => {
+                let changed = (size.messages as f64 - counted.messages as f64) / self.bytes_per_token();
                 (counted.tokens as f64 + changed).max(0.0).ceil() as u64
             }
-            _ => self.tokens_of(bytes + tool_bytes),
+            _ => self.tokens_of(size.total()),
         }
     }
 
@@ -172,7 +159,7 @@ impl Session {
     /// What the window leaves the next step's request — the history as it stands.
     pub(crate) fn next_step_room(&self) -> Room {
         let messages = self.request_messages();
-        self.room(self.request_tokens(&messages, &self.tools), Ask::Step)
+        self.room(self.request_tokens(Size::of(&messages, &self.tools)), Ask::Step)
     }
 }
 

@@ -415,8 +415,9 @@ impl Session {
         cancel: &CancellationToken,
         phases: &mut Phases,
     ) -> Result<Reply, EngineError> {
-        let bytes = crate::room::request_bytes(&messages, &tools);
-        let max_tokens = match self.room(self.request_tokens(&messages, &tools), ask) {
+        // The request's size, made once: its room now, and the server's count of it after.
+        let size = crate::counted::Size::of(&messages, &tools);
+        let max_tokens = match self.room(self.request_tokens(size), ask) {
             Room::Reply(limit) | Room::Tight(limit) => limit,
             // By the estimate it does not fit; the server, which counts, judges (a refusal for
             // length is compacted and retried). A summary keeps its own bound.
@@ -479,11 +480,10 @@ impl Session {
             seat.hub.team().set_context(&seat.me, used, self.window());
         }
         if let Some(usage) = reply.usage {
-            self.measured(bytes, usage.input_tokens);
+            self.measured(size.total(), usage.input_tokens);
             // Judged against the previous request's count, before this one replaces it.
             self.explain_miss(shared, usage.cached_tokens);
-            self.state.counted =
-                Some(crate::counted::Counted::of(&request.messages, &request.tools, usage.input_tokens));
+            self.state.counted = Some(crate::counted::Counted::of(size, usage.input_tokens));
             self.state.last_input = usage.input_tokens;
             self.prompt_tokens += usage.input_tokens + usage.output_tokens;
             self.turn_usage.input += usage.input_tokens;
